@@ -1,0 +1,54 @@
+"""Provides the one root exception of Chimera and its family.
+
+Every error carries a message a person can act on: the cause and the fix, on
+one line. Command-line front ends print ``str(error)`` and nothing else.
+"""
+
+from __future__ import annotations
+
+
+class ChimeraError(Exception):
+    """Root of every error Chimera raises on purpose."""
+
+
+class ConfigError(ChimeraError):
+    """The setup is wrong: a bad flag, a missing folder, a rejected key, an unknown model."""
+
+
+class ProviderError(ChimeraError):
+    """A model request failed.
+
+    ``kind`` names the cause in one word (``rate_limit``, ``overloaded``,
+    ``stream_error``, ``incomplete``, ``stalled``, ``connection``, ``server``,
+    ``bad_request``, ``auth``, ``not_found``, ``permission``, ``unreachable``);
+    ``retryable`` says whether trying again may help, and ``retry_after`` is
+    the server's hint in seconds when it gave one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        retryable: bool,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+
+    @property
+    def is_config(self) -> bool:
+        """True when the fix is in the setup (key, model, URL), not in waiting."""
+        return self.kind in {"auth", "not_found", "permission", "unreachable"}
+
+
+class ToolInputError(ChimeraError):
+    """A tool call's arguments do not fit the tool's schema."""
+
+
+class WorkspaceError(ChimeraError):
+    """A path points outside the workspace, or the workspace is not usable."""

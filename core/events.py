@@ -1,0 +1,339 @@
+"""Provides the step events the agent loop publishes, and their JSON form.
+
+Every event is a frozen dataclass with a snake_case ``type`` and the common
+fields ``run_id``, ``session_id``, ``node_id``, ``seq`` and ``ts``. Each one
+round-trips through one JSON object: ``event_from_dict(event.to_dict())``
+equals the event. Fields that cannot be serialised (a future awaiting an
+answer) are marked ``transient`` and left out of the JSON form.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeVar
+
+__all__ = [
+    "AssistantMessage",
+    "BranchCreated",
+    "CheckpointCreated",
+    "CompactionDone",
+    "MessageCompleted",
+    "PermissionDecided",
+    "PermissionRequested",
+    "PlanApproved",
+    "PlanCancelled",
+    "PlanEdited",
+    "PlanProposed",
+    "PlanStepChecked",
+    "Reflected",
+    "Replanned",
+    "ReminderInjected",
+    "RetryScheduled",
+    "RunFinished",
+    "RunStarted",
+    "SteeringDelivered",
+    "StepEvent",
+    "Switched",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "TurnStarted",
+    "UsageReported",
+    "event_from_dict",
+    "event_from_json",
+]
+
+AssistantMessage = dict[str, Any]
+"""An assistant message in the Messages API shape: ``{"role": "assistant", "content": [...]}``."""
+
+_REGISTRY: dict[str, type[StepEvent]] = {}
+_E = TypeVar("_E", bound="type[StepEvent]")
+
+
+def _transient() -> Any:
+    """A field kept in memory only: not compared, not serialised."""
+    return field(default=None, compare=False, repr=False, metadata={"transient": True})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StepEvent:
+    """One observable step of a run. Subclasses set ``type``."""
+
+    type: ClassVar[str] = "step"
+    run_id: str = ""
+    session_id: str = ""
+    node_id: str | None = None
+    seq: int = 0
+    ts: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-ready form: ``type`` first, then every non-transient field."""
+        out: dict[str, Any] = {"type": self.type}
+        for f in dataclasses.fields(self):
+            if not f.metadata.get("transient"):
+                out[f.name] = getattr(self, f.name)
+        return out
+
+    def to_json(self) -> str:
+        """Return the event as one line of JSON."""
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+def register(cls: _E) -> _E:
+    """Make an event class known to :func:`event_from_dict` under its ``type``."""
+    if cls.type in _REGISTRY:
+        raise ValueError(f"event type {cls.type!r} registered twice")
+    _REGISTRY[cls.type] = cls
+    return cls
+
+
+def event_from_dict(data: dict[str, Any]) -> StepEvent:
+    """Rebuild an event from its JSON form; unknown keys are ignored, unknown types rejected."""
+    kind = data.get("type")
+    cls = _REGISTRY.get(str(kind))
+    if cls is None:
+        raise ValueError(f"unknown event type {kind!r}")
+    names = {f.name for f in dataclasses.fields(cls) if not f.metadata.get("transient")}
+    return cls(**{k: v for k, v in data.items() if k in names})
+
+
+def event_from_json(line: str) -> StepEvent:
+    """Rebuild an event from one line of JSON."""
+    return event_from_dict(json.loads(line))
+
+
+# --- run and turn ------------------------------------------------------------
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStarted(StepEvent):
+    type: ClassVar[str] = "run_started"
+    task: str
+    model: str
+    loop: str
+    workdir: str = ""
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnStarted(StepEvent):
+    type: ClassVar[str] = "turn_started"
+    turn: int
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFinished(StepEvent):
+    type: ClassVar[str] = "run_finished"
+    success: bool
+    reason: str
+    steps: int
+    cost: float
+    error: str = ""
+    answer: str = ""
+
+
+# --- model output --------------------------------------------------------------
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextDelta(StepEvent):
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ThinkingDelta(StepEvent):
+    type: ClassVar[str] = "thinking_delta"
+    text: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageCompleted(StepEvent):
+    """The whole assistant message, exactly as it goes back to the model."""
+
+    type: ClassVar[str] = "message_completed"
+    message: AssistantMessage
+    stop_reason: str = ""
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UsageReported(StepEvent):
+    type: ClassVar[str] = "usage"
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost: float = 0.0
+    total_cost: float = 0.0
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetryScheduled(StepEvent):
+    """A model request failed in a way worth trying again; any partial output is void."""
+
+    type: ClassVar[str] = "retry"
+    reason: str
+    attempt: int
+    wait_s: float
+    detail: str = ""
+
+
+# --- tools and permissions ---------------------------------------------------------
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallStarted(StepEvent):
+    type: ClassVar[str] = "tool_call_started"
+    call_id: str
+    name: str
+    args: dict[str, Any]
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCallFinished(StepEvent):
+    """A tool call's result, with ``output`` exactly as the model saw it."""
+
+    type: ClassVar[str] = "tool_call_finished"
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    is_error: bool
+    duration_ms: float
+    output: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionRequested(StepEvent):
+    type: ClassVar[str] = "permission_requested"
+    call_id: str
+    name: str
+    args: dict[str, Any]
+    answer: Any = _transient()
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PermissionDecided(StepEvent):
+    type: ClassVar[str] = "permission_decided"
+    call_id: str
+    decision: str
+    reason: str = ""
+
+
+# --- context ---------------------------------------------------------------------
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReminderInjected(StepEvent):
+    type: ClassVar[str] = "reminder_injected"
+    text: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SteeringDelivered(StepEvent):
+    type: ClassVar[str] = "steering_delivered"
+    text: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reflected(StepEvent):
+    type: ClassVar[str] = "reflection"
+    text: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompactionDone(StepEvent):
+    type: ClassVar[str] = "compaction"
+    summary: str
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+# --- plans -------------------------------------------------------------------------
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanProposed(StepEvent):
+    type: ClassVar[str] = "plan_proposed"
+    steps: list[str]
+    answer: Any = _transient()
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanApproved(StepEvent):
+    type: ClassVar[str] = "plan_approved"
+    steps: list[str]
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanEdited(StepEvent):
+    type: ClassVar[str] = "plan_edited"
+    steps: list[str]
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanCancelled(StepEvent):
+    type: ClassVar[str] = "plan_cancelled"
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanStepChecked(StepEvent):
+    type: ClassVar[str] = "plan_step_checked"
+    index: int
+    step: str = ""
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Replanned(StepEvent):
+    type: ClassVar[str] = "replanned"
+    steps: list[str]
+    why: str = ""
+
+
+# --- the session tree ----------------------------------------------------------------
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointCreated(StepEvent):
+    type: ClassVar[str] = "checkpoint"
+    label: str = ""
+    snapshot: str = ""
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchCreated(StepEvent):
+    type: ClassVar[str] = "branch"
+    from_node: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Switched(StepEvent):
+    type: ClassVar[str] = "switched"
+    to_node: str
+    changed_paths: list[str] = field(default_factory=list)

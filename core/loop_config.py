@@ -1,0 +1,62 @@
+"""Provides ``LoopConfig``: the limits and knobs of an agent run."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from chimera.core.tools.base import DEFAULT_MAX_OUTPUT
+
+__all__ = ["LoopConfig", "RetryPolicy"]
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() else default
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How often, and how patiently, failed model requests are tried again.
+
+    Args:
+        max_retries: retries after the first attempt, for transient failures.
+        unreachable_retries: retries when the server cannot be reached at all.
+        base_delay: the first backoff wait in seconds; it doubles each attempt.
+        max_delay: the longest backoff wait; a server's ``retry-after`` may ask for more,
+            up to ``max_retry_after``.
+        max_retry_after: the longest ``retry-after`` honoured; past it the run fails.
+        max_continuations: how many times a response cut off by ``max_tokens`` is continued.
+    """
+
+    max_retries: int = 6
+    unreachable_retries: int = 2
+    base_delay: float = 1.0
+    max_delay: float = 30.0
+    max_retry_after: float = 300.0
+    max_continuations: int = 3
+
+    def wait(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based)."""
+        if retry_after is not None:
+            return retry_after
+        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+
+
+@dataclass(frozen=True, slots=True)
+class LoopConfig:
+    """Limits of one run.
+
+    Args:
+        max_steps: model turns before the run stops with reason ``max_turns``.
+        max_tokens: the output token limit of each model response.
+        max_output: characters of noisy tool output the model sees (``CHIMERA_MAX_TOOL_OUTPUT``).
+        concurrency: read-only tool calls run at once.
+        retry: the retry policy for model requests.
+    """
+
+    max_steps: int = 50
+    max_tokens: int = 16_000
+    max_output: int = field(default_factory=lambda: _env_int("CHIMERA_MAX_TOOL_OUTPUT", DEFAULT_MAX_OUTPUT))
+    concurrency: int = 10
+    retry: RetryPolicy = field(default_factory=RetryPolicy)

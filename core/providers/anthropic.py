@@ -1,0 +1,369 @@
+"""Provides ``AnthropicProvider``: the Messages API through ``anthropic.AsyncAnthropic``.
+
+It always streams, and builds the assistant message from the raw stream events
+so that every block (thinking with its signature, redacted thinking, tool use)
+goes back to the model exactly as it came. The SDK's own retries are off: the
+agent loop retries, so that every attempt is a visible ``retry`` event.
+
+``import anthropic`` takes about two seconds, so this module imports it only
+when the first request is made (in a thread, off the event loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from chimera.core.errors import ProviderError
+from chimera.core.providers.base import (
+    Message,
+    ModelChunk,
+    ModelDone,
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+    Usage,
+)
+from chimera.core.providers.pricing import cost_of
+
+if TYPE_CHECKING:
+    import anthropic
+
+__all__ = ["DEFAULT_BASE_URL", "AnthropicProvider"]
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+_RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+
+
+class AnthropicProvider:
+    """Streams Messages API responses from Anthropic or any server that speaks the API.
+
+    Args:
+        model: the model name sent with every request.
+        api_key: the key; ``ANTHROPIC_API_KEY`` when None. Never stored elsewhere.
+        base_url: the server; ``ANTHROPIC_BASE_URL`` or Anthropic's when None.
+        thinking: the ``thinking`` request parameter, or None to leave it out.
+        stall_timeout: seconds without a stream event before the stream counts as stalled.
+        connect_timeout: seconds to open a connection.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        thinking: dict[str, Any] | None = None,
+        stall_timeout: float = 90.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        self._model = model
+        self._api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
+        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self.thinking = thinking
+        self.stall_timeout = stall_timeout
+        self.connect_timeout = connect_timeout
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    def __repr__(self) -> str:  # never show the key
+        return f"AnthropicProvider(model={self._model!r}, base_url={self.base_url!r})"
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def native_thinking(self) -> bool:
+        return bool(self.thinking) and self.thinking.get("type") != "disabled"  # type: ignore[union-attr]
+
+    async def _get_client(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            sdk = await asyncio.to_thread(_import_sdk)
+            self._client = sdk.AsyncAnthropic(
+                # A local server may need no key; the SDK insists on one.
+                api_key=self._api_key or "no-key-set",
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=sdk.Timeout(self.stall_timeout + 5.0, connect=self.connect_timeout),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        client = await self._get_client()
+        sdk = _import_sdk()
+        params: dict[str, Any] = {
+            "model": self._model,
+            "max_tokens": request.max_tokens,
+            "system": request.system,
+            "messages": request.messages,
+            "stream": True,
+        }
+        if request.tools:
+            params["tools"] = request.tools
+        thinking = request.thinking if request.thinking is not None else self.thinking
+        if thinking:
+            params["thinking"] = thinking
+        builder = _MessageBuilder()
+        try:
+            stream = await asyncio.wait_for(client.messages.create(**params), self.stall_timeout)
+            async with stream:
+                iterator = stream.__aiter__()
+                while True:
+                    try:
+                        event = await asyncio.wait_for(iterator.__anext__(), self.stall_timeout)
+                    except StopAsyncIteration:
+                        break
+                    chunk = builder.feed(event.to_dict(mode="json"))
+                    if chunk is not None:
+                        yield chunk
+        except ProviderError:
+            raise
+        except TimeoutError:
+            raise ProviderError(
+                f"the model stream stalled: nothing for {self.stall_timeout:g}s",
+                kind="stalled",
+                retryable=True,
+            ) from None
+        except sdk.APIError as err:
+            raise _translate(err, sdk, self._model, self.base_url, started=builder.started) from None
+        if not builder.stopped:
+            raise ProviderError(
+                "the connection closed before the message was complete",
+                kind="incomplete",
+                retryable=True,
+            )
+        yield builder.done(self._model)
+
+
+def _import_sdk() -> Any:
+    import anthropic
+
+    return anthropic
+
+
+class _MessageBuilder:
+    """Assembles an assistant message from raw stream events (as JSON dicts)."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.partial_json: dict[int, list[str]] = {}
+        self.stop_reason = ""
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cache_read = 0
+        self.cache_write = 0
+        self.started = False
+        self.stopped = False
+
+    def feed(self, event: dict[str, Any]) -> ModelChunk | None:
+        kind = event.get("type")
+        if kind == "message_start":
+            self.started = True
+            self._usage(event.get("message", {}).get("usage") or {})
+        elif kind == "content_block_start":
+            index = int(event["index"])
+            block = dict(event["content_block"])
+            if block.get("type") == "tool_use":
+                self.partial_json[index] = []
+            self.blocks[index] = block
+        elif kind == "content_block_delta":
+            return self._delta(int(event["index"]), event["delta"])
+        elif kind == "content_block_stop":
+            index = int(event["index"])
+            if index in self.partial_json:
+                raw = "".join(self.partial_json.pop(index))
+                self.blocks[index]["input"] = _parse_tool_input(raw, self.blocks[index])
+        elif kind == "message_delta":
+            self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
+            self._usage(event.get("usage") or {})
+        elif kind == "message_stop":
+            self.stopped = True
+        return None
+
+    def _delta(self, index: int, delta: dict[str, Any]) -> ModelChunk | None:
+        block = self.blocks.setdefault(index, {"type": "text", "text": ""})
+        kind = delta.get("type")
+        if kind == "text_delta":
+            block["text"] = block.get("text", "") + delta["text"]
+            return TextChunk(delta["text"])
+        if kind == "thinking_delta":
+            block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            return ThinkingChunk(delta["thinking"])
+        if kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + delta["signature"]
+        elif kind == "input_json_delta":
+            self.partial_json.setdefault(index, []).append(delta.get("partial_json", ""))
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta["citation"])
+        return None
+
+    def _usage(self, usage: dict[str, Any]) -> None:
+        self.input_tokens = usage.get("input_tokens") or self.input_tokens
+        self.output_tokens = usage.get("output_tokens") or self.output_tokens
+        self.cache_read = usage.get("cache_read_input_tokens") or self.cache_read
+        self.cache_write = usage.get("cache_creation_input_tokens") or self.cache_write
+
+    def done(self, model: str) -> ModelDone:
+        content = [_clean_block(self.blocks[i]) for i in sorted(self.blocks)]
+        message: Message = {"role": "assistant", "content": content}
+        usage = Usage(
+            input_tokens=self.input_tokens,
+            output_tokens=self.output_tokens,
+            cache_read_tokens=self.cache_read,
+            cache_write_tokens=self.cache_write,
+            cost=cost_of(
+                model,
+                input_tokens=self.input_tokens,
+                output_tokens=self.output_tokens,
+                cache_read_tokens=self.cache_read,
+                cache_write_tokens=self.cache_write,
+            ),
+        )
+        return ModelDone(message=message, stop_reason=self.stop_reason or "end_turn", usage=usage)
+
+
+def _parse_tool_input(raw: str, block: dict[str, Any]) -> Any:
+    if not raw.strip():
+        return block.get("input") or {}
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        # Kept as text so the executor can tell the model its call was malformed.
+        return {"__invalid_json__": raw}
+
+
+def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
+    """Drop the null fields the SDK adds, so the block goes back as the server sent it."""
+    kind = block.get("type")
+    if kind == "text":
+        out: dict[str, Any] = {"type": "text", "text": block.get("text", "")}
+        if block.get("citations"):
+            out["citations"] = block["citations"]
+        return out
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": block.get("thinking", ""), "signature": block.get("signature", "")}
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": block.get("data", "")}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block.get("input", {})}
+    return {k: v for k, v in block.items() if v is not None}
+
+
+def _retry_after(err: Any) -> float | None:
+    response = getattr(err, "response", None)
+    if response is None:
+        return None
+    headers = response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue
+    return None
+
+
+def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) -> ProviderError:
+    """Turn an SDK exception into a ProviderError whose message names the cause and the fix."""
+    if isinstance(err, sdk.APITimeoutError):
+        return ProviderError("the model request timed out", kind="stalled", retryable=True)
+    if isinstance(err, sdk.APIConnectionError):
+        if started:
+            return ProviderError(
+                "the connection dropped in the middle of the response", kind="connection", retryable=True
+            )
+        return ProviderError(
+            f"cannot reach the model server at {base_url}: start it, or fix ANTHROPIC_BASE_URL",
+            kind="unreachable",
+            retryable=True,
+        )
+    if not isinstance(err, sdk.APIStatusError):
+        return ProviderError(f"the model request failed: {err}", kind="server", retryable=False)
+    status = err.status_code
+    api_message = getattr(err, "api_message", None) or _body_message(err.body) or str(err)
+    error_type = getattr(err, "type", None) or _body_type(err.body)
+    if status == 200:  # an `error` event after the stream began: the SDK never retries these
+        return ProviderError(
+            f"the server sent an error mid-stream ({error_type}): {api_message}",
+            kind="stream_error",
+            retryable=error_type in _RETRYABLE_STREAM_ERRORS,
+        )
+    if status == 401:
+        return ProviderError(
+            f"the API key was rejected (401) by {base_url}: set ANTHROPIC_API_KEY to a valid key",
+            kind="auth",
+            retryable=False,
+            status=status,
+        )
+    if status == 403:
+        return ProviderError(
+            f"the API key may not use this model or server (403): {api_message}",
+            kind="permission",
+            retryable=False,
+            status=status,
+        )
+    if status == 404:
+        return ProviderError(
+            f"model {model!r} was not found (404) at {base_url}: "
+            "pass --model (or set CHIMERA_MODEL) to a model the server offers",
+            kind="not_found",
+            retryable=False,
+            status=status,
+        )
+    if status == 429:
+        return ProviderError(
+            f"rate limited (429): {api_message}",
+            kind="rate_limit",
+            retryable=True,
+            retry_after=_retry_after(err),
+            status=status,
+        )
+    if status == 529 or error_type == "overloaded_error":
+        return ProviderError(
+            f"the server is overloaded ({status})",
+            kind="overloaded",
+            retryable=True,
+            retry_after=_retry_after(err),
+            status=status,
+        )
+    if status >= 500:
+        return ProviderError(
+            f"the server failed ({status}): {api_message}",
+            kind="server",
+            retryable=True,
+            retry_after=_retry_after(err),
+            status=status,
+        )
+    if status == 400 and "prompt is too long" in api_message.lower():
+        return ProviderError(f"the prompt is too long: {api_message}", kind="prompt_too_long", retryable=False)
+    return ProviderError(
+        f"the server refused the request ({status}): {api_message}",
+        kind="bad_request",
+        retryable=False,
+        status=status,
+    )
+
+
+def _body_error(body: object) -> dict[str, Any]:
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):
+            return error
+    return {}
+
+
+def _body_message(body: object) -> str:
+    return str(_body_error(body).get("message") or "")
+
+
+def _body_type(body: object) -> str:
+    return str(_body_error(body).get("type") or "")

@@ -1,0 +1,72 @@
+"""Provides ``create_provider``: the configured model provider, from arguments and the environment.
+
+``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` choose the server (Anthropic,
+or a local one that speaks the Messages API: Ollama, llama.cpp, vLLM,
+LiteLLM); ``--model`` or ``CHIMERA_MODEL`` the model; ``CHIMERA_THINKING``
+(``adaptive``, a token budget such as ``8000``, or ``off``) native thinking.
+With neither a key nor a URL there is no model to talk to, and front ends play
+the offline demo instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from chimera.core.errors import ConfigError
+from chimera.core.providers.anthropic import AnthropicProvider
+
+__all__ = ["DEFAULT_MODEL", "create_provider", "model_configured", "resolve_model", "thinking_setting"]
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+
+def model_configured(environ: Mapping[str, str] | None = None) -> bool:
+    """True when a key or a base URL says which model server to use."""
+    env = os.environ if environ is None else environ
+    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_BASE_URL"))
+
+
+def resolve_model(model: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The model to use: the argument, else ``CHIMERA_MODEL``, else the default Sonnet."""
+    env = os.environ if environ is None else environ
+    return model or env.get("CHIMERA_MODEL") or DEFAULT_MODEL
+
+
+def thinking_setting(value: str | None) -> dict[str, Any] | None:
+    """Parse ``CHIMERA_THINKING`` into the request's ``thinking`` parameter."""
+    if value is None or value.strip().lower() in {"", "off", "none", "0"}:
+        return None
+    text = value.strip().lower()
+    if text == "adaptive":
+        return {"type": "adaptive"}
+    if text.isdigit() and int(text) >= 1024:
+        return {"type": "enabled", "budget_tokens": int(text)}
+    raise ConfigError(
+        f"CHIMERA_THINKING={value!r} is not understood: use 'adaptive', 'off', or a token budget of at least 1024"
+    )
+
+
+def create_provider(
+    model: str | None = None,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    stall_timeout: float = 90.0,
+) -> AnthropicProvider:
+    """Build the provider for ``model`` against the configured server.
+
+    Raises ConfigError when no key and no base URL are set.
+    """
+    if api_key is None and base_url is None and not model_configured():
+        raise ConfigError(
+            "no model is configured: set ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL for a local server"
+        )
+    return AnthropicProvider(
+        resolve_model(model),
+        api_key=api_key,
+        base_url=base_url,
+        thinking=thinking_setting(os.environ.get("CHIMERA_THINKING")),
+        stall_timeout=stall_timeout,
+    )

@@ -1,0 +1,132 @@
+"""Provides ``ReplayProvider``: a model that answers with recorded assistant messages.
+
+It serves one recorded message per request, in order, streaming its text and
+thinking in small pieces so that readers see it arrive as they would from a
+live model. It powers replay, the offline demo and deterministic tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chimera.core.errors import ConfigError, ProviderError
+from chimera.core.providers.base import (
+    Message,
+    ModelChunk,
+    ModelDone,
+    ModelRequest,
+    TextChunk,
+    ThinkingChunk,
+    Usage,
+)
+
+__all__ = ["Recording", "RecordedTurn", "ReplayProvider"]
+
+_PIECE = re.compile(r"\S+\s*|\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedTurn:
+    """One assistant message as the model sent it, with its stop reason and usage."""
+
+    message: Message
+    stop_reason: str = "end_turn"
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass(frozen=True, slots=True)
+class Recording:
+    """A task and the assistant turns that answered it."""
+
+    task: str
+    model: str
+    turns: tuple[RecordedTurn, ...]
+
+    @classmethod
+    def load(cls, path: Path) -> Recording:
+        """Read a recording from a JSON file: ``{"task", "model", "turns": [{"message", ...}]}``."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            turns = tuple(_turn(t) for t in data["turns"])
+            return cls(task=str(data["task"]), model=str(data.get("model", "replay")), turns=turns)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ConfigError(f"cannot read the recording {path}: {err}") from None
+
+
+def _turn(data: dict[str, Any]) -> RecordedTurn:
+    message = data["message"]
+    stop = data.get("stop_reason") or (
+        "tool_use" if any(b.get("type") == "tool_use" for b in message["content"]) else "end_turn"
+    )
+    return RecordedTurn(message=message, stop_reason=stop, usage=Usage(**data.get("usage", {})))
+
+
+class ReplayProvider:
+    """Answers each request with the next recorded turn.
+
+    Args:
+        turns: the recorded assistant turns, served in order.
+        model: the name reported in events.
+        pace: seconds to wait between streamed pieces (0 streams as fast as it can).
+    """
+
+    def __init__(self, turns: Iterable[RecordedTurn], *, model: str = "replay", pace: float = 0.0) -> None:
+        self._turns = list(turns)
+        self._model = model
+        self.pace = pace
+        self.position = 0
+        self.requests: list[ModelRequest] = []
+
+    @classmethod
+    def from_recording(cls, recording: Recording, *, pace: float = 0.0) -> ReplayProvider:
+        return cls(recording.turns, model=recording.model, pace=pace)
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def native_thinking(self) -> bool:
+        return any(
+            block.get("type") in {"thinking", "redacted_thinking"}
+            for turn in self._turns
+            for block in turn.message["content"]
+        )
+
+    @property
+    def remaining(self) -> int:
+        return len(self._turns) - self.position
+
+    async def aclose(self) -> None:
+        return None
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        if self.position >= len(self._turns):
+            raise ProviderError(
+                "the recording has no more turns: the run asked the model more often than it was recorded",
+                kind="replay_exhausted",
+                retryable=False,
+            )
+        turn = self._turns[self.position]
+        self.position += 1
+        self.requests.append(request)
+        for block in turn.message["content"]:
+            kind = block.get("type")
+            if kind == "thinking":
+                for piece in _PIECE.findall(block.get("thinking", "")):
+                    yield ThinkingChunk(piece)
+                    await self._rest()
+            elif kind == "text":
+                for piece in _PIECE.findall(block.get("text", "")):
+                    yield TextChunk(piece)
+                    await self._rest()
+        yield ModelDone(message=turn.message, stop_reason=turn.stop_reason, usage=turn.usage)
+
+    async def _rest(self) -> None:
+        await asyncio.sleep(self.pace)

@@ -1,0 +1,64 @@
+"""Provides the ``Tool`` protocol, the context tools run in, and their results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["DEFAULT_MAX_OUTPUT", "Tool", "ToolContext", "ToolResult"]
+
+DEFAULT_MAX_OUTPUT = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool call produced: ``output`` is exactly what the model reads.
+
+    ``data`` carries structured extras for readers (a diff, the path of saved
+    full output, an exit code); the model never sees it.
+    """
+
+    output: str
+    is_error: bool = False
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        return cls(output=f"Error: {message}", is_error=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Where and how a tool call runs.
+
+    Args:
+        workspace: the resolved workspace root; no tool reaches outside it.
+        spill_dir: where full outputs over the cap are saved (readable by ``read``).
+        max_output: the cap, in characters, on output the model sees.
+        call_id: the id of the call, for naming saved output.
+    """
+
+    workspace: Path
+    spill_dir: Path
+    max_output: int = DEFAULT_MAX_OUTPUT
+    call_id: str = "call"
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A tool the model can call: a name, a JSON schema, and an async ``run``."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run with arguments already checked against ``input_schema``."""
+        ...
+
+
+def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    """A closed object schema: the named properties and nothing else."""
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}

@@ -1,0 +1,80 @@
+"""Provides the ``edit`` tool: replace an exact piece of a file, with a diff of the change."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+from pathlib import Path
+from typing import Any
+
+from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.paths import display_path, resolve_in_workspace
+
+__all__ = ["Edit"]
+
+
+class Edit:
+    name = "edit"
+    description = (
+        "Replace `old` with `new` in a file. `old` must match exactly once (include surrounding "
+        "lines to make it unique) unless `replace_all` is true."
+    )
+    input_schema = schema(
+        {
+            "path": {"type": "string", "description": "Path relative to the workspace."},
+            "old": {"type": "string", "description": "The exact text to replace."},
+            "new": {"type": "string", "description": "The replacement text."},
+            "replace_all": {"type": "boolean", "description": "Replace every occurrence."},
+        },
+        ["path", "old", "new"],
+    )
+    read_only = False
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = resolve_in_workspace(ctx.workspace, args["path"])
+        return await asyncio.to_thread(
+            _edit, path, args["old"], args["new"], bool(args.get("replace_all", False)), ctx
+        )
+
+
+def _line_numbers(text: str, old: str) -> list[int]:
+    lines = []
+    start = text.find(old)
+    while start != -1:
+        lines.append(text.count("\n", 0, start) + 1)
+        start = text.find(old, start + max(len(old), 1))
+    return lines
+
+
+def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -> ToolResult:
+    shown = display_path(ctx.workspace, path)
+    if not path.is_file():
+        return ToolResult.error(f"{shown} does not exist: use write to create it")
+    if not old:
+        return ToolResult.error("`old` is empty: give the exact text to replace")
+    if old == new:
+        return ToolResult.error("`old` and `new` are the same: nothing would change")
+    text = path.read_text(encoding="utf-8", errors="replace")
+    where = _line_numbers(text, old)
+    if not where:
+        return ToolResult.error(f"`old` was not found in {shown}: read the file and copy the text exactly")
+    if len(where) > 1 and not replace_all:
+        at = ", ".join(str(n) for n in where[:10])
+        return ToolResult.error(
+            f"`old` matches {len(where)} times in {shown} (lines {at}): "
+            "include more surrounding text, or set replace_all"
+        )
+    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    path.write_text(updated, encoding="utf-8")
+    diff = "".join(
+        difflib.unified_diff(
+            text.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
+        )
+    )
+    count = len(where) if replace_all else 1
+    plural = "s" if count != 1 else ""
+    at = ", ".join(str(n) for n in where[:10])
+    return ToolResult(
+        f"Edited {shown}: replaced {count} occurrence{plural} (line {at}).",
+        data={"path": shown, "diff": diff},
+    )

@@ -1,0 +1,96 @@
+"""Provides ``OutputSink``: bounded-memory capture of noisy tool output.
+
+Output is kept whole while it fits the cap. Past the cap, everything is
+streamed to a file, and only a head (~30% of the cap) and a tail (~70%) stay in
+memory; the model sees head, a marker naming the file, and tail. A 200 MB
+output costs the cap in memory, not 200 MB.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from pathlib import Path
+from typing import IO
+
+__all__ = ["OutputSink"]
+
+
+class OutputSink:
+    """Collects text in order; ``render()`` returns it whole or middle-truncated."""
+
+    def __init__(self, cap: int, spill_path: Path, *, head_share: float = 0.3) -> None:
+        self.cap = cap
+        self.head_cap = int(cap * head_share)
+        self.tail_cap = cap - self.head_cap
+        self.spill_path = spill_path
+        self._whole: list[str] = []
+        self._whole_len = 0
+        self._head = ""
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+        self._file: IO[str] | None = None
+        self.total_chars = 0
+        self.total_lines = 0
+
+    @property
+    def truncated(self) -> bool:
+        return self._file is not None
+
+    def write(self, text: str) -> None:
+        if not text:
+            return
+        self.total_chars += len(text)
+        self.total_lines += text.count("\n")
+        if self._file is None:
+            self._whole.append(text)
+            self._whole_len += len(text)
+            if self._whole_len <= self.cap:
+                return
+            self._spill()
+            return
+        self._file.write(text)
+        self._push_tail(text)
+
+    def _spill(self) -> None:
+        text = "".join(self._whole)
+        self._whole.clear()
+        self.spill_path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.spill_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        self._file = open(fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._file.write(text)
+        self._head = text[: self.head_cap]
+        self._push_tail(text[self.head_cap :])
+
+    def _push_tail(self, text: str) -> None:
+        if len(text) >= self.tail_cap:
+            self._tail.clear()
+            self._tail.append(text[-self.tail_cap :])
+            self._tail_len = self.tail_cap
+            return
+        self._tail.append(text)
+        self._tail_len += len(text)
+        while self._tail_len - len(self._tail[0]) >= self.tail_cap:
+            self._tail_len -= len(self._tail.popleft())
+
+    def close(self) -> None:
+        if self._file is not None and not self._file.closed:
+            self._file.close()
+
+    def render(self) -> str:
+        """The text the model sees: whole, or head + marker + tail."""
+        self.close()
+        if self._file is None:
+            return "".join(self._whole)
+        head = self._head
+        tail = "".join(self._tail)
+        if len(tail) > self.tail_cap:
+            tail = tail[-self.tail_cap :]
+        # Cut at line boundaries so neither side starts or ends mid-line.
+        if "\n" in head:
+            head = head[: head.rfind("\n") + 1]
+        if "\n" in tail[:-1]:
+            tail = tail[tail.find("\n") + 1 :]
+        omitted = self.total_lines - head.count("\n") - tail.count("\n")
+        marker = f"[... {max(omitted, 0)} lines truncated; full output: {self.spill_path} ...]"
+        return f"{head}{marker}\n{tail}"

@@ -1,0 +1,41 @@
+"""Provides the ``write`` tool: create or overwrite a file, making parent folders."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.paths import display_path, resolve_in_workspace
+
+__all__ = ["Write"]
+
+
+class Write:
+    name = "write"
+    description = "Write a file in the workspace, replacing it if it exists. Parent folders are created."
+    input_schema = schema(
+        {
+            "path": {"type": "string", "description": "Path relative to the workspace."},
+            "content": {"type": "string", "description": "The whole new content of the file."},
+        },
+        ["path", "content"],
+    )
+    read_only = False
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = resolve_in_workspace(ctx.workspace, args["path"])
+        return await asyncio.to_thread(_write, path, args["content"], ctx)
+
+
+def _write(path: Path, content: str, ctx: ToolContext) -> ToolResult:
+    shown = display_path(ctx.workspace, path)
+    if path.is_dir():
+        return ToolResult.error(f"{shown} is a folder")
+    created = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content, encoding="utf-8")
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    verb = "Created" if created else "Overwrote"
+    return ToolResult(f"{verb} {shown} ({lines} lines).", data={"path": shown, "created": created})

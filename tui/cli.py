@@ -1,0 +1,2 @@
+print("ok")
+def main(): print("hello")
