@@ -1,2 +1,0 @@
-print("ok")
-def main(): print("hello")
