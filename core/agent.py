@@ -88,7 +88,5 @@ class Agent:
 class CodingAgent(Agent):
     """The preset for coding work: every default tool and ReAct with the default limits."""
 
-    def __init__(
-        self, provider: Provider, *, config: LoopConfig | None = None, bus: EventBus | None = None
-    ) -> None:
+    def __init__(self, provider: Provider, *, config: LoopConfig | None = None, bus: EventBus | None = None) -> None:
         super().__init__(provider, DEFAULT_TOOLS, ReAct(config or LoopConfig()), bus=bus)

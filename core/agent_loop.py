@@ -122,9 +122,7 @@ class AgentLoop:
     def emit(self, cls: type[StepEvent], fields: dict[str, Any] | None = None) -> StepEvent:
         """Stamp and queue one event of kind ``cls`` for the reader of :meth:`run`."""
         self._seq += 1
-        event = cls(
-            run_id=self.run_id, session_id=self.session_id, seq=self._seq, ts=time.time(), **(fields or {})
-        )
+        event = cls(run_id=self.run_id, session_id=self.session_id, seq=self._seq, ts=time.time(), **(fields or {}))
         if self._out is not None:
             self._out.put_nowait(event)
         return event
@@ -151,7 +149,12 @@ class AgentLoop:
         assert self._out is not None
         self.emit(
             RunStarted,
-            {"task": task, "model": self.provider.model, "loop": self.strategy.name, "workdir": str(self.env.workdir)},
+            {
+                "task": task,
+                "model": self.provider.model,
+                "loop": self.strategy.name,
+                "workdir": str(self.env.workdir),
+            },
         )
         try:
             outcome = await self.strategy.drive(self, task)
@@ -159,6 +162,8 @@ class AgentLoop:
             outcome = Outcome(False, err.kind, error=str(err))
         except asyncio.CancelledError:
             outcome = Outcome(False, "interrupted", error="the run was interrupted")
+        except Exception as err:  # never leave the reader of run() waiting for an end that will not come
+            outcome = Outcome(False, "error", error=f"the run failed: {type(err).__name__}: {err}")
         self.emit(
             RunFinished,
             {
@@ -178,6 +183,7 @@ class AgentLoop:
         """Add ``prompt`` as a user message and run turns until the model stops calling tools."""
         self.messages.append({"role": "user", "content": prompt})
         continuations = 0
+        cut: list[str] = []  # the text of responses cut by max_tokens, which the next one continues
         while True:
             if self.steps >= self.config.max_steps:
                 return Outcome(
@@ -197,11 +203,13 @@ class AgentLoop:
                 continuations += 1
                 if continuations > self.config.retry.max_continuations:
                     return Outcome(False, "max_tokens", error="the answer kept hitting the output limit")
+                cut.append(_joined_text(message))
                 self.emit(RetryScheduled, {"reason": "max_tokens", "attempt": continuations, "wait_s": 0.0})
                 self.messages.append({"role": "user", "content": _CONTINUE})
                 continue
             if not calls:
-                return Outcome(True, "completed", answer=_text_of(message))
+                return Outcome(True, "completed", answer=("".join(cut) + _joined_text(message)).strip())
+            cut.clear()
             outcomes = await self.executor.run(calls, self.emit)
             self.messages.append({"role": "user", "content": [o.block() for o in outcomes]})
 
@@ -230,11 +238,14 @@ class AgentLoop:
                         kind=err.kind,
                         retryable=False,
                     ) from None
-                self.emit(RetryScheduled, {"reason": err.kind, "attempt": attempt, "wait_s": wait, "detail": str(err)})
+                self.emit(
+                    RetryScheduled,
+                    {"reason": err.kind, "attempt": attempt, "wait_s": wait, "detail": str(err)},
+                )
                 await asyncio.sleep(wait)
                 continue
             self.cost += done.usage.cost
-            self.emit(MessageCompleted, {"message": done.message, "stop_reason": done.stop_reason})
+            self.emit(MessageCompleted, {"message": _sendable(done.message), "stop_reason": done.stop_reason})
             self.emit(
                 UsageReported,
                 {
@@ -265,7 +276,11 @@ def new_id() -> str:
 
 
 def _text_of(message: Message) -> str:
-    return "".join(b.get("text", "") for b in message.get("content", []) if b.get("type") == "text").strip()
+    return _joined_text(message).strip()
+
+
+def _joined_text(message: Message) -> str:
+    return "".join(b.get("text", "") for b in message.get("content", []) if b.get("type") == "text")
 
 
 def _sendable(message: Message) -> Message:

@@ -14,7 +14,8 @@ Two ways to read:
   that redraw once per frame.
 
 ``await bus.drain()`` returns when every subscriber has handled every event
-published before the call; ``bus.close()`` ends the streams after draining.
+published before the call; ``bus.close()`` lets callbacks finish, then ends
+the streams (their readers still get what was queued).
 """
 
 from __future__ import annotations
@@ -177,9 +178,7 @@ class StreamSubscription:
         if asyncio.get_running_loop() is self._loop:
             await self._caught_up.wait()
         else:
-            await asyncio.wrap_future(
-                asyncio.run_coroutine_threadsafe(self._caught_up.wait(), self._loop)
-            )
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._caught_up.wait(), self._loop))
 
     def _close(self) -> None:
         self._put(_CLOSE)
@@ -238,8 +237,15 @@ class EventBus:
         return True
 
     async def close(self, timeout: float | None = 5.0) -> None:
-        """Drain, then end every stream and stop every callback thread."""
-        await self.drain(timeout)
+        """Let callbacks finish what is queued, then stop their threads and end every stream.
+
+        A stream keeps what is queued for it: its reader still gets every event, then the end.
+        """
+        with self._lock:
+            callbacks = [sub for sub in self._subscribers if isinstance(sub, Subscription)]
+        if callbacks:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.gather(*(sub._drained() for sub in callbacks)), timeout)
         self.closed = True
         with self._lock:
             subscribers, self._subscribers = self._subscribers, []

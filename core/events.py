@@ -28,8 +28,8 @@ __all__ = [
     "PlanProposed",
     "PlanStepChecked",
     "Reflected",
-    "Replanned",
     "ReminderInjected",
+    "Replanned",
     "RetryScheduled",
     "RunFinished",
     "RunStarted",
@@ -212,6 +212,7 @@ class ToolCallFinished(StepEvent):
     is_error: bool
     duration_ms: float
     output: str
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 @register
@@ -221,7 +222,7 @@ class PermissionRequested(StepEvent):
     call_id: str
     name: str
     args: dict[str, Any]
-    answer: Any = _transient()
+    answer: Any = _transient()  # noqa: RUF009 - a field() spec, made by a helper
 
 
 @register
@@ -274,7 +275,7 @@ class CompactionDone(StepEvent):
 class PlanProposed(StepEvent):
     type: ClassVar[str] = "plan_proposed"
     steps: list[str]
-    answer: Any = _transient()
+    answer: Any = _transient()  # noqa: RUF009 - a field() spec, made by a helper
 
 
 @register

@@ -24,7 +24,7 @@ from chimera.core.tools.schema import validate
 
 __all__ = ["Executor", "ToolCall", "ToolOutcome"]
 
-Emit = Callable[[type[StepEvent], dict[str, Any]], None]
+Emit = Callable[[type[StepEvent], dict[str, Any]], object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,11 @@ class ToolCall:
     @classmethod
     def from_block(cls, block: dict[str, Any]) -> ToolCall:
         raw = block.get("input")
-        return cls(id=str(block["id"]), name=str(block["name"]), args=raw if isinstance(raw, dict) else {"__input__": raw})
+        return cls(
+            id=str(block["id"]),
+            name=str(block["name"]),
+            args=raw if isinstance(raw, dict) else {"__input__": raw},
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,7 @@ class Executor:
                 "is_error": result.is_error,
                 "duration_ms": duration_ms,
                 "output": result.output,
+                "data": result.data,
             },
         )
         return ToolOutcome(call, result, duration_ms)

@@ -40,7 +40,7 @@ class RetryPolicy:
         """Seconds to wait before retry number ``attempt`` (1-based)."""
         if retry_after is not None:
             return retry_after
-        return min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        return min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,6 +134,14 @@ class AnthropicProvider:
             ) from None
         except sdk.APIError as err:
             raise _translate(err, sdk, self._model, self.base_url, started=builder.started) from None
+        except Exception as err:
+            # The SDK wraps failures to send the request, not those met while reading the
+            # streamed body: a connection cut mid-chunk, an event that is not JSON.
+            raise ProviderError(
+                f"the response stream broke off: {type(err).__name__}: {err}",
+                kind="connection",
+                retryable=True,
+            ) from None
         if not builder.stopped:
             raise ProviderError(
                 "the connection closed before the message was complete",
@@ -249,7 +257,11 @@ def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
             out["citations"] = block["citations"]
         return out
     if kind == "thinking":
-        return {"type": "thinking", "thinking": block.get("thinking", ""), "signature": block.get("signature", "")}
+        return {
+            "type": "thinking",
+            "thinking": block.get("thinking", ""),
+            "signature": block.get("signature", ""),
+        }
     if kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": block.get("data", "")}
     if kind == "tool_use":

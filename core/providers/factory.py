@@ -60,9 +60,7 @@ def create_provider(
     Raises ConfigError when no key and no base URL are set.
     """
     if api_key is None and base_url is None and not model_configured():
-        raise ConfigError(
-            "no model is configured: set ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL for a local server"
-        )
+        raise ConfigError("no model is configured: set ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL for a local server")
     return AnthropicProvider(
         resolve_model(model),
         api_key=api_key,

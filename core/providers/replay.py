@@ -26,7 +26,7 @@ from chimera.core.providers.base import (
     Usage,
 )
 
-__all__ = ["Recording", "RecordedTurn", "ReplayProvider"]
+__all__ = ["RecordedTurn", "Recording", "ReplayProvider"]
 
 _PIECE = re.compile(r"\S+\s*|\s+")
 

@@ -66,7 +66,7 @@ class Bash:
         started = time.monotonic()
         # Popen, not asyncio's subprocess: asyncio's wait() also waits for the pipe to
         # close, which a background child can hold open for as long as it lives.
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # noqa: ASYNC220 - fork/exec returns at once; waiting happens in a thread
             ["bash", "-c", args["command"]],
             cwd=ctx.workspace,
             stdin=subprocess.DEVNULL,

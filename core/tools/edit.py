@@ -32,9 +32,7 @@ class Edit:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.workspace, args["path"])
-        return await asyncio.to_thread(
-            _edit, path, args["old"], args["new"], bool(args.get("replace_all", False)), ctx
-        )
+        return await asyncio.to_thread(_edit, path, args["old"], args["new"], bool(args.get("replace_all", False)), ctx)
 
 
 def _line_numbers(text: str, old: str) -> list[int]:

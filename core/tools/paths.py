@@ -30,9 +30,7 @@ def resolve_in_workspace(root: Path, path: str, *, extra_roots: tuple[Path, ...]
     for allowed in (root, *extra_roots):
         if resolved == allowed or resolved.is_relative_to(allowed):
             return resolved
-    raise WorkspaceError(
-        f"{path!r} is outside the workspace {root}: use a path inside it (relative paths are best)"
-    )
+    raise WorkspaceError(f"{path!r} is outside the workspace {root}: use a path inside it (relative paths are best)")
 
 
 def display_path(root: Path, path: Path) -> str:

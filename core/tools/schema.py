@@ -65,5 +65,11 @@ def _article(kind: str) -> str:
 def _name(value: Any) -> str:
     if value is None:
         return "null"
-    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array",
-            dict: "an object"}.get(type(value), type(value).__name__)
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)

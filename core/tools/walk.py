@@ -8,8 +8,20 @@ from pathlib import Path
 
 __all__ = ["SKIP_DIRS", "is_binary", "walk_files"]
 
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".mypy_cache",
-                       ".pytest_cache", ".ruff_cache", ".tox"})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+    }
+)
 
 
 def walk_files(root: Path) -> Iterator[Path]:

@@ -1,0 +1,48 @@
+"""Provides the offline demo: a recorded session replayed on a fresh copy of a sample project.
+
+With no model configured, front ends play this instead of failing: the model's
+turns come from the recording, and the tools run for real on a copy of a tiny
+project with a failing test, in a temporary folder (never in the person's own
+workspace).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+from chimera.core.providers.replay import Recording, ReplayProvider
+
+__all__ = ["DEMO_NOTICE", "demo_provider", "demo_recording", "prepare_demo_workspace"]
+
+DEMO_NOTICE = (
+    "Demo mode: no model is configured, so Chimera is replaying a recorded session; "
+    "the tools run for real on a copy of a sample project. To use a model, set ANTHROPIC_API_KEY, "
+    "or point ANTHROPIC_BASE_URL at a local server that speaks the Messages API "
+    "(Ollama, llama.cpp, vLLM, LiteLLM)."
+)
+
+
+def _demo_folder() -> Path:
+    return Path(str(resources.files("chimera.core") / "demo_data"))
+
+
+def demo_recording() -> Recording:
+    """The bundled recording: the task and the model's turns."""
+    return Recording.load(_demo_folder() / "session.json")
+
+
+def demo_provider(*, pace: float = 0.0) -> ReplayProvider:
+    """A provider that replays the demo; ``pace`` seconds between streamed pieces."""
+    return ReplayProvider.from_recording(demo_recording(), pace=pace)
+
+
+def prepare_demo_workspace(parent: Path | None = None) -> Path:
+    """Copy the sample project into a new temporary folder and return it."""
+    target = Path(tempfile.mkdtemp(prefix="chimera-demo-", dir=parent))
+    shutil.copytree(
+        _demo_folder() / "project", target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return target
