@@ -1,2 +1,136 @@
-print("ok")
-def main(): print("hello")
+"""Provides ``main``, the ``chimera`` command: the workbench, and ``chimera run`` for headless runs.
+
+Heavy imports (Textual, the anthropic SDK) happen only once a command needs
+them, so ``chimera --help`` answers at once. Bad input gets one line naming
+the cause and the fix, and exit code 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from chimera.core.launch import RunOptions
+
+__all__ = ["main"]
+
+LOOPS = ("react", "plan", "reflexion", "tot")
+PERMISSION_MODES = ("ask", "accept-edits", "plan", "bypass")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, with the way to get help."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
+    # A subcommand's defaults would overwrite options given before it; suppress them there.
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if sub else value
+
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=default(None),
+        help="the workspace folder (default: the current folder)",
+    )
+    parser.add_argument(
+        "--model",
+        default=default(None),
+        help="the model (default: $CHIMERA_MODEL, else a current Claude Sonnet)",
+    )
+    parser.add_argument("--loop", choices=LOOPS, default=default("react"), help="the loop strategy (default: react)")
+    parser.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default=default(None),
+        help="how tool calls are approved: " + ", ".join(PERMISSION_MODES),
+    )
+    parser.add_argument("--resume", metavar="ID", default=default(None), help="continue the session ID")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="chimera",
+        description="A terminal workbench for coding agents. With no command, opens the workbench.",
+        epilog=(
+            "Model: set ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL for a local server that speaks the "
+            "Messages API. With neither, Chimera plays an offline demo. State lives in $CHIMERA_HOME."
+        ),
+    )
+    _common(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    run = commands.add_parser("run", help="run a task without the workbench", description="Run a task headless.")
+    run.add_argument("task", help="what the agent should do")
+    _common(run, sub=True)
+    run.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
+    run.add_argument("--max-turns", type=_positive, default=50, help="stop after N model turns (default: 50)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``chimera`` command; return its exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            return _run(args)
+        return _workbench(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:
+        from chimera.core.errors import ChimeraError
+
+        if isinstance(err, ChimeraError):
+            print(f"chimera: {err}", file=sys.stderr)
+            return 2
+        raise
+
+
+def _options(args: argparse.Namespace, *, default_mode: str) -> RunOptions:
+    from chimera.core.launch import RunOptions
+
+    return RunOptions(
+        workdir=args.workdir,
+        model=args.model,
+        loop=args.loop,
+        max_turns=getattr(args, "max_turns", 50),
+        permission_mode=args.permission_mode or default_mode,
+        resume=args.resume,
+    )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from chimera.core.headless import run_headless
+
+    options = _options(args, default_mode="ask")
+    return asyncio.run(run_headless(args.task, options, json_lines=args.json))
+
+
+def _workbench(args: argparse.Namespace) -> int:
+    from chimera.tui.app import build_app
+
+    options = _options(args, default_mode="ask")
+    app = build_app(options)
+    app.run()
+    return app.return_code or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""Provides ``ChimeraApp``, the workbench, and ``build_app``, the factory the CLI and tests share.
+
+The app talks to the core only through its API (``Launch.run``) and its bus.
+One long-lived worker reads the bus and forwards events in per-frame batches
+as a single message type, ``BusEvents``; widgets react to those.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Input, Static
+
+from chimera.core.bus import StreamSubscription
+from chimera.core.demo import DEMO_NOTICE
+from chimera.core.events import RunFinished, RunStarted, TurnStarted, UsageReported
+from chimera.core.launch import Launch, RunOptions, prepare
+from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
+from chimera.tui.messages import BusEvents
+from chimera.tui.widgets.conversation import Conversation
+from chimera.tui.widgets.prompt_input import PromptInput
+from chimera.tui.widgets.status_line import StatusLine
+
+__all__ = ["ChimeraApp", "build_app"]
+
+FRAME_SECONDS = 1 / 20  # the bridge forwards at most 20 batches a second
+DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
+
+
+class ChimeraApp(App[int]):
+    """The workbench: a conversation, an input and a status line over one session."""
+
+    CSS_PATH = APP_CSS
+    TITLE = "Chimera"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+    ]
+
+    def __init__(self, launch: Launch, options: RunOptions) -> None:
+        super().__init__()
+        self.launch = launch
+        self.options = options
+        self.running = False
+        self.run_shown = asyncio.Event()
+        self._events: StreamSubscription | None = None
+
+    def compose(self) -> ComposeResult:
+        if self.launch.demo:
+            yield Static(DEMO_NOTICE, id="demo-banner", markup=False)
+        yield Conversation(id="conversation")
+        yield StatusLine(id="status")
+        yield PromptInput()
+
+    def on_mount(self) -> None:
+        for theme in THEMES:
+            self.register_theme(theme)
+        self.theme = DEFAULT_THEME
+        status = self.query_one(StatusLine)
+        status.model = self.launch.agent.provider.model
+        status.loop = self.launch.agent.loop.name
+        status.mode = self.options.permission_mode
+        self.sub_title = str(self.launch.env.workdir)
+        self._events = self.launch.bus.stream()
+        self.bridge(self._events)
+        self.query_one(PromptInput).focus()
+        if self.launch.demo:
+            self.start_run(self.launch.demo_task)
+
+    @work(group="bridge", exit_on_error=False)
+    async def bridge(self, events: StreamSubscription) -> None:
+        """Forward bus events to the UI, at most one batch a frame."""
+        async for batch in events.batches():
+            self.post_message(BusEvents(batch))
+            await asyncio.sleep(FRAME_SECONDS)
+
+    async def on_bus_events(self, message: BusEvents) -> None:
+        await self.query_one(Conversation).handle(message.events)
+        status = self.query_one(StatusLine)
+        for event in message.events:
+            match event:
+                case RunStarted(model=model, loop=loop):
+                    status.model, status.loop, status.state = model, loop, "running"
+                    status.turn = 0
+                case TurnStarted(turn=turn):
+                    status.turn = turn
+                case UsageReported(input_tokens=tokens_in, output_tokens=tokens_out, total_cost=total):
+                    status.input_tokens += tokens_in
+                    status.output_tokens += tokens_out
+                    status.cost = total
+                case RunFinished(success=success):
+                    status.state = "done" if success else "failed"
+                    self.run_shown.set()
+                case _:
+                    pass
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        text = message.value.strip()
+        if not text:
+            return
+        if self.running:
+            self.notify("Chimera is still working on the last task; wait for it to finish.", severity="warning")
+            return
+        message.input.value = ""
+        self.start_run(text)
+
+    def start_run(self, task: str) -> None:
+        self.running = True
+        self.run_shown.clear()
+        self.run_task(task)
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def run_task(self, task: str) -> None:
+        try:
+            await self.launch.run(task)
+        finally:
+            self.running = False
+
+    async def on_unmount(self) -> None:
+        if self._events is not None:
+            self._events.cancel()
+        await self.launch.close()
+
+
+def build_app(options: RunOptions, *, demo_pace: float = DEMO_PACE) -> ChimeraApp:
+    """Prepare the session for ``options`` (raising ConfigError on bad input) and build the app."""
+    from dataclasses import replace
+
+    launch = prepare(replace(options, demo_pace=demo_pace))
+    return ChimeraApp(launch, options)

@@ -1,0 +1,72 @@
+"""Provides ``AssistantMessage``: the model's answer, streamed as Markdown, then frozen.
+
+While the answer streams, a Textual ``Markdown`` widget takes fragments through
+``Markdown.get_stream``. Once the message is complete it becomes one static
+Rich renderable: a finished message costs the layout almost nothing, which
+keeps long conversations fast.
+"""
+
+from __future__ import annotations
+
+from rich.markdown import Markdown as RichMarkdown
+from textual.app import ComposeResult
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+__all__ = ["AssistantMessage"]
+
+
+class AssistantMessage(Widget):
+    """One assistant message: ``append`` while it streams, ``finish`` when it is whole."""
+
+    DEFAULT_CSS = """
+    AssistantMessage {
+        height: auto;
+        padding: 0 1 0 2;
+        margin: 1 0 0 0;
+    }
+    AssistantMessage > Markdown {
+        margin: 0;
+        padding: 0;
+        background: transparent;
+    }
+    AssistantMessage > Static {
+        height: auto;
+    }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._parts: list[str] = []
+        self._stream: MarkdownStream | None = None
+        self.finished = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def compose(self) -> ComposeResult:
+        yield Markdown()
+
+    async def append(self, fragment: str) -> None:
+        """Add streamed text to the end of the message."""
+        if self.finished or not fragment:
+            return
+        self._parts.append(fragment)
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self.query_one(Markdown))
+        await self._stream.write(fragment)
+
+    async def finish(self, text: str | None = None) -> None:
+        """Freeze the message into one static renderable; ``text`` replaces what streamed."""
+        if self.finished:
+            return
+        self.finished = True
+        if text is not None:
+            self._parts = [text]
+        if self._stream is not None:
+            await self._stream.stop()
+            self._stream = None
+        await self.query_one(Markdown).remove()
+        await self.mount(Static(RichMarkdown(self.text, code_theme="monokai")))

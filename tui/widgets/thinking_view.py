@@ -1,0 +1,34 @@
+"""Provides ``ThinkingView``: the model's thinking, dimmed, as it streams."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+__all__ = ["ThinkingView"]
+
+
+class ThinkingView(Static):
+    """Thinking text in a quiet style, so the answer stands out."""
+
+    DEFAULT_CSS = """
+    ThinkingView {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1 0 2;
+        color: $text-muted;
+        text-style: italic;
+    }
+    """
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self._parts: list[str] = []
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+    def append(self, fragment: str) -> None:
+        self._parts.append(fragment)
+        self.update(Text.assemble(("✻ ", "bold"), self.text))

@@ -1,0 +1,75 @@
+"""Provides ``ToolCallView``: one tool call in the conversation, its arguments and its result."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.widgets import Static
+
+__all__ = ["ToolCallView", "brief_args"]
+
+_PREVIEW_LINES = 4
+
+
+def brief_args(name: str, args: dict[str, Any]) -> str:
+    """The argument a person cares about, on one line."""
+    for key in ("command", "path", "pattern", "thought"):
+        if key in args:
+            text = " ".join(str(args[key]).split())
+            if key == "pattern" and args.get("path"):
+                text += f"  in {args['path']}"
+            return text if len(text) <= 100 else text[:99] + "…"
+    return ""
+
+
+class ToolCallView(Static):
+    """A tool call: a header line, then a short preview of its result once it finishes."""
+
+    DEFAULT_CSS = """
+    ToolCallView {
+        height: auto;
+        margin: 1 0 0 0;
+        padding: 0 1 0 2;
+    }
+    ToolCallView.-running { color: $text-muted; }
+    """
+
+    def __init__(self, call_id: str, name: str, args: dict[str, Any]) -> None:
+        super().__init__(classes="-running")
+        self.call_id = call_id
+        self.tool_name = name
+        self.args = args
+        self.output = ""
+        self.is_error = False
+        self.update(self._render_call(Text("running…", style="dim")))
+
+    def _header(self) -> Text:
+        mark = ("● ", "bold red" if self.is_error else "bold green")
+        return Text.assemble(mark, (self.tool_name, "bold"), "  ", brief_args(self.tool_name, self.args))
+
+    def _render_call(self, body: RenderableType) -> RenderableType:
+        return Group(self._header(), Group(Text("  ⎿  ", style="dim", end=""), body))
+
+    def finish(self, output: str, *, is_error: bool, duration_ms: float, data: dict[str, Any]) -> None:
+        """Show the result: a few lines of output, or the diff of an edit."""
+        self.output = output
+        self.is_error = is_error
+        self.remove_class("-running")
+        lines = output.splitlines() or [""]
+        seconds = duration_ms / 1000
+        summary = Text(f"{seconds:.2f}s", style="dim")
+        preview = Text()
+        for index, line in enumerate(lines[:_PREVIEW_LINES]):
+            preview.append("  ⎿  " if index == 0 else "\n     ", style="dim")
+            preview.append(line, style="red" if is_error else "")
+        if len(lines) > _PREVIEW_LINES:
+            preview.append(f"\n     … {len(lines) - _PREVIEW_LINES} more lines", style="dim")
+        parts: list[RenderableType] = [self._header(), preview]
+        diff = data.get("diff")
+        if isinstance(diff, str) and diff and not is_error:
+            parts.append(Syntax(diff, "diff", theme="monokai", background_color="default"))
+        parts.append(Text.assemble("     ", summary))
+        self.update(Group(*parts))
