@@ -13,7 +13,15 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     """Every test gets its own CHIMERA_HOME and no API key, base URL or model from the machine."""
     home = tmp_path_factory.mktemp("chimera-home")
     monkeypatch.setenv("CHIMERA_HOME", str(home))
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CHIMERA_MODEL",
-                 "CHIMERA_THINKING", "CHIMERA_MAX_TOOL_OUTPUT", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR"):
+    for name in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "CHIMERA_MODEL",
+        "CHIMERA_THINKING",
+        "CHIMERA_MAX_TOOL_OUTPUT",
+        "ANTHROPIC_PROFILE",
+        "ANTHROPIC_CONFIG_DIR",
+    ):
         monkeypatch.delenv(name, raising=False)
-    yield home
+    return home

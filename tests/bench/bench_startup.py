@@ -1,0 +1,71 @@
+"""Benchmark: cold start of `chimera --help`, and of the workbench to its first frame.
+
+Run by hand: `python tests/bench/bench_startup.py [runs]`. Prints medians in
+milliseconds, and the ratio to a bare `python -c pass` on the same machine
+(ratios travel between machines; milliseconds do not).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FIRST_FRAME = """
+import sys
+from chimera.core.launch import RunOptions, prepare
+from chimera.tui.app import ChimeraApp
+
+class FirstFrame(ChimeraApp):
+    def on_ready(self) -> None:  # Textual sends Ready once the first frame is on screen
+        sys.stdout.write("ready\\n")
+        sys.stdout.flush()
+        self.exit()
+
+options = RunOptions()
+FirstFrame(prepare(options), options).run(headless=True, size=(120, 40))
+"""
+
+
+def _median_ms(command: list[str], runs: int, env: dict[str, str], until: str | None = None) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        if until is None:
+            subprocess.run(command, check=True, capture_output=True, env=env)
+        else:
+            with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as proc:
+                assert proc.stdout is not None
+                for line in proc.stdout:
+                    if line.strip() == until:
+                        break
+                elapsed = time.perf_counter() - start
+                proc.wait()
+                samples.append(elapsed)
+                continue
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["CHIMERA_HOME"] = tempfile.mkdtemp(prefix="chimera-bench-")
+    chimera = str(Path(sys.executable).with_name("chimera"))
+    bare = _median_ms([sys.executable, "-c", "pass"], runs, env)
+    helped = _median_ms([chimera, "--help"], runs, env)
+    frame = _median_ms([sys.executable, "-c", FIRST_FRAME], runs, env, until="ready")
+    sdk = _median_ms([sys.executable, "-c", "import anthropic"], runs, env)
+    print(f"runs: {runs} (median)")
+    print(f"python -c pass            {bare:8.0f} ms")
+    print(f"chimera --help            {helped:8.0f} ms   ({helped / bare:.1f}x bare python)")
+    print(f"workbench to first frame  {frame:8.0f} ms   ({frame / bare:.1f}x bare python)")
+    print(f"import anthropic (avoided){sdk:8.0f} ms   ({sdk / bare:.1f}x bare python)")
+
+
+if __name__ == "__main__":
+    main()
