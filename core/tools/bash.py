@@ -113,6 +113,7 @@ async def _pump(proc: subprocess.Popen[bytes], sink: OutputSink) -> None:
     exited = asyncio.ensure_future(asyncio.to_thread(proc.wait))
     deadline: float | None = None
     read: asyncio.Future[bytes] | None = None
+    drained = False
     try:
         while True:
             read = asyncio.ensure_future(reader.read(_CHUNK))
@@ -134,11 +135,12 @@ async def _pump(proc: subprocess.Popen[bytes], sink: OutputSink) -> None:
                 break
             sink.write(decoder.decode(chunk))
         sink.write(decoder.decode(b"", final=True))
+        drained = True  # EOF: wait for the exit below instead of killing a command that is finishing
     finally:
         if read is not None and not read.done():
             read.cancel()
         transport.close()
-        if not exited.done():
+        if not drained and not exited.done():
             _kill_group(proc.pid)  # cancelled or timed out: end the group so the waiting thread returns
         await asyncio.gather(exited, return_exceptions=True)
 

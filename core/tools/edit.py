@@ -52,7 +52,10 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -
         return ToolResult.error("`old` is empty: give the exact text to replace")
     if old == new:
         return ToolResult.error("`old` and `new` are the same: nothing would change")
-    text = path.read_text(encoding="utf-8", errors="replace")
+    with path.open(encoding="utf-8", errors="replace", newline="") as fh:
+        text = fh.read()
+    if "\r\n" in text:  # keep the file's line endings; the model reads and sends bare \n
+        old, new = (s.replace("\r\n", "\n").replace("\n", "\r\n") for s in (old, new))
     where = _line_numbers(text, old)
     if not where:
         return ToolResult.error(f"`old` was not found in {shown}: read the file and copy the text exactly")
@@ -63,7 +66,8 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -
             "include more surrounding text, or set replace_all"
         )
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    path.write_text(updated, encoding="utf-8")
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        fh.write(updated)
     diff = "".join(
         difflib.unified_diff(
             text.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
@@ -73,6 +77,6 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -
     plural = "s" if count != 1 else ""
     at = ", ".join(str(n) for n in where[:10])
     return ToolResult(
-        f"Edited {shown}: replaced {count} occurrence{plural} (line {at}).",
+        f"Edited {shown}: replaced {count} occurrence{plural} ({'lines' if len(where) > 1 else 'line'} {at}).",
         data={"path": shown, "diff": diff},
     )

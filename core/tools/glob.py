@@ -40,11 +40,11 @@ class Glob:
 def _glob(base: Path, pattern: str, ctx: ToolContext) -> ToolResult:
     if not base.is_dir():
         return ToolResult.error(f"{display_path(ctx.workspace, base)} is not a folder")
-    found = [
+    found = sorted(
         display_path(ctx.workspace, p)
         for p in walk_files(base)
         if glob_matches(p.relative_to(base).as_posix(), pattern)
-    ]
+    )
     if not found:
         return ToolResult(f"No files match {pattern!r}.")
     sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")

@@ -50,7 +50,10 @@ def _grep(base: Path, regex: re.Pattern[str], pattern: str | None, ctx: ToolCont
     hits = 0
     for path in files:
         shown = display_path(ctx.workspace, path)
-        if pattern and not glob_matches(path.relative_to(base).as_posix(), pattern):
+        if path.is_symlink() and not path.resolve().is_relative_to(ctx.workspace):
+            continue  # a link out of the workspace is never read
+        relative = path.relative_to(base).as_posix() if base.is_dir() else path.name
+        if pattern and not glob_matches(relative, pattern):
             continue
         if is_binary(path):
             continue

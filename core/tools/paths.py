@@ -27,7 +27,7 @@ def resolve_in_workspace(root: Path, path: str, *, extra_roots: tuple[Path, ...]
     if not candidate.is_absolute():
         candidate = root / candidate
     resolved = candidate.resolve(strict=False)
-    for allowed in (root, *extra_roots):
+    for allowed in (root, *(r.resolve() for r in extra_roots)):
         if resolved == allowed or resolved.is_relative_to(allowed):
             return resolved
     raise WorkspaceError(f"{path!r} is outside the workspace {root}: use a path inside it (relative paths are best)")

@@ -38,4 +38,5 @@ def _write(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     path.write_text(content, encoding="utf-8")
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "Created" if created else "Overwrote"
-    return ToolResult(f"{verb} {shown} ({lines} lines).", data={"path": shown, "created": created})
+    noun = "line" if lines == 1 else "lines"
+    return ToolResult(f"{verb} {shown} ({lines} {noun}).", data={"path": shown, "created": created})
