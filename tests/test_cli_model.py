@@ -1,0 +1,83 @@
+"""`chimera run` against a real Messages API server on loopback: exit codes, one-line errors, no leaked key."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, status, text, tool_use
+from tests.test_cli import assert_one_line_error, run_chimera
+
+SECRET = "sk-ant-test-0123456789-do-not-leak"
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        yield fake
+
+
+def model_env(api: FakeAnthropic, **extra: str) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": SECRET, "CHIMERA_MODEL": "claude-sonnet-4-6", **extra}
+
+
+def test_run_against_a_server_succeeds_and_never_writes_the_key(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """A model run exits 0; the key reaches neither the tools, the events nor any file under CHIMERA_HOME."""
+    api.script(
+        message(text("Checking the environment."), tool_use("t1", "bash", {"command": "env"}), stop_reason="tool_use"),
+        message(text("All good.")),
+    )
+    proc = run_chimera("run", "look around", "--json", "--workdir", str(tmp_path), env=model_env(api))
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert events[0]["model"] == "claude-sonnet-4-6"
+    assert events[-1]["answer"] == "All good."
+    env_output = next(e["output"] for e in events if e["type"] == "tool_call_finished")
+    assert "PATH=" in env_output
+    assert SECRET not in proc.stdout
+    assert SECRET not in proc.stderr
+    for path in isolated_env.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), f"the key was written to {path}"
+    assert api.requests[0].headers.get("authorization") == f"Bearer {SECRET}"
+
+
+def test_rejected_key_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path) -> None:
+    """A 401 ends the run at once with one line telling how to fix the key, exit 2."""
+    api.script(status(401, "authentication_error", "invalid x-api-key"))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    assert_one_line_error(proc, "ANTHROPIC_API_KEY", "401")
+    assert len(api.requests) == 1
+
+
+def test_unknown_model_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path) -> None:
+    """A 404 for the model ends with one line naming the model and the flag to change it, exit 2."""
+    api.script(status(404, "not_found_error", "model: claude-nope"))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--model", "claude-nope", env=model_env(api))
+    assert_one_line_error(proc, "claude-nope", "--model")
+
+
+def test_bad_request_fails_the_run_with_exit_1(api: FakeAnthropic, tmp_path: Path) -> None:
+    """A 400 is not retried: the run fails (exit 1) with the server's reason on stderr."""
+    api.script(status(400, "invalid_request_error", "messages: roles must alternate"))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    assert proc.returncode == 1
+    assert "roles must alternate" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert len(api.requests) == 1
+
+
+def test_max_turns_fails_the_run_with_exit_1(api: FakeAnthropic, tmp_path: Path) -> None:
+    """Hitting --max-turns exits 1 and says how to let it go on."""
+    api.script(*[message(tool_use(f"t{i}", "glob", {"pattern": "*"}), stop_reason="tool_use") for i in range(2)])
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--max-turns", "2", "--json", env=model_env(api))
+    assert proc.returncode == 1
+    finished = json.loads(proc.stdout.splitlines()[-1])
+    assert (finished["success"], finished["reason"], finished["steps"]) == (False, "max_turns", 2)
+    assert "--max-turns" in proc.stderr
