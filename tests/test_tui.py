@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from chimera.core.launch import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.assistant_message import AssistantMessage
 from chimera.tui.widgets.conversation import Conversation
+from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.tool_call_view import ToolCallView
 from chimera.tui.widgets.user_message import UserMessage
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import message, text, tool_use
 
 
 def screen_text(app: object) -> str:
@@ -44,19 +49,47 @@ async def test_demo_final_answer_appears_on_screen(isolated_env: Path) -> None:
     assert app.return_code == 0 or app.return_code is None
 
 
-async def test_a_typed_task_runs_and_the_input_clears(isolated_env: Path) -> None:
-    """Typing while idle starts a run (here: the demo's replay has no turns left, so it fails visibly)."""
+async def test_typing_a_task_in_the_demo_says_how_to_connect_a_model(isolated_env: Path) -> None:
+    """After the demo, a typed task is not sent anywhere: a notice says how to connect a model."""
     app = build_app(RunOptions(), demo_pace=0)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.run_shown.wait()
         await pilot.pause()
-        app.run_shown.clear()
         await pilot.click("#prompt")
         await pilot.press(*"again", "enter")
-        await app.run_shown.wait()
         await pilot.pause()
-        assert app.query_one("#prompt").value == ""  # type: ignore[attr-defined]
-        users = [m.text for m in app.query_one(Conversation).query(UserMessage)]
-        assert users[-1] == "again"
-        assert "the run stopped (replay_exhausted)" in screen_text(app)
-        assert app.query_one(StatusLine).state == "failed"
+        assert app.query_one(PromptInput).value == ""
+        assert [m.text for m in app.query_one(Conversation).query(UserMessage)] == [app.launch.demo_task]
+        assert "ANTHROPIC_API_KEY" in screen_text(app)
+        assert not app.running
+
+
+async def test_a_typed_task_runs_against_a_model_server(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a model configured, a typed task streams its answer and tool call onto the screen."""
+    with serve_fake(monkeypatch) as api:
+        api.script(
+            message(text("Listing files."), tool_use("t1", "glob", {"pattern": "*.txt"}), stop_reason="tool_use"),
+            message(text("There is **one** text file: `notes.txt`."), input_tokens=1500, output_tokens=40),
+        )
+        (tmp_path / "notes.txt").write_text("hi\n")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            assert not app.query("#demo-banner")
+            await pilot.click("#prompt")
+            await pilot.press(*"which text files?", "enter")
+            await app.run_shown.wait()
+            await pilot.pause()
+            conversation = app.query_one(Conversation)
+            assert [m.text for m in conversation.query(UserMessage)] == ["which text files?"]
+            (call,) = conversation.query(ToolCallView)
+            assert (call.tool_name, call.output) == ("glob", "notes.txt\n")
+            text_on_screen = screen_text(app)
+            assert "There is one text file: notes.txt." in text_on_screen
+            status = app.query_one(StatusLine)
+            assert (status.state, status.model, status.turn) == ("done", "claude-sonnet-4-6", 2)
+            assert status.input_tokens == 120 + 1500
+            assert status.cost > 0

@@ -29,6 +29,10 @@ __all__ = ["ChimeraApp", "build_app"]
 
 FRAME_SECONDS = 1 / 20  # the bridge forwards at most 20 batches a second
 DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
+DEMO_FOLLOW_UP = (
+    "The demo only replays its recording. To give Chimera your own tasks, quit (ctrl+q), "
+    "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server), and start it again."
+)
 
 
 class ChimeraApp(App[int]):
@@ -105,6 +109,9 @@ class ChimeraApp(App[int]):
             self.notify("Chimera is still working on the last task; wait for it to finish.", severity="warning")
             return
         message.input.value = ""
+        if self.launch.demo:
+            self.notify(DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
+            return
         self.start_run(text)
 
     def start_run(self, task: str) -> None:
