@@ -8,8 +8,10 @@ workspace).
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -39,10 +41,28 @@ def demo_provider(*, pace: float = 0.0) -> ReplayProvider:
     return ReplayProvider.from_recording(demo_recording(), pace=pace)
 
 
+_KEEP_SECONDS = 24 * 3600  # older demo copies are removed when a new one is made
+
+
 def prepare_demo_workspace(parent: Path | None = None) -> Path:
-    """Copy the sample project into a new temporary folder and return it."""
+    """Copy the sample project into a new temporary folder and return it.
+
+    Copies older than a day under ``parent`` are removed first, so repeated demos
+    do not pile up.
+    """
+    if parent is not None:
+        parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _remove_stale_copies(parent)
     target = Path(tempfile.mkdtemp(prefix="chimera-demo-", dir=parent))
     shutil.copytree(
         _demo_folder() / "project", target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
     )
     return target
+
+
+def _remove_stale_copies(parent: Path) -> None:
+    cutoff = time.time() - _KEEP_SECONDS
+    for old in parent.glob("chimera-demo-*"):
+        with contextlib.suppress(OSError):
+            if old.is_dir() and old.stat().st_mtime < cutoff:
+                shutil.rmtree(old, ignore_errors=True)

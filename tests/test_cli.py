@@ -8,6 +8,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,9 +19,7 @@ def chimera_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "chimera.tui.cli"]
 
 
-def run_chimera(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
+def run_chimera(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*chimera_command(), *args],
         capture_output=True,
@@ -157,3 +156,17 @@ def test_bad_thinking_setting_is_one_line(isolated_env: Path, tmp_path: Path, va
         env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "CHIMERA_THINKING": value},
     )
     assert_one_line_error(proc, "CHIMERA_THINKING")
+
+
+def test_old_demo_copies_are_cleared(isolated_env: Path) -> None:
+    """A demo copy older than a day is removed when a new demo starts; a recent one stays."""
+    from chimera.core.demo import prepare_demo_workspace
+
+    parent = isolated_env / "demo"
+    old, recent = prepare_demo_workspace(parent), prepare_demo_workspace(parent)
+    two_days_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (two_days_ago, two_days_ago))
+    fresh = prepare_demo_workspace(parent)
+    assert not old.exists()
+    assert recent.exists()
+    assert (fresh / "stats.py").is_file()
