@@ -1,11 +1,12 @@
 """Provides ``Agent``, the one-call way to run a task, and the ``CodingAgent`` preset.
 
-``Agent(provider, tools, loop).run(task, env)`` drives an :class:`AgentLoop`,
-publishes every event on the agent's bus, and returns an :class:`AgentResult`.
+``Agent(provider, tools, loop).run(task, env)`` drives an :class:`AgentLoop`
+that publishes every event on the agent's bus, and returns an :class:`AgentResult`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from chimera.core.agent_loop import AgentLoop, LoopStrategy
@@ -14,6 +15,7 @@ from chimera.core.env import Environment
 from chimera.core.events import RunFinished
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
+from chimera.core.permissions import PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 
@@ -42,6 +44,8 @@ class Agent:
         tools: the tools offered (``DEFAULT_TOOLS`` when None).
         loop: the strategy (``ReAct()`` when None).
         bus: where events are published (a new bus when None).
+        policy: which tool calls run, are refused, or are asked about (all run when None).
+        can_ask: whether someone answers permission requests (a UI listening on the bus).
     """
 
     def __init__(
@@ -51,27 +55,45 @@ class Agent:
         loop: LoopStrategy | None = None,
         *,
         bus: EventBus | None = None,
+        policy: PermissionPolicy | None = None,
+        can_ask: bool = False,
     ) -> None:
         self.provider = provider
         self.tools = tools if tools is not None else DEFAULT_TOOLS
         self.loop: LoopStrategy = loop if loop is not None else ReAct()
         self.bus = bus if bus is not None else EventBus()
+        self.policy = policy
+        self.can_ask = can_ask
         self._core: AgentLoop | None = None
 
     def core_for(self, env: Environment, *, session_id: str | None = None) -> AgentLoop:
         """The core for ``env``: the same one across calls, so follow-ups share the conversation."""
         if self._core is None or self._core.env is not env:
-            self._core = AgentLoop(self.provider, self.tools, env, strategy=self.loop, session_id=session_id)
+            self._core = AgentLoop(
+                self.provider,
+                self.tools,
+                env,
+                strategy=self.loop,
+                session_id=session_id,
+                bus=self.bus,
+                policy=self.policy,
+                can_ask=self.can_ask,
+            )
         return self._core
+
+    def interrupt(self) -> None:
+        """Stop the run in progress, if any; it ends with reason ``interrupted``."""
+        if self._core is not None:
+            self._core.interrupt()
 
     async def run(self, task: str, env: Environment, *, session_id: str | None = None) -> AgentResult:
         """Work on ``task`` in ``env``; every event goes to the bus; return how it ended."""
         core = self.core_for(env, session_id=session_id)
         finished: RunFinished | None = None
-        async for event in core.run(task):
-            self.bus.publish(event)
-            if isinstance(event, RunFinished):
-                finished = event
+        async with contextlib.aclosing(core.run(task)) as events:
+            async for event in events:
+                if isinstance(event, RunFinished):
+                    finished = event
         assert finished is not None
         return AgentResult(
             success=finished.success,

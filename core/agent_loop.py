@@ -1,34 +1,45 @@
 """Provides ``AgentLoop``: the one async core that every loop strategy drives.
 
-``AgentLoop.run(task)`` is an async generator of step events. Inside, a
-strategy (ReAct by default) calls the core's primitives: :meth:`react` runs
-turns (query the model, run the tools it asks for) until the model answers
-without a tool call; :meth:`query` makes one model request with staged
-recovery. The conversation survives between runs, so a second ``run`` is a
-follow-up in the same context.
+``AgentLoop.run(task)`` is an async generator of step events; every event also
+goes to the bus, when there is one, as it happens. Inside, a strategy (ReAct
+by default) calls the core's primitives: :meth:`react` runs turns (query the
+model, run the tools it asks for) until the model answers without a tool call;
+:meth:`query` makes one model request with staged recovery. The conversation
+survives between runs, so a second ``run`` is a follow-up in the same context.
 
-Recovery, in stages: the provider's failures that are worth retrying (rate
-limits, overload, a mid-stream ``error`` event, a stream cut before
-``message_stop``, a stalled stream, an unreachable server) are retried with
-backoff, each attempt announced by a ``retry`` event, the partial output of
+Recovery, in stages: failures worth retrying (rate limits, overload, a
+mid-stream ``error`` event, a stream cut before ``message_stop``, a stalled
+stream, an unreachable server) are retried with backoff, each kind with its
+own budget, each attempt announced by a ``retry`` event, the partial output of
 the failed attempt discarded. A response cut by ``max_tokens`` is continued.
 A refusal ends the run and leaves the context as it was before the request.
 A 400 fails at once.
+
+Guards: the turn limit, token and cost budgets, a wall-time limit, and stuck
+detection (the same call with the same output again and again). An interrupt
+stops the stream and the tools; open tool calls get a "cancelled" result so
+the conversation stays valid, and the run still ends with ``run_finished``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from chimera.core.bus import EventBus
+from chimera.core.context import git_snapshot, project_instructions
 from chimera.core.env import Environment
 from chimera.core.errors import ProviderError
 from chimera.core.events import (
     MessageCompleted,
+    ReminderInjected,
     RetryScheduled,
     RunFinished,
     RunStarted,
@@ -38,15 +49,22 @@ from chimera.core.events import (
     TurnStarted,
     UsageReported,
 )
-from chimera.core.executor import Executor, ToolCall
+from chimera.core.executor import Executor, ToolCall, ToolOutcome
 from chimera.core.loop_config import LoopConfig
+from chimera.core.permissions import PermissionPolicy
 from chimera.core.prompts import system_prompt
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
+from chimera.core.reminders import ReminderState
 from chimera.core.tool_group import ToolGroup
 
-__all__ = ["AgentLoop", "LoopStrategy", "Outcome"]
+__all__ = ["AgentLoop", "LoopStrategy", "Outcome", "RunInProgress"]
 
 _CONTINUE = "Your last response was cut off by the output limit. Continue exactly where it stopped."
+_E = TypeVar("_E", bound=StepEvent)
+
+
+class RunInProgress(RuntimeError):
+    """``run`` was called while another run of the same loop was going."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +75,14 @@ class Outcome:
     reason: str
     answer: str = ""
     error: str = ""
+
+
+class _Stop(Exception):
+    """A guard ended the run; carries the outcome."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(outcome.error)
+        self.outcome = outcome
 
 
 class LoopStrategy(Protocol):
@@ -80,6 +106,9 @@ class AgentLoop:
         strategy: how turns are driven (ReAct when None).
         session_id: the session this run belongs to (a new id when None).
         messages: an earlier conversation to continue.
+        bus: where every event is published as it happens.
+        policy: the permission policy (everything allowed when None).
+        can_ask: whether someone answers permission requests.
     """
 
     def __init__(
@@ -91,6 +120,9 @@ class AgentLoop:
         strategy: LoopStrategy | None = None,
         session_id: str | None = None,
         messages: list[Message] | None = None,
+        bus: EventBus | None = None,
+        policy: PermissionPolicy | None = None,
+        can_ask: bool = False,
     ) -> None:
         if strategy is None:
             from chimera.core.loop import ReAct
@@ -100,6 +132,7 @@ class AgentLoop:
         self.strategy = strategy
         self.config = strategy.config
         self.env = env
+        self.bus = bus
         self.tools = tools.without("think") if provider.native_thinking else tools
         self.session_id = session_id or new_id()
         self.messages: list[Message] = list(messages or [])
@@ -109,117 +142,219 @@ class AgentLoop:
             env.spill_dir,
             max_output=self.config.max_output,
             concurrency=self.config.concurrency,
+            policy=policy,
+            can_ask=can_ask,
+            secrets=getattr(provider, "secrets", ()),
         )
-        self.system = system_prompt(env.workdir, tools=self.tools.names)
+        self.system: str | None = None
         self.run_id = ""
         self.steps = 0
         self.cost = 0.0
+        self.tokens = 0
+        self._reached_model = False
+        self._reminders = ReminderState()
+        self._streak: tuple[str, int] = ("", 0)
+        self._started = 0.0
         self._seq = 0
         self._out: asyncio.Queue[StepEvent | None] | None = None
+        self._work: asyncio.Task[Outcome] | None = None
 
     # --- events -----------------------------------------------------------------------
 
-    def emit(self, cls: type[StepEvent], fields: dict[str, Any] | None = None) -> StepEvent:
-        """Stamp and queue one event of kind ``cls`` for the reader of :meth:`run`."""
+    def emit(self, event: _E) -> _E:
+        """Stamp ``event`` with this run's ids, sequence number and time; publish it."""
         self._seq += 1
-        event = cls(run_id=self.run_id, session_id=self.session_id, seq=self._seq, ts=time.time(), **(fields or {}))
+        stamped = dataclasses.replace(
+            event, run_id=self.run_id, session_id=self.session_id, seq=self._seq, ts=time.time()
+        )
+        if self.bus is not None:
+            self.bus.publish(stamped)
         if self._out is not None:
-            self._out.put_nowait(event)
-        return event
+            self._out.put_nowait(stamped)
+        return stamped
+
+    @property
+    def running(self) -> bool:
+        return self._out is not None
 
     async def run(self, task: str) -> AsyncIterator[StepEvent]:
-        """Work on ``task``; yield every step event, ending with ``run_finished``."""
+        """Work on ``task``; yield every step event, ending with ``run_finished``.
+
+        Close the iterator (``contextlib.aclosing``) to stop early: the run is then
+        interrupted and still finishes properly (its last events go to the bus).
+        """
+        if self._out is not None:
+            raise RunInProgress("a run of this loop is already going: interrupt it or wait for it to finish")
         self.run_id = new_id()
         self._seq = 0
         self.steps = 0
         self.cost = 0.0
+        self.tokens = 0
+        self._started = time.monotonic()
         out: asyncio.Queue[StepEvent | None] = asyncio.Queue()
         self._out = out
-        driver = asyncio.create_task(self._drive(task))
+        driver = asyncio.create_task(self._drive(task, out))
         try:
             while (event := await out.get()) is not None:
                 yield event
         finally:
             if not driver.done():
-                driver.cancel()
-            await asyncio.gather(driver, return_exceptions=True)
+                # The reader left (cancelled, or closed the iterator): end the run properly.
+                self.interrupt()
+                await asyncio.wait({driver}, timeout=10)
+                if not driver.done():
+                    driver.cancel()
             self._out = None
 
-    async def _drive(self, task: str) -> None:
-        assert self._out is not None
+    def interrupt(self) -> None:
+        """Stop the current run: the stream ends, tools are killed, ``run_finished`` says ``interrupted``."""
+        if self._work is not None and not self._work.done():
+            self._work.cancel()
+
+    async def _drive(self, task: str, out: asyncio.Queue[StepEvent | None]) -> None:
+        if self.system is None:
+            self.system = await asyncio.to_thread(self._build_system)
         self.emit(
-            RunStarted,
-            {
-                "task": task,
-                "model": self.provider.model,
-                "loop": self.strategy.name,
-                "workdir": str(self.env.workdir),
-            },
+            RunStarted(task=task, model=self.provider.model, loop=self.strategy.name, workdir=str(self.env.workdir))
         )
+        work = asyncio.create_task(self.strategy.drive(self, task))
+        self._work = work
         try:
-            outcome = await self.strategy.drive(self, task)
+            async with asyncio.timeout(self.config.time_limit):
+                outcome = await work
+        except _Stop as stop:
+            outcome = stop.outcome
         except ProviderError as err:
             outcome = Outcome(False, err.kind, error=str(err))
+        except TimeoutError:
+            limit = self.config.time_limit
+            outcome = Outcome(False, "time_limit", error=f"stopped at the wall-time limit of {limit:g}s")
         except asyncio.CancelledError:
             outcome = Outcome(False, "interrupted", error="the run was interrupted")
         except Exception as err:  # never leave the reader of run() waiting for an end that will not come
             outcome = Outcome(False, "error", error=f"the run failed: {type(err).__name__}: {err}")
+        finally:
+            self._work = None
         self.emit(
-            RunFinished,
-            {
-                "success": outcome.success,
-                "reason": outcome.reason,
-                "steps": self.steps,
-                "cost": round(self.cost, 6),
-                "error": outcome.error,
-                "answer": outcome.answer,
-            },
+            RunFinished(
+                success=outcome.success,
+                reason=outcome.reason,
+                steps=self.steps,
+                cost=round(self.cost, 6),
+                error=outcome.error,
+                answer=outcome.answer,
+            )
         )
-        self._out.put_nowait(None)
+        out.put_nowait(None)
+
+    def _build_system(self) -> str:
+        workdir = self.env.workdir
+        return system_prompt(
+            workdir, tools=self.tools.names, git=git_snapshot(workdir), instructions=project_instructions(workdir)
+        )
 
     # --- primitives for strategies ---------------------------------------------------
 
     async def react(self, prompt: str | list[dict[str, Any]]) -> Outcome:
         """Add ``prompt`` as a user message and run turns until the model stops calling tools."""
-        self.messages.append({"role": "user", "content": prompt})
-        continuations = 0
+        self._add_user(prompt)
         cut: list[str] = []  # the text of responses cut by max_tokens, which the next one continues
         while True:
             if self.steps >= self.config.max_steps:
-                return Outcome(
-                    False,
-                    "max_turns",
-                    error=f"stopped after {self.steps} turns (the limit): raise --max-turns to let it go on",
+                raise _Stop(
+                    Outcome(
+                        False,
+                        "max_turns",
+                        error=f"stopped after {self.steps} turns (the limit): raise --max-turns to let it go on",
+                    )
                 )
             self.steps += 1
-            self.emit(TurnStarted, {"turn": self.steps})
+            self.emit(TurnStarted(turn=self.steps))
             done = await self.query()
             if done.stop_reason == "refusal":
                 return Outcome(False, "refusal", answer=_text_of(done.message), error="the model declined the request")
             calls = [ToolCall.from_block(b) for b in done.message["content"] if b.get("type") == "tool_use"]
-            message = _sendable(done.message)
-            self.messages.append(message)
+            self.messages.append(_sendable(done.message))
+            self._check_budgets()
             if done.stop_reason == "max_tokens" and not calls:
-                continuations += 1
-                if continuations > self.config.retry.max_continuations:
+                if len(cut) >= self.config.retry.max_continuations:
                     return Outcome(False, "max_tokens", error="the answer kept hitting the output limit")
-                cut.append(_joined_text(message))
-                self.emit(RetryScheduled, {"reason": "max_tokens", "attempt": continuations, "wait_s": 0.0})
-                self.messages.append({"role": "user", "content": _CONTINUE})
+                cut.append(_joined_text(done.message))
+                self.emit(RetryScheduled(reason="max_tokens", attempt=len(cut), wait_s=0.0, discards_partial=False))
+                self._add_user(_CONTINUE)
                 continue
             if not calls:
-                return Outcome(True, "completed", answer=("".join(cut) + _joined_text(message)).strip())
+                return Outcome(True, "completed", answer=("".join(cut) + _joined_text(done.message)).strip())
             cut.clear()
-            outcomes = await self.executor.run(calls, self.emit)
+            outcomes = await self._run_tools(calls)
+            notes = self._after_tools(outcomes)
+            self.messages.append({"role": "user", "content": [o.block() for o in outcomes] + notes})
+
+    async def _run_tools(self, calls: list[ToolCall]) -> list[ToolOutcome]:
+        done: dict[str, ToolOutcome] = {}
+        try:
+            return await self.executor.run(calls, self.emit, done)
+        except asyncio.CancelledError:
+            # Every call gets a result, so the conversation stays valid for what comes next.
+            outcomes = []
+            for call in calls:
+                outcome = done.get(call.id)
+                if outcome is None:
+                    outcome = self.executor.cancelled(call)
+                    self.emit(outcome.finished_event())
+                outcomes.append(outcome)
             self.messages.append({"role": "user", "content": [o.block() for o in outcomes]})
+            raise
+
+    def _after_tools(self, outcomes: list[ToolOutcome]) -> list[dict[str, Any]]:
+        """Reminders due after these results, as text blocks; stop the run when it is stuck."""
+        texts = [r.text for r in self._reminders.due(outcomes)]
+        for outcome in outcomes:
+            key = json.dumps([outcome.call.name, _normalized(outcome.call.args), outcome.result.output])
+            count = self._streak[1] + 1 if self._streak[0] == key else 1
+            self._streak = (key, count)
+        repeats = self._streak[1]
+        if repeats > self.config.stuck_after:
+            raise _Stop(
+                Outcome(
+                    False,
+                    "stuck",
+                    error=f"the same call gave the same result {repeats} times in a row; the run was stopped",
+                )
+            )
+        if repeats == self.config.stuck_after:
+            texts.append(
+                f"You made the same call {repeats} times and got the same result. "
+                "Stop repeating it: try another approach, or explain what blocks you."
+            )
+        for text in texts:
+            self.emit(ReminderInjected(text=text))
+        return [{"type": "text", "text": f"<system-reminder>{text}</system-reminder>"} for text in texts]
+
+    def _check_budgets(self) -> None:
+        budget_tokens, budget_cost = self.config.token_budget, self.config.cost_budget
+        if budget_tokens is not None and self.tokens > budget_tokens:
+            raise _Stop(
+                Outcome(False, "budget", error=f"used {self.tokens:,} tokens, over the budget of {budget_tokens:,}")
+            )
+        if budget_cost is not None and self.cost > budget_cost:
+            raise _Stop(Outcome(False, "budget", error=f"spent ${self.cost:.4f}, over the budget of ${budget_cost:g}"))
+
+    def _add_user(self, content: str | list[dict[str, Any]]) -> None:
+        """Append a user message; one that follows a user message is merged into it."""
+        if self.messages and self.messages[-1]["role"] == "user":
+            last = self.messages[-1]
+            last["content"] = _blocks(last["content"]) + _blocks(content)
+        else:
+            self.messages.append({"role": "user", "content": content})
 
     async def query(self) -> ModelDone:
         """One model request over the current context, retried in stages; partial output is never kept."""
         policy = self.config.retry
-        attempt = 0
+        attempts: Counter[str] = Counter()
         while True:
             request = ModelRequest(
-                system=self.system,
+                system=self.system or "",
                 messages=self.messages,
                 tools=self.tools.schemas(),
                 max_tokens=self.config.max_tokens,
@@ -227,44 +362,46 @@ class AgentLoop:
             try:
                 done = await self._stream(request)
             except ProviderError as err:
+                if err.kind == "unreachable" and self._reached_model:
+                    # The server answered before, so this is a dropped network, not a wrong URL.
+                    err = ProviderError(str(err), kind="connection", retryable=True)
                 budget = policy.unreachable_retries if err.kind == "unreachable" else policy.max_retries
-                if not err.retryable or attempt >= budget:
-                    raise
-                attempt += 1
-                wait = policy.wait(attempt, err.retry_after)
+                if not err.retryable or attempts[err.kind] >= budget:
+                    raise err from None
+                attempts[err.kind] += 1
+                wait = policy.wait(attempts[err.kind], err.retry_after)
                 if wait > policy.max_retry_after:
                     raise ProviderError(
                         f"{err} — the server asks to wait {wait:.0f}s; try again later",
                         kind=err.kind,
                         retryable=False,
                     ) from None
-                self.emit(
-                    RetryScheduled,
-                    {"reason": err.kind, "attempt": attempt, "wait_s": wait, "detail": str(err)},
-                )
+                self.emit(RetryScheduled(reason=err.kind, attempt=attempts[err.kind], wait_s=wait, detail=str(err)))
                 await asyncio.sleep(wait)
                 continue
-            self.cost += done.usage.cost
-            self.emit(MessageCompleted, {"message": _sendable(done.message), "stop_reason": done.stop_reason})
+            self._reached_model = True
+            usage = done.usage
+            self.cost += usage.cost
+            self.tokens += usage.input_tokens + usage.output_tokens
+            self.emit(MessageCompleted(message=_sendable(done.message), stop_reason=done.stop_reason))
             self.emit(
-                UsageReported,
-                {
-                    "input_tokens": done.usage.input_tokens,
-                    "output_tokens": done.usage.output_tokens,
-                    "cache_read_tokens": done.usage.cache_read_tokens,
-                    "cache_write_tokens": done.usage.cache_write_tokens,
-                    "cost": round(done.usage.cost, 6),
-                    "total_cost": round(self.cost, 6),
-                },
+                UsageReported(
+                    input_tokens=usage.input_tokens,
+                    output_tokens=usage.output_tokens,
+                    cache_read_tokens=usage.cache_read_tokens,
+                    cache_write_tokens=usage.cache_write_tokens,
+                    cost=round(usage.cost, 6),
+                    total_cost=round(self.cost, 6),
+                )
             )
             return done
 
     async def _stream(self, request: ModelRequest) -> ModelDone:
         async for chunk in self.provider.stream(request):
             if isinstance(chunk, TextChunk):
-                self.emit(TextDelta, {"text": chunk.text})
+                self.emit(TextDelta(text=chunk.text))
             elif isinstance(chunk, ThinkingChunk):
-                self.emit(ThinkingDelta, {"text": chunk.text})
+                self.emit(ThinkingDelta(text=chunk.text))
             else:
                 return chunk
         raise ProviderError("the model stream ended without a message", kind="incomplete", retryable=True)
@@ -273,6 +410,15 @@ class AgentLoop:
 def new_id() -> str:
     """A short random id, sortable by creation time."""
     return f"{int(time.time() * 1000):x}{uuid.uuid4().hex[:8]}"
+
+
+def _blocks(content: str | Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+
+
+def _normalized(args: dict[str, Any]) -> Any:
+    """Arguments with whitespace runs collapsed, so trivially different repeats compare equal."""
+    return {k: " ".join(v.split()) if isinstance(v, str) else v for k, v in sorted(args.items())}
 
 
 def _text_of(message: Message) -> str:

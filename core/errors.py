@@ -6,6 +6,9 @@ one line. Command-line front ends print ``str(error)`` and nothing else.
 
 from __future__ import annotations
 
+CONFIG_KINDS = frozenset({"auth", "not_found", "permission", "unreachable"})
+"""Provider failures whose fix is in the setup (key, model, URL), not in waiting."""
+
 
 class ChimeraError(Exception):
     """Root of every error Chimera raises on purpose."""
@@ -43,7 +46,7 @@ class ProviderError(ChimeraError):
     @property
     def is_config(self) -> bool:
         """True when the fix is in the setup (key, model, URL), not in waiting."""
-        return self.kind in {"auth", "not_found", "permission", "unreachable"}
+        return self.kind in CONFIG_KINDS
 
 
 class ToolInputError(ChimeraError):

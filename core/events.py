@@ -179,13 +179,19 @@ class UsageReported(StepEvent):
 @register
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetryScheduled(StepEvent):
-    """A model request failed in a way worth trying again; any partial output is void."""
+    """The model is asked again: after a failure worth retrying, or to continue a cut answer.
+
+    When ``discards_partial`` is true (a failed attempt) the output streamed since
+    the last ``message_completed`` is void; when false (``max_tokens``) the cut
+    answer stands and the next message continues it.
+    """
 
     type: ClassVar[str] = "retry"
     reason: str
     attempt: int
     wait_s: float
     detail: str = ""
+    discards_partial: bool = True
 
 
 # --- tools and permissions ---------------------------------------------------------

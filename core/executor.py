@@ -1,30 +1,43 @@
 """Provides the ``Executor``: runs one assistant message's tool calls safely.
 
 Calls are checked before they run (known tool, valid JSON, arguments that fit
-the schema); a bad call becomes an error result the model can read. Runs of
-consecutive read-only calls go concurrently (bounded); a call that can change
-things runs alone, after everything before it. One failing call never
-cancels its siblings, and results come back in call order.
+the schema); a bad call becomes an error result the model can read. Then the
+permission policy decides: allow, refuse, or ask the person (an event that
+carries a future the UI answers; with nobody to ask, the call is refused with
+a message naming the flag that allows it). Runs of consecutive read-only
+calls go concurrently (bounded); a call that can change things runs alone,
+after everything before it. One failing call never cancels its siblings, and
+results come back in call order. Secrets (API keys) are masked in every
+result before the model, the events or the disk can see them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ChimeraError, ToolInputError
-from chimera.core.events import StepEvent, ToolCallFinished, ToolCallStarted
+from chimera.core.events import (
+    PermissionDecided,
+    PermissionRequested,
+    StepEvent,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from chimera.core.permissions import PermissionPolicy
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
 from chimera.core.tools.schema import validate
 
 __all__ = ["Executor", "ToolCall", "ToolOutcome"]
 
-Emit = Callable[[type[StepEvent], dict[str, Any]], object]
+Emit = Callable[[StepEvent], object]
+CANCELLED = "Cancelled: the person interrupted the run before this call finished."
+_MASK = "[secret removed]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +64,17 @@ class ToolOutcome:
     result: ToolResult
     duration_ms: float
 
+    def finished_event(self) -> ToolCallFinished:
+        return ToolCallFinished(
+            call_id=self.call.id,
+            name=self.call.name,
+            args=self.call.args,
+            is_error=self.result.is_error,
+            duration_ms=self.duration_ms,
+            output=self.result.output,
+            data=self.result.data,
+        )
+
     def block(self) -> dict[str, Any]:
         """The ``tool_result`` block that answers the call."""
         return {
@@ -70,6 +94,10 @@ class Executor:
         spill_dir: where full outputs over the cap are saved.
         max_output: characters of noisy output the model sees.
         concurrency: how many read-only calls may run at once.
+        policy: which calls run, which are refused, which are asked about.
+        can_ask: whether someone answers permission requests (the workbench does; a
+            headless run without a control channel does not).
+        secrets: values masked in every result (API keys).
     """
 
     def __init__(
@@ -80,72 +108,72 @@ class Executor:
         *,
         max_output: int = DEFAULT_MAX_OUTPUT,
         concurrency: int = 10,
+        policy: PermissionPolicy | None = None,
+        can_ask: bool = False,
+        secrets: Iterable[str] = (),
     ) -> None:
         self.tools = tools
         self.workspace = workspace.resolve()
         self.spill_dir = spill_dir
         self.max_output = max_output
+        self.policy = policy if policy is not None else PermissionPolicy("bypass")
+        self.can_ask = can_ask
+        self.secrets = tuple(s for s in secrets if len(s) >= 8)
         self._slots = asyncio.Semaphore(concurrency)
 
-    async def run(self, calls: Sequence[ToolCall], emit: Emit) -> list[ToolOutcome]:
-        """Run ``calls`` and return their outcomes in call order."""
-        outcomes: list[ToolOutcome] = []
+    async def run(
+        self, calls: Sequence[ToolCall], emit: Emit, done: dict[str, ToolOutcome] | None = None
+    ) -> list[ToolOutcome]:
+        """Run ``calls`` and return their outcomes in call order.
+
+        Each outcome is also put in ``done`` as soon as it exists, so a caller whose
+        run is interrupted knows which calls finished.
+        """
+        finished = done if done is not None else {}
         batch: list[ToolCall] = []
         for call in calls:
             tool = self.tools.get(call.name)
             if tool is not None and tool.read_only:
                 batch.append(call)
                 continue
-            outcomes += await self._run_concurrently(batch, emit)
+            await self._run_concurrently(batch, emit, finished)
             batch = []
-            outcomes.append(await self._run_one(call, emit))
-        outcomes += await self._run_concurrently(batch, emit)
-        return outcomes
+            await self._run_one(call, emit, finished)
+        await self._run_concurrently(batch, emit, finished)
+        return [finished[c.id] for c in calls]
 
-    async def _run_concurrently(self, calls: list[ToolCall], emit: Emit) -> list[ToolOutcome]:
-        if not calls:
-            return []
-
-        async def bounded(call: ToolCall) -> ToolOutcome:
+    async def _run_concurrently(self, calls: list[ToolCall], emit: Emit, done: dict[str, ToolOutcome]) -> None:
+        async def bounded(call: ToolCall) -> None:
             async with self._slots:
-                return await self._run_one(call, emit)
+                await self._run_one(call, emit, done)
 
-        return list(await asyncio.gather(*(bounded(c) for c in calls)))
+        await asyncio.gather(*(bounded(c) for c in calls))
 
-    async def _run_one(self, call: ToolCall, emit: Emit) -> ToolOutcome:
-        emit(ToolCallStarted, {"call_id": call.id, "name": call.name, "args": call.args})
+    async def _run_one(self, call: ToolCall, emit: Emit, done: dict[str, ToolOutcome]) -> None:
+        emit(ToolCallStarted(call_id=call.id, name=call.name, args=call.args))
         started = time.perf_counter()
-        result = await self._execute(call)
-        duration_ms = round((time.perf_counter() - started) * 1000, 3)
-        emit(
-            ToolCallFinished,
-            {
-                "call_id": call.id,
-                "name": call.name,
-                "args": call.args,
-                "is_error": result.is_error,
-                "duration_ms": duration_ms,
-                "output": result.output,
-                "data": result.data,
-            },
-        )
-        return ToolOutcome(call, result, duration_ms)
+        result = self._mask(await self._execute(call, emit))
+        outcome = ToolOutcome(call, result, round((time.perf_counter() - started) * 1000, 3))
+        done[call.id] = outcome
+        emit(outcome.finished_event())
 
-    async def _execute(self, call: ToolCall) -> ToolResult:
+    async def _execute(self, call: ToolCall, emit: Emit) -> ToolResult:
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.tools.names)
             return ToolResult.error(f"there is no tool named {call.name!r}; the tools are: {known}")
         if "__invalid_json__" in call.args:
-            return ToolResult.error(
-                f"the arguments were not valid JSON ({call.args['__invalid_json__'][:200]!r}); send a JSON object"
-            )
+            raw = call.args["__invalid_json__"][:200]
+            return ToolResult.error(f"the arguments were not valid JSON ({raw!r}); send a JSON object")
         if "__input__" in call.args:
             return ToolResult.error("the arguments must be a JSON object")
         try:
             validate(call.args, tool.input_schema)
         except ToolInputError as err:
             return ToolResult.error(f"{err}. {call.name} takes: {_signature(tool.input_schema)}")
+        refusal = await self._permit(call, tool.read_only, emit)
+        if refusal is not None:
+            return refusal
         ctx = ToolContext(self.workspace, self.spill_dir, self.max_output, _safe_name(call.id))
         try:
             return await tool.run(call.args, ctx)
@@ -153,6 +181,43 @@ class Executor:
             return ToolResult.error(str(err))
         except Exception as err:  # a tool's failure is the model's to read, never the run's end
             return ToolResult.error(f"{call.name} failed: {type(err).__name__}: {err}")
+
+    async def _permit(self, call: ToolCall, read_only: bool, emit: Emit) -> ToolResult | None:
+        """None when the call may run; else the result that tells the model it may not."""
+        decision = self.policy.decide(call.name, call.args, read_only=read_only)
+        if decision.verdict == "allow":
+            return None
+        if decision.verdict == "deny":
+            emit(PermissionDecided(call_id=call.id, decision="deny", reason=decision.reason))
+            return ToolResult.error(f"not permitted: {decision.reason}")
+        if not self.can_ask:
+            reason = (
+                f"{call.name} needs approval and nobody can answer in a headless run: "
+                f"pass --permission-mode bypass (or accept-edits), or --allow '{call.name}(...)'"
+            )
+            emit(PermissionDecided(call_id=call.id, decision="deny", reason=reason))
+            return ToolResult.error(f"not permitted: {reason}")
+        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        emit(PermissionRequested(call_id=call.id, name=call.name, args=call.args, answer=answer))
+        verdict = await answer
+        emit(PermissionDecided(call_id=call.id, decision=verdict, reason="answered by the person"))
+        if verdict == "allow":
+            return None
+        return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way")
+
+    def _mask(self, result: ToolResult) -> ToolResult:
+        if not self.secrets or not any(s in result.output or s in repr(result.data) for s in self.secrets):
+            return result
+        output = result.output
+        data = dict(result.data)
+        for secret in self.secrets:
+            output = output.replace(secret, _MASK)
+            data = {k: v.replace(secret, _MASK) if isinstance(v, str) else v for k, v in data.items()}
+        return replace(result, output=output, data=data)
+
+    def cancelled(self, call: ToolCall) -> ToolOutcome:
+        """The outcome of a call the person interrupted."""
+        return ToolOutcome(call, ToolResult(CANCELLED, is_error=True), 0.0)
 
 
 def _signature(input_schema: dict[str, Any]) -> str:

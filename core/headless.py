@@ -9,12 +9,17 @@ key, an unknown model, an unreachable server).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from chimera.core.demo import DEMO_NOTICE
+from chimera.core.errors import CONFIG_KINDS
 from chimera.core.events import (
+    PermissionDecided,
     RetryScheduled,
     RunFinished,
     StepEvent,
@@ -23,31 +28,48 @@ from chimera.core.events import (
     ToolCallStarted,
 )
 from chimera.core.launch import RunOptions, prepare
+from chimera.core.tools.base import describe_call
 
-__all__ = ["CONFIG_REASONS", "run_headless"]
-
-CONFIG_REASONS = frozenset({"auth", "not_found", "permission", "unreachable"})
+__all__ = ["run_headless"]
 
 
-class _TextPrinter:
-    """Prints a run for a person reading a terminal."""
+class _Printer:
+    """Writes a run for its reader; a reader that goes away (a closed pipe) interrupts the run."""
 
-    def __init__(self, out: TextIO, err: TextIO) -> None:
+    def __init__(self, out: TextIO, err: TextIO, *, json_lines: bool, on_gone: Callable[[], None]) -> None:
         self.out = out
         self.err = err
+        self.json_lines = json_lines
+        self.on_gone = on_gone
+        self.gone = False
 
     def __call__(self, event: StepEvent) -> None:
+        if self.gone:
+            return
+        try:
+            if self.json_lines:
+                self.out.write(event.to_json() + "\n")
+                self.out.flush()
+            else:
+                self._human(event)
+        except (BrokenPipeError, OSError, ValueError):  # ValueError: the stream was closed
+            self.gone = True
+            self.on_gone()
+
+    def _human(self, event: StepEvent) -> None:
         match event:
             case TextDelta(text=text):
                 self.out.write(text)
                 self.out.flush()
             case ToolCallStarted(name=name, args=args):
                 self.out.write("\n")
-                self.err.write(f"● {name} {_brief(args)}\n")
+                self.err.write(f"● {name} {describe_call(name, args)}\n")
             case ToolCallFinished(is_error=is_error, output=output, duration_ms=ms):
                 lines = output.count("\n") + 1
                 mark = "✗" if is_error else "✓"
-                self.err.write(f"  {mark} {lines} lines in {ms / 1000:.2f}s\n")
+                self.err.write(f"  {mark} {lines} line{'s' if lines != 1 else ''} in {ms / 1000:.2f}s\n")
+            case PermissionDecided(decision="deny", reason=reason):
+                self.err.write(f"  ⊘ {reason}\n")
             case RetryScheduled(reason=reason, attempt=attempt, wait_s=wait):
                 self.err.write(f"  ↻ retry {attempt} ({reason}) in {wait:.1f}s\n")
             case RunFinished():
@@ -58,22 +80,6 @@ class _TextPrinter:
         self.err.flush()
 
 
-def _json_printer(out: TextIO) -> Callable[[StepEvent], None]:
-    def emit(event: StepEvent) -> None:
-        out.write(event.to_json() + "\n")
-        out.flush()
-
-    return emit
-
-
-def _brief(args: dict[str, object]) -> str:
-    for key in ("command", "path", "pattern", "thought"):
-        if key in args:
-            text = str(args[key]).replace("\n", " ")
-            return text if len(text) <= 80 else text[:79] + "…"
-    return ""
-
-
 async def run_headless(
     task: str,
     options: RunOptions,
@@ -82,7 +88,11 @@ async def run_headless(
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Run ``task`` with ``options``; print as it goes; return the exit code."""
+    """Run ``task`` with ``options``; print as it goes; return the exit code.
+
+    Ctrl-C (SIGINT) interrupts the run: open tool calls are cancelled, the run
+    ends with reason ``interrupted`` and the exit code is 1.
+    """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     launch = prepare(options)
@@ -90,13 +100,35 @@ async def run_headless(
         err.write(f"chimera: {DEMO_NOTICE}\n")
         err.write(f"chimera: demo task: {launch.demo_task} (workspace: {launch.env.workdir})\n")
         task = launch.demo_task
-    printer = _json_printer(out) if json_lines else _TextPrinter(out, err)
+    printer = _Printer(out, err, json_lines=json_lines, on_gone=_threadsafe(launch.agent.interrupt))
     launch.bus.subscribe(printer, name="printer")
-    try:
-        result = await launch.run(task)
-    finally:
-        await launch.close()
+    loop = asyncio.get_running_loop()
+    with _on_sigint(loop, launch.agent.interrupt):
+        try:
+            result = await launch.run(task)
+        finally:
+            await launch.close()
     if result.success:
         return 0
-    err.write(f"chimera: the run failed ({result.reason}): {result.error}\n")
-    return 2 if result.reason in CONFIG_REASONS else 1
+    if not printer.gone:
+        err.write(f"chimera: the run failed ({result.reason}): {result.error}\n")
+    return 2 if result.reason in CONFIG_KINDS else 1
+
+
+def _threadsafe(action: Callable[[], None]) -> Callable[[], None]:
+    """``action`` called on the event loop, from whichever thread asks."""
+    loop = asyncio.get_running_loop()
+    return lambda: loop.call_soon_threadsafe(action)
+
+
+@contextlib.contextmanager
+def _on_sigint(loop: asyncio.AbstractEventLoop, action: Callable[[], None]) -> Iterator[None]:
+    try:
+        loop.add_signal_handler(signal.SIGINT, action)
+    except (NotImplementedError, RuntimeError):  # not the main thread, or no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)

@@ -10,6 +10,8 @@ import os
 import sys
 from pathlib import Path
 
+from chimera.core.errors import ConfigError
+
 __all__ = ["chimera_home", "private_dir"]
 
 
@@ -29,7 +31,12 @@ def chimera_home() -> Path:
 
 def private_dir(path: Path) -> Path:
     """Create ``path`` (and parents) if needed; the folder itself readable by its owner only."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if os.name != "nt":
-        path.chmod(0o700)
+    try:
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if os.name != "nt":
+            path.chmod(0o700)
+    except OSError as err:
+        raise ConfigError(
+            f"cannot use {path} for Chimera's state ({err.strerror or err}): set CHIMERA_HOME to a folder you own"
+        ) from None
     return path

@@ -1,13 +1,14 @@
 """Provides ``prepare``: what a front end needs to start runs, from its options.
 
 It picks the provider (the configured model, or the offline demo when none is
-configured), opens the workspace, builds the agent and the session log. The
-workbench and ``chimera run`` both start here, so the same options make the
-same run in both.
+configured), opens the workspace, sets the permission policy, builds the agent
+and the session log. The workbench and ``chimera run`` both start here, so the
+same options make the same run in both.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,28 +20,37 @@ from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
-from chimera.core.loop_config import LoopConfig
+from chimera.core.loop_config import LOOPS, LoopConfig
+from chimera.core.permissions import MODES, PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.session_log import SessionLog
+from chimera.core.settings import load_settings
 from chimera.core.tool_group import DEFAULT_TOOLS
 
-__all__ = ["LOOPS", "PERMISSION_MODES", "Launch", "RunOptions", "prepare"]
-
-LOOPS = ("react", "plan", "reflexion", "tot")
-PERMISSION_MODES = ("ask", "accept-edits", "plan", "bypass")
+__all__ = ["Launch", "RunOptions", "prepare"]
 
 
 @dataclass(frozen=True, slots=True)
 class RunOptions:
-    """What the person asked for on the command line (or the workbench's settings)."""
+    """What the person asked for on the command line (or the workbench's settings).
+
+    ``permission_mode`` None means the settings file's mode, else ``ask``.
+    ``interactive`` says whether someone answers permission requests.
+    """
 
     workdir: Path | None = None
     model: str | None = None
     loop: str = "react"
     max_turns: int = 50
-    permission_mode: str = "ask"
+    permission_mode: str | None = None
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    max_time: float | None = None
     resume: str | None = None
+    interactive: bool = False
     demo_pace: float = 0.0
 
 
@@ -52,6 +62,7 @@ class Launch:
     env: LocalEnvironment
     session_id: str
     log: SessionLog
+    policy: PermissionPolicy
     demo: bool
     demo_task: str = ""
 
@@ -63,10 +74,12 @@ class Launch:
         return await self.agent.run(task, self.env, session_id=self.session_id)
 
     async def close(self) -> None:
-        await self.agent.bus.close()
-        self.log.close()
-        self.env.close()
-        await self.agent.provider.aclose()
+        """Let readers finish, then release everything, even when one step fails."""
+        async with contextlib.AsyncExitStack() as stack:
+            stack.push_async_callback(self.agent.provider.aclose)
+            stack.callback(self.env.close)
+            stack.callback(self.log.close)
+            await self.agent.bus.close()
 
 
 def _check(options: RunOptions) -> None:
@@ -74,10 +87,8 @@ def _check(options: RunOptions) -> None:
         raise ConfigError(f"--loop {options.loop!r} is unknown: use one of {', '.join(LOOPS)}")
     if options.loop != "react":
         raise ConfigError(f"--loop {options.loop} is not available in this version yet: use --loop react")
-    if options.permission_mode not in PERMISSION_MODES:
-        raise ConfigError(
-            f"--permission-mode {options.permission_mode!r} is unknown: use one of {', '.join(PERMISSION_MODES)}"
-        )
+    if options.permission_mode is not None and options.permission_mode not in MODES:
+        raise ConfigError(f"--permission-mode {options.permission_mode!r} is unknown: use one of {', '.join(MODES)}")
     if options.max_turns < 1:
         raise ConfigError(f"--max-turns must be at least 1, not {options.max_turns}")
     if options.workdir is not None and not options.workdir.is_dir():
@@ -87,24 +98,47 @@ def _check(options: RunOptions) -> None:
         raise ConfigError("--resume is not available in this version yet: start a new session")
 
 
+def _config(options: RunOptions) -> LoopConfig:
+    return LoopConfig(
+        max_steps=options.max_turns,
+        token_budget=options.max_tokens,
+        cost_budget=options.max_cost,
+        time_limit=options.max_time,
+    )
+
+
 def prepare(options: RunOptions) -> Launch:
     """Build the agent, workspace and session log for ``options``; raise ConfigError on bad input."""
     _check(options)
     home = chimera_home()
-    session_id = new_id()
+    settings = load_settings(home)
     demo = not model_configured()
     provider: Provider
     demo_task = ""
     if demo:
+        # The demo works on a throwaway copy, so its recorded tool calls all run.
+        policy = PermissionPolicy("bypass")
         provider = demo_provider(pace=options.demo_pace)
         demo_task = demo_recording().task
-        workdir = prepare_demo_workspace(private_dir(home / "demo"))
+        workdir = prepare_demo_workspace(home / "demo")
     else:
+        policy = PermissionPolicy.build(
+            options.permission_mode or settings.permission_mode or "ask",
+            allow=(*settings.allow, *options.allow),
+            deny=(*settings.deny, *options.deny),
+        )
         provider = create_provider(options.model)
         workdir = options.workdir if options.workdir is not None else Path.cwd()
-    env = LocalEnvironment(workdir, spill_dir=private_dir(home / "output" / session_id))
-    config = LoopConfig(max_steps=options.max_turns)
-    agent = Agent(provider, DEFAULT_TOOLS, ReAct(config))
+    config = _config(options)
+    thinking = getattr(provider, "thinking", None) or {}
+    if thinking.get("budget_tokens", 0) >= config.max_tokens:
+        raise ConfigError(
+            f"CHIMERA_THINKING={thinking['budget_tokens']} must be below the response limit of "
+            f"{config.max_tokens} tokens: choose a smaller budget"
+        )
+    session_id = new_id()
+    env = LocalEnvironment(workdir, spill_dir=private_dir(home / "output") / session_id)
+    agent = Agent(provider, DEFAULT_TOOLS, ReAct(config), policy=policy, can_ask=options.interactive)
     log = SessionLog(home, session_id)
     agent.bus.subscribe(log, name="session-log")
-    return Launch(agent=agent, env=env, session_id=session_id, log=log, demo=demo, demo_task=demo_task)
+    return Launch(agent=agent, env=env, session_id=session_id, log=log, policy=policy, demo=demo, demo_task=demo_task)

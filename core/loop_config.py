@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT
 
-__all__ = ["LoopConfig", "RetryPolicy"]
+__all__ = ["LOOPS", "LoopConfig", "RetryPolicy"]
+
+LOOPS = ("react", "plan", "reflexion", "tot")
 
 
 def _env_int(name: str, default: int) -> int:
@@ -53,10 +55,19 @@ class LoopConfig:
         max_output: characters of noisy tool output the model sees (``CHIMERA_MAX_TOOL_OUTPUT``).
         concurrency: read-only tool calls run at once.
         retry: the retry policy for model requests.
+        token_budget: input plus output tokens of the whole run; past it the run stops (``budget``).
+        cost_budget: dollars for the whole run; past it the run stops (``budget``).
+        time_limit: seconds of wall time for the run; past it the run stops (``time_limit``).
+        stuck_after: identical calls in a row (same tool, arguments and output) that earn a
+            reminder; one more and the run stops as ``stuck``.
     """
 
     max_steps: int = 50
     max_tokens: int = 16_000
+    token_budget: int | None = None
+    cost_budget: float | None = None
+    time_limit: float | None = None
+    stuck_after: int = 3
     max_output: int = field(default_factory=lambda: _env_int("CHIMERA_MAX_TOOL_OUTPUT", DEFAULT_MAX_OUTPUT))
     concurrency: int = 10
     retry: RetryPolicy = field(default_factory=RetryPolicy)

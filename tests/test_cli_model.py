@@ -29,17 +29,21 @@ def test_run_against_a_server_succeeds_and_never_writes_the_key(
     api: FakeAnthropic, tmp_path: Path, isolated_env: Path
 ) -> None:
     """A model run exits 0; the key reaches neither the tools, the events nor any file under CHIMERA_HOME."""
+    snoop = "env; echo; tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' '\\n' < /proc/self/environ"
     api.script(
-        message(text("Checking the environment."), tool_use("t1", "bash", {"command": "env"}), stop_reason="tool_use"),
+        message(text("Checking the environment."), tool_use("t1", "bash", {"command": snoop}), stop_reason="tool_use"),
         message(text("All good.")),
     )
-    proc = run_chimera("run", "look around", "--json", "--workdir", str(tmp_path), env=model_env(api))
+    proc = run_chimera(
+        "run", "look around", "--json", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env(api)
+    )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert events[0]["model"] == "claude-sonnet-4-6"
     assert events[-1]["answer"] == "All good."
     env_output = next(e["output"] for e in events if e["type"] == "tool_call_finished")
-    assert "PATH=" in env_output
+    assert env_output.count("PATH=") >= 2  # the command did print the environments it could see
+    assert "[secret removed]" in env_output  # the parent's environment held the key, and it was masked
     assert SECRET not in proc.stdout
     assert SECRET not in proc.stderr
     for path in isolated_env.rglob("*"):
@@ -81,3 +85,64 @@ def test_max_turns_fails_the_run_with_exit_1(api: FakeAnthropic, tmp_path: Path)
     finished = json.loads(proc.stdout.splitlines()[-1])
     assert (finished["success"], finished["reason"], finished["steps"]) == (False, "max_turns", 2)
     assert "--max-turns" in proc.stderr
+
+
+def test_headless_ask_refuses_with_the_flag_that_allows(api: FakeAnthropic, tmp_path: Path) -> None:
+    """In the default ask mode a headless run never hangs: a command is refused, naming the flags."""
+    api.script(
+        message(tool_use("t1", "bash", {"command": "touch made-it"}), stop_reason="tool_use"),
+        message(text("I could not run it.")),
+    )
+    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), env=model_env(api))
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    decided = next(e for e in events if e["type"] == "permission_decided")
+    assert decided["decision"] == "deny"
+    assert "--permission-mode bypass" in decided["reason"]
+    assert "--allow" in decided["reason"]
+    result = next(e for e in events if e["type"] == "tool_call_finished")
+    assert result["is_error"] is True
+    assert result["output"].startswith("Error: not permitted")
+    assert not (tmp_path / "made-it").exists()
+
+
+def test_allow_rule_lets_a_matching_command_run(api: FakeAnthropic, tmp_path: Path) -> None:
+    """--allow 'bash(touch *)' lets that command run in ask mode while others stay refused."""
+    api.script(
+        message(
+            tool_use("t1", "bash", {"command": "touch made-it"}),
+            tool_use("t2", "bash", {"command": "rm -f other"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Done.")),
+    )
+    (tmp_path / "other").write_text("keep me")
+    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--allow", "bash(touch *)", env=model_env(api))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "made-it").exists()
+    assert (tmp_path / "other").read_text() == "keep me"
+
+
+def test_plan_mode_refuses_writes_whatever_the_model_sends(api: FakeAnthropic, tmp_path: Path) -> None:
+    """--permission-mode plan: write, edit and bash are refused by the executor, reads still run."""
+    (tmp_path / "a.txt").write_text("hello\n")
+    api.script(
+        message(
+            tool_use("t1", "read", {"path": "a.txt"}),
+            tool_use("t2", "write", {"path": "b.txt", "content": "x"}),
+            tool_use("t3", "edit", {"path": "a.txt", "old": "hello", "new": "bye"}),
+            tool_use("t4", "bash", {"command": "touch c.txt"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Planned.")),
+    )
+    proc = run_chimera(
+        "run", "x", "--json", "--workdir", str(tmp_path), "--permission-mode", "plan", "--allow", "bash", env=model_env(api)
+    )
+    assert proc.returncode == 0, proc.stderr
+    results = {e["call_id"]: e for e in map(json.loads, proc.stdout.splitlines()) if e["type"] == "tool_call_finished"}
+    assert results["t1"]["is_error"] is False
+    for call_id in ("t2", "t3", "t4"):
+        assert "plan mode is read-only" in results[call_id]["output"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt"]
+    assert (tmp_path / "a.txt").read_text() == "hello\n"

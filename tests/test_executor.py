@@ -27,8 +27,8 @@ class Recorder:
     def __init__(self) -> None:
         self.events: list[StepEvent] = []
 
-    def __call__(self, cls: type[StepEvent], fields: dict[str, Any]) -> None:
-        self.events.append(cls(**fields))
+    def __call__(self, event: StepEvent) -> None:
+        self.events.append(event)
 
     def trace(self) -> list[tuple[str, str]]:
         return [

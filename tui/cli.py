@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
-LOOPS = ("react", "plan", "reflexion", "tot")
-PERMISSION_MODES = ("ask", "accept-edits", "plan", "bypass")
+from chimera.core.loop_config import LOOPS
+from chimera.core.permissions import MODES as PERMISSION_MODES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,6 +37,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is less than 1")
+    return value
+
+
+def _money(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not above 0")
     return value
 
 
@@ -64,6 +74,16 @@ def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
         help="how tool calls are approved: " + ", ".join(PERMISSION_MODES),
     )
     parser.add_argument("--resume", metavar="ID", default=default(None), help="continue the session ID")
+    parser.add_argument(
+        "--allow",
+        metavar="RULE",
+        action="append",
+        default=default([]),
+        help="let matching tool calls run without asking, e.g. 'bash(pytest*)' (repeatable)",
+    )
+    parser.add_argument(
+        "--deny", metavar="RULE", action="append", default=default([]), help="refuse matching tool calls (repeatable)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     _common(run, sub=True)
     run.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
     run.add_argument("--max-turns", type=_positive, default=50, help="stop after N model turns (default: 50)")
+    run.add_argument("--max-tokens", type=_positive, metavar="N", help="stop once the run has used N tokens")
+    run.add_argument("--max-cost", type=_money, metavar="USD", help="stop once the run has cost this many dollars")
+    run.add_argument("--max-time", type=_money, metavar="SECONDS", help="stop after this much wall time")
     return parser
 
 
@@ -103,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
 
 
-def _options(args: argparse.Namespace, *, default_mode: str) -> RunOptions:
+def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
     from chimera.core.launch import RunOptions
 
     return RunOptions(
@@ -111,22 +134,28 @@ def _options(args: argparse.Namespace, *, default_mode: str) -> RunOptions:
         model=args.model,
         loop=args.loop,
         max_turns=getattr(args, "max_turns", 50),
-        permission_mode=args.permission_mode or default_mode,
+        permission_mode=args.permission_mode,
+        allow=tuple(args.allow),
+        deny=tuple(args.deny),
+        max_tokens=getattr(args, "max_tokens", None),
+        max_cost=getattr(args, "max_cost", None),
+        max_time=getattr(args, "max_time", None),
         resume=args.resume,
+        interactive=interactive,
     )
 
 
 def _run(args: argparse.Namespace) -> int:
     from chimera.core.headless import run_headless
 
-    options = _options(args, default_mode="ask")
+    options = _options(args, interactive=False)
     return asyncio.run(run_headless(args.task, options, json_lines=args.json))
 
 
 def _workbench(args: argparse.Namespace) -> int:
     from chimera.tui.app import build_app
 
-    options = _options(args, default_mode="ask")
+    options = _options(args, interactive=True)
     app = build_app(options)
     app.run()
     return app.return_code or 0

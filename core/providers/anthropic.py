@@ -43,7 +43,8 @@ class AnthropicProvider:
 
     Args:
         model: the model name sent with every request.
-        api_key: the key; ``ANTHROPIC_API_KEY`` when None. Never stored elsewhere.
+        api_key: the key; ``ANTHROPIC_API_KEY`` when None (else ``ANTHROPIC_AUTH_TOKEN`` as a
+            bearer token). Never stored elsewhere; tool output that contains it is masked.
         base_url: the server; ``ANTHROPIC_BASE_URL`` or Anthropic's when None.
         thinking: the ``thinking`` request parameter, or None to leave it out.
         stall_timeout: seconds without a stream event before the stream counts as stalled.
@@ -62,6 +63,7 @@ class AnthropicProvider:
     ) -> None:
         self._model = model
         self._api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
+        self._auth_token = None if self._api_key else os.environ.get("ANTHROPIC_AUTH_TOKEN")
         self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.thinking = thinking
         self.stall_timeout = stall_timeout
@@ -76,15 +78,25 @@ class AnthropicProvider:
         return self._model
 
     @property
+    def secrets(self) -> tuple[str, ...]:
+        """Values that must never reach the model, the events or the disk."""
+        return tuple(s for s in (self._api_key, self._auth_token) if s)
+
+    @property
     def native_thinking(self) -> bool:
         return bool(self.thinking) and self.thinking.get("type") != "disabled"  # type: ignore[union-attr]
 
     async def _get_client(self) -> anthropic.AsyncAnthropic:
         if self._client is None:
             sdk = await asyncio.to_thread(_import_sdk)
-            self._client = sdk.AsyncAnthropic(
+            credential = (
+                {"auth_token": self._auth_token}
+                if self._auth_token
                 # A local server may need no key; the SDK insists on one.
-                api_key=self._api_key or "no-key-set",
+                else {"api_key": self._api_key or "no-key-set"}
+            )
+            self._client = sdk.AsyncAnthropic(
+                **credential,
                 base_url=self.base_url,
                 max_retries=0,
                 timeout=sdk.Timeout(self.stall_timeout + 5.0, connect=self.connect_timeout),
@@ -121,7 +133,16 @@ class AnthropicProvider:
                         event = await asyncio.wait_for(iterator.__anext__(), self.stall_timeout)
                     except StopAsyncIteration:
                         break
-                    chunk = builder.feed(event.to_dict(mode="json"))
+                    try:
+                        chunk = builder.feed(event.to_dict(mode="json"))
+                    except (KeyError, TypeError, ValueError, AttributeError) as err:
+                        # Asking again will not change the server's dialect: fail at once.
+                        raise ProviderError(
+                            f"the server's stream does not follow the Messages API ({type(err).__name__}: {err}); "
+                            "check that ANTHROPIC_BASE_URL points at a server that speaks it",
+                            kind="protocol",
+                            retryable=False,
+                        ) from None
                     if chunk is not None:
                         yield chunk
         except ProviderError:

@@ -23,9 +23,9 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
 def model_configured(environ: Mapping[str, str] | None = None) -> bool:
-    """True when a key or a base URL says which model server to use."""
+    """True when a key, a token or a base URL says which model server to use."""
     env = os.environ if environ is None else environ
-    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_BASE_URL"))
+    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN") or env.get("ANTHROPIC_BASE_URL"))
 
 
 def resolve_model(model: str | None = None, environ: Mapping[str, str] | None = None) -> str:

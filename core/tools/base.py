@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["DEFAULT_MAX_OUTPUT", "Tool", "ToolContext", "ToolResult"]
+__all__ = ["DEFAULT_MAX_OUTPUT", "Tool", "ToolContext", "ToolResult", "describe_call"]
 
 DEFAULT_MAX_OUTPUT = 20_000
 
@@ -62,3 +62,14 @@ class Tool(Protocol):
 def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     """A closed object schema: the named properties and nothing else."""
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def describe_call(name: str, args: dict[str, Any], width: int = 100) -> str:
+    """The argument of a call a person cares about, on one line."""
+    for key in ("command", "path", "pattern", "thought"):
+        if key in args:
+            text = " ".join(str(args[key]).split())
+            if key == "pattern" and args.get("path"):
+                text += f"  in {args['path']}"
+            return text if len(text) <= width else text[: width - 1] + "…"
+    return ""

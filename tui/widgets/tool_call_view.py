@@ -9,20 +9,11 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
-__all__ = ["ToolCallView", "brief_args"]
+from chimera.core.tools.base import describe_call
+
+__all__ = ["ToolCallView"]
 
 _PREVIEW_LINES = 4
-
-
-def brief_args(name: str, args: dict[str, Any]) -> str:
-    """The argument a person cares about, on one line."""
-    for key in ("command", "path", "pattern", "thought"):
-        if key in args:
-            text = " ".join(str(args[key]).split())
-            if key == "pattern" and args.get("path"):
-                text += f"  in {args['path']}"
-            return text if len(text) <= 100 else text[:99] + "…"
-    return ""
 
 
 class ToolCallView(Static):
@@ -48,7 +39,7 @@ class ToolCallView(Static):
 
     def _header(self) -> Text:
         mark = ("● ", "bold red" if self.is_error else "bold green")
-        return Text.assemble(mark, (self.tool_name, "bold"), "  ", brief_args(self.tool_name, self.args))
+        return Text.assemble(mark, (self.tool_name, "bold"), "  ", describe_call(self.tool_name, self.args))
 
     def _render_call(self, body: RenderableType) -> RenderableType:
         return Group(self._header(), Group(Text("  ⎿  ", style="dim", end=""), body))

@@ -1,0 +1,72 @@
+"""Provides what the model should know about the workspace: a git snapshot and project instructions.
+
+The snapshot (branch, default branch, ``git status --short`` capped near 2,000
+characters, the last five commits) is read once per session and is skipped
+quietly outside a repository or without git. Project instructions come from
+``AGENTS.md`` and ``CLAUDE.md`` at the workspace root.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+__all__ = ["INSTRUCTION_FILES", "git_snapshot", "project_instructions"]
+
+STATUS_CAP = 2000
+INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
+INSTRUCTIONS_CAP = 20_000
+
+
+def _git(workdir: Path, *args: str) -> str | None:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(workdir), "--no-optional-locks", *args],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def git_snapshot(workdir: Path) -> str | None:
+    """A short description of the repository at ``workdir``, or None when it is not one."""
+    if shutil.which("git") is None or _git(workdir, "rev-parse", "--is-inside-work-tree") != "true":
+        return None
+    branch = _git(workdir, "branch", "--show-current") or "(detached HEAD)"
+    default = _git(workdir, "symbolic-ref", "--short", "refs/remotes/origin/HEAD")
+    default = default.removeprefix("origin/") if default else None
+    if default is None:
+        local = _git(workdir, "branch", "--list", "main", "master", "--format=%(refname:short)") or ""
+        default = local.splitlines()[0] if local else None
+    status = _git(workdir, "status", "--short") or ""
+    if len(status) > STATUS_CAP:
+        cut = status.rfind("\n", 0, STATUS_CAP)
+        rest = status.count("\n", cut + 1) + 1
+        status = status[: max(cut, 0)] + f"\n... and {rest} more changed paths"
+    log = _git(workdir, "log", "--oneline", "-n", "5", "--no-decorate") or "(no commits yet)"
+    lines = [f"Git branch: {branch}"]
+    if default:
+        lines.append(f"Default branch: {default}")
+    lines += ["Status:", status or "(clean)", "Recent commits:", log]
+    return "\n".join(lines)
+
+
+def project_instructions(workdir: Path) -> str | None:
+    """The workspace's AGENTS.md and CLAUDE.md, with their names, or None when there are none."""
+    parts = []
+    for name in INSTRUCTION_FILES:
+        path = workdir / name
+        try:
+            if path.is_file():
+                text = path.read_text(encoding="utf-8", errors="replace")[:INSTRUCTIONS_CAP].strip()
+                if text:
+                    parts.append(f"<{name}>\n{text}\n</{name}>")
+        except OSError:
+            continue
+    return "\n\n".join(parts) if parts else None

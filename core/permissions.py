@@ -1,0 +1,100 @@
+"""Provides ``PermissionPolicy``: whether a tool call may run, must be asked about, or is refused.
+
+Modes: ``ask`` (read-only calls run, the rest are asked about), ``accept-edits``
+(file edits run too, commands are asked about), ``plan`` (read-only: every
+call that can change something is refused, whatever the model sends) and
+``bypass`` (everything runs). Rules refine a mode: ``allow`` and ``deny``
+lists of ``tool`` or ``tool(pattern)``, such as ``bash(git status*)`` or
+``edit(src/**)``. A deny rule always wins; plan mode cannot be loosened by an
+allow rule.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from chimera.core.errors import ConfigError
+
+__all__ = ["MODES", "Decision", "PermissionPolicy", "Rule", "subject_of"]
+
+MODES = ("ask", "accept-edits", "plan", "bypass")
+_EDIT_TOOLS = frozenset({"write", "edit"})
+_RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+Verdict = Literal["allow", "ask", "deny"]
+
+
+def subject_of(tool: str, args: dict[str, Any]) -> str:
+    """What a rule's pattern is matched against: a command, or a path or pattern."""
+    if tool == "bash":
+        return str(args.get("command", ""))
+    for key in ("path", "pattern"):
+        if key in args:
+            return str(args[key])
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """``tool`` or ``tool(pattern)``; the pattern is a shell-style wildcard."""
+
+    tool: str
+    pattern: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        match = _RULE.match(text)
+        if match is None:
+            raise ConfigError(f"the permission rule {text!r} is not understood: write tool or tool(pattern)")
+        pattern = match.group(2)
+        return cls(match.group(1), pattern.strip() if pattern is not None else None)
+
+    def matches(self, tool: str, args: dict[str, Any]) -> bool:
+        if self.tool != tool and self.tool != "*":
+            return False
+        return self.pattern is None or fnmatch.fnmatchcase(subject_of(tool, args), self.pattern)
+
+    def __str__(self) -> str:
+        return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    verdict: Verdict
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionPolicy:
+    """A mode and rules; ``decide`` says what happens to one call."""
+
+    mode: str = "ask"
+    allow: tuple[Rule, ...] = field(default_factory=tuple)
+    deny: tuple[Rule, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"the permission mode {self.mode!r} is unknown: use one of {', '.join(MODES)}")
+
+    @classmethod
+    def build(cls, mode: str, allow: Iterable[str] = (), deny: Iterable[str] = ()) -> PermissionPolicy:
+        return cls(mode, tuple(Rule.parse(r) for r in allow), tuple(Rule.parse(r) for r in deny))
+
+    def decide(self, tool: str, args: dict[str, Any], *, read_only: bool) -> Decision:
+        for rule in self.deny:
+            if rule.matches(tool, args):
+                return Decision("deny", f"{tool} is denied by the rule {rule}")
+        if self.mode == "plan" and not read_only:
+            return Decision("deny", f"plan mode is read-only: {tool} may change files, so it does not run")
+        if read_only or self.mode == "bypass":
+            return Decision("allow")
+        for rule in self.allow:
+            if rule.matches(tool, args):
+                return Decision("allow", f"allowed by the rule {rule}")
+        if self.mode == "accept-edits" and tool in _EDIT_TOOLS:
+            return Decision("allow")
+        return Decision("ask")
