@@ -29,7 +29,7 @@ import json
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -177,7 +177,7 @@ class AgentLoop:
     def running(self) -> bool:
         return self._out is not None
 
-    async def run(self, task: str) -> AsyncIterator[StepEvent]:
+    async def run(self, task: str) -> AsyncGenerator[StepEvent, None]:
         """Work on ``task``; yield every step event, ending with ``run_finished``.
 
         Close the iterator (``contextlib.aclosing``) to stop early: the run is then

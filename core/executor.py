@@ -14,6 +14,7 @@ result before the model, the events or the disk can see them.
 from __future__ import annotations
 
 import asyncio
+import glob
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -28,7 +29,7 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.permissions import PermissionPolicy, Rule, subject_of
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
 from chimera.core.tools.schema import validate
@@ -201,7 +202,12 @@ class Executor:
         emit(PermissionRequested(call_id=call.id, name=call.name, args=call.args, answer=answer))
         verdict = await answer
         emit(PermissionDecided(call_id=call.id, decision=verdict, reason="answered by the person"))
-        if verdict == "allow":
+        if verdict == "always":
+            # Not again this session: this exact command, or any edit.
+            exact = glob.escape(subject_of(call.name, call.args))
+            rule = Rule("bash", exact) if call.name == "bash" else Rule(call.name)
+            self.policy = replace(self.policy, allow=(*self.policy.allow, rule))
+        if verdict in {"allow", "always"}:
             return None
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way")
 

@@ -118,7 +118,11 @@ async def run_headless(
 def _threadsafe(action: Callable[[], None]) -> Callable[[], None]:
     """``action`` called on the event loop, from whichever thread asks."""
     loop = asyncio.get_running_loop()
-    return lambda: loop.call_soon_threadsafe(action)
+
+    def call() -> None:
+        loop.call_soon_threadsafe(action)
+
+    return call
 
 
 @contextlib.contextmanager

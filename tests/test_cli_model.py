@@ -137,7 +137,16 @@ def test_plan_mode_refuses_writes_whatever_the_model_sends(api: FakeAnthropic, t
         message(text("Planned.")),
     )
     proc = run_chimera(
-        "run", "x", "--json", "--workdir", str(tmp_path), "--permission-mode", "plan", "--allow", "bash", env=model_env(api)
+        "run",
+        "x",
+        "--json",
+        "--workdir",
+        str(tmp_path),
+        "--permission-mode",
+        "plan",
+        "--allow",
+        "bash",
+        env=model_env(api),
     )
     assert proc.returncode == 0, proc.stderr
     results = {e["call_id"]: e for e in map(json.loads, proc.stdout.splitlines()) if e["type"] == "tool_call_finished"}

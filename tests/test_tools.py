@@ -166,9 +166,7 @@ async def test_read_shows_every_line_numbered_from_one(ws: Path, ctx: ToolContex
     assert result.data == {"path": "a.txt", "first": 1, "last": 4}
 
 
-async def test_read_offset_and_limit_return_that_page_and_say_where_to_continue(
-    ws: Path, ctx: ToolContext
-) -> None:
+async def test_read_offset_and_limit_return_that_page_and_say_where_to_continue(ws: Path, ctx: ToolContext) -> None:
     """offset/limit pick a 1-based page; the page ends with the offset to read next."""
     (ws / "a.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
     result = await run(Read(), ctx, path="a.txt", offset=3, limit=4)
@@ -222,18 +220,14 @@ async def test_read_missing_file_folder_empty_and_binary(ws: Path, ctx: ToolCont
     empty = await run(Read(), ctx, path="empty.txt")
     assert (empty.is_error, empty.output) == (False, "empty.txt is empty.")
     blob = await run(Read(), ctx, path="blob.bin")
-    assert (blob.is_error, blob.output) == (
-        False, "blob.bin is a binary file (4 bytes); it is not shown as text."
-    )
+    assert (blob.is_error, blob.output) == (False, "blob.bin is a binary file (4 bytes); it is not shown as text.")
 
 
 async def test_read_cuts_a_very_long_line_and_says_how_long_it_was(ws: Path, ctx: ToolContext) -> None:
     """A 2,500-character line shows its first 2,000 characters and its full length."""
     (ws / "long.txt").write_text("x" * 2500 + "\nshort\n")
     result = await run(Read(), ctx, path="long.txt")
-    assert result.output == (
-        f"     1\t{'x' * 2000}… [line cut at 2000 of 2,500 characters]\n     2\tshort\n"
-    )
+    assert result.output == (f"     1\t{'x' * 2000}… [line cut at 2000 of 2,500 characters]\n     2\tshort\n")
 
 
 async def test_read_shows_crlf_lines_without_carriage_returns(ws: Path, ctx: ToolContext) -> None:
@@ -283,9 +277,7 @@ async def test_edit_replaces_the_single_match_and_returns_a_diff(ws: Path, ctx: 
     assert not result.is_error
     assert result.output == "Edited f.txt: replaced 1 occurrence (line 2)."
     assert (ws / "f.txt").read_text() == "alpha\nBETA\ngamma\n"
-    assert result.data["diff"] == (
-        "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n"
-    )
+    assert result.data["diff"] == ("--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n")
 
 
 async def test_edit_with_no_match_is_an_error_and_changes_nothing(ws: Path, ctx: ToolContext) -> None:
@@ -304,8 +296,7 @@ async def test_edit_with_several_matches_names_count_and_lines(ws: Path, ctx: To
     result = await run(Edit(), ctx, path="f.txt", old="x = 1", new="x = 9")
     assert result.is_error
     assert result.output == (
-        "Error: `old` matches 3 times in f.txt (lines 1, 3, 5): "
-        "include more surrounding text, or set replace_all"
+        "Error: `old` matches 3 times in f.txt (lines 1, 3, 5): include more surrounding text, or set replace_all"
     )
     assert (ws / "f.txt").read_text() == text
 
@@ -348,8 +339,16 @@ async def test_edit_changes_only_the_matched_text_in_a_crlf_file(ws: Path, ctx: 
 
 
 def _tree(ws: Path) -> None:
-    for rel in ("a.py", "b.txt", "src/c.py", "src/deep/d.py", "src/e.txt", ".git/hooks.py",
-                "node_modules/m.py", "src/__pycache__/c.py"):
+    for rel in (
+        "a.py",
+        "b.txt",
+        "src/c.py",
+        "src/deep/d.py",
+        "src/e.txt",
+        ".git/hooks.py",
+        "node_modules/m.py",
+        "src/__pycache__/c.py",
+    ):
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text(f"content of {rel}\n")
 
@@ -371,9 +370,7 @@ async def test_glob_with_a_folder_pattern_stays_at_that_depth(ws: Path, ctx: Too
     assert deep.output == "src/c.py\nsrc/deep/d.py\n"
 
 
-async def test_glob_path_limits_the_search_and_paths_stay_workspace_relative(
-    ws: Path, ctx: ToolContext
-) -> None:
+async def test_glob_path_limits_the_search_and_paths_stay_workspace_relative(ws: Path, ctx: ToolContext) -> None:
     """With `path`, the pattern applies inside that folder and results are shown from the workspace root."""
     _tree(ws)
     result = await run(Glob(), ctx, pattern="*.py", path="src")
@@ -433,9 +430,7 @@ async def test_grep_ignore_case_finds_every_spelling(ws: Path, ctx: ToolContext)
     """ignore_case also finds `todo` in lower case."""
     _sources(ws)
     result = await run(Grep(), ctx, pattern="todo", path="src", ignore_case=True)
-    assert result.output == (
-        "src/b.py:2:# todo later\nsrc/b.py:3:TODO: second\nsrc/notes.md:1:TODO: in markdown\n"
-    )
+    assert result.output == ("src/b.py:2:# todo later\nsrc/b.py:3:TODO: second\nsrc/notes.md:1:TODO: in markdown\n")
     exact = await run(Grep(), ctx, pattern="todo", path="src")
     assert exact.output == "src/b.py:2:# todo later\n"
 
@@ -467,8 +462,7 @@ async def test_grep_bad_regex_and_no_matches(ws: Path, ctx: ToolContext) -> None
     bad = await run(Grep(), ctx, pattern="(unclosed")
     assert bad.is_error
     assert bad.output == (
-        "Error: the pattern is not a valid regular expression: "
-        "missing ), unterminated subpattern at position 0"
+        "Error: the pattern is not a valid regular expression: missing ), unterminated subpattern at position 0"
     )
     none = await run(Grep(), ctx, pattern="nothing-like-this")
     assert (none.is_error, none.output) == (False, "No matches.")
@@ -534,9 +528,9 @@ async def test_bash_does_not_see_the_api_key(ctx: ToolContext, monkeypatch: pyte
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "auth-secret-value")
     monkeypatch.setenv("CHIMERA_TEST_VISIBLE", "visible")
     result = await run(
-        Bash(), ctx,
-        command="echo ${ANTHROPIC_API_KEY:-none}; echo ${ANTHROPIC_AUTH_TOKEN:-none}; "
-        "echo $CHIMERA_TEST_VISIBLE",
+        Bash(),
+        ctx,
+        command="echo ${ANTHROPIC_API_KEY:-none}; echo ${ANTHROPIC_AUTH_TOKEN:-none}; echo $CHIMERA_TEST_VISIBLE",
     )
     assert result.output == "none\nnone\nvisible\n"
 
@@ -620,3 +614,27 @@ async def test_think_records_the_thought_and_touches_nothing(ws: Path, ctx: Tool
     result = await run(Think(), ctx, thought="plan: read, then edit")
     assert (result.is_error, result.output) == (False, "Thought recorded.")
     assert names(ws) == []
+
+
+async def test_edit_refuses_a_file_that_is_not_utf8_and_leaves_it_untouched(ws: Path, ctx: ToolContext) -> None:
+    """Editing a Latin-1 file is refused with a way forward; not one byte of it changes."""
+    original = "café = 1\nname = 'x'\n".encode("latin-1")
+    (ws / "legacy.py").write_bytes(original)
+    result = await Edit().run({"path": "legacy.py", "old": "'x'", "new": "'y'"}, ctx)
+    assert result.is_error
+    assert "not UTF-8" in result.output
+    assert "offset 3" in result.output
+    assert (ws / "legacy.py").read_bytes() == original
+
+
+async def test_write_and_edit_keep_the_file_mode(ws: Path, ctx: ToolContext) -> None:
+    """An executable script stays executable after write and edit (the atomic replace keeps its mode)."""
+    script = ws / "run.sh"
+    script.write_text("echo one\n")
+    script.chmod(0o750)
+    await Edit().run({"path": "run.sh", "old": "one", "new": "two"}, ctx)
+    assert script.stat().st_mode & 0o777 == 0o750
+    await Write().run({"path": "run.sh", "content": "echo three\n"}, ctx)
+    assert script.stat().st_mode & 0o777 == 0o750
+    assert script.read_text() == "echo three\n"
+    assert [p.name for p in ws.iterdir()] == ["run.sh"]  # no temporary file left behind

@@ -1,27 +1,32 @@
 """Provides ``ChimeraApp``, the workbench, and ``build_app``, the factory the CLI and tests share.
 
-The app talks to the core only through its API (``Launch.run``) and its bus.
-One long-lived worker reads the bus and forwards events in per-frame batches
-as a single message type, ``BusEvents``; widgets react to those.
+The app talks to the core only through its API (``Launch.run``, ``Agent.interrupt``,
+the futures carried by permission requests) and its bus. One long-lived worker
+reads the bus and forwards events in per-frame batches as a single message
+type, ``BusEvents``; widgets react to those.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
+from textual.worker import Worker, WorkerState
 
 from chimera.core.bus import StreamSubscription
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.events import RunFinished, RunStarted, TurnStarted, UsageReported
+from chimera.core.events import PermissionRequested, RunFinished, RunStarted, TurnStarted, UsageReported
 from chimera.core.launch import Launch, RunOptions, prepare
 from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
 from chimera.tui.messages import BusEvents
+from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.widgets.conversation import Conversation
+from chimera.tui.widgets.notice import Notice
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 
@@ -42,6 +47,7 @@ class ChimeraApp(App[int]):
     TITLE = "Chimera"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("escape", "interrupt", "Interrupt", show=True),
     ]
 
     def __init__(self, launch: Launch, options: RunOptions) -> None:
@@ -66,7 +72,7 @@ class ChimeraApp(App[int]):
         status = self.query_one(StatusLine)
         status.model = self.launch.agent.provider.model
         status.loop = self.launch.agent.loop.name
-        status.mode = self.options.permission_mode
+        status.mode = self.launch.policy.mode
         self.sub_title = str(self.launch.env.workdir)
         self._events = self.launch.bus.stream()
         self.bridge(self._events)
@@ -95,18 +101,30 @@ class ChimeraApp(App[int]):
                     status.input_tokens += tokens_in
                     status.output_tokens += tokens_out
                     status.cost = total
+                case PermissionRequested(call_id=call_id, name=name, args=args, answer=answer):
+                    self._ask(call_id, name, args, answer)
                 case RunFinished(success=success):
                     status.state = "done" if success else "failed"
                     self.run_shown.set()
                 case _:
                     pass
 
+    def _ask(self, call_id: str, name: str, args: dict[str, object], answer: object) -> None:
+        if not isinstance(answer, asyncio.Future) or answer.done():
+            return
+
+        def resolve(verdict: str | None) -> None:
+            if not answer.done():
+                answer.set_result(verdict or "deny")
+
+        self.push_screen(PermissionScreen(call_id, name, dict(args), answer), resolve)
+
     def on_input_submitted(self, message: Input.Submitted) -> None:
         text = message.value.strip()
         if not text:
             return
         if self.running:
-            self.notify("Chimera is still working on the last task; wait for it to finish.", severity="warning")
+            self.notify("Chimera is still working; press escape to interrupt it.", severity="warning")
             return
         message.input.value = ""
         if self.launch.demo:
@@ -119,12 +137,28 @@ class ChimeraApp(App[int]):
         self.run_shown.clear()
         self.run_task(task)
 
+    def action_interrupt(self) -> None:
+        """Stop the run: the stream ends, tools are killed, the conversation stays valid."""
+        if self.running:
+            self.launch.agent.interrupt()
+            self.notify("Interrupting…", timeout=2)
+
     @work(exclusive=True, group="run", exit_on_error=False)
     async def run_task(self, task: str) -> None:
         try:
             await self.launch.run(task)
         finally:
             self.running = False
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group == "run" and event.state == WorkerState.ERROR:
+            # A fault in the engine itself: say so on screen instead of hanging at "running".
+            error = event.worker.error
+            await self.query_one(Conversation).mount(
+                Notice(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
+            )
+            self.query_one(StatusLine).state = "failed"
+            self.run_shown.set()
 
     async def on_unmount(self) -> None:
         if self._events is not None:
@@ -134,7 +168,5 @@ class ChimeraApp(App[int]):
 
 def build_app(options: RunOptions, *, demo_pace: float = DEMO_PACE) -> ChimeraApp:
     """Prepare the session for ``options`` (raising ConfigError on bad input) and build the app."""
-    from dataclasses import replace
-
-    launch = prepare(replace(options, demo_pace=demo_pace))
+    launch = prepare(replace(options, demo_pace=demo_pace, interactive=True))
     return ChimeraApp(launch, options)

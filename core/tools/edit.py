@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.files import replace_text
 from chimera.core.tools.paths import display_path, resolve_in_workspace
 
 __all__ = ["Edit"]
@@ -52,8 +53,15 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -
         return ToolResult.error("`old` is empty: give the exact text to replace")
     if old == new:
         return ToolResult.error("`old` and `new` are the same: nothing would change")
-    with path.open(encoding="utf-8", errors="replace", newline="") as fh:
-        text = fh.read()
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        # Rewriting would turn every undecodable byte in the file into U+FFFD: refuse instead.
+        return ToolResult.error(
+            f"{shown} is not UTF-8 text (byte {raw[err.start]:#04x} at offset {err.start}): "
+            "change it with bash (for example sed), or rewrite it whole with write"
+        )
     if "\r\n" in text:  # keep the file's line endings; the model reads and sends bare \n
         old, new = (s.replace("\r\n", "\n").replace("\n", "\r\n") for s in (old, new))
     where = _line_numbers(text, old)
@@ -66,8 +74,7 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -
             "include more surrounding text, or set replace_all"
         )
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        fh.write(updated)
+    replace_text(path, updated)
     diff = "".join(
         difflib.unified_diff(
             text.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"

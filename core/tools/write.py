@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.files import replace_text
 from chimera.core.tools.paths import display_path, resolve_in_workspace
 
 __all__ = ["Write"]
@@ -35,7 +36,7 @@ def _write(path: Path, content: str, ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"{shown} is a folder")
     created = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(content, encoding="utf-8")
+    replace_text(path, content)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "Created" if created else "Overwrote"
     noun = "line" if lines == 1 else "lines"

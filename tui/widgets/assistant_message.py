@@ -58,15 +58,22 @@ class AssistantMessage(Widget):
             self._stream = Markdown.get_stream(self.query_one(Markdown))
         await self._stream.write(fragment)
 
-    async def finish(self, text: str | None = None) -> None:
-        """Freeze the message into one static renderable; ``text`` replaces what streamed."""
-        if self.finished:
-            return
-        self.finished = True
-        if text is not None:
-            self._parts = [text]
+    async def _stop_stream(self) -> None:
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+
+    async def finish(self) -> None:
+        """Freeze the message into one static renderable."""
+        if self.finished:
+            return
+        self.finished = True
+        await self._stop_stream()
         await self.query_one(Markdown).remove()
         await self.mount(Static(RichMarkdown(self.text, code_theme="monokai")))
+
+    async def discard(self) -> None:
+        """Stop streaming and leave the screen (the attempt that wrote this failed)."""
+        self.finished = True
+        await self._stop_stream()
+        await self.remove()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -12,6 +14,14 @@ __all__ = ["StatusLine"]
 class StatusLine(Static):
     """One line at the bottom of the screen that says where the run stands."""
 
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "status-line--running",
+        "status-line--done",
+        "status-line--failed",
+        "status-line--idle",
+        "status-line--model",
+    }
+
     DEFAULT_CSS = """
     StatusLine {
         height: 1;
@@ -19,6 +29,11 @@ class StatusLine(Static):
         background: $panel;
         color: $text-muted;
     }
+    StatusLine > .status-line--running { color: $accent; text-style: bold; }
+    StatusLine > .status-line--done { color: $success; }
+    StatusLine > .status-line--failed { color: $error; text-style: bold; }
+    StatusLine > .status-line--idle { color: $text-muted; }
+    StatusLine > .status-line--model { color: $text; text-style: bold; }
     """
 
     model: reactive[str] = reactive("")
@@ -31,17 +46,16 @@ class StatusLine(Static):
     state: reactive[str] = reactive("idle")
 
     def render(self) -> Text:
-        state_style = {"running": "bold $accent", "failed": "bold red", "done": "green"}.get(self.state, "")
-        parts: list[tuple[str, str] | str] = [
-            (self.state, state_style.replace("$accent", "yellow")),
+        state_style = self.get_component_rich_style(f"status-line--{self.state}", partial=True)
+        return Text.assemble(
+            (self.state, state_style),
             "  ·  ",
-            (self.model, "bold"),
+            (self.model, self.get_component_rich_style("status-line--model", partial=True)),
             f"  ·  {self.loop}  ·  turn {self.turn}",
             f"  ·  {_tokens(self.input_tokens)} in / {_tokens(self.output_tokens)} out",
             f"  ·  ${self.cost:.4f}",
             f"  ·  {self.mode}",
-        ]
-        return Text.assemble(*parts)
+        )
 
 
 def _tokens(count: int) -> str:

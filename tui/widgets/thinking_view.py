@@ -29,6 +29,12 @@ class ThinkingView(Static):
     def text(self) -> str:
         return "".join(self._parts)
 
-    def append(self, fragment: str) -> None:
+    async def append(self, fragment: str) -> None:
         self._parts.append(fragment)
         self.update(Text.assemble(("✻ ", "bold"), self.text))
+
+    async def finish(self) -> None:
+        """Thinking is already static; nothing to freeze."""
+
+    async def discard(self) -> None:
+        await self.remove()

@@ -1,0 +1,144 @@
+"""The workbench during a live run: permission prompts, interrupting, and retries on screen."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from chimera.core.events import StepEvent, ToolCallStarted
+from chimera.core.launch import RunOptions
+from chimera.tui.app import build_app
+from chimera.tui.screens.permission import PermissionScreen
+from chimera.tui.widgets.assistant_message import AssistantMessage
+from chimera.tui.widgets.conversation import Conversation
+from chimera.tui.widgets.status_line import StatusLine
+from chimera.tui.widgets.thinking_view import ThinkingView
+from chimera.tui.widgets.tool_call_view import ToolCallView
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, stream_error, text, thinking, tool_use
+from tests.test_tui import screen_text
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        yield fake
+
+
+async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
+    """Let the app process messages until ``condition`` holds (bounded, so a failure cannot hang)."""
+    for _ in range(2000):
+        if condition():
+            return
+        await pilot.pause(0.005)
+    raise AssertionError(f"never happened: {what}")
+
+
+async def send(pilot: Pilot[int], task: str) -> None:
+    await pilot.click("#prompt")
+    await pilot.press(*task, "enter")
+
+
+def touch_then_answer() -> tuple[object, object]:
+    return (
+        message(tool_use("t1", "bash", {"command": "touch made-it"}), stop_reason="tool_use"),
+        message(text("Finished.")),
+    )
+
+
+@pytest.mark.parametrize(("key", "made"), [("y", True), ("n", False)])
+async def test_permission_prompt_allows_or_denies_a_command(
+    api: FakeAnthropic, tmp_path: Path, key: str, made: bool
+) -> None:
+    """In ask mode a command waits for the person: y runs it, n refuses it and the model is told."""
+    api.script(*touch_then_answer())
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "make the file")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
+        assert "touch made-it" in screen_text(app)
+        assert not (tmp_path / "made-it").exists()  # nothing runs before the answer
+        await pilot.press(key)
+        await app.run_shown.wait()
+        await pilot.pause()
+        assert (tmp_path / "made-it").exists() is made
+        (call,) = app.query_one(Conversation).query(ToolCallView)
+        assert call.is_error is not made
+        tool_result = api.requests[1].messages[-1]["content"][0]
+        assert (tool_result["is_error"], "declined" in tool_result["content"]) == (not made, not made)
+
+
+async def test_always_allow_stops_asking_for_the_same_command(api: FakeAnthropic, tmp_path: Path) -> None:
+    """Answering 'always' runs the command and the same command later runs without a prompt."""
+    api.script(
+        message(tool_use("t1", "bash", {"command": "echo hi >> log"}), stop_reason="tool_use"),
+        message(tool_use("t2", "bash", {"command": "echo hi >> log"}), stop_reason="tool_use"),
+        message(text("Twice.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "log twice")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
+        await pilot.press("a")
+        await app.run_shown.wait()
+        await pilot.pause()
+        assert (tmp_path / "log").read_text() == "hi\nhi\n"
+        assert app.query_one(StatusLine).state == "done"
+
+
+async def test_escape_interrupts_a_running_command(api: FakeAnthropic, tmp_path: Path) -> None:
+    """Escape stops the run: the command is killed, marked cancelled, and the run says interrupted."""
+    api.script(message(tool_use("t1", "bash", {"command": "sleep 300"}), stop_reason="tool_use"))
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
+    started: list[StepEvent] = []
+    app.launch.bus.subscribe(lambda e: started.append(e) if isinstance(e, ToolCallStarted) else None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "wait a while")
+        await until(pilot, lambda: bool(started) and bool(app.query(ToolCallView)), "the command to start")
+        await pilot.press("escape")
+        await app.run_shown.wait()
+        await pilot.pause()
+        (call,) = app.query_one(Conversation).query(ToolCallView)
+        assert call.is_error
+        assert call.output.startswith("Cancelled")
+        assert "the run stopped (interrupted)" in screen_text(app)
+        assert app.query_one(StatusLine).state == "failed"
+        assert not app.running
+
+
+async def test_a_retried_attempt_leaves_no_partial_thinking_or_text(api: FakeAnthropic, tmp_path: Path) -> None:
+    """When a stream fails mid-way and is retried, only the successful attempt stays on screen."""
+    api.script(
+        stream_error(thinking("FIRST-THOUGHT", "sig-1"), text("FIRST-TEXT")),
+        message(thinking("second thought", "sig-2"), text("The real answer.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "answer")
+        await app.run_shown.wait()
+        await pilot.pause()
+        conversation = app.query_one(Conversation)
+        assert [t.text for t in conversation.query(ThinkingView)] == ["second thought"]
+        assert [m.text for m in conversation.query(AssistantMessage)] == ["The real answer."]
+        shown = screen_text(app)
+        assert "FIRST" not in shown
+        assert "retry 1" in shown
+
+
+async def test_a_failed_run_does_not_keep_partial_text_as_an_answer(api: FakeAnthropic, tmp_path: Path) -> None:
+    """A stream error that is not retryable ends the run; its partial text leaves the screen."""
+    api.script(stream_error(text("HALF-AN-ANSWER"), error_type="invalid_request_error", error_message="bad"))
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "answer")
+        await app.run_shown.wait()
+        await pilot.pause()
+        assert not app.query_one(Conversation).query(AssistantMessage)
+        shown = screen_text(app)
+        assert "HALF-AN-ANSWER" not in shown
+        assert "the run stopped (stream_error)" in shown

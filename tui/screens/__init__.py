@@ -1,0 +1,1 @@
+"""Provides the workbench's modal screens."""

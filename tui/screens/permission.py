@@ -1,0 +1,113 @@
+"""Provides ``PermissionScreen``: asks the person whether a tool call may run.
+
+The core's ``permission_requested`` event carries a future; this screen is
+dismissed with ``"allow"``, ``"always"`` (allow, and do not ask again for
+this command, or for edits) or ``"deny"``, and the app resolves the future
+with that answer. When the run is interrupted meanwhile the future is
+cancelled, and the screen closes itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from chimera.core.tools.base import describe_call
+
+__all__ = ["PermissionScreen"]
+
+
+class PermissionScreen(ModalScreen[str]):
+    """Allow, always allow, or deny one tool call."""
+
+    DEFAULT_CSS = """
+    PermissionScreen {
+        align: center middle;
+    }
+    PermissionScreen > Vertical {
+        width: 90;
+        max-width: 95%;
+        height: auto;
+        padding: 1 2;
+        border: thick $warning;
+        background: $surface;
+    }
+    PermissionScreen #permission-title {
+        text-style: bold;
+        margin-bottom: 1;
+    }
+    PermissionScreen #permission-detail {
+        max-height: 16;
+        margin-bottom: 1;
+    }
+    PermissionScreen Horizontal {
+        height: auto;
+    }
+    PermissionScreen Button {
+        margin-right: 2;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer('allow')", "Allow"),
+        Binding("a", "answer('always')", "Always"),
+        Binding("n,escape", "answer('deny')", "Deny"),
+    ]
+
+    def __init__(self, call_id: str, name: str, args: dict[str, Any], answer: asyncio.Future[str]) -> None:
+        super().__init__()
+        self.call_id = call_id
+        self.tool_name = name
+        self.args = args
+        self.answer = answer
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(f"Allow {self.tool_name}?"), id="permission-title")
+            yield Static(self._detail(), id="permission-detail")
+            with Horizontal():
+                yield Button("Allow  [y]", id="allow", variant="success")
+                yield Button(self._always_label(), id="always", variant="primary")
+                yield Button("Deny  [n]", id="deny", variant="error")
+
+    def _detail(self) -> Syntax | Text:
+        if self.tool_name == "bash":
+            return Syntax(str(self.args.get("command", "")), "bash", word_wrap=True, background_color="default")
+        if self.tool_name == "write":
+            body = str(self.args.get("content", ""))
+            lines = body.splitlines()
+            preview = "\n".join(lines[:12]) + (f"\n… {len(lines) - 12} more lines" if len(lines) > 12 else "")
+            return Text.assemble((f"{self.args.get('path', '')}\n", "bold"), preview)
+        if self.tool_name == "edit":
+            return Text.assemble(
+                (f"{self.args.get('path', '')}\n", "bold"),
+                ("- " + str(self.args.get("old", "")).replace("\n", "\n- ") + "\n", "red"),
+                ("+ " + str(self.args.get("new", "")).replace("\n", "\n+ "), "green"),
+            )
+        return Text(describe_call(self.tool_name, self.args))
+
+    def _always_label(self) -> str:
+        what = "this command" if self.tool_name == "bash" else "edits"
+        return f"Always allow {what}  [a]"
+
+    def on_mount(self) -> None:
+        # The run may be interrupted while the question is open; then there is nothing to answer.
+        self.answer.add_done_callback(lambda _: self._close_if_moot())
+
+    def _close_if_moot(self) -> None:
+        if self.is_attached and self.answer.cancelled():
+            self.dismiss("deny")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.action_answer(event.button.id or "deny")
+
+    def action_answer(self, verdict: str) -> None:
+        self.dismiss(verdict)
