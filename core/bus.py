@@ -237,9 +237,12 @@ class EventBus:
         return True
 
     async def close(self, timeout: float | None = 5.0) -> None:
-        """Let callbacks finish what is queued, then stop their threads and end every stream.
+        """Let callbacks finish what is queued (up to ``timeout``), then end every subscription.
 
-        A stream keeps what is queued for it: its reader still gets every event, then the end.
+        Each callback thread ends once it reaches the end of its queue; one still stuck
+        in a callback after ``timeout`` is left to finish on its own (it is a daemon
+        thread). A stream keeps what is queued for it: its reader still gets every
+        event, then the end.
         """
         with self._lock:
             callbacks = [sub for sub in self._subscribers if isinstance(sub, Subscription)]

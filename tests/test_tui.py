@@ -46,7 +46,7 @@ async def test_demo_final_answer_appears_on_screen(isolated_env: Path) -> None:
         assert "done" in text
         assert "turn 5" in text
         await pilot.press("ctrl+q")
-    assert app.return_code == 0 or app.return_code is None
+    assert app.return_code == 0
 
 
 async def test_typing_a_task_in_the_demo_says_how_to_connect_a_model(isolated_env: Path) -> None:

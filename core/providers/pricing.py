@@ -2,7 +2,7 @@
 
 Prices are US dollars per million tokens, matched by model family so that
 dated and versioned names (``claude-sonnet-4-5-20250929``) find their row.
-A model with no row (a local server's) costs nothing, and says so.
+A model with no row (a local server's) is counted as free: its cost shows $0.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ class Price:
 _PRICES: tuple[tuple[str, Price], ...] = (
     ("claude-opus-4-1", Price(15.0, 75.0)),
     ("claude-opus-4-0", Price(15.0, 75.0)),
-    ("claude-opus-4-2", Price(15.0, 75.0)),
     ("claude-opus", Price(5.0, 25.0)),
     ("claude-sonnet", Price(3.0, 15.0)),
     ("claude-haiku-3", Price(0.25, 1.25)),

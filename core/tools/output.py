@@ -55,7 +55,7 @@ class OutputSink:
     def _spill(self) -> None:
         text = "".join(self._whole)
         self._whole.clear()
-        self.spill_path.parent.mkdir(parents=True, exist_ok=True)
+        self.spill_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.spill_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         self._file = open(fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._file.write(text)
