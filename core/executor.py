@@ -152,13 +152,13 @@ class Executor:
 
     async def _run_one(self, call: ToolCall, emit: Emit, done: dict[str, ToolOutcome]) -> None:
         emit(ToolCallStarted(call_id=call.id, name=call.name, args=call.args))
-        started = time.perf_counter()
-        result = self._mask(await self._execute(call, emit))
-        outcome = ToolOutcome(call, result, round((time.perf_counter() - started) * 1000, 3))
+        clock = [time.perf_counter()]  # restarted once permission is given: waiting for a person is not run time
+        result = self._mask(await self._execute(call, emit, clock))
+        outcome = ToolOutcome(call, result, round((time.perf_counter() - clock[0]) * 1000, 3))
         done[call.id] = outcome
         emit(outcome.finished_event())
 
-    async def _execute(self, call: ToolCall, emit: Emit) -> ToolResult:
+    async def _execute(self, call: ToolCall, emit: Emit, clock: list[float]) -> ToolResult:
         tool = self.tools.get(call.name)
         if tool is None:
             known = ", ".join(self.tools.names)
@@ -175,6 +175,7 @@ class Executor:
         refusal = await self._permit(call, tool.read_only, emit)
         if refusal is not None:
             return refusal
+        clock[0] = time.perf_counter()
         ctx = ToolContext(self.workspace, self.spill_dir, self.max_output, _safe_name(call.id))
         try:
             return await tool.run(call.args, ctx)

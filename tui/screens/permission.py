@@ -74,9 +74,9 @@ class PermissionScreen(ModalScreen[str]):
             yield Static(Text(f"Allow {self.tool_name}?"), id="permission-title")
             yield Static(self._detail(), id="permission-detail")
             with Horizontal():
-                yield Button("Allow  [y]", id="allow", variant="success")
+                yield Button("Allow (y)", id="allow", variant="success")
                 yield Button(self._always_label(), id="always", variant="primary")
-                yield Button("Deny  [n]", id="deny", variant="error")
+                yield Button("Deny (n)", id="deny", variant="error")
 
     def _detail(self) -> Syntax | Text:
         if self.tool_name == "bash":
@@ -96,7 +96,7 @@ class PermissionScreen(ModalScreen[str]):
 
     def _always_label(self) -> str:
         what = "this command" if self.tool_name == "bash" else "edits"
-        return f"Always allow {what}  [a]"
+        return f"Always allow {what} (a)"
 
     def on_mount(self) -> None:
         # The run may be interrupted while the question is open; then there is nothing to answer.
