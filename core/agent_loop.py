@@ -154,6 +154,7 @@ class AgentLoop:
         self._reached_model = False
         self._reminders = ReminderState()
         self._streak: tuple[str, int] = ("", 0)
+        self._interrupt_pending = False
         self._started = 0.0
         self._seq = 0
         self._out: asyncio.Queue[StepEvent | None] | None = None
@@ -190,6 +191,8 @@ class AgentLoop:
         self.steps = 0
         self.cost = 0.0
         self.tokens = 0
+        self._reminders = ReminderState()
+        self._interrupt_pending = False
         self._started = time.monotonic()
         out: asyncio.Queue[StepEvent | None] = asyncio.Queue()
         self._out = out
@@ -210,6 +213,8 @@ class AgentLoop:
         """Stop the current run: the stream ends, tools are killed, ``run_finished`` says ``interrupted``."""
         if self._work is not None and not self._work.done():
             self._work.cancel()
+        elif self._out is not None and self._work is None:
+            self._interrupt_pending = True  # the run is still starting: cancel its work as soon as it exists
 
     async def _drive(self, task: str, out: asyncio.Queue[StepEvent | None]) -> None:
         if self.system is None:
@@ -219,6 +224,8 @@ class AgentLoop:
         )
         work = asyncio.create_task(self.strategy.drive(self, task))
         self._work = work
+        if self._interrupt_pending:
+            work.cancel()
         try:
             async with asyncio.timeout(self.config.time_limit):
                 outcome = await work
@@ -275,7 +282,13 @@ class AgentLoop:
                 return Outcome(False, "refusal", answer=_text_of(done.message), error="the model declined the request")
             calls = [ToolCall.from_block(b) for b in done.message["content"] if b.get("type") == "tool_use"]
             self.messages.append(_sendable(done.message))
-            self._check_budgets()
+            try:
+                self._check_budgets()
+            except _Stop as stop:
+                if calls:  # the calls will not run: answer them so the conversation stays valid
+                    skipped = [self.executor.skipped(c, stop.outcome.error) for c in calls]
+                    self.messages.append({"role": "user", "content": [o.block() for o in skipped]})
+                raise
             if done.stop_reason == "max_tokens" and not calls:
                 if len(cut) >= self.config.retry.max_continuations:
                     return Outcome(False, "max_tokens", error="the answer kept hitting the output limit")
@@ -287,8 +300,10 @@ class AgentLoop:
                 return Outcome(True, "completed", answer=("".join(cut) + _joined_text(done.message)).strip())
             cut.clear()
             outcomes = await self._run_tools(calls)
-            notes = self._after_tools(outcomes)
+            notes, stop = self._after_tools(outcomes)
             self.messages.append({"role": "user", "content": [o.block() for o in outcomes] + notes})
+            if stop is not None:
+                raise _Stop(stop)
 
     async def _run_tools(self, calls: list[ToolCall]) -> list[ToolOutcome]:
         done: dict[str, ToolOutcome] = {}
@@ -306,8 +321,8 @@ class AgentLoop:
             self.messages.append({"role": "user", "content": [o.block() for o in outcomes]})
             raise
 
-    def _after_tools(self, outcomes: list[ToolOutcome]) -> list[dict[str, Any]]:
-        """Reminders due after these results, as text blocks; stop the run when it is stuck."""
+    def _after_tools(self, outcomes: list[ToolOutcome]) -> tuple[list[dict[str, Any]], Outcome | None]:
+        """Reminders due after these results, as text blocks, and the outcome that stops a stuck run."""
         texts = [r.text for r in self._reminders.due(outcomes)]
         for outcome in outcomes:
             key = json.dumps([outcome.call.name, _normalized(outcome.call.args), outcome.result.output])
@@ -315,13 +330,8 @@ class AgentLoop:
             self._streak = (key, count)
         repeats = self._streak[1]
         if repeats > self.config.stuck_after:
-            raise _Stop(
-                Outcome(
-                    False,
-                    "stuck",
-                    error=f"the same call gave the same result {repeats} times in a row; the run was stopped",
-                )
-            )
+            error = f"the same call gave the same result {repeats} times in a row; the run was stopped"
+            return [], Outcome(False, "stuck", error=error)
         if repeats == self.config.stuck_after:
             texts.append(
                 f"You made the same call {repeats} times and got the same result. "
@@ -329,7 +339,7 @@ class AgentLoop:
             )
         for text in texts:
             self.emit(ReminderInjected(text=text))
-        return [{"type": "text", "text": f"<system-reminder>{text}</system-reminder>"} for text in texts]
+        return [{"type": "text", "text": f"<system-reminder>{text}</system-reminder>"} for text in texts], None
 
     def _check_budgets(self) -> None:
         budget_tokens, budget_cost = self.config.token_budget, self.config.cost_budget

@@ -31,7 +31,8 @@ def _git(workdir: Path, *args: str) -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    # rstrip only: the first `status --short` line may start with a meaningful space (" M" = unstaged).
+    return proc.stdout.rstrip() if proc.returncode == 0 else None
 
 
 def git_snapshot(workdir: Path) -> str | None:

@@ -37,7 +37,7 @@ from chimera.core.tools.schema import validate
 __all__ = ["Executor", "ToolCall", "ToolOutcome"]
 
 Emit = Callable[[StepEvent], object]
-CANCELLED = "Cancelled: the person interrupted the run before this call finished."
+CANCELLED = "Cancelled: the run was stopped (interrupted or out of time) before this call finished."
 _MASK = "[secret removed]"
 
 
@@ -221,6 +221,10 @@ class Executor:
             output = output.replace(secret, _MASK)
             data = {k: v.replace(secret, _MASK) if isinstance(v, str) else v for k, v in data.items()}
         return replace(result, output=output, data=data)
+
+    def skipped(self, call: ToolCall, why: str) -> ToolOutcome:
+        """The outcome of a call that was not run because the run stopped first."""
+        return ToolOutcome(call, ToolResult.error(f"not run: {why}"), 0.0)
 
     def cancelled(self, call: ToolCall) -> ToolOutcome:
         """The outcome of a call the person interrupted."""

@@ -23,6 +23,7 @@ __all__ = ["MODES", "Decision", "PermissionPolicy", "Rule", "subject_of"]
 
 MODES = ("ask", "accept-edits", "plan", "bypass")
 _EDIT_TOOLS = frozenset({"write", "edit"})
+_CHAINING = re.compile(r"[;&|`\n]|\$\(|[<>]\(")  # ; && || | & ` $( <( >( and newlines join commands
 _RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 
 Verdict = Literal["allow", "ask", "deny"]
@@ -57,6 +58,14 @@ class Rule:
         if self.tool != tool and self.tool != "*":
             return False
         return self.pattern is None or fnmatch.fnmatchcase(subject_of(tool, args), self.pattern)
+
+    def allows(self, tool: str, args: dict[str, Any]) -> bool:
+        """Like ``matches``, but a command pattern never covers other commands chained onto the one it names."""
+        if not self.matches(tool, args):
+            return False
+        if tool != "bash" or self.pattern is None:
+            return True
+        return _CHAINING.search(subject_of(tool, args)) is None or _CHAINING.search(self.pattern) is not None
 
     def __str__(self) -> str:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
@@ -93,7 +102,7 @@ class PermissionPolicy:
         if read_only or self.mode == "bypass":
             return Decision("allow")
         for rule in self.allow:
-            if rule.matches(tool, args):
+            if rule.allows(tool, args):
                 return Decision("allow", f"allowed by the rule {rule}")
         if self.mode == "accept-edits" and tool in _EDIT_TOOLS:
             return Decision("allow")

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chimera.core.errors import ConfigError
+from chimera.core.permissions import MODES, Rule
 
 __all__ = ["CONFIG_NAME", "Settings", "load_settings"]
 
@@ -54,8 +55,14 @@ def load_settings(home: Path) -> Settings:
     mode = permissions.get("mode")
     if mode is not None and not isinstance(mode, str):
         raise ConfigError(f"{path}: permissions.mode must be a string")
-    return Settings(
-        permission_mode=mode,
-        allow=_strings(permissions.get("allow", []), "permissions.allow", path),
-        deny=_strings(permissions.get("deny", []), "permissions.deny", path),
-    )
+    if mode is not None and mode not in MODES:
+        raise ConfigError(f"{path}: permissions.mode {mode!r} is unknown: use one of {', '.join(MODES)}")
+    allow = _strings(permissions.get("allow", []), "permissions.allow", path)
+    deny = _strings(permissions.get("deny", []), "permissions.deny", path)
+    for where, rules in (("permissions.allow", allow), ("permissions.deny", deny)):
+        for rule in rules:
+            try:
+                Rule.parse(rule)
+            except ConfigError as err:
+                raise ConfigError(f"{path}: {where}: {err}") from None
+    return Settings(permission_mode=mode, allow=allow, deny=deny)

@@ -8,6 +8,7 @@ live model. It powers replay, the offline demo and deterministic tests.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import re
 from collections.abc import AsyncIterator, Iterable
@@ -115,7 +116,7 @@ class ReplayProvider:
             )
         turn = self._turns[self.position]
         self.position += 1
-        self.requests.append(request)
+        self.requests.append(copy.deepcopy(request))  # as sent: the loop goes on changing its lists
         for block in turn.message["content"]:
             kind = block.get("type")
             if kind == "thinking":
