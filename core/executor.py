@@ -227,7 +227,7 @@ class Executor:
         return ToolOutcome(call, ToolResult.error(f"not run: {why}"), 0.0)
 
     def cancelled(self, call: ToolCall) -> ToolOutcome:
-        """The outcome of a call the person interrupted."""
+        """The outcome of a call that was still open when the run stopped."""
         return ToolOutcome(call, ToolResult(CANCELLED, is_error=True), 0.0)
 
 
