@@ -9,14 +9,14 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from chimera.core.agent_loop import AgentLoop, LoopStrategy
+from chimera.core.agent_loop import AgentLoop, LoopStrategy, Recorder
 from chimera.core.bus import EventBus
 from chimera.core.env import Environment
 from chimera.core.events import RunFinished
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.permissions import PermissionPolicy
-from chimera.core.providers.base import Provider
+from chimera.core.providers.base import Message, Provider
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 
 __all__ = ["Agent", "AgentResult", "CodingAgent"]
@@ -46,6 +46,8 @@ class Agent:
         bus: where events are published (a new bus when None).
         policy: which tool calls run, are refused, or are asked about (all run when None).
         can_ask: whether someone answers permission requests (a UI listening on the bus).
+        recorder: the session that keeps every message.
+        history: an earlier conversation to continue, and ``node_id`` where it stands.
     """
 
     def __init__(
@@ -57,8 +59,14 @@ class Agent:
         bus: EventBus | None = None,
         policy: PermissionPolicy | None = None,
         can_ask: bool = False,
+        recorder: Recorder | None = None,
+        history: list[Message] | None = None,
+        node_id: str | None = None,
     ) -> None:
         self.provider = provider
+        self.recorder = recorder
+        self.history = history
+        self.node_id = node_id
         self.tools = tools if tools is not None else DEFAULT_TOOLS
         self.loop: LoopStrategy = loop if loop is not None else ReAct()
         self.bus = bus if bus is not None else EventBus()
@@ -78,6 +86,9 @@ class Agent:
                 bus=self.bus,
                 policy=self.policy,
                 can_ask=self.can_ask,
+                recorder=self.recorder,
+                messages=self.history,
+                node_id=self.node_id,
             )
         return self._core
 

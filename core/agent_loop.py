@@ -57,7 +57,7 @@ from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provid
 from chimera.core.reminders import ReminderState
 from chimera.core.tool_group import ToolGroup
 
-__all__ = ["AgentLoop", "LoopStrategy", "Outcome", "RunInProgress"]
+__all__ = ["AgentLoop", "LoopStrategy", "Outcome", "Recorder", "RunInProgress"]
 
 _CONTINUE = "Your last response was cut off by the output limit. Continue exactly where it stopped."
 _E = TypeVar("_E", bound=StepEvent)
@@ -85,6 +85,14 @@ class _Stop(Exception):
         self.outcome = outcome
 
 
+class Recorder(Protocol):
+    """Where messages are kept: the session store."""
+
+    def record(self, kind: str, message: Message, *, sync: bool = False) -> str:
+        """Keep ``message`` (``user``, ``assistant`` or ``tool_result``) as the new leaf; return its id."""
+        ...
+
+
 class LoopStrategy(Protocol):
     """A way to drive the core: ReAct, plan-and-execute, reflexion, tree of thought."""
 
@@ -109,6 +117,8 @@ class AgentLoop:
         bus: where every event is published as it happens.
         policy: the permission policy (everything allowed when None).
         can_ask: whether someone answers permission requests.
+        recorder: the session that keeps every message (none when None).
+        node_id: the session node the conversation stands at (for a resumed session).
     """
 
     def __init__(
@@ -123,6 +133,8 @@ class AgentLoop:
         bus: EventBus | None = None,
         policy: PermissionPolicy | None = None,
         can_ask: bool = False,
+        recorder: Recorder | None = None,
+        node_id: str | None = None,
     ) -> None:
         if strategy is None:
             from chimera.core.loop import ReAct
@@ -136,6 +148,8 @@ class AgentLoop:
         self.tools = tools.without("think") if provider.native_thinking else tools
         self.session_id = session_id or new_id()
         self.messages: list[Message] = list(messages or [])
+        self.recorder = recorder
+        self.node_id = node_id
         self.executor = Executor(
             self.tools,
             env.workdir,
@@ -166,7 +180,7 @@ class AgentLoop:
         """Stamp ``event`` with this run's ids, sequence number and time; publish it."""
         self._seq += 1
         stamped = dataclasses.replace(
-            event, run_id=self.run_id, session_id=self.session_id, seq=self._seq, ts=time.time()
+            event, run_id=self.run_id, session_id=self.session_id, node_id=self.node_id, seq=self._seq, ts=time.time()
         )
         if self.bus is not None:
             self.bus.publish(stamped)
@@ -264,7 +278,7 @@ class AgentLoop:
 
     async def react(self, prompt: str | list[dict[str, Any]]) -> Outcome:
         """Add ``prompt`` as a user message and run turns until the model stops calling tools."""
-        self._add_user(prompt)
+        self._append("user", {"role": "user", "content": prompt}, sync=True)
         cut: list[str] = []  # the text of responses cut by max_tokens, which the next one continues
         while True:
             if self.steps >= self.config.max_steps:
@@ -281,27 +295,27 @@ class AgentLoop:
             if done.stop_reason == "refusal":
                 return Outcome(False, "refusal", answer=_text_of(done.message), error="the model declined the request")
             calls = [ToolCall.from_block(b) for b in done.message["content"] if b.get("type") == "tool_use"]
-            self.messages.append(_sendable(done.message))
+            self._append("assistant", _sendable(done.message))
             try:
                 self._check_budgets()
-            except _Stop as stop:
+            except _Stop as over:
                 if calls:  # the calls will not run: answer them so the conversation stays valid
-                    skipped = [self.executor.skipped(c, stop.outcome.error) for c in calls]
-                    self.messages.append({"role": "user", "content": [o.block() for o in skipped]})
+                    skipped = [self.executor.skipped(c, over.outcome.error) for c in calls]
+                    self._append("tool_result", _results(skipped), sync=True)
                 raise
             if done.stop_reason == "max_tokens" and not calls:
                 if len(cut) >= self.config.retry.max_continuations:
                     return Outcome(False, "max_tokens", error="the answer kept hitting the output limit")
                 cut.append(_joined_text(done.message))
                 self.emit(RetryScheduled(reason="max_tokens", attempt=len(cut), wait_s=0.0, discards_partial=False))
-                self._add_user(_CONTINUE)
+                self._append("user", {"role": "user", "content": _CONTINUE})
                 continue
             if not calls:
                 return Outcome(True, "completed", answer=("".join(cut) + _joined_text(done.message)).strip())
             cut.clear()
             outcomes = await self._run_tools(calls)
             notes, stop = self._after_tools(outcomes)
-            self.messages.append({"role": "user", "content": [o.block() for o in outcomes] + notes})
+            self._append("tool_result", _results(outcomes, notes), sync=True)
             if stop is not None:
                 raise _Stop(stop)
 
@@ -318,7 +332,7 @@ class AgentLoop:
                     outcome = self.executor.cancelled(call)
                     self.emit(outcome.finished_event())
                 outcomes.append(outcome)
-            self.messages.append({"role": "user", "content": [o.block() for o in outcomes]})
+            self._append("tool_result", _results(outcomes), sync=True)
             raise
 
     def _after_tools(self, outcomes: list[ToolOutcome]) -> tuple[list[dict[str, Any]], Outcome | None]:
@@ -350,13 +364,20 @@ class AgentLoop:
         if budget_cost is not None and self.cost > budget_cost:
             raise _Stop(Outcome(False, "budget", error=f"spent ${self.cost:.4f}, over the budget of ${budget_cost:g}"))
 
-    def _add_user(self, content: str | list[dict[str, Any]]) -> None:
-        """Append a user message; one that follows a user message is merged into it."""
-        if self.messages and self.messages[-1]["role"] == "user":
-            last = self.messages[-1]
-            last["content"] = _blocks(last["content"]) + _blocks(content)
+    def _append(self, kind: str, message: Message, *, sync: bool = False) -> None:
+        """Add a message to the context and to the session; it becomes the leaf.
+
+        In the context a user message that follows a user message is merged into it
+        (the API wants turns to alternate); the session keeps them as two nodes.
+        ``sync`` makes the session durable up to here (a turn boundary).
+        """
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last["role"] == message["role"] == "user":
+            self.messages[-1] = {"role": "user", "content": _blocks(last["content"]) + _blocks(message["content"])}
         else:
-            self.messages.append({"role": "user", "content": content})
+            self.messages.append(message)
+        if self.recorder is not None:
+            self.node_id = self.recorder.record(kind, message, sync=sync)
 
     async def query(self) -> ModelDone:
         """One model request over the current context, retried in stages; partial output is never kept."""
@@ -420,6 +441,10 @@ class AgentLoop:
 def new_id() -> str:
     """A short random id, sortable by creation time."""
     return f"{int(time.time() * 1000):x}{uuid.uuid4().hex[:8]}"
+
+
+def _results(outcomes: Iterable[ToolOutcome], notes: Iterable[dict[str, Any]] = ()) -> Message:
+    return {"role": "user", "content": [o.block() for o in outcomes] + list(notes)}
 
 
 def _blocks(content: str | Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

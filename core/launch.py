@@ -25,6 +25,7 @@ from chimera.core.permissions import MODES, PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.session_log import SessionLog
+from chimera.core.session_store import SessionStore
 from chimera.core.settings import load_settings
 from chimera.core.tool_group import DEFAULT_TOOLS
 
@@ -60,11 +61,15 @@ class Launch:
 
     agent: Agent
     env: LocalEnvironment
-    session_id: str
+    store: SessionStore
     log: SessionLog
     policy: PermissionPolicy
     demo: bool
     demo_task: str = ""
+
+    @property
+    def session_id(self) -> str:
+        return self.store.id
 
     @property
     def bus(self) -> EventBus:
@@ -78,6 +83,7 @@ class Launch:
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(self.agent.provider.aclose)
             stack.callback(self.env.close)
+            stack.callback(self.store.close)
             stack.callback(self.log.close)
             await self.agent.bus.close()
 
@@ -94,8 +100,6 @@ def _check(options: RunOptions) -> None:
     if options.workdir is not None and not options.workdir.is_dir():
         what = "is not a folder" if options.workdir.exists() else "does not exist"
         raise ConfigError(f"the workdir {options.workdir} {what}: pass --workdir an existing folder")
-    if options.resume:
-        raise ConfigError("--resume is not available in this version yet: start a new session")
 
 
 def _config(options: RunOptions) -> LoopConfig:
@@ -108,11 +112,13 @@ def _config(options: RunOptions) -> LoopConfig:
 
 
 def prepare(options: RunOptions) -> Launch:
-    """Build the agent, workspace and session log for ``options``; raise ConfigError on bad input."""
+    """Build the agent, workspace and session for ``options``; raise ConfigError on bad input."""
     _check(options)
     home = chimera_home()
     settings = load_settings(home)
     demo = not model_configured()
+    if demo and options.resume:
+        raise ConfigError("--resume needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL")
     provider: Provider
     demo_task = ""
     if demo:
@@ -120,7 +126,6 @@ def prepare(options: RunOptions) -> Launch:
         policy = PermissionPolicy("bypass")
         provider = demo_provider(pace=options.demo_pace)
         demo_task = demo_recording().task
-        workdir = prepare_demo_workspace(home / "demo")
     else:
         policy = PermissionPolicy.build(
             options.permission_mode or settings.permission_mode or "ask",
@@ -128,7 +133,6 @@ def prepare(options: RunOptions) -> Launch:
             deny=(*settings.deny, *options.deny),
         )
         provider = create_provider(options.model)
-        workdir = options.workdir if options.workdir is not None else Path.cwd()
     config = _config(options)
     thinking = getattr(provider, "thinking", None) or {}
     if thinking.get("budget_tokens", 0) >= config.max_tokens:
@@ -136,9 +140,43 @@ def prepare(options: RunOptions) -> Launch:
             f"CHIMERA_THINKING={thinking['budget_tokens']} must be below the response limit of "
             f"{config.max_tokens} tokens: choose a smaller budget"
         )
-    session_id = new_id()
-    env = LocalEnvironment(workdir, spill_dir=private_dir(home / "output") / session_id)
-    agent = Agent(provider, DEFAULT_TOOLS, ReAct(config), policy=policy, can_ask=options.interactive)
-    log = SessionLog(home, session_id)
+    store = _session(home, options, provider.model, demo=demo)
+    try:
+        env = LocalEnvironment(store.workdir, spill_dir=private_dir(home / "output") / store.id)
+        agent = Agent(
+            provider,
+            DEFAULT_TOOLS,
+            ReAct(config),
+            policy=policy,
+            can_ask=options.interactive,
+            recorder=store,
+            history=store.tree.messages() if store.tree.leaf else None,
+            node_id=store.tree.leaf,
+        )
+        log = SessionLog(store.folder)
+    except BaseException:
+        store.close()
+        raise
     agent.bus.subscribe(log, name="session-log")
-    return Launch(agent=agent, env=env, session_id=session_id, log=log, policy=policy, demo=demo, demo_task=demo_task)
+    return Launch(agent=agent, env=env, store=store, log=log, policy=policy, demo=demo, demo_task=demo_task)
+
+
+def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> SessionStore:
+    """The session to record into: the one to resume, or a new one."""
+    if options.resume:
+        store = SessionStore.open(home, options.resume)
+        workdir = options.workdir or store.workdir
+        if not workdir.is_dir():
+            store.close()
+            raise ConfigError(
+                f"the workspace of session {store.id}, {workdir}, is no longer there: "
+                "pass --workdir to continue it in another folder"
+            )
+        if options.workdir is not None:
+            store.meta["workdir"] = str(options.workdir)
+        return store
+    if demo:
+        workdir = prepare_demo_workspace(home / "demo")
+    else:
+        workdir = (options.workdir if options.workdir is not None else Path.cwd()).resolve()
+    return SessionStore.create(home, new_id(), workdir=workdir, model=model)

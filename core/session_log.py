@@ -1,6 +1,7 @@
-"""Provides ``SessionLog``: a bus subscriber that records a session's events as JSON lines.
+"""Provides ``SessionLog``: a bus subscriber that keeps a session's events as JSON lines.
 
-One file per session under ``CHIMERA_HOME/sessions``, private to its owner.
+``events.jsonl`` in the session's folder, private to its owner: the trajectory
+of every run (the tree of messages lives beside it, in ``entries.jsonl``).
 Streaming deltas are left out (the completed message carries the whole text);
 every other event is one complete line, flushed as it is written and fsynced
 at turn boundaries. Events carry no secrets: API keys never reach them.
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import IO
 
 from chimera.core.events import RunFinished, StepEvent, TextDelta, ThinkingDelta, TurnStarted
-from chimera.core.home import private_dir
 
 __all__ = ["SessionLog"]
 
@@ -22,11 +22,10 @@ _SYNC = (TurnStarted, RunFinished)
 
 
 class SessionLog:
-    """Appends events to ``<home>/sessions/<session_id>.jsonl``."""
+    """Appends events to ``<session folder>/events.jsonl``."""
 
-    def __init__(self, home: Path, session_id: str) -> None:
-        folder = private_dir(home / "sessions")
-        self.path = folder / f"{session_id}.jsonl"
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / "events.jsonl"
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         self._file: IO[str] = open(fd, "a", encoding="utf-8")  # noqa: SIM115
 

@@ -77,17 +77,22 @@ def test_run_json_plays_the_demo_end_to_end(isolated_env: Path) -> None:
 
 
 def test_run_records_the_session_privately(isolated_env: Path) -> None:
-    """A run leaves a session file under CHIMERA_HOME that only its owner can read."""
+    """A run leaves its session under CHIMERA_HOME, readable by its owner only: the tree and the events."""
     proc = run_chimera("run", "x", "--json")
     assert proc.returncode == 0, proc.stderr
     session_id = json.loads(proc.stdout.splitlines()[0])["session_id"]
-    path = isolated_env / "sessions" / f"{session_id}.jsonl"
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
-    recorded = [json.loads(line)["type"] for line in path.read_text().splitlines()]
+    folder = isolated_env / "sessions" / session_id
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for name in ("entries.jsonl", "events.jsonl"):
+        assert stat.S_IMODE((folder / name).stat().st_mode) == 0o600
+    recorded = [json.loads(line)["type"] for line in (folder / "events.jsonl").read_text().splitlines()]
     assert recorded[0] == "run_started"
     assert recorded[-1] == "run_finished"
     assert "message_completed" in recorded
+    records = [json.loads(line) for line in (folder / "entries.jsonl").read_text().splitlines()]
+    assert records[0]["t"] == "meta"
+    kinds = [r["kind"] for r in records if r["t"] == "node"]
+    assert kinds == ["user"] + ["assistant", "tool_result"] * 4 + ["assistant"]
 
 
 def test_run_in_text_mode_prints_the_answer(isolated_env: Path) -> None:

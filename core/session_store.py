@@ -1,0 +1,310 @@
+"""Provides ``SessionStore``: a session's tree on disk, crash-safe and private.
+
+Each session is a folder under ``CHIMERA_HOME/sessions`` holding
+``entries.jsonl``: append-only JSON lines, the source of truth. Why JSON lines
+and not SQLite: a session is written by one process and read whole; appends
+are one ``write`` each, a torn tail is easy to see and set aside, and the file
+stays readable with ``grep`` and ``jq``. Records:
+
+* ``{"t": "meta", ...}`` first: session id, workspace, model, creation time;
+* ``{"t": "node", "id", "parent", "kind", "ts", "message"}``: a message;
+* ``{"t": "leaf", "id", "ts"}``: the person moved the leaf (switch);
+* ``{"t": "label", "id", "label"}``: a named checkpoint;
+* ``{"t": "snap", "id", "commit"}``: the workspace snapshot pinned to a node.
+
+Every record is one complete line written in one call and flushed; the file
+is fsynced at turn boundaries and before anything destructive. On open, a
+last line without its newline (a write cut short) is moved to a ``torn-*``
+file beside it and the log is cut back to its last whole record; a damaged
+line in the middle is skipped and reported, never deleted. One writer at a
+time holds the session's lock; a second gets a clear message. Files and
+folders are readable by their owner only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chimera.core.errors import ConfigError
+from chimera.core.home import private_dir
+from chimera.core.session_tree import MESSAGE_KINDS, Node, SessionTree
+
+__all__ = ["SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
+
+ENTRIES = "entries.jsonl"
+LOCK = "lock"
+
+
+def sessions_dir(home: Path) -> Path:
+    return private_dir(home / "sessions")
+
+
+def _node_id() -> str:
+    return uuid.uuid4().hex[:10]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One line of ``chimera sessions``."""
+
+    id: str
+    title: str
+    workdir: str
+    created: float
+    updated: float
+    entries: int
+    leaf: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "workdir": self.workdir,
+            "created": self.created,
+            "updated": self.updated,
+            "entries": self.entries,
+            "leaf": self.leaf,
+        }
+
+
+class SessionStore:
+    """One session, open for reading (``writable=False``) or for appending under its lock."""
+
+    def __init__(self, folder: Path, meta: dict[str, Any], tree: SessionTree, *, writable: bool) -> None:
+        self.folder = folder
+        self.meta = meta
+        self.tree = tree
+        self.warnings: list[str] = []
+        self._fd: int | None = None
+        self._lock_fd: int | None = None
+        if writable:
+            self._lock_fd = _lock(folder, str(meta.get("session_id", folder.name)))
+            self._fd = os.open(folder / ENTRIES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+    # --- opening ------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, home: Path, session_id: str, *, workdir: Path, model: str) -> SessionStore:
+        """Start a new session folder with its meta record."""
+        folder = sessions_dir(home) / session_id
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            raise ConfigError(f"a session {session_id} already exists") from None
+        meta = {"t": "meta", "session_id": session_id, "workdir": str(workdir), "model": model, "created": time.time()}
+        store = cls(folder, meta, SessionTree(), writable=True)
+        store._write(meta, sync=True)
+        return store
+
+    @classmethod
+    def open(cls, home: Path, session_id: str, *, writable: bool = True) -> SessionStore:
+        """Open an existing session; set a torn last record aside; lock it when ``writable``."""
+        folder = sessions_dir(home) / session_id
+        path = folder / ENTRIES
+        if not path.is_file():
+            raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
+        lock_fd = _lock(folder, session_id) if writable else None
+        try:
+            meta, tree, warnings = _load(path, repair=writable)
+        except BaseException:
+            if lock_fd is not None:
+                os.close(lock_fd)
+            raise
+        store = cls.__new__(cls)
+        store.folder, store.meta, store.tree, store.warnings = folder, meta, tree, warnings
+        store._lock_fd = lock_fd
+        store._fd = os.open(path, os.O_WRONLY | os.O_APPEND, 0o600) if writable else None
+        return store
+
+    # --- reading ------------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return str(self.meta.get("session_id", self.folder.name))
+
+    @property
+    def workdir(self) -> Path:
+        return Path(str(self.meta.get("workdir", ".")))
+
+    @property
+    def title(self) -> str:
+        for node in self.tree.nodes.values():
+            if node.kind == "user":
+                return node.summary
+        return "(empty)"
+
+    # --- writing ------------------------------------------------------------------------
+
+    def add(self, kind: str, message: dict[str, Any], *, parent: str | None = None, sync: bool = False) -> Node:
+        """Append a message as a child of ``parent`` (the leaf when None); it becomes the leaf."""
+        if kind not in MESSAGE_KINDS:
+            raise ValueError(f"unknown node kind {kind!r}")
+        parent_id = self.tree.leaf if parent is None else parent
+        node = Node(id=_node_id(), parent_id=parent_id, kind=kind, ts=time.time(), message=message)
+        record = {"t": "node", "id": node.id, "parent": parent_id, "kind": kind, "ts": node.ts, "message": message}
+        self._write(record, sync=sync)
+        self.tree.add(node)
+        return node
+
+    def record(self, kind: str, message: dict[str, Any], *, sync: bool = False) -> str:
+        """The agent loop's recorder: append at the leaf, return the new node's id."""
+        return self.add(kind, message, sync=sync).id
+
+    def move_leaf(self, node_id: str) -> None:
+        """Make ``node_id`` the leaf (recorded and synced, so a restart lands there)."""
+        self._require(node_id)
+        self._write({"t": "leaf", "id": node_id, "ts": time.time()}, sync=True)
+        self.tree.leaf = node_id
+
+    def label(self, node_id: str, label: str) -> None:
+        self._require(node_id)
+        self._write({"t": "label", "id": node_id, "label": label}, sync=True)
+        self.tree.labels[node_id] = label
+
+    def pin(self, node_id: str, commit: str) -> None:
+        """Record that ``commit`` holds the workspace as it was at ``node_id``."""
+        self._require(node_id)
+        self._write({"t": "snap", "id": node_id, "commit": commit})
+        self.tree.snapshots[node_id] = commit
+
+    def sync(self) -> None:
+        """Make everything written so far durable (a turn boundary, or before something destructive)."""
+        if self._fd is not None:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+    def __enter__(self) -> SessionStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def _require(self, node_id: str) -> None:
+        if node_id not in self.tree:
+            raise ConfigError(f"session {self.id} has no node {node_id!r}: `chimera tree {self.id}` lists them")
+
+    def _write(self, record: dict[str, Any], *, sync: bool = False) -> None:
+        if self._fd is None:
+            raise RuntimeError("this session was opened read-only")
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        written = os.write(self._fd, line)
+        while written < len(line):  # rare: a short write; finish the record before anything else
+            written += os.write(self._fd, line[written:])
+        if sync:
+            os.fsync(self._fd)
+
+
+def _lock(folder: Path, session_id: str) -> int:
+    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+        os.close(fd)
+        raise ConfigError(
+            f"session {session_id} is open in another Chimera (pid {holder}): close it there first"
+        ) from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, list[str]]:
+    data = path.read_bytes()
+    warnings: list[str] = []
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        torn = data[end:]
+        if repair:
+            aside = path.with_name(f"torn-{int(time.time() * 1000)}.jsonl")
+            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(torn)
+                fh.flush()
+                os.fsync(fh.fileno())
+            with path.open("r+b") as fh:
+                fh.truncate(end)
+                fh.flush()
+                os.fsync(fh.fileno())
+            warnings.append(f"the last record was cut short ({len(torn)} bytes); it was set aside in {aside.name}")
+        else:
+            warnings.append(f"the last record is cut short ({len(torn)} bytes) and is ignored")
+    meta: dict[str, Any] = {}
+    tree = SessionTree()
+    for number, line in enumerate(data[:end].splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            _apply(record, meta, tree)
+        except (ValueError, KeyError, TypeError) as err:
+            warnings.append(f"line {number} is damaged and was skipped ({err})")
+    if not meta:
+        raise ConfigError(f"{path} has no session header: it is not a Chimera session (left untouched)")
+    return meta, tree, warnings
+
+
+def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> None:
+    kind = record["t"]
+    if kind == "node":
+        parent = record["parent"]
+        if parent is not None and parent not in tree:
+            raise KeyError(f"parent {parent} is unknown")
+        tree.add(Node(record["id"], parent, record["kind"], float(record["ts"]), record["message"]))
+    elif kind == "leaf":
+        if record["id"] in tree:
+            tree.leaf = record["id"]
+    elif kind == "label":
+        tree.labels[record["id"]] = str(record["label"])
+    elif kind == "snap":
+        tree.snapshots[record["id"]] = str(record["commit"])
+    elif kind == "meta":
+        meta.update(record)
+
+
+def list_sessions(home: Path) -> list[SessionInfo]:
+    """Every session under ``home``, most recently updated first."""
+    out = []
+    for folder in _session_folders(home):
+        try:
+            store = SessionStore.open(home, folder.name, writable=False)
+        except ConfigError:
+            continue
+        updated = (folder / ENTRIES).stat().st_mtime
+        out.append(
+            SessionInfo(
+                id=store.id,
+                title=store.title,
+                workdir=str(store.workdir),
+                created=float(store.meta.get("created", 0.0)),
+                updated=updated,
+                entries=len(store.tree),
+                leaf=store.tree.leaf,
+            )
+        )
+    out.sort(key=lambda info: info.updated, reverse=True)
+    return out
+
+
+def _session_folders(home: Path) -> Iterator[Path]:
+    folder = home / "sessions"
+    if folder.is_dir():
+        yield from (p for p in folder.iterdir() if (p / ENTRIES).is_file())
