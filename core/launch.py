@@ -174,9 +174,19 @@ def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> Sess
             )
         if options.workdir is not None:
             store.meta["workdir"] = str(options.workdir)
+        _close_open_calls(store)
         return store
     if demo:
         workdir = prepare_demo_workspace(home / "demo")
     else:
         workdir = (options.workdir if options.workdir is not None else Path.cwd()).resolve()
     return SessionStore.create(home, new_id(), workdir=workdir, model=model)
+
+
+def _close_open_calls(store: SessionStore) -> None:
+    """Answer tool calls left open by a process that died mid-call, so the conversation is valid."""
+    open_calls = store.tree.open_calls()
+    if open_calls:
+        note = "Cancelled: Chimera stopped before this call finished; check the workspace before relying on it."
+        results = [{"type": "tool_result", "tool_use_id": i, "content": note, "is_error": True} for i in open_calls]
+        store.add("tool_result", {"role": "user", "content": results}, sync=True)

@@ -41,7 +41,7 @@ class Node:
             parts = []
             for block in content or []:
                 kind = block.get("type")
-                if kind == "text":
+                if kind == "text" and not block.get("text", "").startswith("<system-reminder>"):
                     parts.append(block.get("text", ""))
                 elif kind == "tool_use":
                     parts.append(f"[{block.get('name')}]")
@@ -109,6 +109,15 @@ class SessionTree:
             else:
                 out.append(message)
         return out
+
+    def open_calls(self) -> list[str]:
+        """Ids of the leaf's tool calls that have no result (the process stopped while they ran)."""
+        if self.leaf is None:
+            return []
+        node = self.nodes[self.leaf]
+        if node.kind != "assistant":
+            return []
+        return [b["id"] for b in node.message.get("content", []) if b.get("type") == "tool_use"]
 
     def is_branch_point(self, node_id: str) -> bool:
         return len(self.children.get(node_id, [])) > 1

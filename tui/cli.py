@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("task", help="what the agent should do")
     _common(run, sub=True)
     run.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
+    sessions = commands.add_parser("sessions", help="list sessions", description="List the sessions, newest first.")
+    sessions.add_argument("--json", action="store_true", help="print one JSON array")
+    tree = commands.add_parser("tree", help="show a session's tree", description="Show a session as a tree.")
+    tree.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
+    tree.add_argument("--json", action="store_true", help="print one JSON document")
     run.add_argument("--max-turns", type=_positive, default=50, help="stop after N model turns (default: 50)")
     run.add_argument("--max-tokens", type=_positive, metavar="N", help="stop once the run has used N tokens")
     run.add_argument("--max-cost", type=_money, metavar="USD", help="stop once the run has cost this many dollars")
@@ -114,6 +119,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "sessions":
+            from chimera.tui.session_commands import print_sessions
+
+            return print_sessions(sys.stdout, as_json=args.json)
+        if args.command == "tree":
+            from chimera.tui.session_commands import print_tree
+
+            return print_tree(args.session, sys.stdout, as_json=args.json)
         return _workbench(args)
     except KeyboardInterrupt:
         return 130

@@ -1,0 +1,244 @@
+"""Sessions you can trust: resume, a torn tail set aside, one writer at a time, and kill -9 mid-run."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chimera.core.errors import ConfigError
+from chimera.core.session_store import SessionStore
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
+from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
+
+MODEL = "claude-sonnet-4-6"
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        yield fake
+
+
+def model_env(api: FakeAnthropic) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
+
+
+def node_kinds(home: Path, session_id: str) -> list[str]:
+    with SessionStore.open(home, session_id, writable=False) as store:
+        return [node.kind for node in store.tree.path()]
+
+
+def user_texts(request_messages: list[dict[str, object]]) -> list[str]:
+    texts = []
+    for m in request_messages:
+        content = m["content"]
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts += [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"]  # type: ignore[union-attr]
+    return texts
+
+
+def test_resume_continues_the_conversation(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
+    """`chimera run --resume ID` sends the earlier exchange with the new task, and extends the same session."""
+    api.script(message(text("Noted: 42.")), message(text("It was 42.")))
+    first = run_chimera("run", "remember 42", "--json", "--workdir", str(tmp_path), env=model_env(api))
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    second = run_chimera("run", "which number?", "--json", "--resume", session_id, env=model_env(api))
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout.splitlines()[0])["session_id"] == session_id
+    sent = api.requests[1].messages
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert user_texts(sent) == ["remember 42", "Noted: 42.", "which number?"]
+    assert node_kinds(isolated_env, session_id) == ["user", "assistant", "user", "assistant"]
+
+
+def test_resume_of_an_unknown_session_is_one_line(isolated_env: Path, api: FakeAnthropic) -> None:
+    """--resume with an id that does not exist gets one line pointing at `chimera sessions`, exit 2."""
+    assert_one_line_error(run_chimera("run", "x", "--resume", "nope", env=model_env(api)), "nope", "chimera sessions")
+
+
+def _session_with_two_turns(home: Path, workdir: Path) -> SessionStore:
+    store = SessionStore.create(home, "s1", workdir=workdir, model=MODEL)
+    store.add("user", {"role": "user", "content": "hello"}, sync=True)
+    store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}, sync=True)
+    return store
+
+
+def test_a_torn_last_record_is_set_aside_on_open(isolated_env: Path, tmp_path: Path) -> None:
+    """A record cut short by a crash is moved aside whole; the session opens with everything before it."""
+    with _session_with_two_turns(isolated_env, tmp_path):
+        pass
+    entries = isolated_env / "sessions" / "s1" / "entries.jsonl"
+    torn = b'{"t":"node","id":"zz","parent":null,"kind":"user","ts":1,"mess'
+    with entries.open("ab") as fh:
+        fh.write(torn)
+    with SessionStore.open(isolated_env, "s1") as store:
+        assert [n.kind for n in store.tree.path()] == ["user", "assistant"]
+        assert store.warnings
+        assert "set aside" in store.warnings[0]
+        store.add("user", {"role": "user", "content": "again"}, sync=True)
+    (aside,) = entries.parent.glob("torn-*.jsonl")
+    assert aside.read_bytes() == torn
+    assert oct(aside.stat().st_mode & 0o777) == oct(0o600)
+    lines = entries.read_bytes().splitlines()
+    assert all(json.loads(line) for line in lines)  # every line whole again, the new record after the good ones
+    assert json.loads(lines[-1])["message"]["content"] == "again"
+
+
+def test_a_damaged_middle_line_is_reported_and_the_file_left_alone(isolated_env: Path, tmp_path: Path) -> None:
+    """A garbled line inside the log is skipped with a warning, and nothing in the file is rewritten."""
+    with _session_with_two_turns(isolated_env, tmp_path):
+        pass
+    entries = isolated_env / "sessions" / "s1" / "entries.jsonl"
+    lines = entries.read_bytes().splitlines(keepends=True)
+    lines.insert(2, b"#@!garbage\n")
+    entries.write_bytes(b"".join(lines))
+    before = entries.read_bytes()
+    with SessionStore.open(isolated_env, "s1", writable=False) as store:
+        assert [n.kind for n in store.tree.path()] == ["user", "assistant"]
+        assert "line 3 is damaged" in store.warnings[0]
+    assert entries.read_bytes() == before
+
+
+def test_a_second_writer_is_refused_with_the_holders_pid(isolated_env: Path, tmp_path: Path) -> None:
+    """While one process has a session open, another gets a clear refusal naming that process."""
+    with _session_with_two_turns(isolated_env, tmp_path):
+        pass
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from chimera.core.session_store import SessionStore\n"
+            "s = SessionStore.open(Path(sys.argv[1]), 's1'); print('open', flush=True); sys.stdin.read()",
+            str(isolated_env),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "open"
+        with pytest.raises(ConfigError, match=rf"open in another Chimera \(pid {holder.pid}\)"):
+            SessionStore.open(isolated_env, "s1")
+        with SessionStore.open(isolated_env, "s1", writable=False) as reader:  # reading is always fine
+            assert len(reader.tree) == 2
+    finally:
+        holder.communicate("")
+    with SessionStore.open(isolated_env, "s1"):  # the lock went with the process
+        pass
+
+
+def test_session_files_are_private(isolated_env: Path, tmp_path: Path) -> None:
+    """The session folder, its log and its lock are readable by their owner only."""
+    with _session_with_two_turns(isolated_env, tmp_path) as store:
+        folder = store.folder
+    assert folder.stat().st_mode & 0o777 == 0o700
+    for name in ("entries.jsonl", "lock"):
+        assert (folder / name).stat().st_mode & 0o777 == 0o600
+
+
+# --- kill -9 ---------------------------------------------------------------------------------
+
+
+def _start(api: FakeAnthropic, workdir: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*chimera_command(), "run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **model_env(api)},
+    )
+
+
+def _kill_when(proc: subprocess.Popen[str], predicate: object) -> list[dict[str, object]]:
+    """Read events until ``predicate(event)`` holds, then SIGKILL the process."""
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        event = json.loads(line)
+        seen.append(event)
+        if predicate(event):  # type: ignore[operator]
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert proc.returncode == -signal.SIGKILL
+    return seen
+
+
+def test_kill_while_the_first_answer_streams_keeps_the_prompt(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """kill -9 while the model answers: the prompt was saved before the model spoke, and resume works."""
+    api.script(stalled(text("I am thinking ab")), message(text("Back again.")))
+    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "text_delta")
+    session_id = str(seen[0]["session_id"])
+    assert node_kinds(isolated_env, session_id) == ["user"]
+    resumed = run_chimera("run", "continue", "--json", "--resume", session_id, env=model_env(api))
+    assert resumed.returncode == 0, resumed.stderr
+    assert user_texts(api.requests[-1].messages) == ["go", "continue"]  # the half answer is gone
+
+
+def test_kill_during_a_tool_keeps_every_finished_turn(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
+    """kill -9 mid-command: finished turns survive; on resume the open call is closed as cancelled."""
+    api.script(
+        message(tool_use("t1", "write", {"path": "a.txt", "content": "one"}), stop_reason="tool_use"),
+        message(tool_use("t2", "bash", {"command": "sleep 300"}), stop_reason="tool_use"),
+        message(text("Resumed fine.")),
+    )
+    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
+    session_id = str(seen[0]["session_id"])
+    assert node_kinds(isolated_env, session_id) == ["user", "assistant", "tool_result", "assistant"]
+    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
+    assert resumed.returncode == 0, resumed.stderr
+    sent = api.requests[-1].messages
+    closing = sent[-1]["content"]
+    assert closing[0]["tool_use_id"] == "t2"
+    assert closing[0]["content"].startswith("Cancelled: Chimera stopped")
+    assert closing[-1] == {"type": "text", "text": "go on"}
+    assert (tmp_path / "a.txt").read_text() == "one"
+
+
+def test_kill_between_turns_loses_nothing(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
+    """kill -9 right after a turn's results: the log ends on a whole record with every result in it."""
+    api.script(
+        message(tool_use("t1", "glob", {"pattern": "*"}), stop_reason="tool_use"),
+        stalled(),
+    )
+    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "turn_started" and e["turn"] == 2)
+    session_id = str(seen[0]["session_id"])
+    entries = isolated_env / "sessions" / session_id / "entries.jsonl"
+    assert entries.read_bytes().endswith(b"\n")
+    assert node_kinds(isolated_env, session_id) == ["user", "assistant", "tool_result"]
+
+
+def test_sessions_and_tree_commands_describe_what_was_recorded(isolated_env: Path) -> None:
+    """`chimera sessions --json` lists the demo run; `chimera tree ID --json` gives its nodes and leaf."""
+    assert run_chimera("run", "x").returncode == 0
+    listing = run_chimera("sessions", "--json")
+    assert listing.returncode == 0, listing.stderr
+    (info,) = json.loads(listing.stdout)
+    assert set(info) == {"id", "title", "workdir", "created", "updated", "entries", "leaf"}
+    assert info["title"].startswith("Find the failing test")
+    assert info["entries"] == 10
+    tree = run_chimera("tree", info["id"], "--json")
+    assert tree.returncode == 0, tree.stderr
+    document = json.loads(tree.stdout)
+    assert document["session_id"] == info["id"]
+    assert document["leaf"] == info["leaf"] == document["nodes"][-1]["id"]
+    assert [n["kind"] for n in document["nodes"]] == ["user"] + ["assistant", "tool_result"] * 4 + ["assistant"]
+    assert set(document["nodes"][0]) == {"id", "parent_id", "kind", "summary", "label", "checkpoint"}
+    assert all(n["parent_id"] == p["id"] for p, n in zip(document["nodes"], document["nodes"][1:], strict=False))
+    human = run_chimera("tree", info["id"])
+    assert f"◆ {info['leaf']}" in human.stdout

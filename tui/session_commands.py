@@ -1,0 +1,79 @@
+"""Provides the session commands of ``chimera``: ``sessions`` and ``tree``.
+
+Each prints for a person by default and, with ``--json``, one JSON document
+for scripts (the shapes DESIGN §6 fixes).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any, TextIO
+
+from chimera.core.home import chimera_home
+from chimera.core.session_store import SessionStore, list_sessions
+from chimera.core.session_tree import SessionTree
+
+__all__ = ["print_sessions", "print_tree", "tree_document"]
+
+
+def print_sessions(out: TextIO, *, as_json: bool) -> int:
+    sessions = list_sessions(chimera_home())
+    if as_json:
+        out.write(json.dumps([s.to_dict() for s in sessions], ensure_ascii=False) + "\n")
+        return 0
+    if not sessions:
+        out.write("No sessions yet: `chimera` or `chimera run TASK` starts one.\n")
+        return 0
+    for info in sessions:
+        when = dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
+        out.write(f"{info.id}  {when}  {info.entries:>5} entries  {info.title}\n            {info.workdir}\n")
+    return 0
+
+
+def tree_document(store: SessionStore) -> dict[str, Any]:
+    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "summary", "label", "checkpoint"}]}``."""
+    tree = store.tree
+    return {
+        "session_id": store.id,
+        "leaf": tree.leaf,
+        "nodes": [
+            {
+                "id": node.id,
+                "parent_id": node.parent_id,
+                "kind": node.kind,
+                "summary": node.summary,
+                "label": tree.labels.get(node.id),
+                "checkpoint": tree.snapshots.get(node.id),
+            }
+            for node in tree.nodes.values()
+        ],
+    }
+
+
+def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
+    with SessionStore.open(chimera_home(), session_id, writable=False) as store:
+        if as_json:
+            out.write(json.dumps(tree_document(store), ensure_ascii=False) + "\n")
+            return 0
+        out.write(f"session {store.id}  ({len(store.tree)} nodes; ● marks the active path, ◆ the leaf)\n")
+        for line in _lines(store.tree):
+            out.write(line + "\n")
+    return 0
+
+
+def _lines(tree: SessionTree) -> list[str]:
+    """The tree, one node a line; indentation grows only where the conversation branches."""
+    active = {node.id for node in tree.path()} if tree.leaf else set()
+    lines: list[str] = []
+    stack: list[tuple[str, int]] = [(child, 0) for child in reversed(tree.children.get(None, []))]
+    while stack:
+        node_id, depth = stack.pop()
+        node = tree.nodes[node_id]
+        mark = "◆" if node_id == tree.leaf else "●" if node_id in active else "○"
+        label = f"  [{tree.labels[node_id]}]" if node_id in tree.labels else ""
+        lines.append(f"{'  ' * depth}{mark} {node_id}  {node.kind:<11} {node.summary}{label}")
+        children = tree.children.get(node_id, [])
+        step = 1 if len(children) > 1 else 0
+        stack.extend((child, depth + step) for child in reversed(children))
+    return lines
