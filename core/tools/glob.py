@@ -1,18 +1,20 @@
-"""Provides the ``glob`` tool: files whose workspace path matches a pattern."""
+"""Provides the ``glob`` tool: files whose workspace path matches a pattern, via ripgrep or the Python walk."""
 
 from __future__ import annotations
 
 import asyncio
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
-from chimera.core.tools.globbing import glob_matches
+from chimera.core.tools.globbing import glob_matches, glob_regex, names_hidden
 from chimera.core.tools.output import OutputSink
 from chimera.core.tools.paths import display_path, resolve_in_workspace
+from chimera.core.tools.ripgrep import RipgrepFailed, find_rg, rg_files
 from chimera.core.tools.walk import walk_files
 
-__all__ = ["Glob"]
+__all__ = ["Glob", "python_glob", "shown_prefix"]
 
 MAX_RESULTS = 1000
 
@@ -20,8 +22,10 @@ MAX_RESULTS = 1000
 class Glob:
     name = "glob"
     description = (
-        "List files matching a glob pattern such as `**/*.py` or `src/*.ts`, sorted by path. "
-        "`path` limits the search to a folder."
+        "List files matching a glob pattern such as `**/*.py` or `src/*.ts`, sorted by path "
+        "(a folder's files right after its name). `path` limits the search to a folder. "
+        "Skips what .gitignore ignores, node_modules and __pycache__, symlinks, and hidden files and "
+        "folders (names starting with `.`) unless the pattern names one, as in `.github/**`."
     )
     input_schema = schema(
         {
@@ -34,22 +38,64 @@ class Glob:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         base = resolve_in_workspace(ctx.workspace, args.get("path") or ".")
-        return await asyncio.to_thread(_glob, base, args["pattern"], ctx)
+        pattern: str = args["pattern"]
+        if not base.is_dir():
+            return ToolResult.error(f"{display_path(ctx.workspace, base)} is not a folder")
+        try:
+            glob_regex(pattern)
+        except ValueError as err:
+            return ToolResult.error(f"the glob pattern is not valid: {err}")
+        rg = find_rg()
+        if rg is not None:
+            listing = _Listing(pattern, shown_prefix(ctx.workspace, base), ctx)
+            try:
+                async with aclosing(rg_files(rg, base, hidden=names_hidden(pattern), glob=pattern)) as files:
+                    async for relative in files:
+                        listing.add(relative)
+                return listing.result()
+            except RipgrepFailed:
+                listing.discard()
+        return await asyncio.to_thread(python_glob, base, pattern, ctx)
 
 
-def _glob(base: Path, pattern: str, ctx: ToolContext) -> ToolResult:
-    if not base.is_dir():
-        return ToolResult.error(f"{display_path(ctx.workspace, base)} is not a folder")
-    found = sorted(
-        display_path(ctx.workspace, p)
-        for p in walk_files(base)
-        if glob_matches(p.relative_to(base).as_posix(), pattern)
-    )
-    if not found:
-        return ToolResult(f"No files match {pattern!r}.")
-    sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")
-    for line in found[:MAX_RESULTS]:
-        sink.write(line + "\n")
-    if len(found) > MAX_RESULTS:
-        sink.write(f"[... {len(found) - MAX_RESULTS} more; narrow the pattern ...]\n")
-    return ToolResult(sink.render(), data={"count": len(found)})
+def shown_prefix(workspace: Path, base: Path) -> str:
+    """What goes before a path relative to ``base`` to show it relative to the workspace."""
+    shown = display_path(workspace, base)
+    return "" if shown == "." else shown + "/"
+
+
+class _Listing:
+    """The matching paths, capped at MAX_RESULTS, then middle-truncated by the sink."""
+
+    def __init__(self, pattern: str, prefix: str, ctx: ToolContext) -> None:
+        self.pattern = pattern
+        self.prefix = prefix
+        self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")
+        self.count = 0
+
+    def add(self, relative: str) -> None:
+        if glob_matches(relative, self.pattern):
+            self.count += 1
+            if self.count <= MAX_RESULTS:
+                self.sink.write(f"{self.prefix}{relative}\n")
+
+    def discard(self) -> None:
+        self.sink.close()
+        if self.sink.truncated:
+            self.sink.spill_path.unlink(missing_ok=True)
+
+    def result(self) -> ToolResult:
+        if not self.count:
+            self.sink.close()
+            return ToolResult(f"No files match {self.pattern!r}.")
+        if self.count > MAX_RESULTS:
+            self.sink.write(f"[... {self.count - MAX_RESULTS} more; narrow the pattern ...]\n")
+        return ToolResult(self.sink.render(), data={"count": self.count})
+
+
+def python_glob(base: Path, pattern: str, ctx: ToolContext) -> ToolResult:
+    """The pure-Python glob of folder ``base`` (blocking; the reference ripgrep must agree with)."""
+    listing = _Listing(pattern, shown_prefix(ctx.workspace, base), ctx)
+    for relative in walk_files(base, hidden=names_hidden(pattern)):
+        listing.add(relative)
+    return listing.result()

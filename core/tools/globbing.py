@@ -2,7 +2,8 @@
 
 ``*`` and ``?`` stay inside one folder, ``**/`` crosses any number of folders
 (none included), ``[...]`` is a character class and ``{a,b}`` an alternation.
-A pattern with no ``/`` matches a file's name in any folder.
+A pattern with no ``/`` matches a file's name in any folder. A pattern that
+names a hidden part (`.github/**`, `**/.env*`) also searches hidden files.
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["glob_matches", "glob_regex"]
+__all__ = ["glob_matches", "glob_regex", "names_hidden"]
+
+_HIDDEN_PART = re.compile(r"(?:^|[/{,])\.")
 
 
 @lru_cache(maxsize=256)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """Compile ``pattern`` into a regular expression over posix relative paths."""
+    """Compile ``pattern`` into a regular expression over posix relative paths (ValueError if invalid)."""
+    original = pattern
     if "/" not in pattern.rstrip("/") and not pattern.startswith("**"):
         pattern = "**/" + pattern
     out: list[str] = []
@@ -56,9 +60,19 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out) + r"\Z")
+    if depth:
+        raise ValueError(f"{original!r} has a `{{` that is never closed")
+    try:
+        return re.compile("".join(out) + r"\Z", re.DOTALL)
+    except re.error as err:
+        raise ValueError(f"{original!r} is not a valid glob: {err}") from None
 
 
 def glob_matches(relative: str, pattern: str) -> bool:
-    """True when the posix path ``relative`` matches ``pattern``."""
+    """True when the posix path ``relative`` matches ``pattern``; ValueError when the pattern is invalid."""
     return glob_regex(pattern).match(relative) is not None
+
+
+def names_hidden(pattern: str | None) -> bool:
+    """True when a part of ``pattern`` starts with a dot (`.github/**`, `.env*`): hidden files are then searched."""
+    return bool(pattern) and _HIDDEN_PART.search(pattern or "") is not None
