@@ -638,3 +638,28 @@ async def test_write_and_edit_keep_the_file_mode(ws: Path, ctx: ToolContext) -> 
     assert script.stat().st_mode & 0o777 == 0o750
     assert script.read_text() == "echo three\n"
     assert [p.name for p in ws.iterdir()] == ["run.sh"]  # no temporary file left behind
+
+
+async def test_read_shows_invalid_utf8_as_replacement_characters(ws: Path, ctx: ToolContext) -> None:
+    """Bytes that are not UTF-8 read as U+FFFD, and the good text around them is intact."""
+    (ws / "mixed.txt").write_bytes(b"caf\xe9 ok\n\xff\xfe tail\n")
+    result = await Read().run({"path": "mixed.txt"}, ctx)
+    assert result.output == "     1\tcaf\ufffd ok\n     2\t\ufffd\ufffd tail\n"
+
+
+async def test_a_one_megabyte_single_line_stays_bounded_in_every_tool(ws: Path, ctx: ToolContext) -> None:
+    """A 1 MB line without a newline: read cuts it, grep and bash keep head and tail within the cap."""
+    line = "a" * 500_000 + "MIDDLE" + "z" * 500_000
+    (ws / "one-line.txt").write_text(line)
+    read = await Read().run({"path": "one-line.txt"}, ctx)
+    assert read.output.startswith("     1\taaaa")
+    assert "line cut at 2000 of 1,000,006 characters" in read.output
+    grep = await Grep().run({"pattern": "MIDDLE"}, ctx)
+    assert len(grep.output) <= 20_200
+    assert grep.output.startswith("one-line.txt:1:aaaa")
+    assert "full output: " in grep.output
+    bash = await Bash().run({"command": "cat one-line.txt"}, ctx)
+    assert len(bash.output) <= 20_200
+    assert bash.output.startswith("aaaa")
+    assert bash.output.rstrip().endswith("zzzz")
+    assert Path(bash.data["full_output"]).read_text() == line
