@@ -242,3 +242,19 @@ def test_sessions_and_tree_commands_describe_what_was_recorded(isolated_env: Pat
     assert all(n["parent_id"] == p["id"] for p, n in zip(document["nodes"], document["nodes"][1:], strict=False))
     human = run_chimera("tree", info["id"])
     assert f"◆ {info['leaf']}" in human.stdout
+
+
+def test_export_writes_the_active_path_as_markdown(isolated_env: Path, tmp_path: Path) -> None:
+    """`chimera export ID -o FILE` writes the task, the answers and the tool results, in order."""
+    assert run_chimera("run", "x").returncode == 0
+    (info,) = json.loads(run_chimera("sessions", "--json").stdout)
+    target = tmp_path / "session.md"
+    proc = run_chimera("export", info["id"], "-o", str(target))
+    assert proc.returncode == 0, proc.stderr
+    document = target.read_text()
+    assert document.startswith("# Find the failing test")
+    order = [document.index(s) for s in ("## You", "**bash**", "FAILED (failures=1)", "**edit**", "All 3 tests pass")]
+    assert order == sorted(order)
+    assert "<system-reminder>" not in document
+    assert run_chimera("export", info["id"]).stdout == document
+    assert_one_line_error(run_chimera("export", "nope"), "nope")

@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     tree = commands.add_parser("tree", help="show a session's tree", description="Show a session as a tree.")
     tree.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
     tree.add_argument("--json", action="store_true", help="print one JSON document")
+    export = commands.add_parser(
+        "export", help="write a session as Markdown", description="Write a session's active path as Markdown."
+    )
+    export.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
+    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
     run.add_argument("--max-turns", type=_positive, default=50, help="stop after N model turns (default: 50)")
     run.add_argument("--max-tokens", type=_positive, metavar="N", help="stop once the run has used N tokens")
     run.add_argument("--max-cost", type=_money, metavar="USD", help="stop once the run has cost this many dollars")
@@ -127,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from chimera.tui.session_commands import print_tree
 
             return print_tree(args.session, sys.stdout, as_json=args.json)
+        if args.command == "export":
+            from chimera.tui.session_commands import export_session
+
+            return export_session(args.session, args.output, sys.stdout)
         return _workbench(args)
     except KeyboardInterrupt:
         return 130

@@ -1,4 +1,4 @@
-"""Provides the session commands of ``chimera``: ``sessions`` and ``tree``.
+"""Provides the session commands of ``chimera``: ``sessions``, ``tree`` and ``export``.
 
 Each prints for a person by default and, with ``--json``, one JSON document
 for scripts (the shapes DESIGN §6 fixes).
@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 from typing import Any, TextIO
 
+from chimera.core.errors import ConfigError
+from chimera.core.export import export_markdown
 from chimera.core.home import chimera_home
 from chimera.core.session_store import SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
 
-__all__ = ["print_sessions", "print_tree", "tree_document"]
+__all__ = ["export_session", "print_sessions", "print_tree", "tree_document"]
 
 
 def print_sessions(out: TextIO, *, as_json: bool) -> int:
@@ -77,3 +80,16 @@ def _lines(tree: SessionTree) -> list[str]:
         step = 1 if len(children) > 1 else 0
         stack.extend((child, depth + step) for child in reversed(children))
     return lines
+
+
+def export_session(session_id: str, target: Path | None, out: TextIO) -> int:
+    with SessionStore.open(chimera_home(), session_id, writable=False) as store:
+        document = export_markdown(store)
+    if target is None:
+        out.write(document)
+        return 0
+    try:
+        target.write_text(document, encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"cannot write {target}: {err.strerror or err}") from None
+    return 0

@@ -1,0 +1,89 @@
+"""Provides ``export_markdown``: a session's active path as a Markdown document.
+
+The person's messages, the model's answers, and each tool call with its
+result (long results folded into ``<details>``), in the order they happened.
+Thinking is left out: it is working, not the record.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from chimera.core.session_store import SessionStore
+from chimera.core.session_tree import Node
+
+__all__ = ["export_markdown"]
+
+_FOLD_AFTER = 12  # result lines shown before the rest is folded
+
+
+def export_markdown(store: SessionStore) -> str:
+    """The active path of ``store`` as Markdown."""
+    created = dt.datetime.fromtimestamp(float(store.meta.get("created", 0))).strftime("%Y-%m-%d %H:%M")
+    out = [
+        f"# {store.title}",
+        "",
+        f"- session: `{store.id}`",
+        f"- workspace: `{store.workdir}`",
+        f"- model: `{store.meta.get('model', '?')}`",
+        f"- started: {created}",
+        "",
+    ]
+    calls: dict[str, dict[str, Any]] = {}
+    for node in store.tree.path():
+        out += _node(node, calls)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _node(node: Node, calls: dict[str, dict[str, Any]]) -> list[str]:
+    content = node.message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    if node.kind == "user":
+        text = "\n\n".join(b["text"] for b in blocks if b.get("type") == "text" and not _reminder(b))
+        return ["## You", "", text, ""] if text else []
+    if node.kind == "compaction":
+        return ["## Summary of earlier turns", "", _texts(blocks), ""]
+    if node.kind == "assistant":
+        lines = ["## Chimera", ""]
+        for block in blocks:
+            if block.get("type") == "text" and block.get("text", "").strip():
+                lines += [block["text"], ""]
+            elif block.get("type") == "tool_use":
+                calls[block["id"]] = block
+                lines += [f"**{block['name']}** `{_argument(block.get('input') or {})}`", ""]
+        return lines
+    lines = []
+    for block in blocks:  # tool results
+        if block.get("type") != "tool_result":
+            continue
+        call = calls.get(block.get("tool_use_id", ""), {})
+        lines += _result(str(call.get("name", "tool")), _texts(block.get("content")), bool(block.get("is_error")))
+    return lines
+
+
+def _result(name: str, text: str, is_error: bool) -> list[str]:
+    body = text.rstrip("\n").splitlines() or ["(no output)"]
+    title = f"{name} {'failed' if is_error else 'output'}"
+    fence = "````" if any(line.startswith("```") for line in body) else "```"
+    if len(body) <= _FOLD_AFTER:
+        return [f"{title}:", "", fence, *body, fence, ""]
+    return [f"<details><summary>{title} ({len(body)} lines)</summary>", "", fence, *body, fence, "", "</details>", ""]
+
+
+def _texts(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+
+
+def _reminder(block: dict[str, Any]) -> bool:
+    return str(block.get("text", "")).startswith("<system-reminder>")
+
+
+def _argument(args: dict[str, Any]) -> str:
+    for key in ("command", "path", "pattern"):
+        if key in args:
+            return str(args[key]).replace("`", "'").replace("\n", " ")
+    return json.dumps(args, ensure_ascii=False)[:120]
