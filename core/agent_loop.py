@@ -36,7 +36,7 @@ from typing import Any, Protocol, TypeVar
 from chimera.core.bus import EventBus
 from chimera.core.context import git_snapshot, project_instructions
 from chimera.core.env import Environment
-from chimera.core.errors import ProviderError
+from chimera.core.errors import ProviderError, ReplayDiverged
 from chimera.core.events import (
     MessageCompleted,
     ReminderInjected,
@@ -57,9 +57,9 @@ from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provid
 from chimera.core.reminders import ReminderState
 from chimera.core.tool_group import ToolGroup
 
-__all__ = ["AgentLoop", "LoopStrategy", "Outcome", "Recorder", "RunInProgress"]
+__all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Recorder", "RunInProgress"]
 
-_CONTINUE = "Your last response was cut off by the output limit. Continue exactly where it stopped."
+CONTINUE_PROMPT = "Your last response was cut off by the output limit. Continue exactly where it stopped."
 _E = TypeVar("_E", bound=StepEvent)
 
 
@@ -247,6 +247,8 @@ class AgentLoop:
             outcome = stop.outcome
         except ProviderError as err:
             outcome = Outcome(False, err.kind, error=str(err))
+        except ReplayDiverged as err:
+            outcome = Outcome(False, "diverged", error=str(err))
         except TimeoutError:
             limit = self.config.time_limit
             outcome = Outcome(False, "time_limit", error=f"stopped at the wall-time limit of {limit:g}s")
@@ -308,7 +310,7 @@ class AgentLoop:
                     return Outcome(False, "max_tokens", error="the answer kept hitting the output limit")
                 cut.append(_joined_text(done.message))
                 self.emit(RetryScheduled(reason="max_tokens", attempt=len(cut), wait_s=0.0, discards_partial=False))
-                self._append("user", {"role": "user", "content": _CONTINUE})
+                self._append("user", {"role": "user", "content": CONTINUE_PROMPT})
                 continue
             if not calls:
                 return Outcome(True, "completed", answer=("".join(cut) + _joined_text(done.message)).strip())

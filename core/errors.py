@@ -55,3 +55,7 @@ class ToolInputError(ChimeraError):
 
 class WorkspaceError(ChimeraError):
     """A path points outside the workspace, or the workspace is not usable."""
+
+
+class ReplayDiverged(ChimeraError):
+    """A replay that re-ran the tools got a result the recording did not have."""
