@@ -1,0 +1,150 @@
+"""Provides the one way checkpoints run git: on the shadow repository only, scrubbed, with a timeout.
+
+Every call drops ``GIT_*`` from the environment, names the shadow git dir, work
+tree and index explicitly, ignores the system config, and turns off hooks,
+fsmonitor, line-ending conversion and signing, so the person's own ``.git`` is
+never opened for writing and a clean CI machine behaves like a laptop.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from chimera.core.errors import ChimeraError, ConfigError, WorkspaceError
+
+__all__ = ["EMPTY_TREE", "FIXED_DATE", "Change", "CheckpointError", "Git", "check_id", "parse_raw", "split"]
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+FIXED_DATE = "@946684800 +0000"  # 2000-01-01: a snapshot's id depends on its files and label only
+
+_HEX = re.compile(r"[0-9a-f]{4,64}")
+_SETTINGS = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.symlinks=true",
+    "core.fileMode=true",
+    "core.splitIndex=false",
+    "core.logAllRefUpdates=false",
+    "commit.gpgSign=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "advice.addEmbeddedRepo=false",
+    "user.name=chimera",
+    "user.email=chimera@localhost",
+)
+
+
+class CheckpointError(ChimeraError):
+    """A snapshot is missing, or git failed on the shadow repository."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path of ``git diff-tree --raw``: how the present (old) and the target differ there."""
+
+    status: str  # A (only in the target), D (only now), M or T (in both, different)
+    old_mode: str  # "000000" when absent
+    mode: str  # the target's mode, "000000" when absent
+    blob: str  # the target's content
+    path: str
+
+
+class Git:
+    """Runs git on one shadow repository (``git_dir``) whose work tree is ``workspace``."""
+
+    def __init__(self, workspace: Path, git_dir: Path, timeout: float) -> None:
+        exe = shutil.which("git")
+        if exe is None:
+            raise ConfigError("git is needed for checkpoints and is not on PATH: install git to pin the workspace")
+        self.exe = exe
+        self.workspace = workspace
+        self.git_dir = git_dir
+        self.timeout = timeout
+
+    def __call__(self, *args: str, input: bytes = b"", ok: tuple[int, ...] = (0,), work_tree: bool = True) -> bytes:
+        """Git's stdout; CheckpointError when it fails, times out or reports ``fatal:``."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            GIT_INDEX_FILE=str(self.git_dir / "index"),
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_NO_REPLACE_OBJECTS="1",
+            GIT_AUTHOR_DATE=FIXED_DATE,
+            GIT_COMMITTER_DATE=FIXED_DATE,
+            LC_ALL="C",
+        )
+        where = [f"--git-dir={self.git_dir}", f"--work-tree={self.workspace}"] if work_tree else []
+        if work_tree:
+            self.check_workspace()
+        try:
+            proc = subprocess.run(
+                [self.exe, *(arg for setting in _SETTINGS for arg in ("-c", setting)), *where, *args],
+                input=input,
+                capture_output=True,
+                cwd=self.workspace if work_tree else self.git_dir.parent,
+                env=env,
+                timeout=self.timeout,
+            )
+        except subprocess.TimeoutExpired:
+            raise CheckpointError(
+                f"git {args[0]} took over {self.timeout:g}s on {self.workspace}: "
+                "list big generated folders in .gitignore, or raise the checkpoint timeout"
+            ) from None
+        except OSError as err:
+            raise CheckpointError(
+                f"cannot run git for checkpoints ({err.strerror or err}): check that git works"
+            ) from None
+        if proc.returncode not in ok or b"\nfatal:" in b"\n" + proc.stderr:
+            lines = proc.stderr.decode(errors="replace").strip().splitlines() or [f"exit status {proc.returncode}"]
+            raise CheckpointError(
+                f"git {args[0]} failed on the checkpoints of {self.workspace} ({lines[-1]}): "
+                f"the shadow repository is {self.git_dir}"
+            )
+        return proc.stdout
+
+    def check_workspace(self) -> None:
+        """WorkspaceError when the workspace folder is gone."""
+        if not self.workspace.is_dir():
+            raise WorkspaceError(
+                f"workspace {self.workspace} is no longer there: put it back or start the session in an existing folder"
+            )
+
+    def missing(self, commit: str) -> CheckpointError:
+        """The error for a snapshot id this repository does not hold."""
+        return CheckpointError(
+            f"checkpoint {commit[:12]} is not in {self.git_dir}: it was pruned, or belongs to another workspace"
+        )
+
+
+def check_id(commit: str) -> None:
+    """CheckpointError unless ``commit`` looks like an object id (never a ref or an option)."""
+    if not _HEX.fullmatch(commit):
+        raise CheckpointError(f"{commit!r} is not a checkpoint id: pass the id a snapshot returned")
+
+
+def split(out: bytes) -> list[bytes]:
+    """The records of a ``-z`` output."""
+    return [record for record in out.split(b"\0") if record]
+
+
+def parse_raw(out: bytes) -> list[Change]:
+    """Records of ``git diff-tree -r -z`` (raw format), skipping the ``A B`` header lines of ``--stdin``."""
+    changes = []
+    pos = 0
+    while pos < len(out):
+        if out[pos : pos + 1] != b":":
+            pos = out.index(b"\n", pos) + 1
+            continue
+        meta_end = out.index(b"\0", pos)
+        path_end = out.index(b"\0", meta_end + 1)
+        old_mode, mode, _old_blob, blob, status = out[pos + 1 : meta_end].decode().split(" ")
+        changes.append(Change(status[:1], old_mode, mode, blob, os.fsdecode(out[meta_end + 1 : path_end])))
+        pos = path_end + 1
+    return changes

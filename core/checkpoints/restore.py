@@ -1,0 +1,174 @@
+"""Provides the file side of a restore: the plan a preview shows, and carrying it out without losing work.
+
+A path absent from the target is deleted only when the caller's ``known`` set
+says a snapshot saw it. A path the target has is written only when nothing
+that no snapshot holds is in the way (a large, ignored or unreadable file, a
+kept file or folder) and no folder on the way is a symlink. Each file is
+written to a temporary name and renamed, so it is either old or new.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from chimera.core.checkpoints.git import Change
+
+__all__ = ["TEMP_SUFFIX", "Preview", "Restored", "apply", "plan"]
+
+TEMP_SUFFIX = ".chimera-tmp"
+GITLINK = "160000"
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What restoring ``target`` does to the workspace as it is now; every path relative to the workspace."""
+
+    target: str
+    rewrite: tuple[str, ...] = ()
+    """Present now with other content, mode or type: rewritten with the target's."""
+    create: tuple[str, ...] = ()
+    """In the target, missing now: written."""
+    delete: tuple[str, ...] = ()
+    """Present now, absent from the target, and a snapshot saw them: deleted."""
+    keep: tuple[str, ...] = ()
+    """Present now, absent from the target, and no snapshot saw them: left alone."""
+    skip: tuple[str, ...] = ()
+    """In the target, but the place is held by something no snapshot holds (a large, ignored or
+    unreadable file, a kept file or folder, a symlink on the way): left alone."""
+
+    @property
+    def changed(self) -> tuple[str, ...]:
+        """Every path the restore writes or deletes, sorted."""
+        return tuple(sorted((*self.rewrite, *self.create, *self.delete)))
+
+
+@dataclass(frozen=True)
+class Restored:
+    """A finished restore: the snapshot taken just before it (restore it to undo) and what was done."""
+
+    before: str
+    preview: Preview
+
+
+def plan(workspace: Path, changes: list[Change], target: str, known: set[str]) -> tuple[Preview, list[Change]]:
+    """The preview of going from the present to the target, and the target entries to write."""
+    changes = [c for c in changes if GITLINK not in (c.old_mode, c.mode)]  # nested repositories are theirs
+    delete = {c.path for c in changes if c.status == "D" and c.path in known}
+    keep = {c.path for c in changes if c.status == "D" and c.path not in known}
+    rewrite: set[str] = set()
+    create: set[str] = set()
+    skip: set[str] = set()
+    for change in changes:
+        if change.status == "D":
+            continue
+        if not safe_path(change.path) or not _reachable(workspace, change.path, delete):
+            skip.add(change.path)
+        elif change.status == "A":
+            (create if _free(workspace, change.path, delete) else skip).add(change.path)
+        else:
+            rewrite.add(change.path)
+    preview = Preview(target, *(tuple(sorted(s)) for s in (rewrite, create, delete, keep, skip)))
+    return preview, [c for c in changes if c.path in rewrite or c.path in create]
+
+
+def apply(workspace: Path, preview: Preview, contents: Iterable[tuple[Change, bytes]]) -> None:
+    """Delete, then write each change with its content; OSError stops it."""
+    for path in preview.delete:
+        full = workspace / path
+        if safe_path(path) and _reachable(workspace, path, set()) and (full.is_symlink() or full.is_file()):
+            full.unlink()
+    for path in preview.delete:
+        _remove_empty_parents(workspace, path)
+    for change, data in contents:
+        _write(workspace, change, data)
+
+
+def safe_path(path: str) -> bool:
+    """True for a relative path with no empty, ``.``, ``..`` or ``.git`` part."""
+    parts = path.split("/")
+    return not path.startswith("/") and all(p not in ("", ".", "..") and p.lower() != ".git" for p in parts)
+
+
+def _reachable(workspace: Path, path: str, delete: set[str]) -> bool:
+    """True when every folder on the way to ``path`` is a real folder, missing, or a file being deleted."""
+    parts = path.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        prefix = "/".join(parts[:i])
+        if prefix in delete:
+            return True
+        try:
+            mode = os.lstat(workspace / prefix).st_mode
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        if not stat.S_ISDIR(mode):
+            return False
+    return True
+
+
+def _free(workspace: Path, path: str, delete: set[str]) -> bool:
+    """True when nothing holds ``path`` now, or only a folder whose every file is being deleted."""
+    full = workspace / path
+    try:
+        mode = os.lstat(full).st_mode
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    if not stat.S_ISDIR(mode):
+        return False  # a file no snapshot could hold (too large, ignored, unreadable)
+    return all(rel in delete for rel in _entries(workspace, full))
+
+
+def _entries(workspace: Path, folder: Path) -> Iterator[str]:
+    """Every file and symlink under ``folder`` (symlinks not followed), relative to the workspace."""
+    for root, dirs, names in os.walk(folder):
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
+            yield os.path.relpath(os.path.join(root, name), workspace).replace(os.sep, "/")
+
+
+def _write(workspace: Path, change: Change, data: bytes) -> None:
+    """Write one path atomically (temporary file, then rename), never through a symlink."""
+    if not safe_path(change.path) or not _reachable(workspace, change.path, set()):
+        return
+    full = workspace / change.path
+    full.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        old: os.stat_result | None = os.lstat(full)
+    except FileNotFoundError:
+        old = None
+    if old is not None and stat.S_ISDIR(old.st_mode):
+        os.rmdir(full)  # planned only when every file in it was deleted
+        old = None
+    tmp = full.with_name(f".{full.name[:40]}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
+    try:
+        if change.mode == "120000":
+            os.symlink(data, os.fsencode(tmp))
+        else:
+            executable = change.mode == "100755"
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+            with os.fdopen(os.open(tmp, flags, 0o777 if executable else 0o666), "wb") as handle:
+                handle.write(data)
+                if old is not None and stat.S_ISREG(old.st_mode):  # keep the person's permissions, set the x bits
+                    perms = stat.S_IMODE(old.st_mode)
+                    os.chmod(handle.fileno(), perms | (perms & 0o444) >> 2 if executable else perms & ~0o111)
+        os.replace(tmp, full)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _remove_empty_parents(workspace: Path, path: str) -> None:
+    parent = (workspace / path).parent
+    while parent != workspace and workspace in parent.parents:
+        try:
+            parent.rmdir()
+        except OSError:
+            return
+        parent = parent.parent

@@ -1,0 +1,272 @@
+"""Provides ``ShadowRepo``: snapshots of a workspace in a git repository outside it, and restores."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from chimera.core.checkpoints.git import (
+    EMPTY_TREE,
+    FIXED_DATE,
+    Change,
+    CheckpointError,
+    Git,
+    check_id,
+    parse_raw,
+    split,
+)
+from chimera.core.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, apply, plan
+from chimera.core.errors import ConfigError
+from chimera.core.home import chimera_home, private_dir
+
+__all__ = ["ShadowRepo"]
+
+BATCH_BYTES = 64_000_000  # blob bytes read from git in one call while restoring
+
+# Highest-precedence attributes: no clean/smudge filter, no eol or encoding conversion, so blobs are the bytes on disk.
+_ATTRIBUTES = b"* -text -filter -ident -working-tree-encoding\n"
+_CONFIG = b"""
+# Written by Chimera: a checkpoint store whose snapshots are not kept alive by refs.
+[core]
+\tbare = false
+\tlogAllRefUpdates = false
+\thooksPath = /dev/null
+[gc]
+\tauto = 0
+\tpruneExpire = never
+[maintenance]
+\tauto = false
+"""
+_EXCLUDE_HEADER = f"# Written by Chimera, then the workspace's .git/info/exclude\n.git\n*{TEMP_SUFFIX}\n".encode()
+
+
+class ShadowRepo:
+    """A git repository outside the workspace (its own git dir and index; the workspace is the work tree).
+
+    One ``ShadowRepo`` per git dir at a time (the session's writer lock covers it): the first
+    call removes an ``index.lock`` a killed git left behind.
+    """
+
+    def __init__(
+        self, workspace: Path, git_dir: Path, *, max_file_bytes: int = 10_000_000, timeout: float = 120.0
+    ) -> None:
+        self.workspace = Path(workspace).absolute()
+        self.git_dir = Path(git_dir).absolute()
+        self.max_file_bytes = max_file_bytes
+        self._git = Git(self.workspace, self.git_dir, timeout)
+        # Chimera's own state (this store, the sessions) stays out of snapshots even when it lives in the workspace.
+        self._header = _EXCLUDE_HEADER + b"".join(_anchored(self.workspace, d) for d in (self.git_dir, chimera_home()))
+        self._ready = False
+        self._last: tuple[str, str, str] | None = None  # (tree, label, commit) of the latest snapshot
+
+    def snapshot(self, label: str = "") -> str:
+        """The commit id of the workspace as it is now (same files and label: same id)."""
+        tree = self._write_tree()
+        if self._last is not None and self._last[:2] == (tree, label):
+            return self._last[2]
+        commit = self._git("commit-tree", tree, input=label.encode() + b"\n").decode().strip()
+        self._last = (tree, label, commit)
+        return commit
+
+    def changes(self, target: str, *, known: Iterable[str]) -> Preview:
+        """What restoring ``target`` would do to the present workspace; changes nothing there."""
+        present = self._write_tree()
+        return plan(self.workspace, self._diff(present, self._tree_of(target)), target, set(known))[0]
+
+    def restore(self, target: str, *, known: Iterable[str], on_before: Callable[[str], None] | None = None) -> Restored:
+        """Make the workspace match ``target``, after snapshotting the present (returned, to undo).
+
+        ``known``: the paths some snapshot of this session saw (:meth:`seen` of its checkpoints,
+        not counting the one this call takes); only those may be deleted. ``on_before`` gets the
+        present's snapshot before any file is touched, to record it durably first.
+        """
+        target_tree = self._tree_of(target)
+        before = self.snapshot(f"before restoring {target}")
+        preview, writes = plan(self.workspace, self._diff(self._tree_of(before), target_tree), target, set(known))
+        if on_before is not None:
+            on_before(before)
+        try:
+            apply(self.workspace, preview, self._contents(writes))
+        except OSError as err:
+            raise CheckpointError(
+                f"restoring {target[:12]} stopped at {err.filename or 'a file'} ({err.strerror or err}): "
+                f"restore {before} to undo the part done"
+            ) from None
+        return Restored(before, preview)
+
+    def files(self, commit: str) -> set[str]:
+        """The paths a snapshot holds (files and symlinks)."""
+        paths = set()
+        for record in split(self._git("ls-tree", "-r", "-z", "--full-tree", self._tree_of(commit))):
+            meta, _, path = record.partition(b"\t")
+            if meta.split(b" ")[1] == b"blob":
+                paths.add(os.fsdecode(path))
+        return paths
+
+    def seen(self, commits: Iterable[str]) -> set[str]:
+        """Every path any of these snapshots holds, in two git calls: the ``known`` set for a restore."""
+        ids = list(dict.fromkeys(commits))
+        for commit in ids:
+            check_id(commit)
+        if not ids:
+            return set()
+        self._ensure_repo()
+        out = self._git(
+            "cat-file", "--batch-check=%(objectname)", input="".join(f"{c}^{{tree}}\n" for c in ids).encode()
+        )
+        trees: list[str] = []
+        for line, commit in zip(out.decode().splitlines(), ids, strict=True):
+            if line.endswith(" missing"):
+                raise self._git.missing(commit)
+            if not trees or trees[-1] != line:
+                trees.append(line)
+        # Each path of tree i is in tree i-1 or added since: the additions of each step cover them all.
+        pairs = "".join(f"{a} {b}\n" for a, b in zip([EMPTY_TREE, *trees], trees, strict=False))
+        out = self._git("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--diff-filter=A", input=pairs.encode())
+        return {c.path for c in parse_raw(out)}
+
+    def prune(self, keep: Iterable[str]) -> int:
+        """Drop every snapshot not in ``keep`` (and contents only they held), pack the rest; bytes used after."""
+        ids = list(dict.fromkeys(keep))
+        for commit in ids:
+            check_id(commit)
+        self._ensure_repo()
+        kept: list[str] = []
+        if ids:
+            out = self._git(
+                "cat-file", "--batch-check=%(objectname) %(objecttype)", input="\n".join(ids).encode() + b"\n"
+            )
+            kept = [line.split()[0] for line in out.decode().splitlines() if line.endswith(" commit")]
+        if kept:  # one commit whose parents are the kept snapshots, under one ref: all gc needs to see
+            who = f"chimera <chimera@localhost> {FIXED_DATE[1:]}"
+            parents = "".join(f"parent {c}\n" for c in kept)
+            body = f"tree {EMPTY_TREE}\n{parents}author {who}\ncommitter {who}\n\nsnapshots kept by Chimera\n"
+            anchor = self._git("hash-object", "-t", "commit", "-w", "--stdin", input=body.encode()).decode().strip()
+            self._git("update-ref", "refs/chimera/keep", anchor)
+        else:
+            self._git("update-ref", "-d", "refs/chimera/keep")
+        self._git("gc", "--quiet", "--prune=now")  # the shadow index keeps the present's contents alive too
+        self._last = None
+        return self.disk_bytes()
+
+    def disk_bytes(self) -> int:
+        """Bytes the shadow repository's object store takes on disk."""
+        total = 0
+        for root, _dirs, names in os.walk(self.git_dir / "objects"):
+            for name in names:
+                try:
+                    total += os.lstat(os.path.join(root, name)).st_size
+                except OSError:
+                    continue
+        return total
+
+    def _write_tree(self) -> str:
+        """Bring the shadow index up to the workspace (only what changed is hashed); its tree id."""
+        self._git.check_workspace()
+        self._ensure_repo()
+        self._sync_excludes()
+        listed = self._git("ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
+        excluded: list[str] = []  # nested repositories and large files
+        untrack: list[bytes] = []  # tracked files that grew too large
+        pending = False
+        for record in split(listed):
+            tag, raw = record[:1], record[2:]
+            if raw.endswith(b"/"):  # a nested repository: its files are its own
+                excluded.append(os.fsdecode(raw[:-1]))
+                continue
+            try:
+                info = os.lstat(self.workspace / os.fsdecode(raw))
+            except OSError:
+                pending = True  # a tracked file that is gone
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_size > self.max_file_bytes:
+                excluded.append(os.fsdecode(raw))
+                if tag == b"C":
+                    untrack.append(raw)
+            else:
+                pending = True
+        if untrack:
+            self._git("update-index", "-z", "--force-remove", "--stdin", input=b"\0".join(untrack) + b"\0")
+        if pending:  # an unreadable file is left out (exit 1), not fatal
+            specs = [f":(exclude,literal){path}" for path in excluded]
+            self._git("add", "--all", "--ignore-errors", "--", ".", *specs, ok=(0, 1))
+        ignored = self._git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
+        if ignored:  # tracked before a .gitignore line covered them
+            self._git("update-index", "-z", "--force-remove", "--stdin", input=ignored)
+        return self._git("write-tree").decode().strip()
+
+    def _ensure_repo(self) -> None:
+        if self._ready:
+            return
+        if not (self.git_dir / "HEAD").is_file():
+            private_dir(self.git_dir)
+            self._git("init", "--quiet", "--bare", "--template=", str(self.git_dir), work_tree=False)
+            with open(self.git_dir / "config", "ab") as config:
+                config.write(_CONFIG)
+            info = private_dir(self.git_dir / "info")
+            (info / "attributes").write_bytes(_ATTRIBUTES)
+            (info / "exclude").write_bytes(self._header)
+        (self.git_dir / "index.lock").unlink(missing_ok=True)  # left by a git killed mid-write
+        self._ready = True
+
+    def _sync_excludes(self) -> None:
+        """Copy the workspace's ``.git/info/exclude`` (what the person ignores) into the shadow's."""
+        try:
+            theirs = (self.workspace / ".git" / "info" / "exclude").read_bytes()
+        except OSError:
+            theirs = b""
+        ours = self.git_dir / "info" / "exclude"
+        try:
+            if ours.read_bytes() == self._header + theirs:
+                return
+        except OSError:
+            pass
+        ours.write_bytes(self._header + theirs)
+
+    def _diff(self, present: str, target: str) -> list[Change]:
+        return parse_raw(self._git("diff-tree", "-r", "-z", "--no-renames", present, target))
+
+    def _tree_of(self, commit: str) -> str:
+        check_id(commit)
+        self._ensure_repo()
+        out = self._git("rev-parse", "--verify", "--quiet", f"{commit}^{{tree}}", ok=(0, 1))
+        if not out:
+            raise self._git.missing(commit)
+        return out.decode().strip()
+
+    def _contents(self, changes: list[Change]) -> Iterator[tuple[Change, bytes]]:
+        """Each change with its content, read from git in batches of about ``BATCH_BYTES``."""
+        if not changes:
+            return
+        sizes = self._git(
+            "cat-file", "--batch-check=%(objectsize)", input="".join(f"{c.blob}\n" for c in changes).encode()
+        )
+        batch: list[Change] = []
+        weight = 0
+        for change, size in zip(changes, sizes.decode().split(), strict=True):
+            batch.append(change)
+            weight += int(size)
+            if weight >= BATCH_BYTES or change is changes[-1]:
+                out = self._git("cat-file", "--batch", input="".join(f"{c.blob}\n" for c in batch).encode())
+                pos = 0
+                for item in batch:  # "<id> blob <size>\n<content>\n" each
+                    header_end = out.index(b"\n", pos)
+                    size_of = int(out[pos:header_end].split(b" ")[2])
+                    yield item, out[header_end + 1 : header_end + 1 + size_of]
+                    pos = header_end + 1 + size_of + 1
+                batch, weight = [], 0
+
+
+def _anchored(workspace: Path, folder: Path) -> bytes:
+    """A gitignore line matching exactly ``folder`` when it lies inside the workspace, else nothing."""
+    try:
+        rel = folder.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:
+        return b""
+    if rel == "." or "\n" in rel:
+        raise ConfigError(
+            f"{folder} cannot be left out of the workspace's snapshots: set CHIMERA_HOME to another folder"
+        )
+    return ("/" + "".join(f"\\{c}" if c in "\\*?[]!# " else c for c in rel) + "/\n").encode()
