@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from chimera.core.agent_loop import AgentLoop, LoopStrategy, Recorder
+from chimera.core.agent_loop import AgentLoop, LoopStrategy, Pins, Recorder
 from chimera.core.bus import EventBus
 from chimera.core.env import Environment
 from chimera.core.events import RunFinished
@@ -48,6 +48,7 @@ class Agent:
         can_ask: whether someone answers permission requests (a UI listening on the bus).
         recorder: the session that keeps every message.
         history: an earlier conversation to continue, and ``node_id`` where it stands.
+        pins: where the workspace is pinned to session nodes (checkpoints).
     """
 
     def __init__(
@@ -62,11 +63,13 @@ class Agent:
         recorder: Recorder | None = None,
         history: list[Message] | None = None,
         node_id: str | None = None,
+        pins: Pins | None = None,
     ) -> None:
         self.provider = provider
         self.recorder = recorder
         self.history = history
         self.node_id = node_id
+        self.pins = pins
         self.tools = tools if tools is not None else DEFAULT_TOOLS
         self.loop: LoopStrategy = loop if loop is not None else ReAct()
         self.bus = bus if bus is not None else EventBus()
@@ -89,6 +92,7 @@ class Agent:
                 recorder=self.recorder,
                 messages=self.history,
                 node_id=self.node_id,
+                pins=self.pins,
             )
         return self._core
 

@@ -38,6 +38,7 @@ from chimera.core.context import git_snapshot, project_instructions
 from chimera.core.env import Environment
 from chimera.core.errors import ProviderError, ReplayDiverged
 from chimera.core.events import (
+    CheckpointCreated,
     MessageCompleted,
     ReminderInjected,
     RetryScheduled,
@@ -57,7 +58,7 @@ from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provid
 from chimera.core.reminders import ReminderState
 from chimera.core.tool_group import ToolGroup
 
-__all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Recorder", "RunInProgress"]
+__all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress"]
 
 CONTINUE_PROMPT = "Your last response was cut off by the output limit. Continue exactly where it stopped."
 _E = TypeVar("_E", bound=StepEvent)
@@ -93,6 +94,14 @@ class Recorder(Protocol):
         ...
 
 
+class Pins(Protocol):
+    """Where the workspace is pinned to session nodes (checkpoints)."""
+
+    async def pin(self, node_id: str) -> str | None:
+        """Snapshot the workspace and pin it to ``node_id``; the snapshot id, or None."""
+        ...
+
+
 class LoopStrategy(Protocol):
     """A way to drive the core: ReAct, plan-and-execute, reflexion, tree of thought."""
 
@@ -119,6 +128,8 @@ class AgentLoop:
         can_ask: whether someone answers permission requests.
         recorder: the session that keeps every message (none when None).
         node_id: the session node the conversation stands at (for a resumed session).
+        pins: where the workspace is snapshotted at user turns and around tool calls that
+            can change files (no checkpoints when None).
     """
 
     def __init__(
@@ -135,6 +146,7 @@ class AgentLoop:
         can_ask: bool = False,
         recorder: Recorder | None = None,
         node_id: str | None = None,
+        pins: Pins | None = None,
     ) -> None:
         if strategy is None:
             from chimera.core.loop import ReAct
@@ -150,6 +162,7 @@ class AgentLoop:
         self.messages: list[Message] = list(messages or [])
         self.recorder = recorder
         self.node_id = node_id
+        self.pins = pins
         self.executor = Executor(
             self.tools,
             env.workdir,
@@ -281,6 +294,7 @@ class AgentLoop:
     async def react(self, prompt: str | list[dict[str, Any]]) -> Outcome:
         """Add ``prompt`` as a user message and run turns until the model stops calling tools."""
         self._append("user", {"role": "user", "content": prompt}, sync=True)
+        await self._pin()
         cut: list[str] = []  # the text of responses cut by max_tokens, which the next one continues
         while True:
             if self.steps >= self.config.max_steps:
@@ -315,9 +329,14 @@ class AgentLoop:
             if not calls:
                 return Outcome(True, "completed", answer=("".join(cut) + _joined_text(done.message)).strip())
             cut.clear()
+            changes_files = any(not self._read_only(c) for c in calls)
+            if changes_files:
+                await self._pin()  # the files as they were before these calls
             outcomes = await self._run_tools(calls)
             notes, stop = self._after_tools(outcomes)
             self._append("tool_result", _results(outcomes, notes), sync=True)
+            if changes_files:
+                await self._pin()
             if stop is not None:
                 raise _Stop(stop)
 
@@ -336,6 +355,16 @@ class AgentLoop:
                 outcomes.append(outcome)
             self._append("tool_result", _results(outcomes), sync=True)
             raise
+
+    def _read_only(self, call: ToolCall) -> bool:
+        tool = self.tools.get(call.name)
+        return tool is not None and tool.read_only
+
+    async def _pin(self) -> None:
+        if self.pins is not None and self.node_id is not None:
+            commit = await self.pins.pin(self.node_id)
+            if commit is not None:
+                self.emit(CheckpointCreated(snapshot=commit))
 
     def _after_tools(self, outcomes: list[ToolOutcome]) -> tuple[list[dict[str, Any]], Outcome | None]:
         """Reminders due after these results, as text blocks, and the outcome that stops a stuck run."""

@@ -96,6 +96,8 @@ async def run_headless(
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     launch = prepare(options)
+    for warning in launch.warnings:
+        err.write(f"chimera: {warning}\n")
     if launch.demo:
         err.write(f"chimera: {DEMO_NOTICE}\n")
         err.write(f"chimera: demo task: {launch.demo_task} (workspace: {launch.env.workdir})\n")

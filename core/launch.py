@@ -9,15 +9,16 @@ same options make the same run in both.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimera.core.agent import Agent, AgentResult
 from chimera.core.agent_loop import new_id
 from chimera.core.bus import EventBus
+from chimera.core.checkpoints import ShadowRepo
 from chimera.core.demo import demo_provider, demo_recording, prepare_demo_workspace
 from chimera.core.env.local import LocalEnvironment
-from chimera.core.errors import ConfigError
+from chimera.core.errors import ChimeraError, ConfigError
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
@@ -25,9 +26,10 @@ from chimera.core.permissions import MODES, PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.session_log import SessionLog
-from chimera.core.session_store import SessionStore
+from chimera.core.session_store import CHECKPOINTS, SessionStore
 from chimera.core.settings import load_settings
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.workspace_pins import WorkspacePins
 
 __all__ = ["Launch", "RunOptions", "prepare"]
 
@@ -66,6 +68,7 @@ class Launch:
     policy: PermissionPolicy
     demo: bool
     demo_task: str = ""
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def session_id(self) -> str:
@@ -141,8 +144,10 @@ def prepare(options: RunOptions) -> Launch:
             f"{config.max_tokens} tokens: choose a smaller budget"
         )
     store = _session(home, options, provider.model, demo=demo)
+    warnings = list(store.warnings)
     try:
         env = LocalEnvironment(store.workdir, spill_dir=private_dir(home / "output") / store.id)
+        pins = _pins(store, warnings)
         agent = Agent(
             provider,
             DEFAULT_TOOLS,
@@ -152,13 +157,32 @@ def prepare(options: RunOptions) -> Launch:
             recorder=store,
             history=store.tree.messages() if store.tree.leaf else None,
             node_id=store.tree.leaf,
+            pins=pins,
         )
         log = SessionLog(store.folder)
     except BaseException:
         store.close()
         raise
     agent.bus.subscribe(log, name="session-log")
-    return Launch(agent=agent, env=env, store=store, log=log, policy=policy, demo=demo, demo_task=demo_task)
+    return Launch(
+        agent=agent,
+        env=env,
+        store=store,
+        log=log,
+        policy=policy,
+        demo=demo,
+        demo_task=demo_task,
+        warnings=warnings,
+    )
+
+
+def _pins(store: SessionStore, warnings: list[str]) -> WorkspacePins | None:
+    """The session's checkpoints: a shadow repository in the session folder; None without git."""
+    try:
+        return WorkspacePins(ShadowRepo(store.workdir, store.folder / CHECKPOINTS), store)
+    except ChimeraError as err:
+        warnings.append(f"checkpoints are off: {err}")
+        return None
 
 
 def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> SessionStore:

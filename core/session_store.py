@@ -38,10 +38,11 @@ from chimera.core.errors import ConfigError
 from chimera.core.home import private_dir
 from chimera.core.session_tree import MESSAGE_KINDS, Node, SessionTree
 
-__all__ = ["SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
+__all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
 
 ENTRIES = "entries.jsonl"
 LOCK = "lock"
+CHECKPOINTS = "checkpoints.git"  # the session's shadow repository of workspace snapshots
 
 
 def sessions_dir(home: Path) -> Path:
@@ -161,18 +162,18 @@ class SessionStore:
 
     def move_leaf(self, node_id: str) -> None:
         """Make ``node_id`` the leaf (recorded and synced, so a restart lands there)."""
-        self._require(node_id)
+        self.require(node_id)
         self._write({"t": "leaf", "id": node_id, "ts": time.time()}, sync=True)
         self.tree.leaf = node_id
 
     def label(self, node_id: str, label: str) -> None:
-        self._require(node_id)
+        self.require(node_id)
         self._write({"t": "label", "id": node_id, "label": label}, sync=True)
         self.tree.labels[node_id] = label
 
     def pin(self, node_id: str, commit: str) -> None:
         """Record that ``commit`` holds the workspace as it was at ``node_id``."""
-        self._require(node_id)
+        self.require(node_id)
         self._write({"t": "snap", "id": node_id, "commit": commit})
         self.tree.snapshots[node_id] = commit
 
@@ -197,7 +198,8 @@ class SessionStore:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def _require(self, node_id: str) -> None:
+    def require(self, node_id: str) -> None:
+        """Raise ConfigError naming the session when it has no node ``node_id``."""
         if node_id not in self.tree:
             raise ConfigError(f"session {self.id} has no node {node_id!r}: `chimera tree {self.id}` lists them")
 

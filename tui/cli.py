@@ -106,6 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     tree = commands.add_parser("tree", help="show a session's tree", description="Show a session as a tree.")
     tree.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
     tree.add_argument("--json", action="store_true", help="print one JSON document")
+    switch = commands.add_parser(
+        "switch",
+        help="move a session to another node, files included",
+        description="Move a session's leaf to NODE and restore the workspace files of that point.",
+    )
+    switch.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
+    switch.add_argument("node", metavar="NODE", help="the node (see `chimera tree ID`)")
+    switch.add_argument("--yes", action="store_true", help="do not ask before rewriting files")
     export = commands.add_parser(
         "export", help="write a session as Markdown", description="Write a session's active path as Markdown."
     )
@@ -132,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from chimera.tui.session_commands import print_tree
 
             return print_tree(args.session, sys.stdout, as_json=args.json)
+        if args.command == "switch":
+            from chimera.tui.session_commands import switch_session
+
+            return switch_session(args.session, args.node, sys.stdout, yes=args.yes, ask=sys.stdin.isatty())
         if args.command == "export":
             from chimera.tui.session_commands import export_session
 

@@ -1,4 +1,4 @@
-"""Provides the session commands of ``chimera``: ``sessions``, ``tree`` and ``export``.
+"""Provides the session commands of ``chimera``: ``sessions``, ``tree``, ``switch`` and ``export``.
 
 Each prints for a person by default and, with ``--json``, one JSON document
 for scripts (the shapes DESIGN §6 fixes).
@@ -11,13 +11,15 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
+from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ConfigError
 from chimera.core.export import export_markdown
 from chimera.core.home import chimera_home
-from chimera.core.session_store import SessionStore, list_sessions
+from chimera.core.session_store import CHECKPOINTS, SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
+from chimera.core.switching import SwitchPlan, plan_switch, switch
 
-__all__ = ["export_session", "print_sessions", "print_tree", "tree_document"]
+__all__ = ["export_session", "print_sessions", "print_tree", "switch_session", "tree_document"]
 
 
 def print_sessions(out: TextIO, *, as_json: bool) -> int:
@@ -93,3 +95,59 @@ def export_session(session_id: str, target: Path | None, out: TextIO) -> int:
     except OSError as err:
         raise ConfigError(f"cannot write {target}: {err.strerror or err}") from None
     return 0
+
+
+def switch_session(session_id: str, node_id: str, out: TextIO, *, yes: bool, ask: bool) -> int:
+    """Move the session to ``node_id`` and restore its files; show the preview first.
+
+    Without ``yes`` the person confirms at the terminal (``ask``); with no terminal,
+    a switch that rewrites files needs ``--yes``.
+    """
+    with SessionStore.open(chimera_home(), session_id) as store:
+        if not store.workdir.is_dir():
+            raise ConfigError(f"the workspace {store.workdir} of session {store.id} is no longer there")
+        repo = ShadowRepo(store.workdir, store.folder / CHECKPOINTS)
+        plan = plan_switch(store, repo, node_id)
+        node = store.tree.nodes[node_id]
+        out.write(f"Switch session {store.id} to {node_id} ({node.kind}: {node.summary})\n")
+        _print_preview(plan, out)
+        touches = plan.preview is not None and bool(plan.preview.changed)
+        if touches and not yes:
+            if not ask:
+                count = len(plan.preview.changed)
+                raise ConfigError(
+                    f"this switch rewrites {count} path{'s' if count != 1 else ''}: pass --yes to confirm"
+                )
+            out.write("Go ahead? [y/N] ")
+            out.flush()
+            if input().strip().lower() not in {"y", "yes"}:
+                out.write("Nothing changed.\n")
+                return 1
+        before = switch(store, repo, plan)
+    if before is not None:
+        out.write(f"Switched. The files as they were are snapshot {before[:12]}; switch back to {plan.leaf} to undo.\n")
+    else:
+        out.write("Switched.\n")
+    return 0
+
+
+def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
+    preview = plan.preview
+    if preview is None:
+        out.write("  No snapshot pins this point: the files stay as they are.\n")
+        return
+    rows = [
+        ("rewrite", preview.rewrite, ""),
+        ("create", preview.create, ""),
+        ("delete", preview.delete, "  (the agent made it after this point)"),
+        ("keep", preview.keep, "  (no snapshot saw it: yours, never deleted)"),
+        ("skip", preview.skip, "  (held by something no snapshot holds)"),
+    ]
+    for verb, paths, note in rows:
+        for path in paths:
+            out.write(f"  {verb:<8}{path}{note}\n")
+    if not preview.changed:
+        out.write("  The files already match.\n")
+    if plan.unsaved:
+        shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
+        out.write(f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}\n")

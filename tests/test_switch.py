@@ -1,0 +1,154 @@
+"""Switching a session to another node brings its files back, exactly, and never loses the person's work."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chimera.core.session_store import SessionStore
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.test_cli import assert_one_line_error, run_chimera
+
+MODEL = "claude-sonnet-4-6"
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        yield fake
+
+
+def model_env(api: FakeAnthropic) -> dict[str, str]:
+    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
+
+
+def git(workdir: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(workdir), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+def folder_digest(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` with the hash of its bytes (to prove nothing in it changed)."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A workspace that is the person's own git repository, with one commit."""
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    git(workdir, "init", "-q", "-b", "main")
+    (workdir / "README.md").write_text("project\n")
+    git(workdir, "add", "README.md")
+    git(workdir, "commit", "-q", "-m", "start")
+    return workdir
+
+
+def two_runs(api: FakeAnthropic, project: Path) -> str:
+    """Run 1 writes a.txt (v1); run 2, resumed, edits it to v2 and adds b.txt. Returns the session id."""
+    api.script(
+        message(tool_use("w1", "write", {"path": "a.txt", "content": "v1\n"}), stop_reason="tool_use"),
+        message(text("Wrote v1.")),
+        message(
+            tool_use("e1", "edit", {"path": "a.txt", "old": "v1", "new": "v2"}),
+            tool_use("w2", "write", {"path": "b.txt", "content": "new\n"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Now v2, and b.")),
+    )
+    bypass = ("--permission-mode", "bypass", "--json")
+    first = run_chimera("run", "write v1", "--workdir", str(project), *bypass, env=model_env(api))
+    assert first.returncode == 0, first.stderr
+    session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
+    second = run_chimera("run", "make it v2", "--resume", session_id, *bypass, env=model_env(api))
+    assert second.returncode == 0, second.stderr
+    return session_id
+
+
+def nodes(home: Path, session_id: str) -> list[dict[str, object]]:
+    proc = run_chimera("tree", session_id, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return list(json.loads(proc.stdout)["nodes"])
+
+
+def answer_node(home: Path, session_id: str, answer: str) -> str:
+    return next(str(n["id"]) for n in nodes(home, session_id) if n["summary"] == answer)
+
+
+def test_switch_back_and_forth_restores_the_files_exactly(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """Switch to the end of run 1 (v1, no b.txt), then back to the leaf (v2 and b.txt), byte for byte."""
+    session_id = two_runs(api, project)
+    dot_git = folder_digest(project / ".git")
+    head = git(project, "rev-parse", "HEAD")
+    leaf = str(json.loads(run_chimera("tree", session_id, "--json").stdout)["leaf"])
+    after_v2 = folder_digest(project)
+    (project / "mine.txt").write_text("the person's notes\n")  # no snapshot ever saw this
+
+    back = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
+    assert back.returncode == 0, back.stderr
+    assert "rewrite a.txt" in " ".join(back.stdout.split())
+    assert "delete b.txt" in " ".join(back.stdout.split())
+    assert "keep mine.txt" in " ".join(back.stdout.split())
+    assert (project / "a.txt").read_text() == "v1\n"
+    assert not (project / "b.txt").exists()
+    assert (project / "mine.txt").read_text() == "the person's notes\n"
+
+    forth = run_chimera("switch", session_id, leaf, "--yes")
+    assert forth.returncode == 0, forth.stderr
+    assert {k: v for k, v in folder_digest(project).items() if k != "mine.txt"} == after_v2
+    assert (project / "mine.txt").read_text() == "the person's notes\n"
+    # The person's own repository was never touched: same files under .git, same HEAD.
+    assert folder_digest(project / ".git") == dot_git
+    assert git(project, "rev-parse", "HEAD") == head
+    with SessionStore.open(isolated_env, session_id, writable=False) as store:
+        assert store.tree.leaf == leaf  # recorded: a restart lands where the person was
+
+
+def test_a_new_run_from_an_earlier_node_starts_a_branch(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    """After switching back, a resumed run grows a second branch from that node; the first stays."""
+    session_id = two_runs(api, project)
+    fork_point = answer_node(isolated_env, session_id, "Wrote v1.")
+    assert run_chimera("switch", session_id, fork_point, "--yes").returncode == 0
+    api.script(message(text("Taking the other road.")))
+    proc = run_chimera("run", "another way", "--resume", session_id, "--json", env=model_env(api))
+    assert proc.returncode == 0, proc.stderr
+    sent = api.requests[-1].messages
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
+    assert sent[-1]["content"] == "another way"  # run 2's turns are not in this branch's context
+    with SessionStore.open(isolated_env, session_id, writable=False) as store:
+        assert store.tree.is_branch_point(fork_point)
+        branches = [store.tree.nodes[c].message["content"] for c in store.tree.children[fork_point]]
+        assert branches == ["make it v2", "another way"]
+
+
+def test_switch_without_a_terminal_needs_yes(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    """With no terminal to ask on, a switch that rewrites files is refused until --yes; nothing changes."""
+    session_id = two_runs(api, project)
+    before = folder_digest(project)
+    proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."))
+    assert proc.returncode == 2
+    assert "pass --yes" in proc.stderr
+    assert "rewrite" in proc.stdout  # the preview was shown
+    assert folder_digest(project) == before
+
+
+def test_switch_to_an_unknown_node_is_one_line(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    """A node id that is not in the session gets one line pointing at `chimera tree`."""
+    session_id = two_runs(api, project)
+    assert_one_line_error(run_chimera("switch", session_id, "nope", "--yes"), "nope", "chimera tree")
