@@ -52,7 +52,8 @@ def _node(node: Node, calls: dict[str, dict[str, Any]]) -> list[str]:
                 lines += [block["text"], ""]
             elif block.get("type") == "tool_use":
                 calls[block["id"]] = block
-                lines += [f"**{block['name']}** `{_argument(block.get('input') or {})}`", ""]
+                args = block.get("input")
+                lines += [f"**{block['name']}** `{_argument(args if isinstance(args, dict) else {})}`", ""]
         return lines
     lines = []
     for block in blocks:  # tool results

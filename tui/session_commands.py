@@ -111,10 +111,9 @@ def switch_session(session_id: str, node_id: str, out: TextIO, *, yes: bool, ask
         node = store.tree.nodes[node_id]
         out.write(f"Switch session {store.id} to {node_id} ({node.kind}: {node.summary})\n")
         _print_preview(plan, out)
-        touches = plan.preview is not None and bool(plan.preview.changed)
-        if touches and not yes:
+        count = len(plan.preview.changed) if plan.preview is not None else 0
+        if count and not yes:
             if not ask:
-                count = len(plan.preview.changed)
                 raise ConfigError(
                     f"this switch rewrites {count} path{'s' if count != 1 else ''}: pass --yes to confirm"
                 )
