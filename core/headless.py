@@ -1,4 +1,4 @@
-"""Provides ``run_headless``: a task run without the workbench, for scripts and CI.
+"""Provides ``run_headless`` and ``replay_headless``: runs without the workbench, for scripts and CI.
 
 With ``json_lines`` every event goes to stdout as one JSON object a line;
 otherwise the answer streams to stdout and tool activity to stderr. Returns
@@ -13,11 +13,15 @@ import asyncio
 import contextlib
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TextIO
 
+from chimera.core.bus import EventBus
+from chimera.core.checkpoints import ShadowRepo
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.errors import CONFIG_KINDS
+from chimera.core.errors import CONFIG_KINDS, ConfigError
 from chimera.core.events import (
     PermissionDecided,
     RetryScheduled,
@@ -27,10 +31,13 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from chimera.core.home import chimera_home
 from chimera.core.launch import RunOptions, prepare
+from chimera.core.replay import replay_session
+from chimera.core.session_store import CHECKPOINTS, SessionStore
 from chimera.core.tools.base import describe_call
 
-__all__ = ["run_headless"]
+__all__ = ["replay_headless", "run_headless"]
 
 
 class _Printer:
@@ -138,3 +145,56 @@ def _on_sigint(loop: asyncio.AbstractEventLoop, action: Callable[[], None]) -> I
         yield
     finally:
         loop.remove_signal_handler(signal.SIGINT)
+
+
+async def replay_headless(
+    session_id: str,
+    *,
+    json_lines: bool = False,
+    rerun_tools: bool = False,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Replay a recorded session with no model; print it as a run is printed; 0 when it plays through.
+
+    With ``rerun_tools`` the tools run again on a scratch copy of the workspace as the
+    session found it, and the first result that differs from the recording stops the
+    replay with a report (exit 1).
+    """
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    home = chimera_home()
+    with SessionStore.open(home, session_id, writable=False) as store:
+        path = store.tree.path()
+        if not path:
+            raise ConfigError(f"session {session_id} has no messages to replay")
+        start = store.tree.snapshot_for(path[0].id)
+        with tempfile.TemporaryDirectory(prefix="chimera-replay-") as scratch:
+            workspace = Path(scratch) / "workspace"
+            workspace.mkdir()
+            if rerun_tools:
+                if start is None:
+                    raise ConfigError(
+                        f"session {session_id} has no snapshot of its start, so its tools cannot be re-run: "
+                        "replay it without --rerun-tools"
+                    )
+                ShadowRepo(store.workdir, store.folder / CHECKPOINTS).export(start, workspace)
+            bus = EventBus()
+            printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None)
+            bus.subscribe(printer, name="printer")
+            report = await replay_session(
+                path,
+                workspace=workspace,
+                original_workspace=store.workdir,
+                spill_dir=Path(scratch) / "output",
+                bus=bus,
+                rerun_tools=rerun_tools,
+                model=str(store.meta.get("model", "replay")),
+            )
+            await bus.close()
+    checked = f", {report.checked} tool results matched" if rerun_tools else ""
+    if report.success:
+        err.write(f"chimera: replay completed: {report.runs} run{'s' if report.runs != 1 else ''}{checked}\n")
+        return 0
+    err.write(f"chimera: replay stopped ({report.reason}): {report.error}\n")
+    return 1

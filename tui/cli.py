@@ -114,6 +114,15 @@ def build_parser() -> argparse.ArgumentParser:
     switch.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
     switch.add_argument("node", metavar="NODE", help="the node (see `chimera tree ID`)")
     switch.add_argument("--yes", action="store_true", help="do not ask before rewriting files")
+    replay = commands.add_parser(
+        "replay",
+        help="play a session back with no model",
+        description="Play a session's active path back through the loop, with the recorded tool results, "
+        "or re-running the tools on a scratch copy and stopping at the first divergence.",
+    )
+    replay.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
+    replay.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
+    replay.add_argument("--rerun-tools", action="store_true", help="run the tools again and compare their results")
     export = commands.add_parser(
         "export", help="write a session as Markdown", description="Write a session's active path as Markdown."
     )
@@ -144,6 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from chimera.tui.session_commands import switch_session
 
             return switch_session(args.session, args.node, sys.stdout, yes=args.yes, ask=sys.stdin.isatty())
+        if args.command == "replay":
+            from chimera.core.headless import replay_headless
+
+            return asyncio.run(replay_headless(args.session, json_lines=args.json, rerun_tools=args.rerun_tools))
         if args.command == "export":
             from chimera.tui.session_commands import export_session
 

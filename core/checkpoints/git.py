@@ -68,8 +68,14 @@ class Git:
         self.git_dir = git_dir
         self.timeout = timeout
 
-    def __call__(self, *args: str, input: bytes = b"", ok: tuple[int, ...] = (0,), work_tree: bool = True) -> bytes:
-        """Git's stdout; CheckpointError when it fails, times out or reports ``fatal:``."""
+    def __call__(
+        self, *args: str, input: bytes = b"", ok: tuple[int, ...] = (0,), work_tree: bool = True, bare: bool = False
+    ) -> bytes:
+        """Git's stdout; CheckpointError when it fails, times out or reports ``fatal:``.
+
+        ``work_tree=False`` runs on the shadow repository alone (the workspace may be gone);
+        ``bare`` runs with no repository at all (``init``).
+        """
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env.update(
             GIT_INDEX_FILE=str(self.git_dir / "index"),
@@ -80,15 +86,17 @@ class Git:
             GIT_COMMITTER_DATE=FIXED_DATE,
             LC_ALL="C",
         )
-        where = [f"--git-dir={self.git_dir}", f"--work-tree={self.workspace}"] if work_tree else []
-        if work_tree:
+        where = [] if bare else [f"--git-dir={self.git_dir}"]
+        if work_tree and not bare:
+            where.append(f"--work-tree={self.workspace}")
+        if work_tree and not bare:
             self.check_workspace()
         try:
             proc = subprocess.run(
                 [self.exe, *(arg for setting in _SETTINGS for arg in ("-c", setting)), *where, *args],
                 input=input,
                 capture_output=True,
-                cwd=self.workspace if work_tree else self.git_dir.parent,
+                cwd=self.workspace if work_tree and not bare else self.git_dir.parent,
                 env=env,
                 timeout=self.timeout,
             )

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
 import stat
+import tarfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -95,6 +97,12 @@ class ShadowRepo:
                 f"restore {before} to undo the part done"
             ) from None
         return Restored(before, preview)
+
+    def export(self, commit: str, folder: Path) -> None:
+        """Write the files of snapshot ``commit`` into ``folder`` (a scratch copy); the workspace is untouched."""
+        archive = self._git("archive", "--format=tar", self._tree_of(commit), work_tree=False)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="tar")
 
     def files(self, commit: str) -> set[str]:
         """The paths a snapshot holds (files and symlinks)."""
@@ -202,7 +210,7 @@ class ShadowRepo:
             return
         if not (self.git_dir / "HEAD").is_file():
             private_dir(self.git_dir)
-            self._git("init", "--quiet", "--bare", "--template=", str(self.git_dir), work_tree=False)
+            self._git("init", "--quiet", "--bare", "--template=", str(self.git_dir), bare=True)
             with open(self.git_dir / "config", "ab") as config:
                 config.write(_CONFIG)
             info = private_dir(self.git_dir / "info")
