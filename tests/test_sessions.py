@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -258,3 +259,42 @@ def test_export_writes_the_active_path_as_markdown(isolated_env: Path, tmp_path:
     assert "<system-reminder>" not in document
     assert run_chimera("export", info["id"]).stdout == document
     assert_one_line_error(run_chimera("export", "nope"), "nope")
+
+
+@pytest.mark.parametrize("kill_at", [2, 5, 9, 13, 17, 21])
+def test_kill_at_many_points_then_reopen_and_resume(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path, kill_at: int
+) -> None:
+    """kill -9 after any event: the log holds only whole records, finished turns survive, resume succeeds."""
+    api.script(
+        message(text("Step one."), tool_use("t1", "write", {"path": "a.txt", "content": "a"}), stop_reason="tool_use"),
+        message(text("Step two."), tool_use("t2", "bash", {"command": "echo b > b.txt"}), stop_reason="tool_use"),
+        message(text("Step three."), tool_use("t3", "read", {"path": "a.txt"}), stop_reason="tool_use"),
+        message(text("All done.")),
+    )
+    seen = _kill_when(_start(api, tmp_path), lambda e: e["seq"] == kill_at)
+    session_id = str(seen[0]["session_id"])
+    entries = isolated_env / "sessions" / session_id / "entries.jsonl"
+    raw = entries.read_bytes()
+    assert raw.endswith(b"\n")
+    assert all(json.loads(line) for line in raw.splitlines())
+    completed = sum(1 for e in seen if e["type"] == "message_completed")
+    kinds = node_kinds(isolated_env, session_id)
+    assert kinds[0] == "user"
+    assert kinds.count("assistant") >= completed - 1  # at most the message being written is lost
+    api.script(message(text("Resumed.")))
+    resumed = run_chimera("run", "finish", "--json", "--resume", session_id, env=model_env(api))
+    assert resumed.returncode == 0, resumed.stderr
+    roles = [m["role"] for m in api.requests[-1].messages]
+    assert all(a != b for a, b in itertools.pairwise(roles))  # a valid, alternating conversation
+
+
+def test_resume_when_the_workspace_is_gone_is_one_line(api: FakeAnthropic, tmp_path: Path) -> None:
+    """A session whose folder was deleted gets one line suggesting --workdir, and the session is untouched."""
+    workdir = tmp_path / "gone"
+    workdir.mkdir()
+    api.script(message(text("Hi.")))
+    first = run_chimera("run", "hello", "--json", "--workdir", str(workdir), env=model_env(api))
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    workdir.rmdir()
+    assert_one_line_error(run_chimera("run", "again", "--resume", session_id, env=model_env(api)), "--workdir")
