@@ -17,6 +17,7 @@ from chimera.tui.widgets.conversation import Conversation
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.thinking_view import ThinkingView
 from chimera.tui.widgets.tool_call_view import ToolCallView
+from chimera.tui.widgets.user_message import UserMessage
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stream_error, text, thinking, tool_use
 from tests.test_tui import screen_text
@@ -142,3 +143,34 @@ async def test_a_failed_run_does_not_keep_partial_text_as_an_answer(api: FakeAnt
         shown = screen_text(app)
         assert "HALF-AN-ANSWER" not in shown
         assert "the run stopped (stream_error)" in shown
+
+
+async def test_resuming_shows_the_earlier_turns_and_continues(api: FakeAnthropic, tmp_path: Path) -> None:
+    """`chimera --resume ID` opens with the session's earlier turns on screen; a new task continues it."""
+    api.script(
+        message(text("Looking."), tool_use("t1", "glob", {"pattern": "*.txt"}), stop_reason="tool_use"),
+        message(text("One file: **notes.txt**.")),
+        message(text("Still one file.")),
+    )
+    (tmp_path / "notes.txt").write_text("hi\n")
+    first = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    async with first.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "count text files")
+        await first.run_shown.wait()
+    session_id = first.launch.session_id
+    app = build_app(RunOptions(resume=session_id, model="claude-sonnet-4-6"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.history_shown.wait()
+        await pilot.pause()
+        conversation = app.query_one(Conversation)
+        assert [m.text for m in conversation.query(UserMessage)] == ["count text files"]
+        (call,) = conversation.query(ToolCallView)
+        assert (call.tool_name, call.output) == ("glob", "notes.txt\n")
+        shown = screen_text(app)
+        assert "One file: notes.txt." in shown
+        assert f"Resumed session {session_id}" in shown
+        await send(pilot, "and now?")
+        await app.run_shown.wait()
+        await pilot.pause()
+        assert [m.text for m in conversation.query(UserMessage)] == ["count text files", "and now?"]
+        assert [m["role"] for m in api.requests[-1].messages] == ["user", "assistant", "user", "assistant", "user"]

@@ -56,6 +56,7 @@ class ChimeraApp(App[int]):
         self.options = options
         self.running = False
         self.run_shown = asyncio.Event()
+        self.history_shown = asyncio.Event()
         self._events: StreamSubscription | None = None
 
     def compose(self) -> ComposeResult:
@@ -77,8 +78,21 @@ class ChimeraApp(App[int]):
         self._events = self.launch.bus.stream()
         self.bridge(self._events)
         self.query_one(PromptInput).focus()
+        for warning in self.launch.warnings:
+            self.notify(warning, severity="warning", timeout=8)
         if self.launch.demo:
             self.start_run(self.launch.demo_task)
+        elif self.options.resume:
+            self.show_history()
+
+    @work(group="history", exit_on_error=False)
+    async def show_history(self) -> None:
+        """A resumed session: its earlier turns first, then the input is the next turn."""
+        conversation = self.query_one(Conversation)
+        await conversation.show_history(self.launch.store.tree.path())
+        await conversation.mount(Notice(f"Resumed session {self.launch.session_id}", "info"))
+        conversation.scroll_end(animate=False)
+        self.history_shown.set()
 
     @work(group="bridge", exit_on_error=False)
     async def bridge(self, events: StreamSubscription) -> None:

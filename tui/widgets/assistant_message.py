@@ -36,18 +36,22 @@ class AssistantMessage(Widget):
     }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, text: str | None = None) -> None:
+        """A message to stream into, or (with ``text``) one that is already complete."""
         super().__init__()
-        self._parts: list[str] = []
+        self._parts: list[str] = [text] if text is not None else []
         self._stream: MarkdownStream | None = None
-        self.finished = False
+        self.finished = text is not None
 
     @property
     def text(self) -> str:
         return "".join(self._parts)
 
     def compose(self) -> ComposeResult:
-        yield Markdown()
+        yield Static(self._frozen()) if self.finished else Markdown()
+
+    def _frozen(self) -> RichMarkdown:
+        return RichMarkdown(self.text, code_theme="monokai")
 
     async def append(self, fragment: str) -> None:
         """Add streamed text to the end of the message."""
@@ -70,7 +74,7 @@ class AssistantMessage(Widget):
         self.finished = True
         await self._stop_stream()
         await self.query_one(Markdown).remove()
-        await self.mount(Static(RichMarkdown(self.text, code_theme="monokai")))
+        await self.mount(Static(self._frozen()))
 
     async def discard(self) -> None:
         """Stop streaming and leave the screen (the attempt that wrote this failed)."""

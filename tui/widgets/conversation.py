@@ -13,11 +13,14 @@ partial message is never left looking like an answer.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 
+from chimera.core.agent_loop import CONTINUE_PROMPT
 from chimera.core.events import (
     MessageCompleted,
     RetryScheduled,
@@ -29,6 +32,7 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from chimera.core.session_tree import Node
 from chimera.tui.widgets.assistant_message import AssistantMessage
 from chimera.tui.widgets.notice import Notice
 from chimera.tui.widgets.thinking_view import ThinkingView
@@ -113,6 +117,47 @@ class Conversation(VerticalScroll):
                     await self.mount(Notice(f"✗ the run stopped ({reason}): {error}", "error"))
             case _:
                 pass
+
+    async def show_history(self, nodes: Sequence[Node], *, limit: int = 60) -> None:
+        """Show a resumed session's earlier turns (the last ``limit`` nodes), already complete."""
+        shown = list(nodes)[-limit:]
+        if len(shown) < len(nodes):
+            await self.mount(Notice(f"… {len(nodes) - len(shown)} earlier entries (chimera export shows them all)"))
+        results = {
+            block["tool_use_id"]: block
+            for node in shown
+            if node.kind == "tool_result"
+            for block in node.message.get("content", [])
+            if block.get("type") == "tool_result"
+        }
+        widgets: list[Widget] = []
+        for node in shown:
+            content = node.message.get("content")
+            if node.kind == "user" and content != CONTINUE_PROMPT:
+                text = (
+                    content
+                    if isinstance(content, str)
+                    else " ".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+                )
+                widgets.append(UserMessage(text))
+            elif node.kind == "assistant":
+                widgets += self._finished_turn(content or [], results)
+        await self.mount_all(widgets)
+
+    def _finished_turn(self, blocks: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> list[Widget]:
+        widgets: list[Widget] = []
+        for block in blocks:
+            if block.get("type") == "text" and block.get("text", "").strip():
+                widgets.append(AssistantMessage(block["text"]))
+            elif block.get("type") == "tool_use":
+                view = ToolCallView(block["id"], block["name"], block.get("input") or {})
+                result = results.get(block["id"])
+                if result is not None:
+                    output = result.get("content")
+                    text = output if isinstance(output, str) else json.dumps(output)
+                    view.finish(text, is_error=bool(result.get("is_error")), duration_ms=0.0, data={})
+                widgets.append(view)
+        return widgets
 
     async def _stream_into(self, kind: type[ThinkingView] | type[AssistantMessage], text: str) -> None:
         """Append to the attempt's last widget when it is of ``kind``, else start a new one after it."""
