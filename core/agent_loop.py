@@ -101,6 +101,10 @@ class Pins(Protocol):
         """Snapshot the workspace and pin it to ``node_id``; the snapshot id, or None."""
         ...
 
+    async def tidy(self) -> None:
+        """Bound the disk the snapshots take (when the session closes)."""
+        ...
+
 
 class LoopStrategy(Protocol):
     """A way to drive the core: ReAct, plan-and-execute, reflexion, tree of thought."""

@@ -88,6 +88,8 @@ class Launch:
             stack.callback(self.env.close)
             stack.callback(self.store.close)
             stack.callback(self.log.close)
+            if self.agent.pins is not None:
+                stack.push_async_callback(self.agent.pins.tidy)
             await self.agent.bus.close()
 
 

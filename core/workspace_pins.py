@@ -4,7 +4,9 @@ The loop asks for a pin at every user turn, and before and after each batch
 of tool calls that can change files. A pin is a snapshot in the session's
 shadow repository, recorded against the node, so switching to any node can
 bring the files back. A snapshot that fails never stops the run: the node is
-left unpinned and the failure is reported once.
+left unpinned and the failure is reported once. When the session closes, a
+snapshot store grown past ``PACK_ABOVE`` is packed (git's delta compression)
+with only the pinned snapshots kept, so disk use stays bounded.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from chimera.core.session_store import SessionStore
 __all__ = ["WorkspacePins"]
 
 log = logging.getLogger("chimera.checkpoints")
+
+PACK_ABOVE = 64 * 1024 * 1024  # loose snapshot objects past this are packed when the session closes
 
 
 class WorkspacePins:
@@ -40,3 +44,12 @@ class WorkspacePins:
             return None
         self.store.pin(node_id, commit)
         return commit
+
+    async def tidy(self) -> None:
+        """Keep disk use bounded: past ``PACK_ABOVE``, pack the snapshots the session pins, drop the rest."""
+        try:
+            if await asyncio.to_thread(self.repo.disk_bytes) > PACK_ABOVE:
+                keep = set(self.store.tree.snapshots.values())
+                await asyncio.to_thread(self.repo.prune, keep)
+        except (ChimeraError, OSError) as err:
+            log.warning("could not pack the workspace snapshots: %s", err)

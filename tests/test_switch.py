@@ -152,3 +152,30 @@ def test_switch_to_an_unknown_node_is_one_line(api: FakeAnthropic, project: Path
     """A node id that is not in the session gets one line pointing at `chimera tree`."""
     session_id = two_runs(api, project)
     assert_one_line_error(run_chimera("switch", session_id, "nope", "--yes"), "nope", "chimera tree")
+
+
+async def test_closing_a_session_packs_a_big_snapshot_store(
+    tmp_path: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the size limit, closing packs the snapshots: the store shrinks and every pinned one still restores."""
+    from chimera.core import workspace_pins
+    from chimera.core.checkpoints import ShadowRepo
+    from chimera.core.workspace_pins import WorkspacePins
+
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    with SessionStore.create(isolated_env, "s", workdir=workdir, model=MODEL) as store:
+        repo = ShadowRepo(workdir, store.folder / "checkpoints.git")
+        pins = WorkspacePins(repo, store)
+        body = "".join(f"line {i} of a file that keeps changing a little\n" for i in range(4000))
+        for version in range(30):
+            (workdir / "big.txt").write_text(body + f"version {version}\n")
+            node = store.add("user", {"role": "user", "content": f"v{version}"})
+            assert await pins.pin(node.id) is not None
+        loose = repo.disk_bytes()
+        monkeypatch.setattr(workspace_pins, "PACK_ABOVE", loose // 2)
+        await pins.tidy()
+        assert repo.disk_bytes() < loose // 5
+        first = store.tree.snapshots[store.tree.path()[0].id]
+        repo.restore(first, known=repo.seen(store.tree.snapshots.values()))
+        assert (workdir / "big.txt").read_text().endswith("version 0\n")
