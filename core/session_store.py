@@ -162,18 +162,18 @@ class SessionStore:
 
     def move_leaf(self, node_id: str) -> None:
         """Make ``node_id`` the leaf (recorded and synced, so a restart lands there)."""
-        self.require(node_id)
+        node_id = self.require(node_id)
         self._write({"t": "leaf", "id": node_id, "ts": time.time()}, sync=True)
         self.tree.leaf = node_id
 
     def label(self, node_id: str, label: str) -> None:
-        self.require(node_id)
+        node_id = self.require(node_id)
         self._write({"t": "label", "id": node_id, "label": label}, sync=True)
         self.tree.labels[node_id] = label
 
     def pin(self, node_id: str, commit: str) -> None:
         """Record that ``commit`` holds the workspace as it was at ``node_id``."""
-        self.require(node_id)
+        node_id = self.require(node_id)
         self._write({"t": "snap", "id": node_id, "commit": commit})
         self.tree.snapshots[node_id] = commit
 
@@ -198,10 +198,12 @@ class SessionStore:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def require(self, node_id: str) -> None:
-        """Raise ConfigError naming the session when it has no node ``node_id``."""
-        if node_id not in self.tree:
-            raise ConfigError(f"session {self.id} has no node {node_id!r}: `chimera tree {self.id}` lists them")
+    def require(self, ref: str) -> str:
+        """The node id ``ref`` names (an id or a checkpoint label); ConfigError naming the session if none."""
+        node_id = self.tree.resolve(ref)
+        if node_id is None:
+            raise ConfigError(f"session {self.id} has no node {ref!r}: `chimera tree {self.id}` lists them")
+        return node_id
 
     def _write(self, record: dict[str, Any], *, sync: bool = False) -> None:
         if self._fd is None:

@@ -119,6 +119,13 @@ class SessionTree:
             return []
         return [b["id"] for b in node.message.get("content", []) if b.get("type") == "tool_use"]
 
+    def resolve(self, ref: str) -> str | None:
+        """The node ``ref`` names: a node id, or a checkpoint's label (the latest node with it)."""
+        if ref in self.nodes:
+            return ref
+        named = [node_id for node_id, label in self.labels.items() if label == ref]
+        return named[-1] if named else None
+
     def is_branch_point(self, node_id: str) -> bool:
         return len(self.children.get(node_id, [])) > 1
 

@@ -35,8 +35,8 @@ class SwitchPlan:
 
 
 def plan_switch(store: SessionStore, repo: ShadowRepo, node_id: str) -> SwitchPlan:
-    """Look at what switching ``store`` to ``node_id`` would do; change nothing."""
-    store.require(node_id)
+    """Look at what switching ``store`` to ``node_id`` (an id or a checkpoint label) would do; change nothing."""
+    node_id = store.require(node_id)
     tree = store.tree
     target = tree.snapshot_for(node_id)
     known = frozenset(repo.seen(tree.snapshots.values())) if tree.snapshots else frozenset()

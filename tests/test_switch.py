@@ -179,3 +179,24 @@ async def test_closing_a_session_packs_a_big_snapshot_store(
         first = store.tree.snapshots[store.tree.path()[0].id]
         repo.restore(first, known=repo.seen(store.tree.snapshots.values()))
         assert (workdir / "big.txt").read_text().endswith("version 0\n")
+
+
+def test_a_named_checkpoint_pins_the_files_and_switch_finds_it_by_name(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """`chimera checkpoint ID NAME` names the leaf with the files as they are; `switch ID NAME` returns there."""
+    session_id = two_runs(api, project)
+    (project / "a.txt").write_text("hand-edited\n")
+    named = run_chimera("checkpoint", session_id, "before-cleanup")
+    assert named.returncode == 0, named.stderr
+    document = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    (leaf,) = [n for n in document["nodes"] if n["id"] == document["leaf"]]
+    assert leaf["label"] == "before-cleanup"
+    assert leaf["checkpoint"]
+    assert (
+        run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes").returncode == 0
+    )
+    assert (project / "a.txt").read_text() == "v1\n"
+    back = run_chimera("switch", session_id, "before-cleanup", "--yes")
+    assert back.returncode == 0, back.stderr
+    assert (project / "a.txt").read_text() == "hand-edited\n"

@@ -114,6 +114,14 @@ def build_parser() -> argparse.ArgumentParser:
     switch.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
     switch.add_argument("node", metavar="NODE", help="the node (see `chimera tree ID`)")
     switch.add_argument("--yes", action="store_true", help="do not ask before rewriting files")
+    checkpoint = commands.add_parser(
+        "checkpoint",
+        help="name a point of a session",
+        description="Name a node of a session (the leaf by default); at the leaf the files are pinned too.",
+    )
+    checkpoint.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
+    checkpoint.add_argument("label", metavar="NAME", help="the checkpoint's name")
+    checkpoint.add_argument("--node", metavar="NODE", help="the node to name (default: the leaf)")
     replay = commands.add_parser(
         "replay",
         help="play a session back with no model",
@@ -153,6 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from chimera.tui.session_commands import switch_session
 
             return switch_session(args.session, args.node, sys.stdout, yes=args.yes, ask=sys.stdin.isatty())
+        if args.command == "checkpoint":
+            from chimera.tui.session_commands import label_checkpoint
+
+            return label_checkpoint(args.session, args.label, args.node, sys.stdout)
         if args.command == "replay":
             from chimera.core.headless import replay_headless
 

@@ -19,7 +19,7 @@ from chimera.core.session_store import CHECKPOINTS, SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
 from chimera.core.switching import SwitchPlan, plan_switch, switch
 
-__all__ = ["export_session", "print_sessions", "print_tree", "switch_session", "tree_document"]
+__all__ = ["export_session", "label_checkpoint", "print_sessions", "print_tree", "switch_session", "tree_document"]
 
 
 def print_sessions(out: TextIO, *, as_json: bool) -> int:
@@ -108,8 +108,8 @@ def switch_session(session_id: str, node_id: str, out: TextIO, *, yes: bool, ask
             raise ConfigError(f"the workspace {store.workdir} of session {store.id} is no longer there")
         repo = ShadowRepo(store.workdir, store.folder / CHECKPOINTS)
         plan = plan_switch(store, repo, node_id)
-        node = store.tree.nodes[node_id]
-        out.write(f"Switch session {store.id} to {node_id} ({node.kind}: {node.summary})\n")
+        node = store.tree.nodes[plan.node]
+        out.write(f"Switch session {store.id} to {plan.node} ({node.kind}: {node.summary})\n")
         _print_preview(plan, out)
         count = len(plan.preview.changed) if plan.preview is not None else 0
         if count and not yes:
@@ -150,3 +150,19 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
     if plan.unsaved:
         shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
         out.write(f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}\n")
+
+
+def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: TextIO) -> int:
+    """Name a node (the leaf by default); at the leaf, pin the workspace as it is now."""
+    with SessionStore.open(chimera_home(), session_id) as store:
+        node_id = store.require(node_ref) if node_ref else store.tree.leaf
+        if node_id is None:
+            raise ConfigError(f"session {store.id} has no messages yet: there is nothing to name")
+        snapshot = store.tree.snapshot_for(node_id)
+        if node_id == store.tree.leaf and store.workdir.is_dir():
+            snapshot = ShadowRepo(store.workdir, store.folder / CHECKPOINTS).snapshot(label)
+            store.pin(node_id, snapshot)
+        store.label(node_id, label)
+    pinned = f", files pinned as snapshot {snapshot[:12]}" if snapshot else ", no files pinned"
+    out.write(f"Checkpoint {label!r} at {node_id}{pinned}. `chimera switch {session_id} {label}` comes back to it.\n")
+    return 0
