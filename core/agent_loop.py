@@ -36,8 +36,9 @@ from typing import Any, Protocol, TypeVar
 from chimera.core.bus import EventBus
 from chimera.core.context import git_snapshot, project_instructions
 from chimera.core.env import Environment
-from chimera.core.errors import ProviderError, ReplayDiverged
+from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
 from chimera.core.events import (
+    BranchCreated,
     CheckpointCreated,
     MessageCompleted,
     ReminderInjected,
@@ -56,6 +57,7 @@ from chimera.core.permissions import PermissionPolicy
 from chimera.core.prompts import system_prompt
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
 from chimera.core.reminders import ReminderState
+from chimera.core.session_tree import REMINDER_OPEN, content_blocks
 from chimera.core.tool_group import ToolGroup
 
 __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress"]
@@ -91,6 +93,14 @@ class Recorder(Protocol):
 
     def record(self, kind: str, message: Message, *, sync: bool = False) -> str:
         """Keep ``message`` (``user``, ``assistant`` or ``tool_result``) as the new leaf; return its id."""
+        ...
+
+    def record_result(self, parent_id: str, block: dict[str, Any]) -> None:
+        """Keep one finished tool result of the calls ``parent_id`` made, before the batch ends."""
+        ...
+
+    def children_of(self, node_id: str | None) -> int:
+        """How many nodes already follow ``node_id`` (more than none: a new message branches)."""
         ...
 
 
@@ -266,6 +276,8 @@ class AgentLoop:
             outcome = Outcome(False, err.kind, error=str(err))
         except ReplayDiverged as err:
             outcome = Outcome(False, "diverged", error=str(err))
+        except SessionError as err:
+            outcome = Outcome(False, "session", error=str(err))
         except TimeoutError:
             limit = self.config.time_limit
             outcome = Outcome(False, "time_limit", error=f"stopped at the wall-time limit of {limit:g}s")
@@ -297,6 +309,8 @@ class AgentLoop:
 
     async def react(self, prompt: str | list[dict[str, Any]]) -> Outcome:
         """Add ``prompt`` as a user message and run turns until the model stops calling tools."""
+        if self.recorder is not None and self.recorder.children_of(self.node_id):
+            self.emit(BranchCreated(from_node=self.node_id or ""))
         self._append("user", {"role": "user", "content": prompt}, sync=True)
         await self._pin()
         cut: list[str] = []  # the text of responses cut by max_tokens, which the next one continues
@@ -315,7 +329,6 @@ class AgentLoop:
             if done.stop_reason == "refusal":
                 return Outcome(False, "refusal", answer=_text_of(done.message), error="the model declined the request")
             calls = [ToolCall.from_block(b) for b in done.message["content"] if b.get("type") == "tool_use"]
-            self._append("assistant", _sendable(done.message))
             try:
                 self._check_budgets()
             except _Stop as over:
@@ -333,32 +346,48 @@ class AgentLoop:
             if not calls:
                 return Outcome(True, "completed", answer=("".join(cut) + _joined_text(done.message)).strip())
             cut.clear()
-            changes_files = any(not self._read_only(c) for c in calls)
-            if changes_files:
-                await self._pin()  # the files as they were before these calls
-            outcomes = await self._run_tools(calls)
-            notes, stop = self._after_tools(outcomes)
-            self._append("tool_result", _results(outcomes, notes), sync=True)
-            if changes_files:
-                await self._pin()
+            stop = await self._run_tools(calls)
             if stop is not None:
                 raise _Stop(stop)
 
-    async def _run_tools(self, calls: list[ToolCall]) -> list[ToolOutcome]:
+    async def _run_tools(self, calls: list[ToolCall]) -> Outcome | None:
+        """Run one message's calls; their results become the next node. Returns the outcome that stops a stuck run.
+
+        Calls that can change files are framed by two pins (before and after), so a
+        switch can tell the agent's changes from the person's. Interrupted, every call
+        still gets a result (a finished one, or "cancelled") and the after-pin is taken.
+        """
+        changes_files = any(not self._read_only(c) for c in calls)
+        asked_from = self.node_id
         done: dict[str, ToolOutcome] = {}
+
+        def keep(outcome: ToolOutcome) -> None:
+            if self.recorder is not None and asked_from is not None:
+                self.recorder.record_result(asked_from, outcome.block())
+
         try:
-            return await self.executor.run(calls, self.emit, done)
+            if changes_files:
+                await self._pin()  # the files as they were before these calls
+            outcomes = await self.executor.run(calls, self.emit, done, on_done=keep)
         except asyncio.CancelledError:
-            # Every call gets a result, so the conversation stays valid for what comes next.
-            outcomes = []
+            finished = []
             for call in calls:
                 outcome = done.get(call.id)
                 if outcome is None:
                     outcome = self.executor.cancelled(call)
                     self.emit(outcome.finished_event())
-                outcomes.append(outcome)
-            self._append("tool_result", _results(outcomes), sync=True)
+                finished.append(outcome)
+            self._append("tool_result", _results(finished), sync=True)
+            if changes_files:
+                await asyncio.shield(self._pin())
             raise
+        texts, stop = self._after_tools(outcomes)
+        self._append("tool_result", _results(outcomes, _reminder_blocks(texts)), sync=True)
+        for text in texts:
+            self.emit(ReminderInjected(text=text))
+        if changes_files:
+            await self._pin()
+        return stop
 
     def _read_only(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name)
@@ -370,8 +399,8 @@ class AgentLoop:
             if commit is not None:
                 self.emit(CheckpointCreated(snapshot=commit))
 
-    def _after_tools(self, outcomes: list[ToolOutcome]) -> tuple[list[dict[str, Any]], Outcome | None]:
-        """Reminders due after these results, as text blocks, and the outcome that stops a stuck run."""
+    def _after_tools(self, outcomes: list[ToolOutcome]) -> tuple[list[str], Outcome | None]:
+        """Reminders due after these results, and the outcome that stops a stuck run."""
         texts = [r.text for r in self._reminders.due(outcomes)]
         for outcome in outcomes:
             key = json.dumps([outcome.call.name, _normalized(outcome.call.args), outcome.result.output])
@@ -386,9 +415,7 @@ class AgentLoop:
                 f"You made the same call {repeats} times and got the same result. "
                 "Stop repeating it: try another approach, or explain what blocks you."
             )
-        for text in texts:
-            self.emit(ReminderInjected(text=text))
-        return [{"type": "text", "text": f"<system-reminder>{text}</system-reminder>"} for text in texts], None
+        return texts, None
 
     def _check_budgets(self) -> None:
         budget_tokens, budget_cost = self.config.token_budget, self.config.cost_budget
@@ -406,16 +433,20 @@ class AgentLoop:
         (the API wants turns to alternate); the session keeps them as two nodes.
         ``sync`` makes the session durable up to here (a turn boundary).
         """
+        if self.recorder is not None:  # first on disk: if saving fails, memory does not run ahead of it
+            self.node_id = self.recorder.record(kind, message, sync=sync)
         last = self.messages[-1] if self.messages else None
         if last is not None and last["role"] == message["role"] == "user":
-            self.messages[-1] = {"role": "user", "content": _blocks(last["content"]) + _blocks(message["content"])}
+            merged = content_blocks(last["content"]) + content_blocks(message["content"])
+            self.messages[-1] = {"role": "user", "content": merged}
         else:
             self.messages.append(message)
-        if self.recorder is not None:
-            self.node_id = self.recorder.record(kind, message, sync=sync)
 
     async def query(self) -> ModelDone:
-        """One model request over the current context, retried in stages; partial output is never kept."""
+        """One model request over the current context, retried in stages; partial output is never kept.
+
+        The answer joins the conversation (and the session) as the new leaf, unless it is a refusal.
+        """
         policy = self.config.retry
         attempts: Counter[str] = Counter()
         while True:
@@ -449,6 +480,8 @@ class AgentLoop:
             usage = done.usage
             self.cost += usage.cost
             self.tokens += usage.input_tokens + usage.output_tokens
+            if done.stop_reason != "refusal":  # a refusal leaves the context as it was
+                self._append("assistant", _sendable(done.message))
             self.emit(MessageCompleted(message=_sendable(done.message), stop_reason=done.stop_reason))
             self.emit(
                 UsageReported(
@@ -482,8 +515,8 @@ def _results(outcomes: Iterable[ToolOutcome], notes: Iterable[dict[str, Any]] = 
     return {"role": "user", "content": [o.block() for o in outcomes] + list(notes)}
 
 
-def _blocks(content: str | Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+def _reminder_blocks(texts: Iterable[str]) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": f"{REMINDER_OPEN}{text}</system-reminder>"} for text in texts]
 
 
 def _normalized(args: dict[str, Any]) -> Any:

@@ -59,3 +59,7 @@ class WorkspaceError(ChimeraError):
 
 class ReplayDiverged(ChimeraError):
     """A replay that re-ran the tools got a result the recording did not have."""
+
+
+class SessionError(ChimeraError):
+    """A session could not be saved (the disk is full, the folder went away)."""

@@ -34,10 +34,15 @@ from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
 from chimera.core.tools.schema import validate
 
-__all__ = ["Executor", "ToolCall", "ToolOutcome"]
+__all__ = ["CANCELLED", "NOT_FINISHED", "UNFINISHED_PREFIX", "Executor", "ToolCall", "ToolOutcome"]
 
 Emit = Callable[[StepEvent], object]
 CANCELLED = "Cancelled: the run was stopped (interrupted or out of time) before this call finished."
+NOT_FINISHED = (
+    "Cancelled: this call did not finish (Chimera stopped, or the session moved back to before it); "
+    "check the workspace before relying on it."
+)
+UNFINISHED_PREFIX = "Cancelled:"  # every result of a call that never ran to its end starts so
 _MASK = "[secret removed]"
 
 
@@ -124,16 +129,23 @@ class Executor:
         # Replay: results to serve instead of running (by call id), and a check on each real result.
         self.recorded: Mapping[str, ToolResult] = {}
         self.observe: Callable[[ToolCall, ToolResult], None] | None = None
+        self._on_done: Callable[[ToolOutcome], object] | None = None
 
     async def run(
-        self, calls: Sequence[ToolCall], emit: Emit, done: dict[str, ToolOutcome] | None = None
+        self,
+        calls: Sequence[ToolCall],
+        emit: Emit,
+        done: dict[str, ToolOutcome] | None = None,
+        *,
+        on_done: Callable[[ToolOutcome], object] | None = None,
     ) -> list[ToolOutcome]:
         """Run ``calls`` and return their outcomes in call order.
 
-        Each outcome is also put in ``done`` as soon as it exists, so a caller whose
-        run is interrupted knows which calls finished.
+        Each outcome is also put in ``done`` (and given to ``on_done``) as soon as it
+        exists, so a caller whose run is interrupted knows which calls finished.
         """
         finished = done if done is not None else {}
+        self._on_done = on_done
         batch: list[ToolCall] = []
         for call in calls:
             tool = self.tools.get(call.name)
@@ -165,6 +177,8 @@ class Executor:
                 self.observe(call, result)
         outcome = ToolOutcome(call, result, round((time.perf_counter() - clock[0]) * 1000, 3))
         done[call.id] = outcome
+        if self._on_done is not None:
+            self._on_done(outcome)
         emit(outcome.finished_event())
 
     async def _execute(self, call: ToolCall, emit: Emit, clock: list[float]) -> ToolResult:

@@ -11,8 +11,9 @@ import datetime as dt
 import json
 from typing import Any
 
+from chimera.core.agent_loop import CONTINUE_PROMPT
 from chimera.core.session_store import SessionStore
-from chimera.core.session_tree import Node
+from chimera.core.session_tree import Node, content_blocks, is_reminder
 
 __all__ = ["export_markdown"]
 
@@ -38,10 +39,11 @@ def export_markdown(store: SessionStore) -> str:
 
 
 def _node(node: Node, calls: dict[str, dict[str, Any]]) -> list[str]:
-    content = node.message.get("content")
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+    blocks = content_blocks(node.message.get("content"))
     if node.kind == "user":
-        text = "\n\n".join(b["text"] for b in blocks if b.get("type") == "text" and not _reminder(b))
+        if node.message.get("content") == CONTINUE_PROMPT:
+            return []
+        text = "\n\n".join(b["text"] for b in blocks if b.get("type") == "text" and not is_reminder(b))
         return ["## You", "", text, ""] if text else []
     if node.kind == "compaction":
         return ["## Summary of earlier turns", "", _texts(blocks), ""]
@@ -77,10 +79,6 @@ def _texts(content: Any) -> str:
     if isinstance(content, str):
         return content
     return "\n".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
-
-
-def _reminder(block: dict[str, Any]) -> bool:
-    return str(block.get("text", "")).startswith("<system-reminder>")
 
 
 def _argument(args: dict[str, Any]) -> str:

@@ -15,10 +15,10 @@ from pathlib import Path
 from chimera.core.agent import Agent, AgentResult
 from chimera.core.agent_loop import new_id
 from chimera.core.bus import EventBus
-from chimera.core.checkpoints import ShadowRepo
 from chimera.core.demo import demo_provider, demo_recording, prepare_demo_workspace
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ChimeraError, ConfigError
+from chimera.core.executor import NOT_FINISHED
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
@@ -26,9 +26,10 @@ from chimera.core.permissions import MODES, PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.session_log import SessionLog
-from chimera.core.session_store import CHECKPOINTS, SessionStore
+from chimera.core.session_store import SessionStore
 from chimera.core.settings import load_settings
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.workspace_lock import WorkspaceLock
 from chimera.core.workspace_pins import WorkspacePins
 
 __all__ = ["Launch", "RunOptions", "prepare"]
@@ -69,6 +70,7 @@ class Launch:
     demo: bool
     demo_task: str = ""
     warnings: list[str] = field(default_factory=list)
+    lock: WorkspaceLock | None = None
 
     @property
     def session_id(self) -> str:
@@ -86,6 +88,8 @@ class Launch:
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(self.agent.provider.aclose)
             stack.callback(self.env.close)
+            if self.lock is not None:
+                stack.callback(self.lock.release)
             stack.callback(self.store.close)
             stack.callback(self.log.close)
             if self.agent.pins is not None:
@@ -147,9 +151,13 @@ def prepare(options: RunOptions) -> Launch:
         )
     store = _session(home, options, provider.model, demo=demo)
     warnings = list(store.warnings)
+    lock = WorkspaceLock(home, store.workdir)
     try:
+        lock.shared()
         env = LocalEnvironment(store.workdir, spill_dir=private_dir(home / "output") / store.id)
         pins = _pins(store, warnings)
+        if store.tree.open_calls():
+            _close_open_calls(store, pins)
         agent = Agent(
             provider,
             DEFAULT_TOOLS,
@@ -163,6 +171,7 @@ def prepare(options: RunOptions) -> Launch:
         )
         log = SessionLog(store.folder)
     except BaseException:
+        lock.release()
         store.close()
         raise
     agent.bus.subscribe(log, name="session-log")
@@ -175,13 +184,14 @@ def prepare(options: RunOptions) -> Launch:
         demo=demo,
         demo_task=demo_task,
         warnings=warnings,
+        lock=lock,
     )
 
 
 def _pins(store: SessionStore, warnings: list[str]) -> WorkspacePins | None:
     """The session's checkpoints: a shadow repository in the session folder; None without git."""
     try:
-        return WorkspacePins(ShadowRepo(store.workdir, store.folder / CHECKPOINTS), store)
+        return WorkspacePins(store.checkpoints(), store)
     except ChimeraError as err:
         warnings.append(f"checkpoints are off: {err}")
         return None
@@ -189,30 +199,59 @@ def _pins(store: SessionStore, warnings: list[str]) -> WorkspacePins | None:
 
 def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> SessionStore:
     """The session to record into: the one to resume, or a new one."""
-    if options.resume:
-        store = SessionStore.open(home, options.resume)
-        workdir = options.workdir or store.workdir
-        if not workdir.is_dir():
-            store.close()
+    if not options.resume:
+        if demo:
+            workdir = prepare_demo_workspace(home / "demo")
+        else:
+            workdir = (options.workdir if options.workdir is not None else Path.cwd()).resolve()
+        return SessionStore.create(home, new_id(), workdir=workdir, model=model)
+    store = SessionStore.open(home, options.resume)
+    try:
+        _check_resumable(store, options.workdir)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _check_resumable(store: SessionStore, workdir: Path | None) -> None:
+    pending = store.tree.pending_switch
+    if pending is not None:
+        raise ConfigError(
+            f"session {store.id} stopped in the middle of a switch, so its files may be half restored: "
+            f"`chimera switch {store.id} {pending.to_node or pending.from_node} --yes` finishes it"
+        )
+    if workdir is not None and workdir.resolve() != store.workdir.resolve():
+        if store.workdir.is_dir():
             raise ConfigError(
-                f"the workspace of session {store.id}, {workdir}, is no longer there: "
-                "pass --workdir to continue it in another folder"
+                f"session {store.id} works in {store.workdir}, which still exists: "
+                "resume it there (leave out --workdir)"
             )
-        if options.workdir is not None:
-            store.meta["workdir"] = str(options.workdir)
-        _close_open_calls(store)
-        return store
-    if demo:
-        workdir = prepare_demo_workspace(home / "demo")
-    else:
-        workdir = (options.workdir if options.workdir is not None else Path.cwd()).resolve()
-    return SessionStore.create(home, new_id(), workdir=workdir, model=model)
+        if not workdir.is_dir():
+            raise ConfigError(f"the workdir {workdir} does not exist: pass --workdir an existing folder")
+        store.set_workdir(workdir.resolve())  # the folder moved: follow it
+    elif not store.workdir.is_dir():
+        raise ConfigError(
+            f"the workspace of session {store.id}, {store.workdir}, is no longer there: "
+            "pass --workdir with the folder it moved to"
+        )
 
 
-def _close_open_calls(store: SessionStore) -> None:
-    """Answer tool calls left open by a process that died mid-call, so the conversation is valid."""
-    open_calls = store.tree.open_calls()
-    if open_calls:
-        note = "Cancelled: Chimera stopped before this call finished; check the workspace before relying on it."
-        results = [{"type": "tool_result", "tool_use_id": i, "content": note, "is_error": True} for i in open_calls]
-        store.add("tool_result", {"role": "user", "content": results}, sync=True)
+def _close_open_calls(store: SessionStore, pins: WorkspacePins | None) -> None:
+    """Answer the leaf's unanswered tool calls (the process died mid-batch, or the person moved back).
+
+    Calls that finished keep their recorded results; the rest are answered as not run.
+    The files as they are now are pinned to the answer, so a switch knows what the calls left.
+    """
+    leaf = store.tree.leaf
+    assert leaf is not None
+    finished = {b["tool_use_id"]: b for b in store.tree.partials.get(leaf, [])}
+    results = [
+        finished.get(call_id)
+        or {"type": "tool_result", "tool_use_id": call_id, "content": NOT_FINISHED, "is_error": True}
+        for call_id in store.tree.open_calls()
+    ]
+    node = store.add("tool_result", {"role": "user", "content": results}, sync=True)
+    if pins is not None:
+        with contextlib.suppress(ChimeraError, OSError):
+            store.pin(node.id, pins.repo.snapshot())

@@ -23,11 +23,11 @@ from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ReplayDiverged
 from chimera.core.events import RunFinished
-from chimera.core.executor import CANCELLED, ToolCall
+from chimera.core.executor import UNFINISHED_PREFIX, ToolCall
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.providers.replay import RecordedTurn, ReplayProvider
-from chimera.core.session_tree import Node
+from chimera.core.session_tree import Node, content_blocks
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.base import ToolResult
 
@@ -62,7 +62,12 @@ def _tasks_and_turns(path: list[Node]) -> tuple[list[Any], list[RecordedTurn], d
     for index, node in enumerate(path):
         if node.kind == "user":
             content = node.message.get("content")
-            if content != CONTINUE_PROMPT:
+            if content == CONTINUE_PROMPT:
+                continue
+            if index and path[index - 1].kind == "user" and tasks:
+                # Two prompts in a row (a run that died before answering, then a resume): one turn.
+                tasks[-1] = content_blocks(tasks[-1]) + content_blocks(content)
+            else:
                 tasks.append(content)
         elif node.kind == "assistant":
             following = path[index + 1] if index + 1 < len(path) else None
@@ -135,7 +140,7 @@ async def replay_session(
         comparer = _Comparer(recorded, env.workdir, original_workspace)
         if rerun_tools:
             # Calls that never finished were not run to the end then; they are not run now.
-            core.executor.recorded = {k: v for k, v in recorded.items() if v.output.startswith(CANCELLED[:10])}
+            core.executor.recorded = {k: v for k, v in recorded.items() if v.output.startswith(UNFINISHED_PREFIX)}
             core.executor.observe = comparer
         else:
             core.executor.recorded = recorded

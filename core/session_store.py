@@ -6,14 +6,21 @@ and not SQLite: a session is written by one process and read whole; appends
 are one ``write`` each, a torn tail is easy to see and set aside, and the file
 stays readable with ``grep`` and ``jq``. Records:
 
-* ``{"t": "meta", ...}`` first: session id, workspace, model, creation time;
+* ``{"t": "meta", ...}`` first: session id, workspace, model, creation time
+  (a later meta record updates a field, such as a moved workspace);
 * ``{"t": "node", "id", "parent", "kind", "ts", "message"}``: a message;
-* ``{"t": "leaf", "id", "ts"}``: the person moved the leaf (switch);
-* ``{"t": "label", "id", "label"}``: a named checkpoint;
-* ``{"t": "snap", "id", "commit"}``: the workspace snapshot pinned to a node.
+* ``{"t": "partial", "parent", "result"}``: one finished tool result, kept before
+  its batch is complete (a crash mid-batch loses no finished result);
+* ``{"t": "snap", "id", "commit"}``: the workspace snapshot pinned to a node;
+* ``{"t": "switching", "from", "to", "undo"}``: files are about to change for a
+  switch, the present saved as ``undo``;
+* ``{"t": "leaf", "id", "ts", "from"?, "undo"?}``: the leaf moved (a switch is
+  finished); ``undo`` holds the files as they were at ``from``;
+* ``{"t": "label", "id", "label"}``: a named checkpoint.
 
 Every record is one complete line written in one call and flushed; the file
-is fsynced at turn boundaries and before anything destructive. On open, a
+is fsynced at turn boundaries and before anything destructive. A write that
+fails is cut back, so no record is ever glued to the next. On open, a
 last line without its newline (a write cut short) is moved to a ``torn-*``
 file beside it and the log is cut back to its last whole record; a damaged
 line in the middle is skipped and reported, never deleted. One writer at a
@@ -34,15 +41,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chimera.core.errors import ConfigError
+from chimera.core.checkpoints import ShadowRepo
+from chimera.core.errors import ConfigError, SessionError
 from chimera.core.home import private_dir
-from chimera.core.session_tree import MESSAGE_KINDS, Node, SessionTree
+from chimera.core.session_tree import MESSAGE_KINDS, Node, PendingSwitch, SessionTree
 
 __all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
 
 ENTRIES = "entries.jsonl"
 LOCK = "lock"
 CHECKPOINTS = "checkpoints.git"  # the session's shadow repository of workspace snapshots
+
+
+class _Leaf:
+    """``add``'s default parent: wherever the leaf is."""
+
+
+LEAF = _Leaf()
 
 
 def sessions_dir(home: Path) -> Path:
@@ -80,16 +95,22 @@ class SessionInfo:
 class SessionStore:
     """One session, open for reading (``writable=False``) or for appending under its lock."""
 
-    def __init__(self, folder: Path, meta: dict[str, Any], tree: SessionTree, *, writable: bool) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        meta: dict[str, Any],
+        tree: SessionTree,
+        *,
+        lock_fd: int | None = None,
+        warnings: list[str] | None = None,
+    ) -> None:
+        """Use :meth:`create` or :meth:`open`; ``lock_fd`` (held) makes the store writable."""
         self.folder = folder
         self.meta = meta
         self.tree = tree
-        self.warnings: list[str] = []
-        self._fd: int | None = None
-        self._lock_fd: int | None = None
-        if writable:
-            self._lock_fd = _lock(folder, str(meta.get("session_id", folder.name)))
-            self._fd = os.open(folder / ENTRIES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self.warnings = warnings or []
+        self._lock_fd = lock_fd
+        self._fd = os.open(folder / ENTRIES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if lock_fd else None
 
     # --- opening ------------------------------------------------------------------------
 
@@ -102,7 +123,7 @@ class SessionStore:
         except FileExistsError:
             raise ConfigError(f"a session {session_id} already exists") from None
         meta = {"t": "meta", "session_id": session_id, "workdir": str(workdir), "model": model, "created": time.time()}
-        store = cls(folder, meta, SessionTree(), writable=True)
+        store = cls(folder, meta, SessionTree(), lock_fd=_lock(folder, session_id))
         store._write(meta, sync=True)
         return store
 
@@ -116,15 +137,11 @@ class SessionStore:
         lock_fd = _lock(folder, session_id) if writable else None
         try:
             meta, tree, warnings = _load(path, repair=writable)
+            return cls(folder, meta, tree, lock_fd=lock_fd, warnings=warnings)
         except BaseException:
             if lock_fd is not None:
                 os.close(lock_fd)
             raise
-        store = cls.__new__(cls)
-        store.folder, store.meta, store.tree, store.warnings = folder, meta, tree, warnings
-        store._lock_fd = lock_fd
-        store._fd = os.open(path, os.O_WRONLY | os.O_APPEND, 0o600) if writable else None
-        return store
 
     # --- reading ------------------------------------------------------------------------
 
@@ -143,13 +160,17 @@ class SessionStore:
                 return node.summary
         return "(empty)"
 
+    def checkpoints(self) -> ShadowRepo:
+        """The session's shadow repository of workspace snapshots (ConfigError without git)."""
+        return ShadowRepo(self.workdir, self.folder / CHECKPOINTS)
+
     # --- writing ------------------------------------------------------------------------
 
-    def add(self, kind: str, message: dict[str, Any], *, parent: str | None = None, sync: bool = False) -> Node:
-        """Append a message as a child of ``parent`` (the leaf when None); it becomes the leaf."""
+    def add(self, kind: str, message: dict[str, Any], *, parent: str | _Leaf | None = LEAF, sync: bool = False) -> Node:
+        """Append a message as a child of ``parent`` (the leaf by default; None: a new root); it becomes the leaf."""
         if kind not in MESSAGE_KINDS:
             raise ValueError(f"unknown node kind {kind!r}")
-        parent_id = self.tree.leaf if parent is None else parent
+        parent_id = self.tree.leaf if isinstance(parent, _Leaf) else parent
         node = Node(id=_node_id(), parent_id=parent_id, kind=kind, ts=time.time(), message=message)
         record = {"t": "node", "id": node.id, "parent": parent_id, "kind": kind, "ts": node.ts, "message": message}
         self._write(record, sync=sync)
@@ -160,22 +181,48 @@ class SessionStore:
         """The agent loop's recorder: append at the leaf, return the new node's id."""
         return self.add(kind, message, sync=sync).id
 
-    def move_leaf(self, node_id: str) -> None:
-        """Make ``node_id`` the leaf (recorded and synced, so a restart lands there)."""
-        node_id = self.require(node_id)
-        self._write({"t": "leaf", "id": node_id, "ts": time.time()}, sync=True)
-        self.tree.leaf = node_id
+    def record_result(self, parent_id: str, block: dict[str, Any]) -> None:
+        """Keep one finished tool result of ``parent_id``'s calls before the whole batch is done."""
+        self._write({"t": "partial", "parent": parent_id, "result": block})
+        self.tree.partials.setdefault(parent_id, []).append(block)
+
+    def children_of(self, node_id: str | None) -> int:
+        return len(self.tree.children.get(node_id, []))
+
+    def move_leaf(self, node_id: str | None, *, undo: str | None = None) -> None:
+        """Make ``node_id`` the leaf (None: before the first message); recorded and synced.
+
+        ``undo`` is the snapshot of the files as they were at the leaf being left.
+        """
+        if node_id is not None:
+            node_id = self.require(node_id)
+        record: dict[str, Any] = {"t": "leaf", "id": node_id, "ts": time.time()}
+        if undo is not None:
+            record.update({"from": self.tree.leaf, "undo": undo})
+        self._write(record, sync=True)
+        _apply(record, self.meta, self.tree)
+
+    def begin_switch(self, to_node: str | None, undo: str) -> None:
+        """Record, durably, that files are about to change for a switch (so a crash midway is seen)."""
+        self._write({"t": "switching", "from": self.tree.leaf, "to": to_node, "undo": undo}, sync=True)
+        self.tree.pending_switch = PendingSwitch(self.tree.leaf, to_node, undo)
 
     def label(self, node_id: str, label: str) -> None:
         node_id = self.require(node_id)
         self._write({"t": "label", "id": node_id, "label": label}, sync=True)
-        self.tree.labels[node_id] = label
+        self.tree.set_label(node_id, label)
 
     def pin(self, node_id: str, commit: str) -> None:
         """Record that ``commit`` holds the workspace as it was at ``node_id``."""
         node_id = self.require(node_id)
         self._write({"t": "snap", "id": node_id, "commit": commit})
         self.tree.snapshots[node_id] = commit
+
+    def set_workdir(self, workdir: Path) -> None:
+        """The session's workspace moved: record where it is now."""
+        record = {"t": "meta", "workdir": str(workdir)}
+        self._write(record, sync=True)
+        self.meta["workdir"] = str(workdir)
 
     def sync(self) -> None:
         """Make everything written so far durable (a turn boundary, or before something destructive)."""
@@ -206,14 +253,24 @@ class SessionStore:
         return node_id
 
     def _write(self, record: dict[str, Any], *, sync: bool = False) -> None:
+        """Append one whole record, or nothing: a failed write is cut back so no record is ever glued."""
         if self._fd is None:
             raise RuntimeError("this session was opened read-only")
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        written = os.write(self._fd, line)
-        while written < len(line):  # rare: a short write; finish the record before anything else
-            written += os.write(self._fd, line[written:])
-        if sync:
-            os.fsync(self._fd)
+        start = os.lseek(self._fd, 0, os.SEEK_END)
+        try:
+            written = os.write(self._fd, line)
+            while written < len(line):  # rare: a short write; finish the record before anything else
+                written += os.write(self._fd, line[written:])
+            if sync:
+                os.fsync(self._fd)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, start)
+            raise SessionError(
+                f"could not save session {self.id} ({err.strerror or err}): free some disk space; "
+                "what was saved before is intact"
+            ) from None
 
 
 def _lock(folder: Path, session_id: str) -> int:
@@ -267,20 +324,38 @@ def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, lis
 
 
 def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> None:
+    """Fold one record into the session; raise ValueError/KeyError/TypeError when it is malformed."""
     kind = record["t"]
     if kind == "node":
         parent = record["parent"]
         if parent is not None and parent not in tree:
             raise KeyError(f"parent {parent} is unknown")
-        tree.add(Node(record["id"], parent, record["kind"], float(record["ts"]), record["message"]))
+        message = record["message"]
+        if record["kind"] not in MESSAGE_KINDS or not isinstance(message, dict) or "role" not in message:
+            raise ValueError("not a message")
+        tree.add(Node(str(record["id"]), parent, record["kind"], float(record["ts"]), message))
     elif kind == "leaf":
-        if record["id"] in tree:
-            tree.leaf = record["id"]
+        target = record["id"]
+        if target is None or target in tree:
+            if record.get("undo") and record.get("from"):
+                tree.undo[str(record["from"])] = str(record["undo"])
+            tree.leaf = target
+            tree.pending_switch = None
+    elif kind == "switching":
+        tree.pending_switch = PendingSwitch(record["from"], record["to"], str(record["undo"]))
+        if record["from"]:
+            tree.undo[str(record["from"])] = str(record["undo"])
     elif kind == "label":
-        tree.labels[record["id"]] = str(record["label"])
+        tree.set_label(str(record["id"]), str(record["label"]))
     elif kind == "snap":
-        tree.snapshots[record["id"]] = str(record["commit"])
+        tree.snapshots[str(record["id"])] = str(record["commit"])
+    elif kind == "partial":
+        parent = str(record["parent"])
+        if parent in tree and not any(tree.nodes[c].kind == "tool_result" for c in tree.children.get(parent, [])):
+            tree.partials.setdefault(parent, []).append(dict(record["result"]))
     elif kind == "meta":
+        if not isinstance(record.get("created", 0.0), int | float):
+            raise TypeError("created must be a number")
         meta.update(record)
 
 
@@ -290,8 +365,8 @@ def list_sessions(home: Path) -> list[SessionInfo]:
     for folder in _session_folders(home):
         try:
             store = SessionStore.open(home, folder.name, writable=False)
-        except ConfigError:
-            continue
+        except (ConfigError, OSError):
+            continue  # not a session we can read: `chimera tree ID` on it says why
         updated = (folder / ENTRIES).stat().st_mtime
         out.append(
             SessionInfo(

@@ -5,20 +5,32 @@ each has a parent, so every node is a point to branch from. The *leaf* is
 where the conversation stands; the model's context is the path from the root
 to the leaf. Moving the leaf is itself a record, so a reopened session lands
 where the person was. Labels name nodes (named checkpoints); workspace
-snapshots pin the files as they were at a node.
+snapshots pin the files as they were at a node; *undo* snapshots hold the
+files as they were when the person last switched away from a node.
 
 This module only holds and reads the tree; ``session_store`` writes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["MESSAGE_KINDS", "Node", "SessionTree"]
+__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "content_blocks", "is_reminder"]
 
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_result", "compaction"})
+REMINDER_OPEN = "<system-reminder>"
+
+
+def content_blocks(content: Any) -> list[dict[str, Any]]:
+    """A message's content as a list of blocks (a plain string becomes one text block)."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+
+
+def is_reminder(block: dict[str, Any]) -> bool:
+    """True for the text blocks the loop injects as reminders (not the person's words)."""
+    return block.get("type") == "text" and str(block.get("text", "")).startswith(REMINDER_OPEN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,22 +46,31 @@ class Node:
     @property
     def summary(self) -> str:
         """One line saying what the node holds."""
-        content = self.message.get("content")
-        if isinstance(content, str):
-            text = content
-        else:
-            parts = []
-            for block in content or []:
-                kind = block.get("type")
-                if kind == "text" and not block.get("text", "").startswith("<system-reminder>"):
-                    parts.append(block.get("text", ""))
-                elif kind == "tool_use":
-                    parts.append(f"[{block.get('name')}]")
-                elif kind == "tool_result":
-                    parts.append("[result]" if not block.get("is_error") else "[error]")
-            text = " ".join(parts)
-        line = " ".join(text.split())
+        parts = []
+        for block in content_blocks(self.message.get("content")):
+            kind = block.get("type")
+            if kind == "text" and not is_reminder(block):
+                parts.append(block.get("text", ""))
+            elif kind == "tool_use":
+                parts.append(f"[{block.get('name')}]")
+            elif kind == "tool_result":
+                parts.append("[error]" if block.get("is_error") else "[result]")
+        line = " ".join(" ".join(parts).split())
         return line if len(line) <= 80 else line[:79] + "…"
+
+    @property
+    def tool_calls(self) -> list[str]:
+        """The ids of the tool calls an assistant message makes."""
+        return [b["id"] for b in content_blocks(self.message.get("content")) if b.get("type") == "tool_use"]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingSwitch:
+    """A switch that began changing files and has no record of finishing."""
+
+    from_node: str | None
+    to_node: str | None
+    undo: str
 
 
 @dataclass(slots=True)
@@ -61,11 +82,20 @@ class SessionTree:
     leaf: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     snapshots: dict[str, str] = field(default_factory=dict)
+    undo: dict[str, str] = field(default_factory=dict)
+    partials: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    pending_switch: PendingSwitch | None = None
 
     def add(self, node: Node) -> None:
         self.nodes[node.id] = node
         self.children.setdefault(node.parent_id, []).append(node.id)
         self.leaf = node.id
+        if node.kind == "tool_result" and node.parent_id is not None:
+            self.partials.pop(node.parent_id, None)
+
+    def set_label(self, node_id: str, label: str) -> None:
+        self.labels.pop(node_id, None)  # re-labelling moves it to the end: the latest wins
+        self.labels[node_id] = label
 
     def __contains__(self, node_id: object) -> bool:
         return node_id in self.nodes
@@ -75,12 +105,8 @@ class SessionTree:
 
     def path(self, node_id: str | None = None) -> list[Node]:
         """The nodes from the root to ``node_id`` (the leaf when None)."""
-        out: list[Node] = []
         current = self.leaf if node_id is None else node_id
-        while current is not None:
-            node = self.nodes[current]
-            out.append(node)
-            current = node.parent_id
+        out = list(self.ancestors(current)) if current is not None else []
         out.reverse()
         return out
 
@@ -99,36 +125,39 @@ class SessionTree:
                 return self.snapshots[node.id]
         return None
 
+    def agent_steps(self) -> Iterable[tuple[str, str]]:
+        """(before, after) snapshot pairs around every batch of tool calls that could change files."""
+        for node in self.nodes.values():
+            parent = node.parent_id
+            if node.kind == "tool_result" and parent is not None and node.id in self.snapshots:
+                before = self.snapshots.get(parent)
+                if before is not None:
+                    yield before, self.snapshots[node.id]
+
     def messages(self, node_id: str | None = None) -> list[dict[str, Any]]:
         """The model's context at ``node_id``: the path's messages, neighbouring user turns merged."""
         out: list[dict[str, Any]] = []
         for node in self.path(node_id):
             message = node.message
             if out and out[-1]["role"] == message["role"] == "user":
-                out[-1] = {"role": "user", "content": _blocks(out[-1]["content"]) + _blocks(message["content"])}
+                merged = content_blocks(out[-1]["content"]) + content_blocks(message["content"])
+                out[-1] = {"role": "user", "content": merged}
             else:
                 out.append(message)
         return out
 
     def open_calls(self) -> list[str]:
-        """Ids of the leaf's tool calls that have no result (the process stopped while they ran)."""
-        if self.leaf is None:
+        """Ids of the leaf's tool calls that have no result (the process stopped, or the person moved back)."""
+        if self.leaf is None or self.nodes[self.leaf].kind != "assistant":
             return []
-        node = self.nodes[self.leaf]
-        if node.kind != "assistant":
-            return []
-        return [b["id"] for b in node.message.get("content", []) if b.get("type") == "tool_use"]
+        return self.nodes[self.leaf].tool_calls
 
     def resolve(self, ref: str) -> str | None:
-        """The node ``ref`` names: a node id, or a checkpoint's label (the latest node with it)."""
+        """The node ``ref`` names: a node id, or a checkpoint's label (the node it was given to last)."""
         if ref in self.nodes:
             return ref
         named = [node_id for node_id, label in self.labels.items() if label == ref]
         return named[-1] if named else None
 
-    def is_branch_point(self, node_id: str) -> bool:
+    def is_branch_point(self, node_id: str | None) -> bool:
         return len(self.children.get(node_id, [])) > 1
-
-
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content)

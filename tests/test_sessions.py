@@ -191,22 +191,27 @@ def test_kill_while_the_first_answer_streams_keeps_the_prompt(
     assert user_texts(api.requests[-1].messages) == ["go", "continue"]  # the half answer is gone
 
 
-def test_kill_during_a_tool_keeps_every_finished_turn(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
-    """kill -9 mid-command: finished turns survive; on resume the open call is closed as cancelled."""
+def test_kill_during_a_tool_keeps_every_finished_result(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
+    """kill -9 mid-batch: the call that finished keeps its result; the running one is answered as not run."""
     api.script(
-        message(tool_use("t1", "write", {"path": "a.txt", "content": "one"}), stop_reason="tool_use"),
-        message(tool_use("t2", "bash", {"command": "sleep 300"}), stop_reason="tool_use"),
+        message(
+            tool_use("t1", "write", {"path": "a.txt", "content": "one"}),
+            tool_use("t2", "bash", {"command": "sleep 300"}),
+            stop_reason="tool_use",
+        ),
         message(text("Resumed fine.")),
     )
     seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
     session_id = str(seen[0]["session_id"])
-    assert node_kinds(isolated_env, session_id) == ["user", "assistant", "tool_result", "assistant"]
+    assert node_kinds(isolated_env, session_id) == ["user", "assistant"]
     resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
     assert resumed.returncode == 0, resumed.stderr
     sent = api.requests[-1].messages
     closing = sent[-1]["content"]
-    assert closing[0]["tool_use_id"] == "t2"
-    assert closing[0]["content"].startswith("Cancelled: Chimera stopped")
+    assert [b.get("tool_use_id") for b in closing[:2]] == ["t1", "t2"]
+    assert closing[0]["content"] == "Created a.txt (1 line)."  # the finished call's own result
+    assert closing[0]["is_error"] is False
+    assert closing[1]["content"].startswith("Cancelled: this call did not finish")
     assert closing[-1] == {"type": "text", "text": "go on"}
     assert (tmp_path / "a.txt").read_text() == "one"
 

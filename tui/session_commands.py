@@ -1,4 +1,4 @@
-"""Provides the session commands of ``chimera``: ``sessions``, ``tree``, ``switch`` and ``export``.
+"""Provides the session commands of ``chimera``: ``sessions``, ``tree``, ``switch``, ``checkpoint``, ``export``.
 
 Each prints for a person by default and, with ``--json``, one JSON document
 for scripts (the shapes DESIGN §6 fixes).
@@ -6,18 +6,22 @@ for scripts (the shapes DESIGN §6 fixes).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ConfigError
+from chimera.core.events import Switched
 from chimera.core.export import export_markdown
 from chimera.core.home import chimera_home
-from chimera.core.session_store import CHECKPOINTS, SessionStore, list_sessions
+from chimera.core.session_log import SessionLog
+from chimera.core.session_store import SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
-from chimera.core.switching import SwitchPlan, plan_switch, switch
+from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, switch
+from chimera.core.workspace_lock import WorkspaceLock
 
 __all__ = ["export_session", "label_checkpoint", "print_sessions", "print_tree", "switch_session", "tree_document"]
 
@@ -97,34 +101,47 @@ def export_session(session_id: str, target: Path | None, out: TextIO) -> int:
     return 0
 
 
-def switch_session(session_id: str, node_id: str, out: TextIO, *, yes: bool, ask: bool) -> int:
-    """Move the session to ``node_id`` and restore its files; show the preview first.
+def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bool) -> int:
+    """Move the session to ``ref`` (a node or a checkpoint name) and restore its files; show the preview first.
 
     Without ``yes`` the person confirms at the terminal (``ask``); with no terminal,
     a switch that rewrites files needs ``--yes``.
     """
-    with SessionStore.open(chimera_home(), session_id) as store:
+    home = chimera_home()
+    with SessionStore.open(home, session_id) as store:
         if not store.workdir.is_dir():
             raise ConfigError(f"the workspace {store.workdir} of session {store.id} is no longer there")
-        repo = ShadowRepo(store.workdir, store.folder / CHECKPOINTS)
-        plan = plan_switch(store, repo, node_id)
-        node = store.tree.nodes[plan.node]
-        out.write(f"Switch session {store.id} to {plan.node} ({node.kind}: {node.summary})\n")
-        _print_preview(plan, out)
-        count = len(plan.preview.changed) if plan.preview is not None else 0
-        if count and not yes:
-            if not ask:
-                raise ConfigError(
-                    f"this switch rewrites {count} path{'s' if count != 1 else ''}: pass --yes to confirm"
+        with WorkspaceLock(home, store.workdir).exclusive():
+            repo = store.checkpoints()
+            plan = plan_switch(store, repo, ref)
+            node = store.tree.nodes[plan.requested]
+            out.write(f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})\n")
+            if plan.note:
+                out.write(f"  Lands {plan.note}.\n")
+            _print_preview(plan, out)
+            count = len(plan.preview.changed) if plan.preview is not None else 0
+            if count and not yes:
+                if not ask:
+                    raise ConfigError(f"this switch rewrites {count} path{'s' if count != 1 else ''}: pass --yes")
+                out.write("Go ahead? [y/N] ")
+                out.flush()
+                if input().strip().lower() not in {"y", "yes"}:
+                    out.write("Nothing changed.\n")
+                    return 1
+            before = switch(store, repo, plan)
+            with contextlib.closing(SessionLog(store.folder)) as log:
+                changed = list(plan.preview.changed) if plan.preview is not None else []
+                log(
+                    Switched(
+                        session_id=store.id,
+                        node_id=plan.node,
+                        ts=time.time(),
+                        to_node=plan.node or "",
+                        changed_paths=changed,
+                    )
                 )
-            out.write("Go ahead? [y/N] ")
-            out.flush()
-            if input().strip().lower() not in {"y", "yes"}:
-                out.write("Nothing changed.\n")
-                return 1
-        before = switch(store, repo, plan)
     if before is not None:
-        out.write(f"Switched. The files as they were are snapshot {before[:12]}; switch back to {plan.leaf} to undo.\n")
+        out.write(f"Switched. Switching back to {plan.leaf} brings the files back as they were.\n")
     else:
         out.write("Switched.\n")
     return 0
@@ -138,8 +155,8 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
     rows = [
         ("rewrite", preview.rewrite, ""),
         ("create", preview.create, ""),
-        ("delete", preview.delete, "  (the agent made it after this point)"),
-        ("keep", preview.keep, "  (no snapshot saw it: yours, never deleted)"),
+        ("delete", preview.delete, "  (the agent's tools made it)"),
+        ("keep", preview.keep, "  (not the agent's: never deleted)"),
         ("skip", preview.skip, "  (held by something no snapshot holds)"),
     ]
     for verb, paths, note in rows:
@@ -155,14 +172,7 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
 def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: TextIO) -> int:
     """Name a node (the leaf by default); at the leaf, pin the workspace as it is now."""
     with SessionStore.open(chimera_home(), session_id) as store:
-        node_id = store.require(node_ref) if node_ref else store.tree.leaf
-        if node_id is None:
-            raise ConfigError(f"session {store.id} has no messages yet: there is nothing to name")
-        snapshot = store.tree.snapshot_for(node_id)
-        if node_id == store.tree.leaf and store.workdir.is_dir():
-            snapshot = ShadowRepo(store.workdir, store.folder / CHECKPOINTS).snapshot(label)
-            store.pin(node_id, snapshot)
-        store.label(node_id, label)
+        node_id, snapshot = name_checkpoint(store, label, node_ref)
     pinned = f", files pinned as snapshot {snapshot[:12]}" if snapshot else ", no files pinned"
     out.write(f"Checkpoint {label!r} at {node_id}{pinned}. `chimera switch {session_id} {label}` comes back to it.\n")
     return 0

@@ -135,6 +135,28 @@ class ShadowRepo:
         out = self._git("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--diff-filter=A", input=pairs.encode())
         return {c.path for c in parse_raw(out)}
 
+    def added(self, steps: Iterable[tuple[str, str]]) -> set[str]:
+        """The paths each (before, after) pair of snapshots added: what the agent's tool calls created."""
+        pairs = list(dict.fromkeys(steps))
+        if not pairs:
+            return set()
+        ids = list(dict.fromkeys(commit for pair in pairs for commit in pair))
+        for commit in ids:
+            check_id(commit)
+        self._ensure_repo()
+        out = self._git(
+            "cat-file", "--batch-check=%(objectname)", input="".join(f"{c}^{{tree}}\n" for c in ids).encode()
+        )
+        trees = dict(zip(ids, out.decode().splitlines(), strict=True))
+        for commit, tree in trees.items():
+            if tree.endswith(" missing"):
+                raise self._git.missing(commit)
+        lines = "".join(f"{trees[a]} {trees[b]}\n" for a, b in pairs if trees[a] != trees[b])
+        if not lines:
+            return set()
+        out = self._git("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--diff-filter=A", input=lines.encode())
+        return {c.path for c in parse_raw(out)}
+
     def prune(self, keep: Iterable[str]) -> int:
         """Drop every snapshot not in ``keep`` (and contents only they held), pack the rest; bytes used after."""
         ids = list(dict.fromkeys(keep))
