@@ -165,6 +165,8 @@ async def replay_headless(
     err = stderr or sys.stderr
     home = chimera_home()
     with SessionStore.open(home, session_id, writable=False) as store:
+        for warning in store.warnings:
+            err.write(f"chimera: session {store.id}: {warning}\n")
         path = store.tree.path()
         if not path:
             raise ConfigError(f"session {session_id} has no messages to replay")

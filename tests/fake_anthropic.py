@@ -296,6 +296,28 @@ class Received:
         return list(self.body.get("messages", []))
 
 
+def conversation_problem(body: Any) -> str | None:
+    """Why the real API would reject these messages (a tool call left unanswered), or None."""
+    if not isinstance(body, dict):
+        return None
+    messages = body.get("messages") or []
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if message.get("role") != "assistant" or not isinstance(content, list):
+            continue
+        calls = [b["id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
+        if not calls:
+            continue
+        following = messages[index + 1] if index + 1 < len(messages) else None
+        answered = set()
+        if following is not None and isinstance(following.get("content"), list):
+            answered = {b.get("tool_use_id") for b in following["content"] if b.get("type") == "tool_result"}
+        missing = [c for c in calls if c not in answered]
+        if missing and following is not None:
+            return f"messages.{index + 1}: tool_use ids were found without tool_result blocks: {missing}"
+    return None
+
+
 def _sse(name: str, payload: dict[str, Any] | str) -> bytes:
     data = payload if isinstance(payload, str) else json.dumps(payload, separators=(",", ":"))
     return f"event: {name}\ndata: {data}\n\n".encode()
@@ -327,8 +349,11 @@ class _Handler(BaseHTTPRequestHandler):
                 body=body,
             )
         )
+        problem = conversation_problem(body)
         if self.path.split("?")[0] != "/v1/messages":
             reply = status(404, "not_found_error", f"fake server: no route {self.path}")
+        elif problem is not None:  # what the real API refuses, refused here too
+            reply = status(400, "invalid_request_error", problem)
         else:
             reply = fake._next_reply()
         try:

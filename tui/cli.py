@@ -177,11 +177,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as err:
-        from chimera.core.errors import ChimeraError
+        from chimera.core.errors import ChimeraError, SessionError
 
+        if isinstance(err, SessionError):
+            print(f"chimera: {err}", file=sys.stderr)
+            return 1
         if isinstance(err, ChimeraError):
             print(f"chimera: {err}", file=sys.stderr)
             return 2
+        if isinstance(err, OSError):  # the machine said no (a full disk, a file too large): say what, in one line
+            where = f" ({err.filename})" if err.filename else ""
+            print(
+                f"chimera: {err.strerror or err}{where}: free space or fix permissions, then try again", file=sys.stderr
+            )
+            return 1
         raise
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any, TextIO
@@ -41,7 +42,11 @@ def print_sessions(out: TextIO, *, as_json: bool) -> int:
 
 
 def tree_document(store: SessionStore) -> dict[str, Any]:
-    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "summary", "label", "checkpoint"}]}``."""
+    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "summary", "label", "checkpoint", "restores"}]}``.
+
+    ``checkpoint`` is a snapshot pinned to the node itself; ``restores`` the one a switch
+    there brings back (its own, or its nearest ancestor's).
+    """
     tree = store.tree
     return {
         "session_id": store.id,
@@ -54,14 +59,22 @@ def tree_document(store: SessionStore) -> dict[str, Any]:
                 "summary": node.summary,
                 "label": tree.labels.get(node.id),
                 "checkpoint": tree.snapshots.get(node.id),
+                "restores": tree.snapshot_for(node.id),
             }
             for node in tree.nodes.values()
         ],
     }
 
 
+def _warn(store: SessionStore) -> None:
+    """Say what opening the session found damaged (it was skipped, never deleted)."""
+    for warning in store.warnings:
+        sys.stderr.write(f"chimera: session {store.id}: {warning}\n")
+
+
 def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
     with SessionStore.open(chimera_home(), session_id, writable=False) as store:
+        _warn(store)
         if as_json:
             out.write(json.dumps(tree_document(store), ensure_ascii=False) + "\n")
             return 0
@@ -90,6 +103,7 @@ def _lines(tree: SessionTree) -> list[str]:
 
 def export_session(session_id: str, target: Path | None, out: TextIO) -> int:
     with SessionStore.open(chimera_home(), session_id, writable=False) as store:
+        _warn(store)
         document = export_markdown(store)
     if target is None:
         out.write(document)
@@ -109,6 +123,7 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
     """
     home = chimera_home()
     with SessionStore.open(home, session_id) as store:
+        _warn(store)
         if not store.workdir.is_dir():
             raise ConfigError(f"the workspace {store.workdir} of session {store.id} is no longer there")
         with WorkspaceLock(home, store.workdir).exclusive():

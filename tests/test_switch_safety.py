@@ -1,0 +1,221 @@
+"""The cases where a switch could lose work, and the session stays trustworthy anyway."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chimera.core import session_store
+from chimera.core.errors import SessionError
+from chimera.core.session_store import SessionStore
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
+from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
+from tests.test_switch import answer_node, model_env, project, two_runs
+
+__all__ = ["project"]
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        yield fake
+
+
+def test_a_file_the_person_made_between_runs_survives_a_switch_back(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """A file made before run 2 (so run 2's snapshots saw it) is kept when switching back past it."""
+    api.script(
+        message(tool_use("w1", "write", {"path": "a.txt", "content": "v1\n"}), stop_reason="tool_use"),
+        message(text("Wrote v1.")),
+        message(tool_use("w2", "write", {"path": "b.txt", "content": "agent\n"}), stop_reason="tool_use"),
+        message(text("Wrote b.")),
+    )
+    bypass = ("--permission-mode", "bypass", "--json")
+    first = run_chimera("run", "one", "--workdir", str(project), *bypass, env=model_env(api))
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    (project / "mine.txt").write_text("mine\n")
+    assert run_chimera("run", "two", "--resume", session_id, *bypass, env=model_env(api)).returncode == 0
+    proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "mine.txt").read_text() == "mine\n"
+    assert not (project / "b.txt").exists()  # the agent's own file goes
+
+
+def test_switching_does_not_change_what_other_nodes_restore(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """Hand edits made after a switch come back only at the node left; other nodes keep their recorded files."""
+    session_id = two_runs(api, project)
+    nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
+    write_v1 = next(n["id"] for n in nodes if n["kind"] == "assistant" and n["summary"] == "[write]")
+    leaf = nodes[-1]["id"]
+    assert run_chimera("switch", session_id, write_v1, "--yes").returncode == 0  # lands after the write
+    assert (project / "a.txt").read_text() == "v1\n"
+    (project / "a.txt").write_text("hand edit\n")
+    assert run_chimera("switch", session_id, leaf, "--yes").returncode == 0
+    assert (project / "a.txt").read_text() == "v2\n"
+    assert run_chimera("switch", session_id, write_v1, "--yes").returncode == 0
+    assert (project / "a.txt").read_text() == "hand edit\n"  # the files as the person left that point
+    first_answer = answer_node(isolated_env, session_id, "Wrote v1.")
+    assert run_chimera("switch", session_id, first_answer, "--yes").returncode == 0
+    assert (project / "a.txt").read_text() == "v1\n"  # a neighbour's recorded files did not drift
+
+
+def test_switching_to_a_message_lands_just_before_it(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    """Switching to the person's second message restores the files it was sent with; a new task replaces it."""
+    session_id = two_runs(api, project)
+    nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
+    second_prompt = next(n["id"] for n in nodes if n["summary"] == "make it v2")
+    proc = run_chimera("switch", session_id, second_prompt, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert "just before this message" in proc.stdout
+    assert (project / "a.txt").read_text() == "v1\n"
+    api.script(message(text("Different plan.")))
+    run = run_chimera("run", "make it v3 instead", "--resume", session_id, "--json", env=model_env(api))
+    assert run.returncode == 0, run.stderr
+    contents = [m["content"] for m in api.requests[-1].messages if m["role"] == "user"]
+    assert contents[-1] == "make it v3 instead"
+    assert "make it v2" not in json.dumps(contents)
+
+
+def test_resume_in_another_folder_only_when_the_first_is_gone(
+    api: FakeAnthropic, project: Path, tmp_path: Path, isolated_env: Path
+) -> None:
+    """--resume --workdir is refused while the session's folder exists, and followed (recorded) once it moved."""
+    session_id = two_runs(api, project)
+    elsewhere = tmp_path / "moved"
+    assert_one_line_error(
+        run_chimera("run", "x", "--resume", session_id, "--workdir", str(tmp_path), env=model_env(api)),
+        "still exists",
+    )
+    project.rename(elsewhere)
+    api.script(message(text("Found it.")))
+    moved = run_chimera("run", "x", "--resume", session_id, "--workdir", str(elsewhere), env=model_env(api))
+    assert moved.returncode == 0, moved.stderr
+    (info,) = json.loads(run_chimera("sessions", "--json").stdout)
+    assert info["workdir"] == str(elsewhere.resolve())
+
+
+def test_a_failed_write_leaves_no_glued_record(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk-full write is cut back: the error names the cause, and every record before and after is whole."""
+    store = SessionStore.create(isolated_env, "s", workdir=tmp_path, model="m")
+    store.add("user", {"role": "user", "content": "first"}, sync=True)
+    real_write = os.write
+
+    def half_then_full(fd: int, data: bytes) -> int:
+        real_write(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(session_store.os, "write", half_then_full)
+    with pytest.raises(SessionError, match="No space left on device"):
+        store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "lost"}]})
+    monkeypatch.setattr(session_store.os, "write", real_write)
+    store.add("user", {"role": "user", "content": "after"}, sync=True)
+    store.close()
+    with SessionStore.open(isolated_env, "s", writable=False) as again:
+        assert again.warnings == []
+        assert [n.message["content"] for n in again.tree.path()] == ["first", "after"]
+
+
+def test_a_switch_cut_short_blocks_resume_until_finished(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    """A switch that died half way is detected: resume says how to finish it, and switching finishes it."""
+    session_id = two_runs(api, project)
+    target = answer_node(isolated_env, session_id, "Wrote v1.")
+    with SessionStore.open(isolated_env, session_id) as store:
+        store.begin_switch(target, store.checkpoints().snapshot())  # ...and the process died here
+    proc = run_chimera("run", "x", "--resume", session_id, env=model_env(api))
+    assert_one_line_error(proc, "middle of a switch", f"chimera switch {session_id} {target} --yes")
+    assert run_chimera("switch", session_id, target, "--yes").returncode == 0
+    api.script(message(text("Back on track.")))
+    assert run_chimera("run", "x", "--resume", session_id, env=model_env(api)).returncode == 0
+
+
+def test_no_switch_while_another_run_works_in_the_folder(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    """A switch that would rewrite files is refused while any session's run works in the same folder."""
+    session_id = two_runs(api, project)
+    api.script(stalled())
+    other = subprocess.Popen(
+        [*chimera_command(), "run", "wait", "--json", "--workdir", str(project)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **model_env(api)},
+    )
+    try:
+        assert other.stdout is not None
+        for line in other.stdout:  # wait until the other run is talking to the model
+            if json.loads(line)["type"] == "turn_started":
+                break
+        proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
+        assert_one_line_error(proc, "another Chimera run is working in")
+        assert (project / "a.txt").read_text() == "v2\n"
+    finally:
+        other.kill()
+        other.communicate()
+
+
+def test_events_carry_the_node_they_belong_to(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
+    """message_completed is stamped with its own assistant node, a reminder with the results it rides in."""
+    api.script(
+        message(tool_use("w", "write", {"path": "a.txt", "content": "x"}), stop_reason="tool_use"),
+        message(text("Done.")),
+    )
+    proc = run_chimera(
+        "run", "x", "--json", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env(api)
+    )
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    session_id = events[0]["session_id"]
+    with SessionStore.open(isolated_env, session_id, writable=False) as store:
+        nodes = store.tree.nodes
+        for event in events:
+            if event["type"] == "message_completed":
+                assert nodes[event["node_id"]].message == event["message"]
+            if event["type"] == "reminder_injected":
+                assert nodes[event["node_id"]].kind == "tool_result"
+                assert event["text"] in json.dumps(nodes[event["node_id"]].message)
+
+
+def test_replay_plays_a_session_that_was_killed_while_answering(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """Two prompts in a row (a run killed mid-answer, then resumed) replay as the one turn they were."""
+    from tests.test_sessions import _kill_when, _start
+
+    api.script(stalled(text("half")), message(text("Whole answer.")))
+    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "text_delta")
+    session_id = str(seen[0]["session_id"])
+    assert run_chimera("run", "again", "--resume", session_id, env=model_env(api)).returncode == 0
+    replay = run_chimera("replay", session_id, "--json")
+    assert replay.returncode == 0, replay.stderr
+    assert json.loads(replay.stdout.splitlines()[-1])["answer"] == "Whole answer."
+
+
+def test_damaged_records_are_reported_not_fatal(isolated_env: Path, tmp_path: Path) -> None:
+    """A record with a broken message is skipped with a warning by tree and export; sessions lists the rest."""
+    with SessionStore.create(isolated_env, "good", workdir=tmp_path, model="m") as store:
+        store.add("user", {"role": "user", "content": "fine"}, sync=True)
+    with SessionStore.create(isolated_env, "bad", workdir=tmp_path, model="m") as store:
+        store.add("user", {"role": "user", "content": "fine too"}, sync=True)
+    entries = isolated_env / "sessions" / "bad" / "entries.jsonl"
+    with entries.open("a") as fh:
+        broken = {"t": "node", "id": "x", "parent": None, "kind": "user", "ts": 1, "message": "oops"}
+        fh.write(json.dumps(broken) + "\n")
+    listing = run_chimera("sessions", "--json")
+    assert listing.returncode == 0, listing.stderr
+    assert sorted(s["id"] for s in json.loads(listing.stdout)) == ["bad", "good"]
+    tree = run_chimera("tree", "bad")
+    assert tree.returncode == 0, tree.stderr
+    assert "line 3 is damaged" in tree.stderr
+    export = run_chimera("export", "bad")
+    assert export.returncode == 0
+    assert "fine too" in export.stdout
