@@ -25,13 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import time
 import uuid
 from collections import Counter
 from collections.abc import AsyncGenerator, Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from chimera.core.bus import EventBus
 from chimera.core.context import git_snapshot, project_instructions
@@ -52,7 +50,8 @@ from chimera.core.events import (
     UsageReported,
 )
 from chimera.core.executor import Executor, ToolCall, ToolOutcome
-from chimera.core.loop_config import LoopConfig
+from chimera.core.guards import STUCK_REMINDER, StuckDetector, over_budget
+from chimera.core.loop_types import CONTINUE_PROMPT, LoopStrategy, Outcome, Pins, Recorder, RunInProgress, Stop
 from chimera.core.permissions import PermissionPolicy
 from chimera.core.prompts import system_prompt
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
@@ -62,69 +61,7 @@ from chimera.core.tool_group import ToolGroup
 
 __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress"]
 
-CONTINUE_PROMPT = "Your last response was cut off by the output limit. Continue exactly where it stopped."
 _E = TypeVar("_E", bound=StepEvent)
-
-
-class RunInProgress(RuntimeError):
-    """``run`` was called while another run of the same loop was going."""
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How a strategy's drive ended."""
-
-    success: bool
-    reason: str
-    answer: str = ""
-    error: str = ""
-
-
-class _Stop(Exception):
-    """A guard ended the run; carries the outcome."""
-
-    def __init__(self, outcome: Outcome) -> None:
-        super().__init__(outcome.error)
-        self.outcome = outcome
-
-
-class Recorder(Protocol):
-    """Where messages are kept: the session store."""
-
-    def record(self, kind: str, message: Message, *, sync: bool = False) -> str:
-        """Keep ``message`` (``user``, ``assistant`` or ``tool_result``) as the new leaf; return its id."""
-        ...
-
-    def record_result(self, parent_id: str, block: dict[str, Any]) -> None:
-        """Keep one finished tool result of the calls ``parent_id`` made, before the batch ends."""
-        ...
-
-    def children_of(self, node_id: str | None) -> int:
-        """How many nodes already follow ``node_id`` (more than none: a new message branches)."""
-        ...
-
-
-class Pins(Protocol):
-    """Where the workspace is pinned to session nodes (checkpoints)."""
-
-    async def pin(self, node_id: str) -> str | None:
-        """Snapshot the workspace and pin it to ``node_id``; the snapshot id, or None."""
-        ...
-
-    async def tidy(self) -> None:
-        """Bound the disk the snapshots take (when the session closes)."""
-        ...
-
-
-class LoopStrategy(Protocol):
-    """A way to drive the core: ReAct, plan-and-execute, reflexion, tree of thought."""
-
-    name: str
-    config: LoopConfig
-
-    async def drive(self, core: AgentLoop, task: str) -> Outcome:
-        """Work on ``task`` through the core's primitives and say how it ended."""
-        ...
 
 
 class AgentLoop:
@@ -194,7 +131,7 @@ class AgentLoop:
         self.tokens = 0
         self._reached_model = False
         self._reminders = ReminderState()
-        self._streak: tuple[str, int] = ("", 0)
+        self._stuck = StuckDetector()
         self._interrupt_pending = False
         self._started = 0.0
         self._seq = 0
@@ -270,7 +207,7 @@ class AgentLoop:
         try:
             async with asyncio.timeout(self.config.time_limit):
                 outcome = await work
-        except _Stop as stop:
+        except Stop as stop:
             outcome = stop.outcome
         except ProviderError as err:
             outcome = Outcome(False, err.kind, error=str(err))
@@ -316,7 +253,7 @@ class AgentLoop:
         cut: list[str] = []  # the text of responses cut by max_tokens, which the next one continues
         while True:
             if self.steps >= self.config.max_steps:
-                raise _Stop(
+                raise Stop(
                     Outcome(
                         False,
                         "max_turns",
@@ -331,7 +268,7 @@ class AgentLoop:
             calls = [ToolCall.from_block(b) for b in done.message["content"] if b.get("type") == "tool_use"]
             try:
                 self._check_budgets()
-            except _Stop as over:
+            except Stop as over:
                 if calls:  # the calls will not run: answer them so the conversation stays valid
                     skipped = [self.executor.skipped(c, over.outcome.error) for c in calls]
                     self._append("tool_result", _results(skipped), sync=True)
@@ -348,7 +285,7 @@ class AgentLoop:
             cut.clear()
             stop = await self._run_tools(calls)
             if stop is not None:
-                raise _Stop(stop)
+                raise Stop(stop)
 
     async def _run_tools(self, calls: list[ToolCall]) -> Outcome | None:
         """Run one message's calls; their results become the next node. Returns the outcome that stops a stuck run.
@@ -402,29 +339,18 @@ class AgentLoop:
     def _after_tools(self, outcomes: list[ToolOutcome]) -> tuple[list[str], Outcome | None]:
         """Reminders due after these results, and the outcome that stops a stuck run."""
         texts = [r.text for r in self._reminders.due(outcomes)]
-        for outcome in outcomes:
-            key = json.dumps([outcome.call.name, _normalized(outcome.call.args), outcome.result.output])
-            count = self._streak[1] + 1 if self._streak[0] == key else 1
-            self._streak = (key, count)
-        repeats = self._streak[1]
+        repeats = self._stuck.observe(outcomes)
         if repeats > self.config.stuck_after:
             error = f"the same call gave the same result {repeats} times in a row; the run was stopped"
             return [], Outcome(False, "stuck", error=error)
         if repeats == self.config.stuck_after:
-            texts.append(
-                f"You made the same call {repeats} times and got the same result. "
-                "Stop repeating it: try another approach, or explain what blocks you."
-            )
+            texts.append(STUCK_REMINDER.format(repeats=repeats))
         return texts, None
 
     def _check_budgets(self) -> None:
-        budget_tokens, budget_cost = self.config.token_budget, self.config.cost_budget
-        if budget_tokens is not None and self.tokens > budget_tokens:
-            raise _Stop(
-                Outcome(False, "budget", error=f"used {self.tokens:,} tokens, over the budget of {budget_tokens:,}")
-            )
-        if budget_cost is not None and self.cost > budget_cost:
-            raise _Stop(Outcome(False, "budget", error=f"spent ${self.cost:.4f}, over the budget of ${budget_cost:g}"))
+        over = over_budget(self.config, tokens=self.tokens, cost=self.cost)
+        if over is not None:
+            raise Stop(Outcome(False, "budget", error=over))
 
     def _append(self, kind: str, message: Message, *, sync: bool = False) -> None:
         """Add a message to the context and to the session; it becomes the leaf.
@@ -517,11 +443,6 @@ def _results(outcomes: Iterable[ToolOutcome], notes: Iterable[dict[str, Any]] = 
 
 def _reminder_blocks(texts: Iterable[str]) -> list[dict[str, Any]]:
     return [{"type": "text", "text": f"{REMINDER_OPEN}{text}</system-reminder>"} for text in texts]
-
-
-def _normalized(args: dict[str, Any]) -> Any:
-    """Arguments with whitespace runs collapsed, so trivially different repeats compare equal."""
-    return {k: " ".join(v.split()) if isinstance(v, str) else v for k, v in sorted(args.items())}
 
 
 def _text_of(message: Message) -> str:

@@ -11,7 +11,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from chimera.core.agent_loop import CONTINUE_PROMPT
+from chimera.core.loop_types import CONTINUE_PROMPT
 from chimera.core.session_store import SessionStore
 from chimera.core.session_tree import Node, content_blocks, is_reminder
 

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from chimera.core.loop_config import LoopConfig
 
 if TYPE_CHECKING:
-    from chimera.core.agent_loop import AgentLoop, Outcome
+    from chimera.core.agent_loop import AgentLoop
+    from chimera.core.loop_types import Outcome
 
 __all__ = ["ReAct"]
 

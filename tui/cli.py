@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -101,97 +101,127 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("task", help="what the agent should do")
     _common(run, sub=True)
     run.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
-    sessions = commands.add_parser("sessions", help="list sessions", description="List the sessions, newest first.")
-    sessions.add_argument("--json", action="store_true", help="print one JSON array")
-    tree = commands.add_parser("tree", help="show a session's tree", description="Show a session as a tree.")
-    tree.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
-    tree.add_argument("--json", action="store_true", help="print one JSON document")
-    switch = commands.add_parser(
-        "switch",
-        help="move a session to another node, files included",
-        description="Move a session's leaf to NODE and restore the workspace files of that point.",
-    )
-    switch.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
-    switch.add_argument("node", metavar="NODE", help="the node (see `chimera tree ID`)")
-    switch.add_argument("--yes", action="store_true", help="do not ask before rewriting files")
-    checkpoint = commands.add_parser(
-        "checkpoint",
-        help="name a point of a session",
-        description="Name a node of a session (the leaf by default); at the leaf the files are pinned too.",
-    )
-    checkpoint.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
-    checkpoint.add_argument("label", metavar="NAME", help="the checkpoint's name")
-    checkpoint.add_argument("--node", metavar="NODE", help="the node to name (default: the leaf)")
-    replay = commands.add_parser(
-        "replay",
-        help="play a session back with no model",
-        description="Play a session's active path back through the loop, with the recorded tool results, "
-        "or re-running the tools on a scratch copy and stopping at the first divergence.",
-    )
-    replay.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
-    replay.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
-    replay.add_argument("--rerun-tools", action="store_true", help="run the tools again and compare their results")
-    export = commands.add_parser(
-        "export", help="write a session as Markdown", description="Write a session's active path as Markdown."
-    )
-    export.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
-    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
     run.add_argument("--max-turns", type=_positive, default=50, help="stop after N model turns (default: 50)")
     run.add_argument("--max-tokens", type=_positive, metavar="N", help="stop once the run has used N tokens")
     run.add_argument("--max-cost", type=_money, metavar="USD", help="stop once the run has cost this many dollars")
     run.add_argument("--max-time", type=_money, metavar="SECONDS", help="stop after this much wall time")
+    run.set_defaults(handler=_run)
+
+    sessions = commands.add_parser("sessions", help="list sessions", description="List the sessions, newest first.")
+    sessions.add_argument("--json", action="store_true", help="print one JSON array")
+    sessions.set_defaults(handler=_sessions)
+
+    tree = _session_command(commands, "tree", "show a session's tree", "Show a session as a tree.", _tree)
+    tree.add_argument("--json", action="store_true", help="print one JSON document")
+    switch = _session_command(
+        commands,
+        "switch",
+        "move a session to another point, files included",
+        "Move a session to NODE (an id from `chimera tree`, or a checkpoint's name) and restore its files.",
+        _switch,
+    )
+    switch.add_argument("node", metavar="NODE", help="the node or checkpoint name (see `chimera tree ID`)")
+    switch.add_argument("--yes", action="store_true", help="do not ask before rewriting files")
+    checkpoint = _session_command(
+        commands,
+        "checkpoint",
+        "name a point of a session",
+        "Name a node of a session (the leaf by default); at the leaf the files are pinned too.",
+        _checkpoint,
+    )
+    checkpoint.add_argument("label", metavar="NAME", help="the checkpoint's name")
+    checkpoint.add_argument("--node", metavar="NODE", help="the node to name (default: the leaf)")
+    replay = _session_command(
+        commands,
+        "replay",
+        "play a session back with no model",
+        "Play a session's active path back through the loop, with the recorded tool results, "
+        "or re-running the tools on a scratch copy and stopping at the first divergence.",
+        _replay,
+    )
+    replay.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
+    replay.add_argument("--rerun-tools", action="store_true", help="run the tools again and compare their results")
+    export = _session_command(
+        commands, "export", "write a session as Markdown", "Write a session's active path as Markdown.", _export
+    )
+    export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
+    return parser
+
+
+def _session_command(
+    commands: argparse._SubParsersAction[_Parser],
+    name: str,
+    summary: str,
+    description: str,
+    handler: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    """A subcommand that works on one session: it takes the session's id first."""
+    parser = commands.add_parser(name, help=summary, description=description)
+    parser.add_argument("session", metavar="ID", help="the session (see `chimera sessions`)")
+    parser.set_defaults(handler=handler)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``chimera`` command; return its exit code."""
     args = build_parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", _workbench)
     try:
-        if args.command == "run":
-            return _run(args)
-        if args.command == "sessions":
-            from chimera.tui.session_commands import print_sessions
-
-            return print_sessions(sys.stdout, as_json=args.json)
-        if args.command == "tree":
-            from chimera.tui.session_commands import print_tree
-
-            return print_tree(args.session, sys.stdout, as_json=args.json)
-        if args.command == "switch":
-            from chimera.tui.session_commands import switch_session
-
-            return switch_session(args.session, args.node, sys.stdout, yes=args.yes, ask=sys.stdin.isatty())
-        if args.command == "checkpoint":
-            from chimera.tui.session_commands import label_checkpoint
-
-            return label_checkpoint(args.session, args.label, args.node, sys.stdout)
-        if args.command == "replay":
-            from chimera.core.headless import replay_headless
-
-            return asyncio.run(replay_headless(args.session, json_lines=args.json, rerun_tools=args.rerun_tools))
-        if args.command == "export":
-            from chimera.tui.session_commands import export_session
-
-            return export_session(args.session, args.output, sys.stdout)
-        return _workbench(args)
+        return handler(args)
     except KeyboardInterrupt:
         return 130
     except Exception as err:
-        from chimera.core.errors import ChimeraError, SessionError
+        return _report(err)
 
-        if isinstance(err, SessionError):
-            print(f"chimera: {err}", file=sys.stderr)
-            return 1
-        if isinstance(err, ChimeraError):
-            print(f"chimera: {err}", file=sys.stderr)
-            return 2
-        if isinstance(err, OSError):  # the machine said no (a full disk, a file too large): say what, in one line
-            where = f" ({err.filename})" if err.filename else ""
-            print(
-                f"chimera: {err.strerror or err}{where}: free space or fix permissions, then try again", file=sys.stderr
-            )
-            return 1
-        raise
+
+def _report(err: Exception) -> int:
+    """One line on stderr for an error a person can act on, and its exit code; anything else is a bug."""
+    from chimera.core.errors import ChimeraError, SessionError
+
+    if isinstance(err, ChimeraError):
+        print(f"chimera: {err}", file=sys.stderr)
+        return 1 if isinstance(err, SessionError) else 2
+    if isinstance(err, OSError):  # the machine said no (a full disk, a file too large)
+        where = f" ({err.filename})" if err.filename else ""
+        print(f"chimera: {err.strerror or err}{where}: free space or fix permissions, then try again", file=sys.stderr)
+        return 1
+    raise err
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from chimera.tui.session_commands import print_sessions
+
+    return print_sessions(sys.stdout, as_json=args.json)
+
+
+def _tree(args: argparse.Namespace) -> int:
+    from chimera.tui.session_commands import print_tree
+
+    return print_tree(args.session, sys.stdout, as_json=args.json)
+
+
+def _switch(args: argparse.Namespace) -> int:
+    from chimera.tui.session_commands import switch_session
+
+    return switch_session(args.session, args.node, sys.stdout, yes=args.yes, ask=sys.stdin.isatty())
+
+
+def _checkpoint(args: argparse.Namespace) -> int:
+    from chimera.tui.session_commands import label_checkpoint
+
+    return label_checkpoint(args.session, args.label, args.node, sys.stdout)
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from chimera.core.headless import replay_headless
+
+    return asyncio.run(replay_headless(args.session, json_lines=args.json, rerun_tools=args.rerun_tools))
+
+
+def _export(args: argparse.Namespace) -> int:
+    from chimera.tui.session_commands import export_session
+
+    return export_session(args.session, args.output, sys.stdout)
 
 
 def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:

@@ -20,7 +20,6 @@ from typing import Any
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
-from chimera.core.agent_loop import CONTINUE_PROMPT
 from chimera.core.events import (
     MessageCompleted,
     RetryScheduled,
@@ -32,6 +31,7 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from chimera.core.loop_types import CONTINUE_PROMPT
 from chimera.core.session_tree import Node
 from chimera.tui.widgets.assistant_message import AssistantMessage
 from chimera.tui.widgets.notice import Notice
