@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import Reaper, subreaper
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
@@ -25,3 +27,10 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     ):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture
+def reaper() -> Iterator[Reaper]:
+    """Descendants' orphans become ours, so a test can prove they were killed (Linux only)."""
+    with subreaper() as r:
+        yield r

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from chimera.core.errors import ConfigError
 from chimera.core.session_store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
+from tests.processes import Reaper
 from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
 
 MODEL = "claude-sonnet-4-6"
@@ -214,6 +216,30 @@ def test_kill_during_a_tool_keeps_every_finished_result(api: FakeAnthropic, tmp_
     assert closing[1]["content"].startswith("Cancelled: this call did not finish")
     assert closing[-1] == {"type": "text", "text": "go on"}
     assert (tmp_path / "a.txt").read_text() == "one"
+
+
+def test_kill_during_a_tool_leaves_no_process_behind(api: FakeAnthropic, tmp_path: Path, reaper: Reaper) -> None:
+    """kill -9 while bash runs: the shell and its background child die with Chimera, not later."""
+    fifo = tmp_path / "started.fifo"
+    os.mkfifo(fifo)
+    api.script(
+        message(tool_use("t1", "bash", {"command": f"sleep 300 & echo $! $$ > {fifo}; wait"}), stop_reason="tool_use"),
+    )
+    workdir = tmp_path / "ws"
+    workdir.mkdir()
+    # Both ends open on our side: nothing blocks, and the shell's write is an event we can wait for.
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    proc = _start(api, workdir)
+    try:
+        ready, _, _ = select.select([fd], [], [], 30)
+        assert ready, "the bash call never started"
+        child, shell = (int(x) for x in os.read(fd, 100).split())
+    finally:
+        os.close(fd)
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+    reaper.assert_killed(shell)
+    reaper.assert_killed(child)
 
 
 def test_kill_between_turns_loses_nothing(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:

@@ -3,8 +3,9 @@
 stdout and stderr are merged in the order they were written. On timeout or
 cancellation the whole group is killed, background children included, and
 when the command exits any children it left behind are killed too, so no
-process outlives its call. Output goes through :class:`OutputSink`, so memory
-stays bounded whatever the command prints.
+process outlives its call (if Chimera itself is killed, :mod:`watchdog` does
+it). Output goes through :class:`OutputSink`, so memory stays bounded
+whatever the command prints.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import subprocess
 import time
 from typing import Any
 
+from chimera.core.tools import watchdog
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.output import OutputSink
 
@@ -64,6 +66,7 @@ class Bash:
         timeout = int(args.get("timeout", DEFAULT_TIMEOUT))
         sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")
         started = time.monotonic()
+        watchdog.start()
         # Popen, not asyncio's subprocess: asyncio's wait() also waits for the pipe to
         # close, which a background child can hold open for as long as it lives.
         proc = subprocess.Popen(  # noqa: ASYNC220 - fork/exec returns at once; waiting happens in a thread
@@ -75,6 +78,7 @@ class Bash:
             start_new_session=True,
             env=scrubbed_environment(),
         )
+        watchdog.watch(proc.pid)  # killed even if Chimera itself is killed mid-call
         timed_out = False
         try:
             try:
@@ -85,6 +89,7 @@ class Bash:
             # Normal exit, timeout or cancellation: nothing of the group survives the call.
             _kill_group(proc.pid)
             await asyncio.to_thread(proc.wait)
+            watchdog.forget(proc.pid)
             sink.close()
         code = proc.returncode
         text = sink.render()
