@@ -209,7 +209,7 @@ class Executor:
 
     async def _permit(self, call: ToolCall, read_only: bool, emit: Emit) -> ToolResult | None:
         """None when the call may run; else the result that tells the model it may not."""
-        decision = self.policy.decide(call.name, call.args, read_only=read_only)
+        decision = self.policy.decide(call.name, call.args, read_only=read_only, workspace=self.workspace)
         if decision.verdict == "allow":
             return None
         if decision.verdict == "deny":
@@ -228,7 +228,7 @@ class Executor:
         emit(PermissionDecided(call_id=call.id, decision=verdict, reason="answered by the person"))
         if verdict == "always":
             # Not again this session: this exact command, or any edit.
-            exact = glob.escape(subject_of(call.name, call.args))
+            exact = glob.escape(subject_of(call.name, call.args, self.workspace))
             rule = Rule("bash", exact) if call.name == "bash" else Rule(call.name)
             self.policy = replace(self.policy, allow=(*self.policy.allow, rule))
         if verdict in {"allow", "always"}:

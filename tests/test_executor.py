@@ -373,21 +373,24 @@ async def test_each_truncated_call_keeps_its_own_saved_output(ws: Path, spill: P
         ("read", {"path": "/etc/passwd"}, "/etc/passwd"),
         ("read", {"path": "sub/../../outside/secret.txt"}, "sub/../../outside/secret.txt"),
         ("write", {"path": "../outside/new.txt", "content": "x"}, "../outside/new.txt"),
+        ("write", {"path": "{outside}/new.txt", "content": "x"}, "{outside}/new.txt"),
+        ("edit", {"path": "{outside}/secret.txt", "old": "TOP", "new": "NOT"}, "{outside}/secret.txt"),
         ("edit", {"path": "../outside/secret.txt", "old": "TOP", "new": "NOT"}, "../outside/secret.txt"),
         ("glob", {"pattern": "*", "path": ".."}, ".."),
         ("grep", {"pattern": "TOP", "path": "../outside"}, "../outside"),
     ],
-    ids=["read-dotdot", "read-absolute", "read-nested-dotdot", "write-dotdot", "edit-dotdot", "glob-dotdot",
-         "grep-dotdot"],
+    ids=["read-dotdot", "read-absolute", "read-nested-dotdot", "write-dotdot", "write-absolute", "edit-absolute",
+         "edit-dotdot", "glob-dotdot", "grep-dotdot"],
 )
 async def test_paths_outside_the_workspace_are_refused(
     executor: Executor, ws: Path, outside: Path, name: str, args: dict[str, Any], shown: str
 ) -> None:
     """`..` and absolute paths out of the workspace are refused with a clear error, touching nothing."""
     (ws / "sub").mkdir()
+    args = {k: v.replace("{outside}", str(outside)) if isinstance(v, str) else v for k, v in args.items()}
     result = await run_one(executor, ToolCall("c1", name, args))
     assert result.is_error
-    assert result.output == outside_error(shown, ws)
+    assert result.output == outside_error(shown.replace("{outside}", str(outside)), ws)
     assert names(outside) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == "TOPSECRET\n"
 

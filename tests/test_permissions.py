@@ -170,6 +170,31 @@ def test_a_deny_rule_refuses_even_a_read() -> None:
     assert policy.decide("read", {"path": "a.py"}, read_only=True).verdict == "allow"
 
 
+@pytest.mark.parametrize(
+    ("tool", "subject"),
+    [
+        ("read", "./.env"),
+        ("read", "sub/../.env"),
+        ("read", "{ws}/.env"),
+        ("read", "link-to-env"),
+        ("edit", "./secrets/key.txt"),
+        ("bash", "rm  -rf build"),
+        ("bash", "true; rm -rf build"),
+        ("bash", "ls && (rm -rf build)"),
+        ("bash", "echo $(rm -rf build)"),
+    ],
+)
+def test_a_deny_rule_cannot_be_dodged_by_spelling_the_call_differently(tmp_path: Path, tool: str, subject: str) -> None:
+    """`./.env`, `sub/../.env`, an absolute path, a link, doubled spaces or a chain still meet the deny rule."""
+    (tmp_path / ".env").write_text("KEY=1")
+    (tmp_path / "link-to-env").symlink_to(tmp_path / ".env")
+    policy = PermissionPolicy.build("bypass", deny=["read(.env)", "edit(secrets/*)", "bash(rm -rf *)"])
+    key = "command" if tool == "bash" else "path"
+    args = {key: subject.format(ws=tmp_path)}
+    assert policy.decide(tool, args, read_only=tool == "read", workspace=tmp_path).verdict == "deny", subject
+    assert policy.decide("bash", {"command": "ls -la"}, read_only=False, workspace=tmp_path).verdict == "allow"
+
+
 @pytest.mark.parametrize("allow", [["bash"], ["write"], ["edit(*)"]])
 def test_allow_rules_cannot_loosen_plan_mode(allow: list[str]) -> None:
     """In plan mode an allow rule for bash, write or edit still leaves those calls refused."""

@@ -163,6 +163,15 @@ async def test_read_missing_file_folder_empty_and_binary(ws: Path, ctx: ToolCont
     assert (blob.is_error, blob.output) == (False, "blob.bin is a binary file (4 bytes); it is not shown as text.")
 
 
+async def test_read_describes_a_file_whose_first_nul_comes_late(ws: Path, ctx: ToolContext) -> None:
+    """A NUL byte past the first 8 KB still makes the file binary, as grep judges it, not raw bytes on screen."""
+    data = b"a line of text that is long enough to fill the first eight kilobytes quickly\n" * 120 + b"\x00 tail\n"
+    (ws / "late.bin").write_bytes(data)
+    result = await run(Read(), ctx, path="late.bin")
+    assert result.output == f"late.bin is a binary file ({len(data):,} bytes); it is not shown as text."
+    assert (await run(Grep(), ctx, pattern="tail")).output == "No matches."
+
+
 async def test_read_cuts_a_very_long_line_and_says_how_long_it_was(ws: Path, ctx: ToolContext) -> None:
     """A 2,500-character line shows its first 2,000 characters and its full length."""
     (ws / "long.txt").write_text("x" * 2500 + "\nshort\n")
@@ -336,8 +345,8 @@ async def test_glob_with_no_match_says_so(ws: Path, ctx: ToolContext) -> None:
 
 
 async def test_glob_over_the_cap_keeps_head_and_tail_and_saves_the_rest(ws: Path, spill: Path) -> None:
-    """Hundreds of matches show a head, a marker and a tail; the saved file lists them all."""
-    names = [f"f{i:03d}.txt" for i in range(300)]
+    """Thousands of matches show a head, a marker and a tail; the saved file lists every one of them."""
+    names = [f"f{i:04d}.txt" for i in range(1500)]
     for name in names:
         (ws / name).write_text("")
     result = await run(Glob(), make_ctx(ws, spill, max_output=500), pattern="*.txt")
@@ -428,6 +437,13 @@ async def test_bash_merges_stdout_and_stderr_in_the_order_written(ctx: ToolConte
     assert not result.is_error
     assert result.output == "out1\nerr1\nout2\nerr2\nout3\n"
     assert result.data["exit_code"] == 0
+
+
+async def test_bash_gives_a_command_120_seconds_unless_told_otherwise(ctx: ToolContext) -> None:
+    """With no `timeout` a command may run 120 s (as the model is told); a given timeout is the one used."""
+    assert "default 120, at most 600" in Bash.description
+    assert (await run(Bash(), ctx, command="true")).data["timeout"] == 120
+    assert (await run(Bash(), ctx, command="true", timeout=5)).data["timeout"] == 5
 
 
 async def test_bash_reports_a_nonzero_exit_code(ctx: ToolContext) -> None:

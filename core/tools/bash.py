@@ -93,7 +93,7 @@ class Bash:
             sink.close()
         code = proc.returncode
         text = sink.render()
-        data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3)}
+        data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3), "timeout": timeout}
         if sink.truncated:
             data["full_output"] = str(sink.spill_path)
         if timed_out:

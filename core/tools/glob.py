@@ -16,9 +16,6 @@ from chimera.core.tools.walk import walk_files
 
 __all__ = ["Glob", "python_glob", "shown_prefix"]
 
-MAX_RESULTS = 1000
-
-
 class Glob:
     name = "glob"
     description = (
@@ -65,7 +62,7 @@ def shown_prefix(workspace: Path, base: Path) -> str:
 
 
 class _Listing:
-    """The matching paths, capped at MAX_RESULTS, then middle-truncated by the sink."""
+    """The matching paths; past the output cap the sink keeps head and tail and saves every path."""
 
     def __init__(self, pattern: str, prefix: str, ctx: ToolContext) -> None:
         self.pattern = pattern
@@ -76,8 +73,7 @@ class _Listing:
     def add(self, relative: str) -> None:
         if glob_matches(relative, self.pattern):
             self.count += 1
-            if self.count <= MAX_RESULTS:
-                self.sink.write(f"{self.prefix}{relative}\n")
+            self.sink.write(f"{self.prefix}{relative}\n")
 
     def discard(self) -> None:
         self.sink.close()
@@ -88,8 +84,6 @@ class _Listing:
         if not self.count:
             self.sink.close()
             return ToolResult(f"No files match {self.pattern!r}.")
-        if self.count > MAX_RESULTS:
-            self.sink.write(f"[... {self.count - MAX_RESULTS} more; narrow the pattern ...]\n")
         return ToolResult(self.sink.render(), data={"count": self.count})
 
 

@@ -49,8 +49,7 @@ def _read(path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolResult:
     with path.open("rb") as fh:
         head = fh.read(_SNIFF)
     if b"\x00" in head:
-        size = path.stat().st_size
-        return ToolResult(f"{shown} is a binary file ({size:,} bytes); it is not shown as text.")
+        return _binary(path, shown)
     cap = ctx.max_output
     out: list[str] = []
     used = 0
@@ -63,6 +62,8 @@ def _read(path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolResult:
             if number >= offset + limit:
                 more = True
                 break
+            if "\x00" in line:  # binary after all (grep agrees: a NUL anywhere makes a file binary)
+                return _binary(path, shown)
             text = line.rstrip("\r\n")
             if len(text) > MAX_LINE:
                 text = f"{text[:MAX_LINE]}… [line cut at {MAX_LINE} of {len(text):,} characters]"
@@ -81,3 +82,8 @@ def _read(path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolResult:
     if more:
         body += f"[... more lines follow: read again with offset={last + 1} ...]\n"
     return ToolResult(body, data={"path": shown, "first": offset, "last": last})
+
+
+def _binary(path: Path, shown: str) -> ToolResult:
+    size = path.stat().st_size
+    return ToolResult(f"{shown} is a binary file ({size:,} bytes); it is not shown as text.")
