@@ -23,7 +23,10 @@ class RetryPolicy:
 
     Args:
         max_retries: retries after the first attempt, for transient failures.
-        unreachable_retries: retries when the server cannot be reached at all.
+        unreachable_retries: retries when the server has never been reached (nothing listens at
+            the URL, or its name does not resolve): none by default, since that is a setup
+            error to report at once. A server that answered before and then drops counts as a
+            lost connection, retried up to ``max_retries``.
         base_delay: the first backoff wait in seconds; it doubles each attempt.
         max_delay: the longest backoff wait; a server's ``retry-after`` may ask for more,
             up to ``max_retry_after``.
@@ -32,7 +35,7 @@ class RetryPolicy:
     """
 
     max_retries: int = 6
-    unreachable_retries: int = 2
+    unreachable_retries: int = 0
     base_delay: float = 1.0
     max_delay: float = 30.0
     max_retry_after: float = 300.0

@@ -12,7 +12,8 @@ Where a switch lands, by the kind of node named:
 The files restored are the ones the person last left there (an *undo* snapshot,
 when they switched away from it), else the snapshot pinned to it or to its
 nearest ancestor. Only the agent's own creations are ever deleted: paths that a
-tool batch added (between the snapshots around it). Before any file changes the
+tool batch added (between the snapshots around it), and only while they hold a
+content the agent's tool calls left there. Before any file changes the
 present is snapshotted and a ``switching`` record is synced, so a crash midway
 is detected on the next open, and switching back restores the present exactly.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chimera.core.checkpoints import CheckpointError, Preview, ShadowRepo
+from chimera.core.checkpoints.restore import Version
 from chimera.core.errors import ConfigError
 from chimera.core.session_store import SessionStore
 from chimera.core.session_tree import SessionTree
@@ -44,7 +46,7 @@ class SwitchPlan:
     target: str | None
     preview: Preview | None
     unsaved: tuple[str, ...]
-    known: frozenset[str]
+    known: frozenset[Version]
     note: str = ""
 
 

@@ -49,6 +49,28 @@ def test_a_file_the_person_made_between_runs_survives_a_switch_back(
     assert not (project / "b.txt").exists()  # the agent's own file goes
 
 
+def test_a_file_the_person_recreated_where_the_agent_once_made_one_survives(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """The agent made and removed b.txt; the person's own b.txt, written later, outlives a switch to before it all."""
+    api.script(
+        message(tool_use("w1", "write", {"path": "b.txt", "content": "agent\n"}), stop_reason="tool_use"),
+        message(tool_use("r1", "bash", {"command": "rm b.txt"}), stop_reason="tool_use"),
+        message(text("Made and removed b.")),
+    )
+    bypass = ("--permission-mode", "bypass", "--json")
+    first = run_chimera("run", "one", "--workdir", str(project), *bypass, env=model_env(api))
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
+    prompt = next(n["id"] for n in nodes if n["kind"] == "user")
+    (project / "b.txt").write_text("the person's own\n")
+    proc = run_chimera("switch", session_id, prompt, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert "keep    b.txt" in proc.stdout
+    assert (project / "b.txt").read_text() == "the person's own\n"
+
+
 def test_switching_does_not_change_what_other_nodes_restore(
     api: FakeAnthropic, project: Path, isolated_env: Path
 ) -> None:

@@ -24,8 +24,9 @@ repository, since snapshots are not kept alive by refs between prunes.
 Restoring never loses work: it snapshots the present first and returns that
 id, so restoring it undoes the switch; it rewrites only the paths whose
 content or mode differ; it deletes a file absent from the target only when the
-caller's ``known`` set says a snapshot saw it (:meth:`ShadowRepo.seen`), so a
-file the person made that no snapshot saw stays; and it never overwrites what
+caller's ``known`` set holds that path with the content it has now
+(:meth:`ShadowRepo.added`, :meth:`ShadowRepo.seen`), so a file the person made,
+recreated or edited that no such snapshot saw stays; and it never overwrites what
 the present snapshot could not hold (a large, ignored or unreadable file), nor
 writes through a symlink. Calls are synchronous: wrap them in
 ``asyncio.to_thread``.

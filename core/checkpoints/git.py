@@ -56,6 +56,7 @@ class Change:
     mode: str  # the target's mode, "000000" when absent
     blob: str  # the target's content
     path: str
+    old_blob: str = "0" * 40  # the present's content (all zeros when absent)
 
 
 class Git:
@@ -154,7 +155,7 @@ def parse_raw(out: bytes) -> list[Change]:
             continue
         meta_end = out.index(b"\0", pos)
         path_end = out.index(b"\0", meta_end + 1)
-        old_mode, mode, _old_blob, blob, status = out[pos + 1 : meta_end].decode().split(" ")
-        changes.append(Change(status[:1], old_mode, mode, blob, os.fsdecode(out[meta_end + 1 : path_end])))
+        old_mode, mode, old_blob, blob, status = out[pos + 1 : meta_end].decode().split(" ")
+        changes.append(Change(status[:1], old_mode, mode, blob, os.fsdecode(out[meta_end + 1 : path_end]), old_blob))
         pos = path_end + 1
     return changes

@@ -1,7 +1,8 @@
 """Provides the file side of a restore: the plan a preview shows, and carrying it out without losing work.
 
 A path absent from the target is deleted only when the caller's ``known`` set
-says a snapshot saw it. A path the target has is written only when nothing
+holds the path *with its present content*: a file recreated or edited since by
+someone else is not the version that was seen, so it stays. A path the target has is written only when nothing
 that no snapshot holds is in the way (a large, ignored or unreadable file, a
 kept file or folder) and no folder on the way is a symlink. Each file is
 written to a temporary name and renamed, so it is either old or new.
@@ -18,7 +19,10 @@ from pathlib import Path
 
 from chimera.core.checkpoints.git import Change
 
-__all__ = ["TEMP_SUFFIX", "Preview", "Restored", "apply", "plan"]
+__all__ = ["TEMP_SUFFIX", "Preview", "Restored", "Version", "apply", "plan"]
+
+Version = tuple[str, str]
+"""(path, blob id): one content a path held in some snapshot."""
 
 TEMP_SUFFIX = ".chimera-tmp"
 GITLINK = "160000"
@@ -34,9 +38,9 @@ class Preview:
     create: tuple[str, ...] = ()
     """In the target, missing now: written."""
     delete: tuple[str, ...] = ()
-    """Present now, absent from the target, and a snapshot saw them: deleted."""
+    """Present now, absent from the target, and a known snapshot saw them as they are: deleted."""
     keep: tuple[str, ...] = ()
-    """Present now, absent from the target, and no snapshot saw them: left alone."""
+    """Present now, absent from the target, and not as a known snapshot saw them: left alone."""
     skip: tuple[str, ...] = ()
     """In the target, but the place is held by something no snapshot holds (a large, ignored or
     unreadable file, a kept file or folder, a symlink on the way): left alone."""
@@ -55,11 +59,14 @@ class Restored:
     preview: Preview
 
 
-def plan(workspace: Path, changes: list[Change], target: str, known: set[str]) -> tuple[Preview, list[Change]]:
+def plan(
+    workspace: Path, changes: list[Change], target: str, known: set[Version]
+) -> tuple[Preview, list[Change]]:
     """The preview of going from the present to the target, and the target entries to write."""
     changes = [c for c in changes if GITLINK not in (c.old_mode, c.mode)]  # nested repositories are theirs
-    delete = {c.path for c in changes if c.status == "D" and c.path in known}
-    keep = {c.path for c in changes if c.status == "D" and c.path not in known}
+    gone = [c for c in changes if c.status == "D"]
+    delete = {c.path for c in gone if (c.path, c.old_blob) in known}
+    keep = {c.path for c in gone} - delete
     rewrite: set[str] = set()
     create: set[str] = set()
     skip: set[str] = set()

@@ -19,7 +19,7 @@ from chimera.core.checkpoints.git import (
     parse_raw,
     split,
 )
-from chimera.core.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, apply, plan
+from chimera.core.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, Version, apply, plan
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home, private_dir
 
@@ -72,16 +72,18 @@ class ShadowRepo:
         self._last = (tree, label, commit)
         return commit
 
-    def changes(self, target: str, *, known: Iterable[str]) -> Preview:
+    def changes(self, target: str, *, known: Iterable[Version]) -> Preview:
         """What restoring ``target`` would do to the present workspace; changes nothing there."""
         present = self._write_tree()
         return plan(self.workspace, self._diff(present, self._tree_of(target)), target, set(known))[0]
 
-    def restore(self, target: str, *, known: Iterable[str], on_before: Callable[[str], None] | None = None) -> Restored:
+    def restore(
+        self, target: str, *, known: Iterable[Version], on_before: Callable[[str], None] | None = None
+    ) -> Restored:
         """Make the workspace match ``target``, after snapshotting the present (returned, to undo).
 
-        ``known``: the paths some snapshot of this session saw (:meth:`seen` of its checkpoints,
-        not counting the one this call takes); only those may be deleted. ``on_before`` gets the
+        ``known``: (path, content) versions that may be deleted, from :meth:`seen` or :meth:`added`;
+        a path whose present content is not among them stays. ``on_before`` gets the
         present's snapshot before any file is touched, to record it durably first.
         """
         target_tree = self._tree_of(target)
@@ -113,8 +115,8 @@ class ShadowRepo:
                 paths.add(os.fsdecode(path))
         return paths
 
-    def seen(self, commits: Iterable[str]) -> set[str]:
-        """Every path any of these snapshots holds, in two git calls: the ``known`` set for a restore."""
+    def seen(self, commits: Iterable[str]) -> set[Version]:
+        """Every (path, content) any of these snapshots holds, in two git calls: a ``known`` set for a restore."""
         ids = list(dict.fromkeys(commits))
         for commit in ids:
             check_id(commit)
@@ -130,13 +132,14 @@ class ShadowRepo:
                 raise self._git.missing(commit)
             if not trees or trees[-1] != line:
                 trees.append(line)
-        # Each path of tree i is in tree i-1 or added since: the additions of each step cover them all.
+        # Each version in tree i is in tree i-1 or added or changed since: those steps cover them all.
         pairs = "".join(f"{a} {b}\n" for a, b in zip([EMPTY_TREE, *trees], trees, strict=False))
-        out = self._git("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--diff-filter=A", input=pairs.encode())
-        return {c.path for c in parse_raw(out)}
+        out = self._git("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--diff-filter=AMT", input=pairs.encode())
+        return {(c.path, c.blob) for c in parse_raw(out)}
 
-    def added(self, steps: Iterable[tuple[str, str]]) -> set[str]:
-        """The paths each (before, after) pair of snapshots added: what the agent's tool calls created."""
+    def added(self, steps: Iterable[tuple[str, str]]) -> set[Version]:
+        """What the agent's tool calls created: each path some (before, after) pair of snapshots added,
+        with every content such a step left there (the creation, and its later edits by the agent)."""
         pairs = list(dict.fromkeys(steps))
         if not pairs:
             return set()
@@ -154,8 +157,10 @@ class ShadowRepo:
         lines = "".join(f"{trees[a]} {trees[b]}\n" for a, b in pairs if trees[a] != trees[b])
         if not lines:
             return set()
-        out = self._git("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--diff-filter=A", input=lines.encode())
-        return {c.path for c in parse_raw(out)}
+        out = self._git("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--diff-filter=AMT", input=lines.encode())
+        changes = parse_raw(out)
+        created = {c.path for c in changes if c.status == "A"}
+        return {(c.path, c.blob) for c in changes if c.path in created}
 
     def prune(self, keep: Iterable[str]) -> int:
         """Drop every snapshot not in ``keep`` (and contents only they held), pack the rest; bytes used after."""
