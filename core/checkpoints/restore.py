@@ -59,9 +59,7 @@ class Restored:
     preview: Preview
 
 
-def plan(
-    workspace: Path, changes: list[Change], target: str, known: set[Version]
-) -> tuple[Preview, list[Change]]:
+def plan(workspace: Path, changes: list[Change], target: str, known: set[Version]) -> tuple[Preview, list[Change]]:
     """The preview of going from the present to the target, and the target entries to write."""
     changes = [c for c in changes if GITLINK not in (c.old_mode, c.mode)]  # nested repositories are theirs
     gone = [c for c in changes if c.status == "D"]

@@ -16,6 +16,7 @@ from chimera.core.tools.walk import walk_files
 
 __all__ = ["Glob", "python_glob", "shown_prefix"]
 
+
 class Glob:
     name = "glob"
     description = (
