@@ -170,6 +170,8 @@ def prepare(options: RunOptions) -> Launch:
             pins=pins,
         )
         log = SessionLog(store.folder)
+        if log.warning is not None:
+            warnings.append(f"events.jsonl: {log.warning}")
     except BaseException:
         lock.release()
         store.close()

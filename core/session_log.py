@@ -3,17 +3,19 @@
 ``events.jsonl`` in the session's folder, private to its owner: the trajectory
 of every run (the tree of messages lives beside it, in ``entries.jsonl``).
 Streaming deltas are left out (the completed message carries the whole text);
-every other event is one complete line, flushed as it is written and fsynced
-at turn boundaries. Events carry no secrets: API keys never reach them.
+every other event is one complete line written in one call, fsynced at turn
+boundaries; a line a killed process cut short is set aside when the log is
+next opened, so the next event never glues onto it. Events carry no secrets:
+API keys never reach them.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO
 
 from chimera.core.events import RunFinished, StepEvent, TextDelta, ThinkingDelta, TurnStarted
+from chimera.core.jsonl import append_line, set_aside_torn_tail
 
 __all__ = ["SessionLog"]
 
@@ -26,19 +28,16 @@ class SessionLog:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / "events.jsonl"
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self._file: IO[str] = open(fd, "a", encoding="utf-8")  # noqa: SIM115
+        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.warning = set_aside_torn_tail(self.path, "torn-events")
 
     def __call__(self, event: StepEvent) -> None:
-        if isinstance(event, _SKIP) or self._file.closed:
+        if isinstance(event, _SKIP) or self._fd is None:
             return
-        self._file.write(event.to_json() + "\n")
-        self._file.flush()
-        if isinstance(event, _SYNC):
-            os.fsync(self._file.fileno())
+        append_line(self._fd, (event.to_json() + "\n").encode(), sync=isinstance(event, _SYNC))
 
     def close(self) -> None:
-        if not self._file.closed:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
+        if self._fd is not None:
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = None

@@ -44,6 +44,7 @@ from typing import Any
 from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ConfigError, SessionError
 from chimera.core.home import private_dir
+from chimera.core.jsonl import append_line, set_aside_torn_tail
 from chimera.core.session_tree import MESSAGE_KINDS, Node, PendingSwitch, SessionTree
 
 __all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
@@ -257,16 +258,9 @@ class SessionStore:
         if self._fd is None:
             raise RuntimeError("this session was opened read-only")
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-        start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
-            written = os.write(self._fd, line)
-            while written < len(line):  # rare: a short write; finish the record before anything else
-                written += os.write(self._fd, line[written:])
-            if sync:
-                os.fsync(self._fd)
+            append_line(self._fd, line, sync=sync)
         except OSError as err:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, start)
             raise SessionError(
                 f"could not save session {self.id} ({err.strerror or err}): free some disk space; "
                 "what was saved before is intact"
@@ -289,25 +283,13 @@ def _lock(folder: Path, session_id: str) -> int:
 
 
 def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, list[str]]:
-    data = path.read_bytes()
     warnings: list[str] = []
+    if repair and (aside := set_aside_torn_tail(path)) is not None:
+        warnings.append(aside)
+    data = path.read_bytes()
     end = data.rfind(b"\n") + 1
     if end < len(data):
-        torn = data[end:]
-        if repair:
-            aside = path.with_name(f"torn-{int(time.time() * 1000)}.jsonl")
-            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(torn)
-                fh.flush()
-                os.fsync(fh.fileno())
-            with path.open("r+b") as fh:
-                fh.truncate(end)
-                fh.flush()
-                os.fsync(fh.fileno())
-            warnings.append(f"the last record was cut short ({len(torn)} bytes); it was set aside in {aside.name}")
-        else:
-            warnings.append(f"the last record is cut short ({len(torn)} bytes) and is ignored")
+        warnings.append(f"the last record is cut short ({len(data) - end} bytes) and is ignored")
     meta: dict[str, Any] = {}
     tree = SessionTree()
     for number, line in enumerate(data[:end].splitlines(), start=1):

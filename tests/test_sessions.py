@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from chimera.core.errors import ConfigError
+from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
@@ -96,6 +97,25 @@ def test_a_torn_last_record_is_set_aside_on_open(isolated_env: Path, tmp_path: P
     lines = entries.read_bytes().splitlines()
     assert all(json.loads(line) for line in lines)  # every line whole again, the new record after the good ones
     assert json.loads(lines[-1])["message"]["content"] == "again"
+
+
+def test_a_torn_event_line_is_set_aside_when_the_log_is_next_opened(isolated_env: Path) -> None:
+    """events.jsonl cut mid-line (a 200 KB event) is cut back to whole lines, the piece kept beside it."""
+    first = run_chimera("run", "fix it", "--json")
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    events = isolated_env / "sessions" / session_id / "events.jsonl"
+    whole = events.read_bytes()
+    torn = b'{"type":"tool_call_finished","output":"' + b"x" * 200_000
+    with events.open("ab") as fh:
+        fh.write(torn)
+    log = SessionLog(events.parent)
+    log.close()
+    assert log.warning is not None
+    assert "set aside" in log.warning
+    assert events.read_bytes() == whole
+    (aside,) = events.parent.glob("torn-events-*.jsonl")
+    assert aside.read_bytes() == torn
+    assert all(json.loads(line) for line in events.read_bytes().splitlines())
 
 
 def test_a_damaged_middle_line_is_reported_and_the_file_left_alone(isolated_env: Path, tmp_path: Path) -> None:
