@@ -217,7 +217,8 @@ class AgentLoop:
             outcome = Outcome(False, "session", error=str(err))
         except TimeoutError:
             limit = self.config.time_limit
-            outcome = Outcome(False, "time_limit", error=f"stopped at the wall-time limit of {limit:g}s")
+            error = f"stopped at the wall-time limit of {limit:g}s: raise --max-time to let it go on"
+            outcome = Outcome(False, "time_limit", error=error)
         except asyncio.CancelledError:
             outcome = Outcome(False, "interrupted", error="the run was interrupted")
         except Exception as err:  # never leave the reader of run() waiting for an end that will not come

@@ -46,7 +46,7 @@ class StuckDetector:
 def over_budget(config: LoopConfig, *, tokens: int, cost: float) -> str | None:
     """Why the run is over its token or cost budget, or None while it is within them."""
     if config.token_budget is not None and tokens > config.token_budget:
-        return f"used {tokens:,} tokens, over the budget of {config.token_budget:,}"
+        return f"used {tokens:,} tokens, over the budget of {config.token_budget:,}: raise --max-tokens to let it go on"
     if config.cost_budget is not None and cost > config.cost_budget:
-        return f"spent ${cost:.4f}, over the budget of ${config.cost_budget:g}"
+        return f"spent ${cost:.4f}, over the budget of ${config.cost_budget:g}: raise --max-cost to let it go on"
     return None

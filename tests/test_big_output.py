@@ -3,10 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
+
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.test_cli import run_chimera
+from tests.test_cli_model import model_env
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        yield fake
+
 
 SCRIPT = textwrap.dedent(
     """
@@ -74,3 +90,38 @@ def test_events_carry_only_the_truncated_output(tmp_path: Path) -> None:
     sizes = json.loads(proc.stdout)
     assert len(sizes) == 2
     assert sizes[1] < 25_000  # ~20 KB of output plus the event's fields, not ~20 MB
+
+
+def test_chimera_max_tool_output_caps_what_the_model_sees(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """CHIMERA_MAX_TOOL_OUTPUT=500: the next request and the event get 500 characters and the marker; the file, all."""
+    api.script(
+        message(tool_use("t1", "bash", {"command": "seq 1 3000"}), stop_reason="tool_use"),
+        message(text("Counted.")),
+    )
+    proc = run_chimera(
+        "run",
+        "count",
+        "--json",
+        "--workdir",
+        str(tmp_path),
+        "--permission-mode",
+        "bypass",
+        env=model_env(api, CHIMERA_MAX_TOOL_OUTPUT="500"),  # 13,893 characters of output: under the default cap
+    )
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    output = next(e["output"] for e in events if e["type"] == "tool_call_finished")
+    [result] = api.requests[1].messages[-1]["content"]
+    assert (result["tool_use_id"], result["content"]) == ("t1", output)
+    found = re.search(r"^\[\.\.\. (\d+) lines truncated; full output: (.+) \.\.\.\]\n", output, re.MULTILINE)
+    assert found, output
+    head, tail = output[: found.start()].splitlines(), output[found.end() :].splitlines()
+    assert len(output) - len(found.group(0)) <= 500
+    assert head == [str(n) for n in range(1, len(head) + 1)]
+    assert tail == [str(n) for n in range(3001 - len(tail), 3001)]
+    assert int(found.group(1)) == 3000 - len(head) - len(tail)
+    saved = Path(found.group(2))
+    assert saved.is_relative_to(isolated_env)
+    assert saved.read_text() == "".join(f"{n}\n" for n in range(1, 3001))

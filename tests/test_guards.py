@@ -136,7 +136,7 @@ async def test_token_budget_stops_after_the_response_that_crosses_it(env: LocalE
     events = await collect(make_core(provider, env, LoopConfig(token_budget=100)), "go")
     done = finished(events)
     assert (done.success, done.reason, done.steps) == (False, "budget", 2)
-    assert done.error == "used 120 tokens, over the budget of 100"
+    assert done.error == "used 120 tokens, over the budget of 100: raise --max-tokens to let it go on"
     assert [e.type for e in events[-3:]] == ["message_completed", "usage", "run_finished"]
     assert [e.call_id for e in only(events, ToolCallStarted)] == ["t1"]
     assert provider.position == 2
@@ -160,7 +160,7 @@ async def test_cost_budget_stops_after_the_response_that_crosses_it(env: LocalEn
     events = await collect(make_core(provider, env, LoopConfig(cost_budget=0.05)), "go")
     done = finished(events)
     assert (done.success, done.reason, done.steps, done.cost) == (False, "budget", 2, 0.06)
-    assert done.error == "spent $0.0600, over the budget of $0.05"
+    assert done.error == "spent $0.0600, over the budget of $0.05: raise --max-cost to let it go on"
     assert provider.position == 2
 
 
@@ -194,7 +194,7 @@ async def test_time_limit_stops_a_sleeping_command_and_kills_it(env: LocalEnviro
     elapsed = time.monotonic() - started
     done = finished(events)
     assert (done.success, done.reason) == (False, "time_limit")
-    assert done.error == "stopped at the wall-time limit of 1s"
+    assert done.error == "stopped at the wall-time limit of 1s: raise --max-time to let it go on"
     assert elapsed < 10
     [result] = only(events, ToolCallFinished)
     assert result.is_error is True

@@ -1,0 +1,50 @@
+"""The workbench shows the diff of an edit the model makes, in that tool call's view."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chimera.core.launch import RunOptions
+from chimera.tui.app import build_app
+from chimera.tui.widgets.conversation import Conversation
+from chimera.tui.widgets.tool_call_view import ToolCallView
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.test_tui import screen_text
+from tests.test_tui_run import send
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        yield fake
+
+
+async def test_an_edit_shows_its_removed_and_added_lines(api: FakeAnthropic, tmp_path: Path) -> None:
+    """An edit call's view shows the unified diff: "-" before the old line and "+" before the new one."""
+    (tmp_path / "greet.py").write_text("def greet():\n    return 'old greeting'\n")
+    api.script(
+        message(
+            tool_use("t1", "edit", {"path": "greet.py", "old": "'old greeting'", "new": "'new greeting'"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Changed it.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "change the greeting")
+        await app.run_shown.wait()
+        await pilot.pause()
+        (call,) = app.query_one(Conversation).query(ToolCallView)
+        assert (call.tool_name, call.is_error) == ("edit", False)
+        assert "greeting" not in call.output  # the diff is not in the text the model sees: only the view shows it
+        rows = screen_text(app).splitlines()[call.region.y : call.region.bottom]  # the view's rows on screen
+        lines = [row[call.region.x : call.region.right].strip() for row in rows]
+        assert "-    return 'old greeting'" in lines
+        assert "+    return 'new greeting'" in lines
+        assert (tmp_path / "greet.py").read_text() == "def greet():\n    return 'new greeting'\n"
