@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.tool_group import DEFAULT_TOOLS
 from tests.anthropic_harness import serve_fake
-from tests.fake_anthropic import FakeAnthropic, message, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.helpers_loop import (
     RUN_TIMEOUT,
     PidFifo,
@@ -294,13 +295,19 @@ def test_ctrl_c_in_a_headless_run_kills_the_command_and_exits_1(api: FakeAnthrop
     assert len(api.requests) == 1
 
 
-def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(ws: Path) -> None:
-    """`chimera run x --json | head -1`: once stdout's reader is gone the demo run stops, exit 1, no traceback."""
+def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(api: FakeAnthropic, ws: Path) -> None:
+    """`chimera run x --json | head -1`: once stdout's reader is gone the run stops, exit 1, no traceback."""
+    held = threading.Event()
+    api.script(
+        stalled(text("Let me write it."), release=held),  # drops once released: the retry is the next event
+        message(tool_use("t1", "write", {"path": "made.txt", "content": "x"}), stop_reason="tool_use"),
+    )
     proc = subprocess.Popen(
-        [*chimera_command(), "run", "x", "--json"],
+        [*chimera_command(), "run", "x", "--json", "--workdir", str(ws), "--permission-mode", "bypass"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
+        env={**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test-key"},
     )
     with proc:
         try:
@@ -308,6 +315,7 @@ def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(ws: Path) -> None:
             assert proc.stderr is not None
             first = json.loads(proc.stdout.readline())
             proc.stdout.close()
+            held.set()  # only now can the run go on and print again
             err = proc.stderr.read().decode()
             proc.wait(timeout=20)
         finally:
@@ -318,5 +326,6 @@ def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(ws: Path) -> None:
     assert "Traceback" not in err
     assert "Exception ignored" not in err
     assert all(line.startswith("chimera: ") for line in err.splitlines()), err
-    # The run was interrupted, not played to its end: the demo's edit never happened.
-    assert "(ordered[mid - 1] + ordered[mid]) / 2" not in (Path(first["workdir"]) / "stats.py").read_text()
+    # The run was interrupted, not played on: the next answer was never asked for, its write never made.
+    assert len(api.requests) <= 1
+    assert not (ws / "made.txt").exists()

@@ -30,6 +30,10 @@ MAX_TIMEOUT = 600
 _CHUNK = 65536
 _DRAIN_AFTER_EXIT = 0.5  # seconds to collect output still in the pipe after the shell exits
 _SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+# The shell waits at this gate until its group is in the watchdog's list, then becomes the
+# command's shell (same pid, same group). If Chimera dies first, the gate reads EOF and the
+# command never starts: there is no moment at which it runs unwatched.
+_GATE = 'IFS= read -r -u {fd} _ || exit 125; exec {fd}<&-; exec bash -c "$1"'
 
 
 def scrubbed_environment() -> dict[str, str]:
@@ -67,18 +71,29 @@ class Bash:
         sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")
         started = time.monotonic()
         watchdog.start()
-        # Popen, not asyncio's subprocess: asyncio's wait() also waits for the pipe to
-        # close, which a background child can hold open for as long as it lives.
-        proc = subprocess.Popen(  # noqa: ASYNC220 - fork/exec returns at once; waiting happens in a thread
-            ["bash", "-c", args["command"]],
-            cwd=ctx.workspace,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            env=scrubbed_environment(),
-        )
+        gate, opener = os.pipe()
+        try:
+            # Popen, not asyncio's subprocess: asyncio's wait() also waits for the pipe to
+            # close, which a background child can hold open for as long as it lives.
+            proc = subprocess.Popen(  # noqa: ASYNC220 - fork/exec returns at once; waiting happens in a thread
+                ["bash", "-c", _GATE.format(fd=gate), "bash", args["command"]],
+                cwd=ctx.workspace,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=scrubbed_environment(),
+                pass_fds=(gate,),
+            )
+        except BaseException:
+            os.close(opener)
+            raise
+        finally:
+            os.close(gate)
         watchdog.watch(proc.pid)  # killed even if Chimera itself is killed mid-call
+        with contextlib.suppress(OSError):
+            os.write(opener, b"go\n")
+        os.close(opener)
         timed_out = False
         try:
             try:
