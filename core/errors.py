@@ -62,4 +62,4 @@ class ReplayDiverged(ChimeraError):
 
 
 class SessionError(ChimeraError):
-    """A session could not be saved (the disk is full, the folder went away)."""
+    """A session could not be saved (the disk is full, the folder went away) or a record of it read back."""

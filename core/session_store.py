@@ -296,13 +296,30 @@ def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, lis
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = _parse(line)
             _apply(record, meta, tree)
         except (ValueError, KeyError, TypeError) as err:
             warnings.append(f"line {number} is damaged and was skipped ({err})")
     if not meta:
         raise ConfigError(f"{path} has no session header: it is not a Chimera session (left untouched)")
     return meta, tree, warnings
+
+
+_NODE_HEAD = b'{"t":"node",'
+_MESSAGE_KEY = b',"message":'
+_HEAD_MAX = 400  # bytes: a node record's id, parent, kind and time come well within this
+
+
+def _parse(line: bytes) -> dict[str, Any]:
+    """One record; a node record as this store writes it keeps its message as raw JSON (``raw``), undecoded."""
+    if line.startswith(_NODE_HEAD) and line.endswith(b"}"):
+        cut = line.find(_MESSAGE_KEY, 0, _HEAD_MAX)
+        if cut > 0:
+            record: dict[str, Any] = json.loads(line[:cut] + b"}")
+            record["raw"] = line[cut + len(_MESSAGE_KEY) : -1]
+            return record
+    parsed: dict[str, Any] = json.loads(line)
+    return parsed
 
 
 def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> None:
@@ -312,10 +329,19 @@ def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> N
         parent = record["parent"]
         if parent is not None and parent not in tree:
             raise KeyError(f"parent {parent} is unknown")
-        message = record["message"]
-        if record["kind"] not in MESSAGE_KINDS or not isinstance(message, dict) or "role" not in message:
+        if record["kind"] not in MESSAGE_KINDS:
             raise ValueError("not a message")
-        tree.add(Node(str(record["id"]), parent, record["kind"], float(record["ts"]), message))
+        raw = record.get("raw")
+        if raw is not None:
+            if not raw.startswith(b"{"):
+                raise ValueError("not a message")
+            node = Node(str(record["id"]), parent, record["kind"], float(record["ts"]), raw=raw)
+        else:
+            message = record["message"]
+            if not isinstance(message, dict) or "role" not in message:
+                raise ValueError("not a message")
+            node = Node(str(record["id"]), parent, record["kind"], float(record["ts"]), message)
+        tree.add(node)
     elif kind == "leaf":
         target = record["id"]
         if target is None or target in tree:

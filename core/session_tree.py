@@ -8,14 +8,21 @@ where the person was. Labels name nodes (named checkpoints); workspace
 snapshots pin the files as they were at a node; *undo* snapshots hold the
 files as they were when the person last switched away from a node.
 
+A node read from disk keeps its message as the JSON bytes of its record until
+something needs it, so opening a session costs its structure, not the bytes of
+every message in it.
+
 This module only holds and reads the tree; ``session_store`` writes it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from chimera.core.errors import SessionError
 
 __all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "content_blocks", "is_reminder"]
 
@@ -33,21 +40,62 @@ def is_reminder(block: dict[str, Any]) -> bool:
     return block.get("type") == "text" and str(block.get("text", "")).startswith(REMINDER_OPEN)
 
 
-@dataclass(frozen=True, slots=True)
 class Node:
-    """One message in the tree."""
+    """One message in the tree: its place (``id``, ``parent_id``), ``kind``, time, and the message itself.
 
-    id: str
-    parent_id: str | None
-    kind: str
-    ts: float
-    message: dict[str, Any]
+    ``raw``, instead of ``message``, is the message's JSON as recorded: it is decoded on
+    first use, and a record that does not decode to a message is a :class:`SessionError`.
+    """
+
+    __slots__ = ("_message", "_raw", "id", "kind", "parent_id", "ts")
+
+    def __init__(
+        self,
+        id: str,
+        parent_id: str | None,
+        kind: str,
+        ts: float,
+        message: dict[str, Any] | None = None,
+        *,
+        raw: bytes | None = None,
+    ) -> None:
+        if (message is None) == (raw is None):
+            raise TypeError("a node needs its message or its raw JSON, not both")
+        self.id = id
+        self.parent_id = parent_id
+        self.kind = kind
+        self.ts = ts
+        self._message = message
+        self._raw = raw
+
+    def __repr__(self) -> str:
+        return f"Node(id={self.id!r}, parent_id={self.parent_id!r}, kind={self.kind!r})"
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The message (``role`` and ``content``), decoded from the record the first time."""
+        if self._message is None:
+            try:
+                message = json.loads(self._raw or b"")
+            except ValueError as err:
+                raise self._damaged(str(err)) from None
+            if not isinstance(message, dict) or "role" not in message:
+                raise self._damaged("not a message")
+            self._message, self._raw = message, None
+        return self._message
+
+    def _damaged(self, why: str) -> SessionError:
+        return SessionError(f"the record of message {self.id} is damaged ({why}): switch to a point before it")
 
     @property
     def summary(self) -> str:
         """One line saying what the node holds."""
+        try:
+            message = self.message
+        except SessionError:
+            return "[damaged record]"
         parts = []
-        for block in content_blocks(self.message.get("content")):
+        for block in content_blocks(message.get("content")):
             kind = block.get("type")
             if kind == "text" and not is_reminder(block):
                 parts.append(block.get("text", ""))
