@@ -136,6 +136,21 @@ def test_missing_workdir_is_one_line_and_exit_2(isolated_env: Path, tmp_path: Pa
     assert_one_line_error(run_chimera("run", "x", "--workdir", str(missing)), str(missing), "--workdir")
 
 
+def test_workbench_bad_flag_is_one_line_and_exit_2(isolated_env: Path) -> None:
+    """`chimera --bogus` gets one line naming the flag and pointing at --help; the workbench never opens."""
+    proc = run_chimera("--bogus", timeout=30)  # a workbench that opened would wait for input, not exit
+    assert_one_line_error(proc, "--bogus", "--help")
+    assert proc.stdout == ""
+
+
+def test_workbench_missing_workdir_is_one_line_and_exit_2(isolated_env: Path, tmp_path: Path) -> None:
+    """`chimera --workdir` with a folder that does not exist gets one line naming it; the workbench never opens."""
+    missing = tmp_path / "nope"
+    proc = run_chimera("--workdir", str(missing), timeout=30)  # an opened workbench would not exit
+    assert_one_line_error(proc, str(missing), "--workdir")
+    assert proc.stdout == ""
+
+
 def test_unreachable_server_is_one_line_and_exit_2(isolated_env: Path, tmp_path: Path) -> None:
     """ANTHROPIC_BASE_URL pointing at nothing ends with one line naming the URL, exit 2."""
     with socket.socket() as sock:
@@ -143,11 +158,7 @@ def test_unreachable_server_is_one_line_and_exit_2(isolated_env: Path, tmp_path:
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     proc = run_chimera("run", "x", "--workdir", str(tmp_path), env={"ANTHROPIC_BASE_URL": url})
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    last = proc.stderr.strip().splitlines()[-1]
-    assert url in last
-    assert "ANTHROPIC_BASE_URL" in last
+    assert_one_line_error(proc, url, "ANTHROPIC_BASE_URL")
 
 
 @pytest.mark.parametrize("value", ["maybe", "12"])

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from chimera.core.session_store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, status, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera
 
 SECRET = "sk-ant-test-0123456789-do-not-leak"
+DOCUMENTED_DEFAULT_MODEL = "claude-sonnet-5-5"  # README.md: the model with neither --model nor CHIMERA_MODEL
 
 
 @pytest.fixture
@@ -50,6 +52,50 @@ def test_run_against_a_server_succeeds_and_never_writes_the_key(
         if path.is_file():
             assert SECRET.encode() not in path.read_bytes(), f"the key was written to {path}"
     assert api.requests[0].headers.get("authorization") == f"Bearer {SECRET}"
+
+
+def recorded(home: Path, session_id: str) -> tuple[list[str], dict[str, tuple[object, ...]]]:
+    """The session's active path (node ids), and every node's parent, kind, time and message by id."""
+    with SessionStore.open(home, session_id, writable=False) as store:
+        path = [n.id for n in store.tree.path()]
+        return path, {n.id: (n.parent_id, n.kind, n.ts, n.message) for n in store.tree.nodes.values()}
+
+
+def test_default_model_is_sent_when_none_is_configured(api: FakeAnthropic, tmp_path: Path) -> None:
+    """With neither --model nor CHIMERA_MODEL, the request and run_started carry the documented default model."""
+    api.script(message(text("Hello.")))
+    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": SECRET}
+    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), env=env)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert events[0]["type"] == "run_started"
+    assert events[0]["model"] == DOCUMENTED_DEFAULT_MODEL
+    assert len(api.requests) == 1
+    assert api.requests[0].body["model"] == DOCUMENTED_DEFAULT_MODEL
+
+
+def test_a_resumed_run_that_fails_at_the_first_request_loses_nothing_recorded(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """A 401 on `--resume` ends with one line, exit 2, and every node recorded before is still there, unchanged."""
+    api.script(
+        message(text("Looking."), tool_use("t1", "glob", {"pattern": "*"}), stop_reason="tool_use"),
+        message(text("Noted: 42.")),
+    )
+    first = run_chimera("run", "remember 42", "--json", "--workdir", str(tmp_path), env=model_env(api))
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
+    path_before, before = recorded(isolated_env, session_id)
+    assert [before[i][1] for i in path_before] == ["user", "assistant", "tool_result", "assistant"]
+
+    api.script(status(401, "authentication_error", "invalid x-api-key"))
+    second = run_chimera("run", "more", "--resume", session_id, env=model_env(api))
+    assert_one_line_error(second, "ANTHROPIC_API_KEY", "401")
+    assert len(api.requests) == 3
+
+    path_after, after = recorded(isolated_env, session_id)
+    assert {i: after.get(i) for i in before} == before
+    assert path_after[: len(path_before)] == path_before
 
 
 def test_rejected_key_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path) -> None:

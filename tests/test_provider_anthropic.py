@@ -28,6 +28,7 @@ from chimera.core.events import (
     UsageReported,
 )
 from chimera.core.providers.anthropic import AnthropicProvider
+from chimera.core.providers.factory import create_provider
 from chimera.core.providers.pricing import cost_of
 from chimera.core.tool_group import DEFAULT_TOOLS
 from tests.anthropic_harness import (
@@ -121,6 +122,70 @@ async def test_plain_answer_streams_text_then_message_usage_and_cost(
     assert done.cost == round(expected, 6)
 
 
+@pytest.mark.parametrize(
+    ("model", "input_tokens", "output_tokens", "dollars"),
+    [
+        # The price table, per million tokens: Opus $5 in, $25 out: 2000 * $5 + 400 * $25 = $0.02.
+        ("claude-opus-4-8", 2000, 400, 0.02),
+        # Opus 4.1 $15 in, $75 out: 2000 * $15 + 400 * $75 = $0.06.
+        ("claude-opus-4-1-20250805", 2000, 400, 0.06),
+        # Haiku 4.5 $1 in, $5 out: 3000 * $1 + 600 * $5 = $0.006.
+        ("claude-haiku-4-5-20251001", 3000, 600, 0.006),
+    ],
+)
+async def test_usage_cost_follows_the_price_table_of_the_model(
+    api: FakeAnthropic, env: LocalEnvironment, model: str, input_tokens: int, output_tokens: int, dollars: float
+) -> None:
+    """The usage event and the run's cost price the server's token counts at the model's row of the table."""
+    api.script(message(text("Priced."), input_tokens=input_tokens, output_tokens=output_tokens, model=model))
+    async with open_provider(api.url, model=model) as provider:
+        events = await collect(make_core(provider, env), "Say something.")
+
+    usage = only(events, UsageReported)[0]
+    assert (usage.input_tokens, usage.output_tokens) == (input_tokens, output_tokens)
+    assert usage.cost == pytest.approx(dollars)
+    assert usage.total_cost == pytest.approx(dollars)
+    done = finished(events)
+    assert done.success, done.error
+    assert done.cost == pytest.approx(dollars)
+
+
+async def test_a_local_model_with_no_price_costs_nothing_and_runs(api: FakeAnthropic, env: LocalEnvironment) -> None:
+    """A model the table does not know (a local server's) is counted at $0, and the run succeeds."""
+    local = "qwen2.5-coder:7b"
+    api.script(message(text("Local answer."), input_tokens=5000, output_tokens=800, model=local))
+    async with open_provider(api.url, model=local) as provider:
+        events = await collect(make_core(provider, env), "Say something.")
+
+    assert only(events, RunStarted)[0].model == local
+    assert api.requests[0].body["model"] == local
+    usage = only(events, UsageReported)[0]
+    assert (usage.input_tokens, usage.output_tokens) == (5000, 800)
+    assert (usage.cost, usage.total_cost) == (0.0, 0.0)
+    done = finished(events)
+    assert (done.success, done.reason, done.answer, done.cost) == (True, "completed", "Local answer.", 0.0)
+
+
+async def test_create_provider_sends_the_model_it_was_given(
+    api: FakeAnthropic, env: LocalEnvironment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """create_provider(model=...) against ANTHROPIC_BASE_URL sends that model in the request and reports it."""
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
+    monkeypatch.setenv("CHIMERA_MODEL", "claude-sonnet-4-6")  # the argument wins over the environment
+    api.script(message(text("ok"), model="claude-haiku-4-5"))
+    provider = create_provider(model="claude-haiku-4-5")
+    try:
+        events = await collect(make_core(provider, env), "Say ok.")
+    finally:
+        await provider.aclose()
+
+    assert finished(events).success
+    assert len(api.requests) == 1
+    assert api.requests[0].body["model"] == "claude-haiku-4-5"
+    assert only(events, RunStarted)[0].model == "claude-haiku-4-5"
+
+
 async def test_request_carries_model_stream_system_tools_limit_and_key(
     api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
 ) -> None:
@@ -152,9 +217,7 @@ async def test_request_carries_model_stream_system_tools_limit_and_key(
     assert request.headers["x-stainless-retry-count"] == "0"
 
 
-async def test_thinking_blocks_and_signatures_go_back_unchanged(
-    api: FakeAnthropic, env: LocalEnvironment
-) -> None:
+async def test_thinking_blocks_and_signatures_go_back_unchanged(api: FakeAnthropic, env: LocalEnvironment) -> None:
     """Thinking (with its signature), redacted thinking and the tool call go back byte for byte."""
     (env.workdir / "notes.txt").write_text("hello from the notes\n")
     api.script(
@@ -245,9 +308,7 @@ async def test_turn_limit_stops_a_model_that_always_calls_tools(
     api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
 ) -> None:
     """A model that never stops calling tools is stopped after max_steps turns with reason max_turns."""
-    api.script(
-        *(message(tool_use(f"toolu_{n}", "glob", {"pattern": "*"}), stop_reason="tool_use") for n in range(6))
-    )
+    api.script(*(message(tool_use(f"toolu_{n}", "glob", {"pattern": "*"}), stop_reason="tool_use") for n in range(6)))
     events = await collect(make_core(provider, env, config(max_steps=3)), "Loop forever.")
 
     done = finished(events)

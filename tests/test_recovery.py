@@ -156,13 +156,23 @@ async def test_overloaded_529_is_retried_with_backoff(
     assert_recovered(api, events, failed=1)
 
 
+async def test_overloaded_529_waits_as_long_as_the_server_asks(
+    api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
+) -> None:
+    """A 529 with a retry-after header is retried after exactly that wait, not the backoff."""
+    api.script(status(529, "overloaded_error", "Overloaded", headers={"retry-after": "0.2"}), *recovered())
+    events = await collect(make_core(provider, env), TASK)
+
+    assert retries(events) == [("overloaded", 1, 0.2)]
+    assert "529" in only(events, RetryScheduled)[0].detail
+    assert_recovered(api, events, failed=1)
+
+
 async def test_server_error_500_is_retried_with_doubling_backoff(
     api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
 ) -> None:
     """500s are retried, each wait twice the one before."""
-    api.script(
-        status(500, "api_error", "Internal server error"), status(500, "api_error", "Internal server error")
-    )
+    api.script(status(500, "api_error", "Internal server error"), status(500, "api_error", "Internal server error"))
     api.script(*recovered())
     events = await collect(make_core(provider, env), TASK)
 
@@ -224,9 +234,7 @@ async def test_retry_budget_spent_fails_after_max_retries_plus_one_requests(
     api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
 ) -> None:
     """When every attempt fails, the run fails after max_retries + 1 requests and says why."""
-    api.script(
-        *(status(500, "api_error", "Internal server error") for _ in range(3)), message(text("too late"))
-    )
+    api.script(*(status(500, "api_error", "Internal server error") for _ in range(3)), message(text("too late")))
     events = await collect(make_core(provider, env, config(max_retries=2)), TASK)
 
     assert retries(events) == [("server", 1, 0.01), ("server", 2, 0.02)]
