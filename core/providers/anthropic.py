@@ -12,8 +12,10 @@ when the first request is made (in a thread, off the event loop).
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
+import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -155,9 +157,10 @@ class AnthropicProvider:
             ) from None
         except sdk.APIError as err:
             raise _translate(err, sdk, self._model, self.base_url, started=builder.started) from None
-        except Exception as err:
+        except _broken_stream_errors() as err:
             # The SDK wraps failures to send the request, not those met while reading the
-            # streamed body: a connection cut mid-chunk, an event that is not JSON.
+            # streamed body: a connection cut mid-chunk, an event that is not JSON. Anything
+            # else is a bug, and goes up as one instead of being retried as a network fault.
             raise ProviderError(
                 f"the response stream broke off: {type(err).__name__}: {err}",
                 kind="connection",
@@ -176,6 +179,14 @@ def _import_sdk() -> Any:
     import anthropic
 
     return anthropic
+
+
+@functools.cache
+def _broken_stream_errors() -> tuple[type[BaseException], ...]:
+    """What reading a streamed body raises when the stream breaks: socket errors, bad JSON, and the
+    HTTP client's own errors (the SDK's transport is ``httpx`` or, in newer releases, ``httpx2``)."""
+    transports = (sys.modules.get(name) for name in ("httpx2", "httpx"))
+    return (OSError, ValueError, *(module.HTTPError for module in transports if module is not None))
 
 
 class _MessageBuilder:

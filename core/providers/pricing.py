@@ -26,14 +26,18 @@ class Price:
         return self.input * 0.1
 
 
-# Family prefixes, most specific first.
+# Family prefixes, most specific first. Claude 3 models are named version first (claude-3-5-haiku-...).
 _PRICES: tuple[tuple[str, Price], ...] = (
     ("claude-opus-4-1", Price(15.0, 75.0)),
     ("claude-opus-4-0", Price(15.0, 75.0)),
+    ("claude-opus-4-2", Price(15.0, 75.0)),  # claude-opus-4-20250514, Opus 4's dated name
     ("claude-opus", Price(5.0, 25.0)),
     ("claude-sonnet", Price(3.0, 15.0)),
-    ("claude-haiku-3", Price(0.25, 1.25)),
     ("claude-haiku", Price(1.0, 5.0)),
+    ("claude-3-opus", Price(15.0, 75.0)),
+    ("claude-3-5-haiku", Price(0.8, 4.0)),
+    ("claude-3-haiku", Price(0.25, 1.25)),
+    ("claude-3", Price(3.0, 15.0)),  # the Claude 3.x Sonnets
 )
 
 
