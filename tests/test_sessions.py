@@ -316,7 +316,7 @@ def test_export_writes_the_active_path_as_markdown(isolated_env: Path, tmp_path:
 def test_kill_at_many_points_then_reopen_and_resume(
     api: FakeAnthropic, tmp_path: Path, isolated_env: Path, kill_at: int
 ) -> None:
-    """kill -9 after any event: the log holds only whole records, finished turns survive, resume succeeds."""
+    """kill -9 after any event: only whole records, every completed message and finished result resumes."""
     api.script(
         message(text("Step one."), tool_use("t1", "write", {"path": "a.txt", "content": "a"}), stop_reason="tool_use"),
         message(text("Step two."), tool_use("t2", "bash", {"command": "echo b > b.txt"}), stop_reason="tool_use"),
@@ -329,15 +329,81 @@ def test_kill_at_many_points_then_reopen_and_resume(
     raw = entries.read_bytes()
     assert raw.endswith(b"\n")
     assert all(json.loads(line) for line in raw.splitlines())
-    completed = sum(1 for e in seen if e["type"] == "message_completed")
+    # A message is saved before it is announced, a tool result before its call is reported finished.
+    completed = [e["message"]["content"][0]["text"] for e in seen if e["type"] == "message_completed"]
+    finished = [e["call_id"] for e in seen if e["type"] == "tool_call_finished"]
     kinds = node_kinds(isolated_env, session_id)
     assert kinds[0] == "user"
-    assert kinds.count("assistant") >= completed - 1  # at most the message being written is lost
+    assert kinds.count("assistant") >= len(completed)
     api.script(message(text("Resumed.")))
     resumed = run_chimera("run", "finish", "--json", "--resume", session_id, env=model_env(api))
     assert resumed.returncode == 0, resumed.stderr
-    roles = [m["role"] for m in api.requests[-1].messages]
+    sent = api.requests[-1].messages
+    roles = [m["role"] for m in sent]
     assert all(a != b for a, b in itertools.pairwise(roles))  # a valid, alternating conversation
+    answers = [b["text"] for m in sent if m["role"] == "assistant" for b in m["content"] if b["type"] == "text"]
+    assert answers[: len(completed)] == completed
+    results = {
+        b["tool_use_id"]: b["content"]
+        for m in sent
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b["type"] == "tool_result"
+    }
+    for call_id in finished:
+        assert not results[call_id].startswith("Cancelled"), (call_id, results[call_id])
+
+
+# Runs `chimera run` with the session file's writes watched: the write of the first tool_result
+# node puts half its bytes on disk, then the process SIGKILLs itself, mid-record.
+_DIE_MID_RECORD = """
+import os, signal, sys, types
+from chimera.core import jsonl
+from chimera.tui.cli import main
+
+def write(fd, data):
+    if os.readlink(f"/proc/self/fd/{fd}").endswith("entries.jsonl") and b'"kind":"tool_result"' in data:
+        os.write(fd, data[: len(data) // 2])
+        os.kill(os.getpid(), signal.SIGKILL)
+    return os.write(fd, data)
+
+jsonl.os = types.SimpleNamespace(**{**vars(os), "write": write})
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_kill_in_the_middle_of_writing_a_record_loses_no_finished_result(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """kill -9 with half a record on disk: it is set aside on resume; the finished result still reaches the model."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("finds the session file through /proc")
+    api.script(
+        message(tool_use("t1", "bash", {"command": "seq 1 3000"}), stop_reason="tool_use"),
+        message(text("Resumed fine.")),
+    )
+    run = [sys.executable, "-c", _DIE_MID_RECORD, "run", "go", "--json", "--workdir", str(tmp_path)]
+    proc = subprocess.run(
+        [*run, "--permission-mode", "bypass"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **model_env(api)},
+        timeout=60,
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    session_id = json.loads(proc.stdout.splitlines()[0])["session_id"]
+    entries = isolated_env / "sessions" / session_id / "entries.jsonl"
+    assert not entries.read_bytes().endswith(b"\n")  # the kill did land mid-record
+    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "set aside" in resumed.stderr
+    (torn,) = entries.parent.glob("torn-*.jsonl")
+    assert b'"kind":"tool_result"' in torn.read_bytes()
+    closing = api.requests[-1].messages[-1]["content"]
+    assert closing[0]["tool_use_id"] == "t1"
+    assert closing[0]["content"].startswith("1\n2\n3\n")  # the real output, kept as the call finished
+    assert closing[-1] == {"type": "text", "text": "go on"}
+    assert all(json.loads(line) for line in entries.read_bytes().splitlines())
 
 
 def test_resume_when_the_workspace_is_gone_is_one_line(api: FakeAnthropic, tmp_path: Path) -> None:

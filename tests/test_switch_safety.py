@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -241,3 +242,60 @@ def test_damaged_records_are_reported_not_fatal(isolated_env: Path, tmp_path: Pa
     export = run_chimera("export", "bad")
     assert export.returncode == 0
     assert "fine too" in export.stdout
+
+
+def test_a_message_damaged_inside_its_record_is_one_line_when_it_is_needed(
+    api: FakeAnthropic, isolated_env: Path, tmp_path: Path
+) -> None:
+    """A record whose message bytes were garbled: the tree marks it, a resume through it says so in one line."""
+    with SessionStore.create(isolated_env, "s", workdir=tmp_path, model="m") as store:
+        first = store.add("user", {"role": "user", "content": "fine"}, sync=True)
+        store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "garble me"}]}, sync=True)
+    entries = isolated_env / "sessions" / "s" / "entries.jsonl"
+    entries.write_bytes(entries.read_bytes().replace(b'"text":"garble me"', b'"text":garble me"'))
+    tree = run_chimera("tree", "s", "--json")
+    assert tree.returncode == 0, tree.stderr
+    summaries = [n["summary"] for n in json.loads(tree.stdout)["nodes"]]
+    assert summaries == ["fine", "[damaged record]"]
+    resumed = run_chimera("run", "go on", "--resume", "s", env=model_env(api))
+    assert resumed.returncode == 1
+    (line,) = resumed.stderr.strip().splitlines()
+    assert "is damaged" in line
+    assert "switch to a point before it" in line
+    assert api.requests == []  # nothing garbled was sent
+    assert run_chimera("switch", "s", first.id, "--yes").returncode == 0
+
+
+def test_a_switch_names_the_changes_no_snapshot_saw_and_keeps_them_for_the_way_back(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """Hand edits since the last snapshot are listed before the switch, and switching back brings them back."""
+    session_id = two_runs(api, project)
+    leaf = json.loads(run_chimera("tree", session_id, "--json").stdout)["leaf"]
+    (project / "a.txt").write_text("unsaved hand edit\n")
+    (project / "notes.txt").write_text("new, never snapshotted\n")
+    proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert "Changed since the last snapshot (kept in the pre-switch snapshot): a.txt, notes.txt" in proc.stdout
+    assert (project / "a.txt").read_text() == "v1\n"
+    assert (project / "notes.txt").read_text() == "new, never snapshotted\n"  # never the agent's: kept
+    assert run_chimera("switch", session_id, leaf, "--yes").returncode == 0
+    assert (project / "a.txt").read_text() == "unsaved hand edit\n"
+
+
+def test_checkpoint_reports_damage_and_a_workspace_that_is_gone(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """`chimera checkpoint` says when it set a torn record aside, and when it could not pin files that are gone."""
+    session_id = two_runs(api, project)
+    entries = isolated_env / "sessions" / session_id / "entries.jsonl"
+    with entries.open("ab") as fh:
+        fh.write(b'{"t":"label","id":"cut sho')
+    shutil.rmtree(project)
+    proc = run_chimera("checkpoint", session_id, "after-the-move")
+    assert proc.returncode == 0, proc.stderr
+    assert "set aside" in proc.stderr
+    assert "is gone, so it keeps the files last pinned there (snapshot " in proc.stdout
+    document = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    (leaf,) = [n for n in document["nodes"] if n["id"] == document["leaf"]]
+    assert leaf["label"] == "after-the-move"

@@ -187,7 +187,13 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
 def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: TextIO) -> int:
     """Name a node (the leaf by default); at the leaf, pin the workspace as it is now."""
     with SessionStore.open(chimera_home(), session_id) as store:
+        _warn(store)
         node_id, snapshot = name_checkpoint(store, label, node_ref)
-    pinned = f", files pinned as snapshot {snapshot[:12]}" if snapshot else ", no files pinned"
+        gone = node_id == store.tree.leaf and not store.workdir.is_dir()
+    if gone:
+        pinned = f"; the workspace {store.workdir} is gone, so it keeps the files last pinned there"
+        pinned += f" (snapshot {snapshot[:12]})" if snapshot else " (none)"
+    else:
+        pinned = f", files pinned as snapshot {snapshot[:12]}" if snapshot else ", no files pinned"
     out.write(f"Checkpoint {label!r} at {node_id}{pinned}. `chimera switch {session_id} {label}` comes back to it.\n")
     return 0
