@@ -17,10 +17,14 @@ from pathlib import Path
 from chimera.core.session_store import SessionStore
 
 
-def _build(home: Path, count: int) -> tuple[str, str]:
-    """A session of ``count`` nodes: one long line of turns with a branch near the end. Returns two leaves."""
+def _build(home: Path, count: int, name: str = "bench") -> tuple[str, str]:
+    """A session of ``count`` nodes: one long line of turns with a branch near the end. Returns two leaves.
+
+    Durability as in a run: every record written and flushed, an fsync at each turn
+    boundary (after a turn's tool results).
+    """
     rng = random.Random(7)
-    with SessionStore.create(home, "bench", workdir=home, model="claude-sonnet-4-6") as store:
+    with SessionStore.create(home, name, workdir=home, model="claude-sonnet-4-6") as store:
         store.add("user", {"role": "user", "content": "Refactor the parser and keep the tests green."})
         kinds = ("assistant", "tool_result")
         branch_at = ""
@@ -43,7 +47,7 @@ def _build(home: Path, count: int) -> tuple[str, str]:
                         {"type": "tool_result", "tool_use_id": f"t{i - 1}", "content": output, "is_error": False}
                     ],
                 }
-            node = store.add(kind, message)
+            node = store.add(kind, message, sync=kind == "tool_result")
             if i == count - 40:
                 branch_at = node.id
         first = store.add("user", {"role": "user", "content": "one way"}).id
@@ -75,7 +79,7 @@ def main() -> None:
             opens.append(t1 - t0)
             paths.append(t2 - t1)
         print(f"session: {count:,} entries, {size:.1f} MB on disk")
-        print(f"append (one write and flush a record)  {count / built:10,.0f} entries/s while building")
+        print(f"append (write a record, fsync a turn)  {count / built:10,.0f} entries/s while building")
         print(f"open (read, parse, set aside torn)     {statistics.median(opens) * 1000:8.1f} ms   (target 300)")
         print(f"active path -> {len(messages):,} messages      {statistics.median(paths) * 1000:8.1f} ms")
         print(f"switch leaf (recorded, fsynced) + path {statistics.median(switches) * 1000:8.1f} ms   (target 50)")
