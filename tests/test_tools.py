@@ -7,6 +7,7 @@ import os
 import re
 import shlex
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -437,6 +438,25 @@ async def test_bash_merges_stdout_and_stderr_in_the_order_written(ctx: ToolConte
     assert not result.is_error
     assert result.output == "out1\nerr1\nout2\nerr2\nout3\n"
     assert result.data["exit_code"] == 0
+
+
+def test_a_process_that_ran_commands_exits_cleanly(tmp_path: Path) -> None:
+    """After bash calls, the process exits without leaving its watcher running or warnings on stderr."""
+    script = (
+        "import asyncio, pathlib, sys\n"
+        "from chimera.core.tools.base import ToolContext\n"
+        "from chimera.core.tools.bash import Bash\n"
+        "ws = pathlib.Path(sys.argv[1])\n"
+        "ctx = ToolContext(workspace=ws, spill_dir=ws / 'spill', max_output=1000)\n"
+        "print(asyncio.run(Bash().run({'command': 'echo ran'}, ctx)).output, end='')\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "error", "-c", script, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "ran\n", "")
 
 
 async def test_bash_gives_a_command_120_seconds_unless_told_otherwise(ctx: ToolContext) -> None:

@@ -10,6 +10,7 @@ watcher kills every group still listed, background children included.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import subprocess
@@ -88,7 +89,18 @@ def _start() -> IO[str] | None:
         _pipe = None
         return None
     _pipe = _watcher.stdin
+    atexit.register(_stop)
     return _pipe
+
+
+def _stop() -> None:
+    """At a normal exit: close the pipe (the watcher kills what is left, if anything) and reap it."""
+    with _lock:
+        watcher = _watcher if _owner == os.getpid() else None
+        _drop()
+    if watcher is not None:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            watcher.wait(timeout=2)
 
 
 def _drop() -> None:
