@@ -20,7 +20,7 @@ from typing import IO
 
 __all__ = ["forget", "start", "watch"]
 
-_WATCHER = """
+_WATCHER = """# chimera: kills the command groups listed on stdin once stdin closes
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
