@@ -140,6 +140,8 @@ def test_plan_mode_refusal_says_why() -> None:
         ("ask", ["write"], "edit", "a.py", "ask"),
         ("ask", ["edit(src/*)"], "edit", "src/a.py", "allow"),
         ("ask", ["edit(src/*)"], "edit", "docs/a.md", "ask"),
+        ("ask", ["edit(./src/*)"], "edit", "src/a.py", "allow"),
+        ("ask", ["edit(src/*)"], "edit", "src/../secrets.txt", "ask"),
         ("accept-edits", ["bash(pytest*)"], "bash", "pytest -q", "allow"),
         ("accept-edits", ["bash(pytest*)"], "bash", "rm -rf build", "ask"),
     ],
@@ -182,6 +184,7 @@ def test_a_deny_rule_refuses_even_a_read() -> None:
         ("bash", "true; rm -rf build"),
         ("bash", "ls && (rm -rf build)"),
         ("bash", "echo $(rm -rf build)"),
+        ("bash", "ls\nrm -rf build"),
     ],
 )
 def test_a_deny_rule_cannot_be_dodged_by_spelling_the_call_differently(tmp_path: Path, tool: str, subject: str) -> None:
@@ -203,10 +206,30 @@ def test_allow_rules_cannot_loosen_plan_mode(allow: list[str]) -> None:
         assert policy.decide(name, args, read_only=ro).verdict == "deny"
 
 
+@pytest.mark.parametrize(
+    ("rule", "tool", "subject"),
+    [
+        ("read(./.env)", "read", ".env"),
+        ("read({ws}/.env)", "read", ".env"),
+        ("read(**/.env)", "read", "./.env"),
+        ("read(**/.env)", "read", "{ws}/.env"),
+        ("edit(./secrets/*)", "edit", "secrets/key.txt"),
+        ("bash(rm  -rf *)", "bash", "rm -rf build"),
+    ],
+)
+def test_a_deny_rule_however_it_is_written_meets_the_call(tmp_path: Path, rule: str, tool: str, subject: str) -> None:
+    """A rule written with `./`, an absolute path, `**/` or doubled spaces still refuses the call it names."""
+    (tmp_path / ".env").write_text("KEY=1")
+    policy = PermissionPolicy.build("bypass", deny=[rule.format(ws=tmp_path)])
+    args = {"command" if tool == "bash" else "path": subject.format(ws=tmp_path)}
+    assert policy.decide(tool, args, read_only=tool == "read", workspace=tmp_path).verdict == "deny", rule
+
+
 def test_an_allow_rule_for_a_command_does_not_cover_commands_chained_after_it() -> None:
     """`--allow 'bash(git status*)'` does not let `git status; rm -rf src` (or &&, |, $(...)) run without asking."""
     policy = PermissionPolicy.build("ask", allow=["bash(git status*)"])
-    for command in ("git status; rm -rf src", "git status && rm -rf src", "git status | sh", "git status $(rm x)"):
+    chains = ("git status; rm -rf src", "git status && rm -rf src", "git status | sh", "git status $(rm x)")
+    for command in (*chains, "git status\nrm -rf src"):
         assert policy.decide("bash", {"command": command}, read_only=False).verdict == "ask", command
 
 
