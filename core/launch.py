@@ -243,7 +243,8 @@ def _close_open_calls(store: SessionStore, pins: WorkspacePins | None) -> None:
     """Answer the leaf's unanswered tool calls (the process died mid-batch, or the person moved back).
 
     Calls that finished keep their recorded results; the rest are answered as not run.
-    The files as they are now are pinned to the answer, so a switch knows what the calls left.
+    The files as they are now are pinned to the answer, marked as found: what the calls
+    left is mixed with whatever the person did since, so a switch deletes none of it.
     """
     leaf = store.tree.leaf
     assert leaf is not None
@@ -256,4 +257,4 @@ def _close_open_calls(store: SessionStore, pins: WorkspacePins | None) -> None:
     node = store.add("tool_result", {"role": "user", "content": results}, sync=True)
     if pins is not None:
         with contextlib.suppress(ChimeraError, OSError):
-            store.pin(node.id, pins.repo.snapshot())
+            store.pin(node.id, pins.repo.snapshot(), found=True)

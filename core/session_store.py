@@ -11,7 +11,8 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "node", "id", "parent", "kind", "ts", "message"}``: a message;
 * ``{"t": "partial", "parent", "result"}``: one finished tool result, kept before
   its batch is complete (a crash mid-batch loses no finished result);
-* ``{"t": "snap", "id", "commit"}``: the workspace snapshot pinned to a node;
+* ``{"t": "snap", "id", "commit", "found"?}``: the workspace snapshot pinned to a node
+  (``found``: taken on resume, not right after the node's tool calls);
 * ``{"t": "switching", "from", "to", "undo"}``: files are about to change for a
   switch, the present saved as ``undo``;
 * ``{"t": "leaf", "id", "ts", "from"?, "undo"?}``: the leaf moved (a switch is
@@ -213,10 +214,18 @@ class SessionStore:
         self._write({"t": "label", "id": node_id, "label": label}, sync=True)
         self.tree.set_label(node_id, label)
 
-    def pin(self, node_id: str, commit: str) -> None:
-        """Record that ``commit`` holds the workspace as it was at ``node_id``."""
+    def pin(self, node_id: str, commit: str, *, found: bool = False) -> None:
+        """Record that ``commit`` holds the workspace as it was at ``node_id``.
+
+        ``found``: the files as found later (on resume after a crash), not as the node's
+        tool calls left them, so nothing in them counts as the agent's creation.
+        """
         node_id = self.require(node_id)
-        self._write({"t": "snap", "id": node_id, "commit": commit})
+        record: dict[str, Any] = {"t": "snap", "id": node_id, "commit": commit}
+        if found:
+            record["found"] = True
+            self.tree.found.add(node_id)
+        self._write(record)
         self.tree.snapshots[node_id] = commit
 
     def set_workdir(self, workdir: Path) -> None:
@@ -306,18 +315,25 @@ def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, lis
 
 
 _NODE_HEAD = b'{"t":"node",'
-_MESSAGE_KEY = b',"message":'
+_MESSAGE_KEY = b',"message":{'
 _HEAD_MAX = 400  # bytes: a node record's id, parent, kind and time come well within this
+_HEAD_KEYS = frozenset({"t", "id", "parent", "kind", "ts"})
 
 
 def _parse(line: bytes) -> dict[str, Any]:
-    """One record; a node record as this store writes it keeps its message as raw JSON (``raw``), undecoded."""
-    if line.startswith(_NODE_HEAD) and line.endswith(b"}"):
+    """One record. A node record laid out as this store writes it (its message last) is read
+    only up to the message, and keeps the whole line as ``raw`` for the message to be decoded
+    when needed; any other line is decoded whole."""
+    if line.startswith(_NODE_HEAD):
         cut = line.find(_MESSAGE_KEY, 0, _HEAD_MAX)
         if cut > 0:
-            record: dict[str, Any] = json.loads(line[:cut] + b"}")
-            record["raw"] = line[cut + len(_MESSAGE_KEY) : -1]
-            return record
+            try:
+                head = json.loads(line[:cut] + b"}")
+            except ValueError:
+                head = None
+            if isinstance(head, dict) and head.keys() == _HEAD_KEYS:
+                head["raw"] = line
+                return head
     parsed: dict[str, Any] = json.loads(line)
     return parsed
 
@@ -333,8 +349,6 @@ def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> N
             raise ValueError("not a message")
         raw = record.get("raw")
         if raw is not None:
-            if not raw.startswith(b"{"):
-                raise ValueError("not a message")
             node = Node(str(record["id"]), parent, record["kind"], float(record["ts"]), raw=raw)
         else:
             message = record["message"]
@@ -357,6 +371,8 @@ def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> N
         tree.set_label(str(record["id"]), str(record["label"]))
     elif kind == "snap":
         tree.snapshots[str(record["id"])] = str(record["commit"])
+        if record.get("found"):
+            tree.found.add(str(record["id"]))
     elif kind == "partial":
         parent = str(record["parent"])
         if parent in tree and not any(tree.nodes[c].kind == "tool_result" for c in tree.children.get(parent, [])):

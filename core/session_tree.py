@@ -43,8 +43,9 @@ def is_reminder(block: dict[str, Any]) -> bool:
 class Node:
     """One message in the tree: its place (``id``, ``parent_id``), ``kind``, time, and the message itself.
 
-    ``raw``, instead of ``message``, is the message's JSON as recorded: it is decoded on
-    first use, and a record that does not decode to a message is a :class:`SessionError`.
+    ``raw``, instead of ``message``, is the node's whole record as saved (a JSON object
+    whose ``message`` is the message): it is decoded on first use, and a record that does
+    not decode to a message is a :class:`SessionError`.
     """
 
     __slots__ = ("_message", "_raw", "id", "kind", "parent_id", "ts")
@@ -76,9 +77,10 @@ class Node:
         """The message (``role`` and ``content``), decoded from the record the first time."""
         if self._message is None:
             try:
-                message = json.loads(self._raw or b"")
+                record = json.loads(self._raw or b"")
             except ValueError as err:
                 raise self._damaged(str(err)) from None
+            message = record.get("message") if isinstance(record, dict) else None
             if not isinstance(message, dict) or "role" not in message:
                 raise self._damaged("not a message")
             self._message, self._raw = message, None
@@ -132,6 +134,8 @@ class SessionTree:
     snapshots: dict[str, str] = field(default_factory=dict)
     undo: dict[str, str] = field(default_factory=dict)
     partials: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    found: set[str] = field(default_factory=set)
+    """Nodes pinned to the files as found on resume, not as their tool calls left them."""
     pending_switch: PendingSwitch | None = None
 
     def add(self, node: Node) -> None:
@@ -174,10 +178,16 @@ class SessionTree:
         return None
 
     def agent_steps(self) -> Iterable[tuple[str, str]]:
-        """(before, after) snapshot pairs around every batch of tool calls that could change files."""
+        """(before, after) snapshot pairs around every batch of tool calls that could change files.
+
+        A batch cut short by a crash has no such pair: its files were pinned only on resume,
+        when the person may have made files of their own.
+        """
         for node in self.nodes.values():
             parent = node.parent_id
             if node.kind == "tool_result" and parent is not None and node.id in self.snapshots:
+                if node.id in self.found:
+                    continue
                 before = self.snapshots.get(parent)
                 if before is not None:
                     yield before, self.snapshots[node.id]

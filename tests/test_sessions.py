@@ -118,6 +118,47 @@ def test_a_torn_event_line_is_set_aside_when_the_log_is_next_opened(isolated_env
     assert all(json.loads(line) for line in events.read_bytes().splitlines())
 
 
+def test_records_laid_out_differently_still_open_whole(isolated_env: Path, tmp_path: Path) -> None:
+    """Node records with keys in another order, a key after the message or a look-alike key all read back."""
+    with SessionStore.create(isolated_env, "s1", workdir=tmp_path, model="m") as store:
+        root = store.add("user", {"role": "user", "content": "as written"}, sync=True).id
+    odd = [
+        {
+            "t": "node",
+            "message": {"role": "assistant", "content": "message first"},
+            "id": "b",
+            "parent": root,
+            "kind": "assistant",
+            "ts": 2,
+        },
+        {
+            "t": "node",
+            "id": "c",
+            "parent": "b",
+            "kind": "user",
+            "ts": 3,
+            "message": {"role": "user", "content": "a key after"},
+            "note": 1,
+        },
+        {
+            "t": "node",
+            "id": "d",
+            "parent": "c",
+            "kind": "assistant",
+            "ts": 4,
+            "x": ',"message":{',
+            "message": {"role": "assistant", "content": "look-alike"},
+        },
+    ]
+    with (isolated_env / "sessions" / "s1" / "entries.jsonl").open("a") as fh:
+        for record in odd:
+            fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+    with SessionStore.open(isolated_env, "s1", writable=False) as store:
+        assert store.warnings == []
+        contents = [m["content"] for m in store.tree.messages()]
+    assert contents == ["as written", "message first", "a key after", "look-alike"]
+
+
 def test_a_damaged_middle_line_is_reported_and_the_file_left_alone(isolated_env: Path, tmp_path: Path) -> None:
     """A garbled line inside the log is skipped with a warning, and nothing in the file is rewritten."""
     with _session_with_two_turns(isolated_env, tmp_path):
@@ -236,6 +277,30 @@ def test_kill_during_a_tool_keeps_every_finished_result(api: FakeAnthropic, tmp_
     assert closing[1]["content"].startswith("Cancelled: this call did not finish")
     assert closing[-1] == {"type": "text", "text": "go on"}
     assert (tmp_path / "a.txt").read_text() == "one"
+
+
+def test_a_file_made_after_a_crash_survives_switching_back(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """kill -9 mid-batch, then the person adds a file and resumes: a switch to the start never deletes it."""
+    api.script(
+        message(
+            tool_use("t1", "write", {"path": "a.txt", "content": "one"}),
+            tool_use("t2", "bash", {"command": "sleep 300"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Resumed fine.")),
+    )
+    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
+    session_id = str(seen[0]["session_id"])
+    (tmp_path / "mine.txt").write_text("made while Chimera was down\n")
+    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
+    assert resumed.returncode == 0, resumed.stderr
+    with SessionStore.open(isolated_env, session_id, writable=False) as store:
+        first = next(n.id for n in store.tree.path() if n.kind == "user")  # lands before it all
+    switched = run_chimera("switch", session_id, first, "--yes")
+    assert switched.returncode == 0, switched.stderr
+    assert (tmp_path / "mine.txt").read_text() == "made while Chimera was down\n"
 
 
 def test_kill_during_a_tool_leaves_no_process_behind(api: FakeAnthropic, tmp_path: Path, reaper: Reaper) -> None:
