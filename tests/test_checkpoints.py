@@ -54,6 +54,15 @@ def _state(folder: Path) -> dict[str, tuple[str, bytes]]:
     return found
 
 
+def _versions(folder: Path, *paths: str) -> set[tuple[str, str]]:
+    """(path, git blob id) of each file as it is now: a ``known`` set that covers exactly these contents."""
+    out = set()
+    for path in paths:
+        data = (folder / path).read_bytes()
+        out.add((path, hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()))
+    return out
+
+
 def _tree_hash(folder: Path) -> str:
     """A digest of every name, mode and byte under ``folder``."""
     digest = hashlib.sha256()
@@ -191,7 +200,8 @@ def test_ignored_and_large_files_are_not_snapshotted_and_never_deleted(workspace
     (workspace / "data.csv").write_text("y" * 5000)  # was snapshotted small, now too large
     two = repo.snapshot()
     assert repo.files(two) == {".gitignore"}
-    result = repo.restore(one, known=repo.seen([one, two]) | {"run.log", "huge.bin", "build/out.bin"})
+    unseen = _versions(workspace, "run.log", "huge.bin", "build/out.bin")
+    result = repo.restore(one, known=repo.seen([one, two]) | unseen)
     assert result.preview.skip == ("data.csv",)
     assert (workspace / "data.csv").read_text() == "y" * 5000
     assert (workspace / "run.log").exists()
@@ -219,7 +229,7 @@ def test_restore_returns_the_present_so_restoring_it_undoes_the_switch(workspace
     known = repo.seen([one, two])
     switched = repo.restore(one, known=known)
     assert _state(workspace) != present
-    repo.restore(switched.before, known=known | repo.files(one))
+    repo.restore(switched.before, known=known | repo.seen([one]))
     assert _state(workspace) == present
 
 
@@ -316,7 +326,7 @@ def test_a_nested_repository_is_left_to_itself(workspace: Path, repo: ShadowRepo
     one = repo.snapshot()
     assert repo.files(one) == {"top.txt"}
     (workspace / "vendor" / "lib.py").write_text("changed\n")
-    repo.restore(one, known={"top.txt", "vendor", "vendor/lib.py"})
+    repo.restore(one, known=_versions(workspace, "top.txt", "vendor/lib.py"))
     assert (workspace / "vendor" / "lib.py").read_text() == "changed\n"
 
 

@@ -261,6 +261,41 @@ async def test_retry_after_longer_than_allowed_fails_at_once(
     assert len(api.requests) == 1
 
 
+async def test_a_server_never_reached_fails_at_once_by_default(env: LocalEnvironment) -> None:
+    """With the default retry policy, nothing listening at the URL is a setup error: one attempt, no retry."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        async with open_provider(url) as provider:
+            events = await collect(make_core(provider, env, config()), TASK)
+
+    assert retries(events) == []
+    done = finished(events)
+    assert (done.success, done.reason) == (False, "unreachable")
+    assert url in done.error
+
+
+async def test_a_bug_while_streaming_is_not_retried_as_a_network_fault(
+    api: FakeAnthropic, env: LocalEnvironment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error that is not the network's (here a RuntimeError in assembling the answer) fails once, unretried."""
+    from chimera.core.providers import anthropic as provider_module
+
+    def broken(self: object, event: object) -> None:
+        raise RuntimeError("a bug in Chimera")
+
+    monkeypatch.setattr(provider_module._MessageBuilder, "feed", broken)
+    api.script(message(text("Hello.")), message(text("Hello.")))
+    async with open_provider(api.url) as provider:
+        events = await collect(make_core(provider, env), TASK)
+
+    assert retries(events) == []
+    done = finished(events)
+    assert done.success is False
+    assert "a bug in Chimera" in done.error
+    assert len(api.requests) == 1
+
+
 async def test_unreachable_server_is_retried_then_fails_naming_the_url(env: LocalEnvironment) -> None:
     """A base URL where nothing listens is tried unreachable_retries more times, then fails saying where."""
     with socket.socket() as closed:

@@ -103,9 +103,11 @@ class Bash:
         finally:
             # Normal exit, timeout or cancellation: nothing of the group survives the call.
             _kill_group(proc.pid)
-            await asyncio.to_thread(proc.wait)
-            watchdog.forget(proc.pid)
-            sink.close()
+            try:
+                await asyncio.to_thread(proc.wait)
+            finally:  # even if cancelled again here: the group is killed, so its id must leave the list
+                watchdog.forget(proc.pid)
+                sink.close()
         code = proc.returncode
         text = sink.render()
         data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3), "timeout": timeout}
