@@ -44,6 +44,19 @@ _watcher: subprocess.Popen[str] | None = None  # kept so it is not collected whi
 _owner = 0  # the pid that started the watcher: a forked child must not share it
 
 
+def _forked() -> None:
+    """In a child forked without exec: let go of the parent's watcher, or it would outlive the parent."""
+    global _lock, _pipe, _watcher
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    if _pipe is not None:
+        with contextlib.suppress(OSError):
+            _pipe.close()
+    _pipe = _watcher = None
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def start() -> None:
     """Have the watcher running, so that :func:`watch` right after a spawn is one small write."""
     with _lock:
