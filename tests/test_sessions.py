@@ -241,6 +241,20 @@ def _kill_when(proc: subprocess.Popen[str], predicate: object) -> list[dict[str,
     return seen
 
 
+def _killed_mid_batch(api: FakeAnthropic, workdir: Path) -> str:
+    """A run killed while its second call runs, its first (a write of a.txt) finished; the session id."""
+    api.script(
+        message(
+            tool_use("t1", "write", {"path": "a.txt", "content": "one"}),
+            tool_use("t2", "bash", {"command": "sleep 300"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Resumed fine.")),
+    )
+    seen = _kill_when(_start(api, workdir), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
+    return str(seen[0]["session_id"])
+
+
 def test_kill_while_the_first_answer_streams_keeps_the_prompt(
     api: FakeAnthropic, tmp_path: Path, isolated_env: Path
 ) -> None:
@@ -256,16 +270,7 @@ def test_kill_while_the_first_answer_streams_keeps_the_prompt(
 
 def test_kill_during_a_tool_keeps_every_finished_result(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
     """kill -9 mid-batch: the call that finished keeps its result; the running one is answered as not run."""
-    api.script(
-        message(
-            tool_use("t1", "write", {"path": "a.txt", "content": "one"}),
-            tool_use("t2", "bash", {"command": "sleep 300"}),
-            stop_reason="tool_use",
-        ),
-        message(text("Resumed fine.")),
-    )
-    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
-    session_id = str(seen[0]["session_id"])
+    session_id = _killed_mid_batch(api, tmp_path)
     assert node_kinds(isolated_env, session_id) == ["user", "assistant"]
     resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
     assert resumed.returncode == 0, resumed.stderr
@@ -283,16 +288,7 @@ def test_a_file_made_after_a_crash_survives_switching_back(
     api: FakeAnthropic, tmp_path: Path, isolated_env: Path
 ) -> None:
     """kill -9 mid-batch, then the person adds a file and resumes: a switch to the start never deletes it."""
-    api.script(
-        message(
-            tool_use("t1", "write", {"path": "a.txt", "content": "one"}),
-            tool_use("t2", "bash", {"command": "sleep 300"}),
-            stop_reason="tool_use",
-        ),
-        message(text("Resumed fine.")),
-    )
-    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
-    session_id = str(seen[0]["session_id"])
+    session_id = _killed_mid_batch(api, tmp_path)
     (tmp_path / "mine.txt").write_text("made while Chimera was down\n")
     resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
     assert resumed.returncode == 0, resumed.stderr
