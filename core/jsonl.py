@@ -54,8 +54,8 @@ def torn_tail_start(path: Path) -> int | None:
         return 0
 
 
-def set_aside_torn_tail(path: Path, prefix: str = "torn") -> str | None:
-    """Move a cut-short last line of ``path`` into ``<prefix>-<ms>.jsonl`` beside it; a warning, or None.
+def set_aside_torn_tail(path: Path) -> str | None:
+    """Move a cut-short last line of ``path`` into ``torn-<its name>-<ms>.jsonl`` beside it; a warning, or None.
 
     The piece set aside is fsynced before the log is cut, so nothing is lost either way.
     """
@@ -65,7 +65,7 @@ def set_aside_torn_tail(path: Path, prefix: str = "torn") -> str | None:
     with path.open("r+b") as fh:
         fh.seek(start)
         torn = fh.read()
-        aside = path.with_name(f"{prefix}-{int(time.time() * 1000)}.jsonl")
+        aside = path.with_name(f"torn-{path.stem}-{int(time.time() * 1000)}.jsonl")
         fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as out:
             out.write(torn)

@@ -29,7 +29,7 @@ class SessionLog:
     def __init__(self, folder: Path) -> None:
         self.path = folder / "events.jsonl"
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self.warning = set_aside_torn_tail(self.path, "torn-events")
+        self.warning = set_aside_torn_tail(self.path)
 
     def __call__(self, event: StepEvent) -> None:
         if isinstance(event, _SKIP) or self._fd is None:

@@ -91,7 +91,7 @@ def test_a_torn_last_record_is_set_aside_on_open(isolated_env: Path, tmp_path: P
         assert store.warnings
         assert "set aside" in store.warnings[0]
         store.add("user", {"role": "user", "content": "again"}, sync=True)
-    (aside,) = entries.parent.glob("torn-*.jsonl")
+    (aside,) = entries.parent.glob("torn-entries-*.jsonl")
     assert aside.read_bytes() == torn
     assert oct(aside.stat().st_mode & 0o777) == oct(0o600)
     lines = entries.read_bytes().splitlines()
@@ -458,7 +458,7 @@ def test_kill_in_the_middle_of_writing_a_record_loses_no_finished_result(
     resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
     assert resumed.returncode == 0, resumed.stderr
     assert "set aside" in resumed.stderr
-    (torn,) = entries.parent.glob("torn-*.jsonl")
+    (torn,) = entries.parent.glob("torn-entries-*.jsonl")
     assert b'"kind":"tool_result"' in torn.read_bytes()
     closing = api.requests[-1].messages[-1]["content"]
     assert closing[0]["tool_use_id"] == "t1"
