@@ -3,11 +3,6 @@ and the default turn limit."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import (
     MessageCompleted,
@@ -21,16 +16,11 @@ from chimera.core.events import (
 from chimera.core.providers.base import Usage
 from chimera.core.providers.replay import ReplayProvider
 from tests.helpers_loop import call, collect, finished, make_core, only, say, turn
+from tests.test_guards import env
 
 EXHAUSTED = "the recording has no more turns: the run asked the model more often than it was recorded"
 
-
-@pytest.fixture
-def env(tmp_path: Path) -> Iterator[LocalEnvironment]:
-    root = tmp_path / "ws"
-    root.mkdir()
-    with LocalEnvironment(root) as environment:
-        yield environment
+__all__ = ["env"]  # the fixture: a fresh workspace, shared with the guard tests
 
 
 async def test_recorded_turns_are_served_in_order_and_their_tools_run(env: LocalEnvironment) -> None:

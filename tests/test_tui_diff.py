@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from chimera.core.launch import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.conversation import Conversation
 from chimera.tui.widgets.tool_call_view import ToolCallView
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_tui import screen_text
-from tests.test_tui_run import send
+from tests.test_tui_run import api, send
 
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        yield fake
+__all__ = ["api"]  # the fixture: a loopback model server the app is pointed at
 
 
 async def test_an_edit_shows_its_removed_and_added_lines(api: FakeAnthropic, tmp_path: Path) -> None:
