@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.processes import Reaper, subreaper
 
@@ -34,3 +35,9 @@ def reaper() -> Iterator[Reaper]:
     """Descendants' orphans become ours, so a test can prove they were killed (Linux only)."""
     with subreaper() as r:
         yield r
+
+
+# Property tests run on slow, shared CI machines: no per-example deadline, a fixed
+# number of examples, and no example database written into the checkout.
+settings.register_profile("chimera", deadline=None, max_examples=60, database=None, print_blob=True)
+settings.load_profile("chimera")
