@@ -2,15 +2,19 @@
 
 The snapshot (branch, default branch, ``git status --short`` capped near 2,000
 characters, the last five commits) is read once per session and is skipped
-quietly outside a repository or without git. Project instructions come from
-``AGENTS.md`` and ``CLAUDE.md`` at the workspace root.
+quietly outside a repository or without git. Git runs through
+:func:`~chimera.core.gitsafe.run_git`, so nothing the workspace's config names
+(fsmonitor, filters, hooks, a lazy fetch...) can run; submodules are compared by
+commit only, since looking inside one would run git with its own config.
+Project instructions come from ``AGENTS.md`` and ``CLAUDE.md`` at the workspace root.
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
+
+from chimera.core.gitsafe import git_executable, run_git
 
 __all__ = ["INSTRUCTION_FILES", "git_snapshot", "project_instructions"]
 
@@ -19,38 +23,33 @@ INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 INSTRUCTIONS_CAP = 20_000
 
 
-def _git(workdir: Path, *args: str) -> str | None:
+def _git(git: str, workdir: Path, *args: str) -> str | None:
     try:
-        proc = subprocess.run(
-            ["git", "-C", str(workdir), "--no-optional-locks", *args],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=5,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = run_git(git, args, cwd=workdir, where=["-C", str(workdir), "--no-optional-locks"], timeout=5)
     except (OSError, subprocess.TimeoutExpired):
         return None
     # rstrip only: the first `status --short` line may start with a meaningful space (" M" = unstaged).
-    return proc.stdout.rstrip() if proc.returncode == 0 else None
+    return proc.stdout.decode(errors="replace").rstrip() if proc.returncode == 0 else None
 
 
 def git_snapshot(workdir: Path) -> str | None:
     """A short description of the repository at ``workdir``, or None when it is not one."""
-    if shutil.which("git") is None or _git(workdir, "rev-parse", "--is-inside-work-tree") != "true":
+    git = git_executable()
+    if git is None or _git(git, workdir, "rev-parse", "--is-inside-work-tree") != "true":
         return None
-    branch = _git(workdir, "branch", "--show-current") or "(detached HEAD)"
-    default = _git(workdir, "symbolic-ref", "--short", "refs/remotes/origin/HEAD")
+    branch = _git(git, workdir, "branch", "--show-current") or "(detached HEAD)"
+    default = _git(git, workdir, "symbolic-ref", "--short", "refs/remotes/origin/HEAD")
     default = default.removeprefix("origin/") if default else None
     if default is None:
-        local = _git(workdir, "branch", "--list", "main", "master", "--format=%(refname:short)") or ""
+        local = _git(git, workdir, "branch", "--list", "main", "master", "--format=%(refname:short)") or ""
         default = local.splitlines()[0] if local else None
-    status = _git(workdir, "status", "--short") or ""
+    status = _git(git, workdir, "status", "--short", "--ignore-submodules=dirty") or ""
     if len(status) > STATUS_CAP:
         cut = status.rfind("\n", 0, STATUS_CAP)
         rest = status.count("\n", cut + 1) + 1
         status = status[: max(cut, 0)] + f"\n... and {rest} more changed paths"
-    log = _git(workdir, "log", "--oneline", "-n", "5", "--no-decorate") or "(no commits yet)"
+    log = _git(git, workdir, "log", "--oneline", "-n", "5", "--no-decorate", "--no-show-signature")
+    log = log or "(no commits yet)"
     lines = [f"Git branch: {branch}"]
     if default:
         lines.append(f"Default branch: {default}")

@@ -1,21 +1,23 @@
 """Provides the one way checkpoints run git: on the shadow repository only, scrubbed, with a timeout.
 
-Every call drops ``GIT_*`` from the environment, names the shadow git dir, work
-tree and index explicitly, ignores the system config, and turns off hooks,
-fsmonitor, line-ending conversion and signing, so the person's own ``.git`` is
-never opened for writing and a clean CI machine behaves like a laptop.
+Every call goes through :func:`~chimera.core.gitsafe.run_git` (a minimal
+environment with no API key and no ``GIT_*`` from outside, no system config,
+every program-naming config key overridden), names the shadow git dir, work
+tree and index explicitly, and turns off line-ending conversion and signing,
+so the person's own ``.git`` is never opened for writing, nothing a config or
+``.gitattributes`` names ever runs, and a clean CI machine behaves like a laptop.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from chimera.core.errors import ChimeraError, ConfigError, WorkspaceError
+from chimera.core.gitsafe import git_executable, run_git
 
 __all__ = ["EMPTY_TREE", "FIXED_DATE", "Change", "CheckpointError", "Git", "check_id", "parse_raw", "split"]
 
@@ -23,23 +25,18 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 FIXED_DATE = "@946684800 +0000"  # 2000-01-01: a snapshot's id depends on its files and label only
 
 _HEX = re.compile(r"[0-9a-f]{4,64}")
-_SETTINGS = (
-    "core.hooksPath=/dev/null",
-    "core.fsmonitor=false",
-    "core.autocrlf=false",
-    "core.safecrlf=false",
-    "core.symlinks=true",
-    "core.fileMode=true",
-    "core.splitIndex=false",
-    "core.logAllRefUpdates=false",
-    "commit.gpgSign=false",
-    "gc.auto=0",
-    "core.fsync=committed",  # a snapshot is on disk before a restore rewrites anything
-    "core.fsyncMethod=batch",
-    "maintenance.auto=false",
-    "advice.addEmbeddedRepo=false",
-    "user.name=chimera",
-    "user.email=chimera@localhost",
+_SETTINGS = (  # hooks, fsmonitor, signing and automatic gc are off in every git call (gitsafe)
+    ("core.autocrlf", "false"),
+    ("core.safecrlf", "false"),
+    ("core.symlinks", "true"),
+    ("core.fileMode", "true"),
+    ("core.splitIndex", "false"),
+    ("core.logAllRefUpdates", "false"),
+    ("core.fsync", "committed"),  # a snapshot is on disk before a restore rewrites anything
+    ("core.fsyncMethod", "batch"),
+    ("advice.addEmbeddedRepo", "false"),
+    ("user.name", "chimera"),
+    ("user.email", "chimera@localhost"),
 )
 
 
@@ -63,7 +60,7 @@ class Git:
     """Runs git on one shadow repository (``git_dir``) whose work tree is ``workspace``."""
 
     def __init__(self, workspace: Path, git_dir: Path, timeout: float) -> None:
-        exe = shutil.which("git")
+        exe = git_executable()
         if exe is None:
             raise ConfigError("git is needed for checkpoints and is not on PATH: install git to pin the workspace")
         self.exe = exe
@@ -79,29 +76,28 @@ class Git:
         ``work_tree=False`` runs on the shadow repository alone (the workspace may be gone);
         ``bare`` runs with no repository at all (``init``).
         """
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(
-            GIT_INDEX_FILE=str(self.git_dir / "index"),
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_TERMINAL_PROMPT="0",
-            GIT_NO_REPLACE_OBJECTS="1",
-            GIT_AUTHOR_DATE=FIXED_DATE,
-            GIT_COMMITTER_DATE=FIXED_DATE,
-            LC_ALL="C",
-        )
+        env = {
+            "GIT_INDEX_FILE": str(self.git_dir / "index"),
+            "GIT_NO_REPLACE_OBJECTS": "1",
+            "GIT_AUTHOR_DATE": FIXED_DATE,
+            "GIT_COMMITTER_DATE": FIXED_DATE,
+        }
         where = [] if bare else [f"--git-dir={self.git_dir}"]
         if work_tree and not bare:
             where.append(f"--work-tree={self.workspace}")
         if work_tree and not bare:
             self.check_workspace()
         try:
-            proc = subprocess.run(
-                [self.exe, *(arg for setting in _SETTINGS for arg in ("-c", setting)), *where, *args],
-                input=input,
-                capture_output=True,
+            proc = run_git(
+                self.exe,
+                args,
                 cwd=self.workspace if work_tree and not bare else self.git_dir.parent,
+                where=where,
+                settings=_SETTINGS,
                 env=env,
+                input=input,
                 timeout=self.timeout,
+                config_files=None if bare else [self.git_dir / "config"],
             )
         except subprocess.TimeoutExpired:
             raise CheckpointError(
