@@ -15,6 +15,11 @@ the failed attempt discarded. A response cut by ``max_tokens`` is continued.
 A refusal ends the run and leaves the context as it was before the request.
 A 400 fails at once.
 
+Secrets (the provider's credentials) are masked in everything that leaves the
+core: every event as it is emitted (streamed text too, even a secret cut across
+two deltas), every message before it joins the context or the session, and
+the system prompt.
+
 Guards: the turn limit, token and cost budgets, a wall-time limit, and stuck
 detection (the same call with the same output again and again). An interrupt
 stops the stream and the tools; open tool calls get a "cancelled" result so
@@ -55,6 +60,7 @@ from chimera.core.loop_types import CONTINUE_PROMPT, LoopStrategy, Outcome, Pins
 from chimera.core.permissions import PermissionPolicy
 from chimera.core.prompts import system_prompt
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
+from chimera.core.redact import Redactor
 from chimera.core.reminders import ReminderState
 from chimera.core.session_tree import REMINDER_OPEN, content_blocks
 from chimera.core.tool_group import ToolGroup
@@ -114,6 +120,7 @@ class AgentLoop:
         self.recorder = recorder
         self.node_id = node_id
         self.pins = pins
+        self.redactor = Redactor(getattr(provider, "secrets", ()))
         self.executor = Executor(
             self.tools,
             env.workdir,
@@ -141,10 +148,15 @@ class AgentLoop:
     # --- events -----------------------------------------------------------------------
 
     def emit(self, event: _E) -> _E:
-        """Stamp ``event`` with this run's ids, sequence number and time; publish it."""
+        """Stamp ``event`` with this run's ids, sequence number and time, mask secrets in it; publish it."""
         self._seq += 1
         stamped = dataclasses.replace(
-            event, run_id=self.run_id, session_id=self.session_id, node_id=self.node_id, seq=self._seq, ts=time.time()
+            self.redactor.mask_fields(event),
+            run_id=self.run_id,
+            session_id=self.session_id,
+            node_id=self.node_id,
+            seq=self._seq,
+            ts=time.time(),
         )
         if self.bus is not None:
             self.bus.publish(stamped)
@@ -239,8 +251,10 @@ class AgentLoop:
 
     def _build_system(self) -> str:
         workdir = self.env.workdir
-        return system_prompt(
-            workdir, tools=self.tools.names, git=git_snapshot(workdir), instructions=project_instructions(workdir)
+        return self.redactor.mask(
+            system_prompt(
+                workdir, tools=self.tools.names, git=git_snapshot(workdir), instructions=project_instructions(workdir)
+            )
         )
 
     # --- primitives for strategies ---------------------------------------------------
@@ -360,6 +374,7 @@ class AgentLoop:
         (the API wants turns to alternate); the session keeps them as two nodes.
         ``sync`` makes the session durable up to here (a turn boundary).
         """
+        message = self.redactor.mask_value(message)
         if self.recorder is not None:  # first on disk: if saving fails, memory does not run ahead of it
             self.node_id = self.recorder.record(kind, message, sync=sync)
         last = self.messages[-1] if self.messages else None
@@ -423,14 +438,24 @@ class AgentLoop:
             return done
 
     async def _stream(self, request: ModelRequest) -> ModelDone:
+        # A secret may straddle two deltas: each kind's text is masked as one stream, in order.
+        text, thinking = self.redactor.stream(), self.redactor.stream()
         async for chunk in self.provider.stream(request):
             if isinstance(chunk, TextChunk):
-                self.emit(TextDelta(text=chunk.text))
+                self._emit_delta(ThinkingDelta, thinking.flush())
+                self._emit_delta(TextDelta, text.feed(chunk.text))
             elif isinstance(chunk, ThinkingChunk):
-                self.emit(ThinkingDelta(text=chunk.text))
+                self._emit_delta(TextDelta, text.flush())
+                self._emit_delta(ThinkingDelta, thinking.feed(chunk.text))
             else:
+                self._emit_delta(ThinkingDelta, thinking.flush())
+                self._emit_delta(TextDelta, text.flush())
                 return chunk
         raise ProviderError("the model stream ended without a message", kind="incomplete", retryable=True)
+
+    def _emit_delta(self, kind: type[TextDelta] | type[ThinkingDelta], text: str) -> None:
+        if text:
+            self.emit(kind(text=text))
 
 
 def new_id() -> str:

@@ -8,7 +8,8 @@ a message naming the flag that allows it). Runs of consecutive read-only
 calls go concurrently (bounded); a call that can change things runs alone,
 after everything before it. One failing call never cancels its siblings, and
 results come back in call order. Secrets (API keys) are masked in every
-result before the model, the events or the disk can see them.
+result (and in saved full output, as it is written) before the model, the
+events or the disk can see them.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from chimera.core.events import (
     ToolCallStarted,
 )
 from chimera.core.permissions import PermissionPolicy, Rule, subject_of
+from chimera.core.redact import Redactor
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
 from chimera.core.tools.schema import validate
@@ -43,7 +45,6 @@ NOT_FINISHED = (
     "check the workspace before relying on it."
 )
 UNFINISHED_PREFIX = "Cancelled:"  # every result of a call that never ran to its end starts so
-_MASK = "[secret removed]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +125,7 @@ class Executor:
         self.max_output = max_output
         self.policy = policy if policy is not None else PermissionPolicy("bypass")
         self.can_ask = can_ask
-        self.secrets = tuple(s for s in secrets if len(s) >= 8)
+        self.redactor = Redactor(secrets)
         self._slots = asyncio.Semaphore(concurrency)
         # Replay: results to serve instead of running (by call id), and a check on each real result.
         self.recorded: Mapping[str, ToolResult] = {}
@@ -199,7 +200,7 @@ class Executor:
         if refusal is not None:
             return refusal
         clock[0] = time.perf_counter()
-        ctx = ToolContext(self.workspace, self.spill_dir, self.max_output, _safe_name(call.id))
+        ctx = ToolContext(self.workspace, self.spill_dir, self.max_output, _safe_name(call.id), self.redactor)
         try:
             return await tool.run(call.args, ctx)
         except ChimeraError as err:
@@ -236,14 +237,7 @@ class Executor:
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way")
 
     def _mask(self, result: ToolResult) -> ToolResult:
-        if not self.secrets or not any(s in result.output or s in repr(result.data) for s in self.secrets):
-            return result
-        output = result.output
-        data = dict(result.data)
-        for secret in self.secrets:
-            output = output.replace(secret, _MASK)
-            data = {k: v.replace(secret, _MASK) if isinstance(v, str) else v for k, v in data.items()}
-        return replace(result, output=output, data=data)
+        return self.redactor.mask_fields(result)
 
     def skipped(self, call: ToolCall, why: str) -> ToolOutcome:
         """The outcome of a call that was not run because the run stopped first."""

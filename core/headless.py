@@ -1,7 +1,9 @@
 """Provides ``run_headless`` and ``replay_headless``: runs without the workbench, for scripts and CI.
 
 With ``json_lines`` every event goes to stdout as one JSON object a line;
-otherwise the answer streams to stdout and tool activity to stderr. Returns
+otherwise the answer streams to stdout and tool activity to stderr. Every
+line, the run's closing error included, is written with the provider's
+secrets masked. Returns
 the process exit code: 0 when the run succeeds, 1 when it fails (max turns,
 refusal, interrupted, a model error), 2 when the setup is wrong (a rejected
 key, an unknown model, an unreachable server).
@@ -33,6 +35,7 @@ from chimera.core.events import (
 )
 from chimera.core.home import chimera_home
 from chimera.core.launch import RunOptions, prepare
+from chimera.core.redact import Redactor
 from chimera.core.replay import replay_session
 from chimera.core.session_store import CHECKPOINTS, SessionStore
 from chimera.core.tools.base import describe_call
@@ -43,16 +46,26 @@ __all__ = ["replay_headless", "run_headless"]
 class _Printer:
     """Writes a run for its reader; a reader that goes away (a closed pipe) interrupts the run."""
 
-    def __init__(self, out: TextIO, err: TextIO, *, json_lines: bool, on_gone: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        err: TextIO,
+        *,
+        json_lines: bool,
+        on_gone: Callable[[], None],
+        redactor: Redactor | None = None,
+    ) -> None:
         self.out = out
         self.err = err
         self.json_lines = json_lines
         self.on_gone = on_gone
+        self.redactor = redactor or Redactor()
         self.gone = False
 
     def __call__(self, event: StepEvent) -> None:
         if self.gone:
             return
+        event = self.redactor.mask_fields(event)
         try:
             if self.json_lines:
                 self.out.write(event.to_json() + "\n")
@@ -103,13 +116,16 @@ async def run_headless(
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     launch = prepare(options)
+    mask = launch.redactor.mask
     for warning in launch.warnings:
-        err.write(f"chimera: {warning}\n")
+        err.write(mask(f"chimera: {warning}\n"))
     if launch.demo:
         err.write(f"chimera: {DEMO_NOTICE}\n")
         err.write(f"chimera: demo task: {launch.demo_task} (workspace: {launch.env.workdir})\n")
         task = launch.demo_task
-    printer = _Printer(out, err, json_lines=json_lines, on_gone=_threadsafe(launch.agent.interrupt))
+    printer = _Printer(
+        out, err, json_lines=json_lines, on_gone=_threadsafe(launch.agent.interrupt), redactor=launch.redactor
+    )
     launch.bus.subscribe(printer, name="printer")
     loop = asyncio.get_running_loop()
     with _on_sigint(loop, launch.agent.interrupt):
@@ -120,7 +136,7 @@ async def run_headless(
     if result.success:
         return 0
     if not printer.gone:
-        err.write(f"chimera: the run failed ({result.reason}): {result.error}\n")
+        err.write(mask(f"chimera: the run failed ({result.reason}): {result.error}\n"))
     return 2 if result.reason in CONFIG_KINDS else 1
 
 

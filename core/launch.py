@@ -25,6 +25,7 @@ from chimera.core.loop_config import LOOPS, LoopConfig
 from chimera.core.permissions import MODES, PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
+from chimera.core.redact import Redactor
 from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore
 from chimera.core.settings import load_settings
@@ -71,6 +72,7 @@ class Launch:
     demo_task: str = ""
     warnings: list[str] = field(default_factory=list)
     lock: WorkspaceLock | None = None
+    redactor: Redactor = field(default_factory=Redactor)  # the provider's secrets, masked in what the run writes
 
     @property
     def session_id(self) -> str:
@@ -149,7 +151,9 @@ def prepare(options: RunOptions) -> Launch:
             f"CHIMERA_THINKING={thinking['budget_tokens']} must be below the response limit of "
             f"{config.max_tokens} tokens: choose a smaller budget"
         )
+    redactor = Redactor(getattr(provider, "secrets", ()))
     store = _session(home, options, provider.model, demo=demo)
+    store.redactor = redactor
     warnings = list(store.warnings)
     lock = WorkspaceLock(home, store.workdir)
     try:
@@ -169,7 +173,7 @@ def prepare(options: RunOptions) -> Launch:
             node_id=store.tree.leaf,
             pins=pins,
         )
-        log = SessionLog(store.folder)
+        log = SessionLog(store.folder, redactor=redactor)
         if log.warning is not None:
             warnings.append(f"events.jsonl: {log.warning}")
     except BaseException:
@@ -187,6 +191,7 @@ def prepare(options: RunOptions) -> Launch:
         demo_task=demo_task,
         warnings=warnings,
         lock=lock,
+        redactor=redactor,
     )
 
 

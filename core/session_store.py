@@ -20,7 +20,9 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "label", "id", "label"}``: a named checkpoint.
 
 Every record is one complete line written in one call and flushed; the file
-is fsynced at turn boundaries and before anything destructive. A write that
+is fsynced at turn boundaries and before anything destructive. Secrets
+(``redactor``, set by whoever opens the store for a run) are masked in every
+record as it is written, whoever writes it. A write that
 fails is cut back, so no record is ever glued to the next. On open, a
 last line without its newline (a write cut short) is moved to a ``torn-*``
 file beside it and the log is cut back to its last whole record; a damaged
@@ -46,6 +48,7 @@ from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ConfigError, SessionError
 from chimera.core.home import private_dir
 from chimera.core.jsonl import append_line, set_aside_torn_tail
+from chimera.core.redact import Redactor
 from chimera.core.session_tree import MESSAGE_KINDS, Node, PendingSwitch, SessionTree
 
 __all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
@@ -112,6 +115,7 @@ class SessionStore:
         self.tree = tree
         self.warnings = warnings or []
         self._lock_fd = lock_fd
+        self.redactor = Redactor()  # secrets masked in every record written
         self._fd = os.open(folder / ENTRIES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if lock_fd else None
 
     # --- opening ------------------------------------------------------------------------
@@ -266,6 +270,7 @@ class SessionStore:
         """Append one whole record, or nothing: a failed write is cut back so no record is ever glued."""
         if self._fd is None:
             raise RuntimeError("this session was opened read-only")
+        record = self.redactor.mask_value(record)
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
         try:
             append_line(self._fd, line, sync=sync)

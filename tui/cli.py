@@ -176,14 +176,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _report(err: Exception) -> int:
     """One line on stderr for an error a person can act on, and its exit code; anything else is a bug."""
+    from chimera.core.credentials import values
     from chimera.core.errors import ChimeraError, SessionError
+    from chimera.core.redact import Redactor
 
+    mask = Redactor(values()).mask
     if isinstance(err, ChimeraError):
-        print(f"chimera: {err}", file=sys.stderr)
+        print(mask(f"chimera: {err}"), file=sys.stderr)
         return 1 if isinstance(err, SessionError) else 2
     if isinstance(err, OSError):  # the machine said no (a full disk, a file too large)
         where = f" ({err.filename})" if err.filename else ""
-        print(f"chimera: {err.strerror or err}{where}: free space or fix permissions, then try again", file=sys.stderr)
+        line = f"chimera: {err.strerror or err}{where}: free space or fix permissions, then try again"
+        print(mask(line), file=sys.stderr)
         return 1
     raise err
 
@@ -260,4 +264,6 @@ def _workbench(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from chimera.tui.launcher import main as launch
+
+    sys.exit(launch())

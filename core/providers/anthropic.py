@@ -19,6 +19,7 @@ import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from chimera.core import credentials
 from chimera.core.errors import ProviderError
 from chimera.core.providers.base import (
     Message,
@@ -45,8 +46,9 @@ class AnthropicProvider:
 
     Args:
         model: the model name sent with every request.
-        api_key: the key; ``ANTHROPIC_API_KEY`` when None (else ``ANTHROPIC_AUTH_TOKEN`` as a
-            bearer token). Never stored elsewhere; tool output that contains it is masked.
+        api_key: the key; ``ANTHROPIC_API_KEY`` when None (see :mod:`chimera.core.credentials`).
+            Never stored elsewhere; whatever would carry it out of the process is masked.
+        auth_token: a bearer token, used when there is no key; ``ANTHROPIC_AUTH_TOKEN`` when None.
         base_url: the server; ``ANTHROPIC_BASE_URL`` or Anthropic's when None.
         thinking: the ``thinking`` request parameter, or None to leave it out.
         stall_timeout: seconds without a stream event before the stream counts as stalled.
@@ -58,14 +60,17 @@ class AnthropicProvider:
         model: str,
         *,
         api_key: str | None = None,
+        auth_token: str | None = None,
         base_url: str | None = None,
         thinking: dict[str, Any] | None = None,
         stall_timeout: float = 90.0,
         connect_timeout: float = 10.0,
     ) -> None:
         self._model = model
-        self._api_key = api_key if api_key is not None else os.environ.get("ANTHROPIC_API_KEY")
-        self._auth_token = None if self._api_key else os.environ.get("ANTHROPIC_AUTH_TOKEN")
+        self._api_key = api_key if api_key is not None else credentials.get("ANTHROPIC_API_KEY")
+        token = auth_token if auth_token is not None else credentials.get("ANTHROPIC_AUTH_TOKEN")
+        self._auth_token = None if self._api_key else token
+        self._secrets = tuple(s for s in (self._api_key, token, *credentials.values()) if s)
         self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.thinking = thinking
         self.stall_timeout = stall_timeout
@@ -81,8 +86,8 @@ class AnthropicProvider:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """Values that must never reach the model, the events or the disk."""
-        return tuple(s for s in (self._api_key, self._auth_token) if s)
+        """Values that must never reach the model, the events or the disk: its own and the process's credentials."""
+        return self._secrets
 
     @property
     def native_thinking(self) -> bool:

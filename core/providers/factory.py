@@ -14,6 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from chimera.core import credentials
 from chimera.core.errors import ConfigError
 from chimera.core.providers.anthropic import AnthropicProvider
 
@@ -23,9 +24,12 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
 def model_configured(environ: Mapping[str, str] | None = None) -> bool:
-    """True when a key, a token or a base URL says which model server to use."""
-    env = os.environ if environ is None else environ
-    return bool(env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN") or env.get("ANTHROPIC_BASE_URL"))
+    """True when a key, a token or a base URL says which model server to use (default: this process's)."""
+    if environ is None:
+        return bool(credentials.values() or os.environ.get("ANTHROPIC_BASE_URL"))
+    return bool(
+        environ.get("ANTHROPIC_API_KEY") or environ.get("ANTHROPIC_AUTH_TOKEN") or environ.get("ANTHROPIC_BASE_URL")
+    )
 
 
 def resolve_model(model: str | None = None, environ: Mapping[str, str] | None = None) -> str:
@@ -55,7 +59,7 @@ def create_provider(
     base_url: str | None = None,
     stall_timeout: float = 90.0,
 ) -> AnthropicProvider:
-    """Build the provider for ``model`` against the configured server.
+    """Build the provider for ``model`` against the configured server, the credentials passed explicitly.
 
     Raises ConfigError when no key and no base URL are set.
     """
@@ -63,7 +67,8 @@ def create_provider(
         raise ConfigError("no model is configured: set ANTHROPIC_API_KEY, or ANTHROPIC_BASE_URL for a local server")
     return AnthropicProvider(
         resolve_model(model),
-        api_key=api_key,
+        api_key=api_key if api_key is not None else credentials.get("ANTHROPIC_API_KEY"),
+        auth_token=credentials.get("ANTHROPIC_AUTH_TOKEN"),
         base_url=base_url,
         thinking=thinking_setting(os.environ.get("CHIMERA_THINKING")),
         stall_timeout=stall_timeout,

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from chimera.core.redact import Redactor
+
 __all__ = ["DEFAULT_MAX_OUTPUT", "Tool", "ToolContext", "ToolResult", "describe_call"]
 
 DEFAULT_MAX_OUTPUT = 20_000
@@ -37,12 +39,14 @@ class ToolContext:
         spill_dir: where full outputs over the cap are saved (readable by ``read``).
         max_output: the cap, in characters, on output the model sees.
         call_id: the id of the call, for naming saved output.
+        redactor: the secrets masked in saved output as it is written.
     """
 
     workspace: Path
     spill_dir: Path
     max_output: int = DEFAULT_MAX_OUTPUT
     call_id: str = "call"
+    redactor: Redactor = field(default_factory=Redactor)
 
 
 @runtime_checkable

@@ -19,6 +19,7 @@ import subprocess
 import time
 from typing import Any
 
+from chimera.core.credentials import clean_environment
 from chimera.core.tools import watchdog
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.output import OutputSink
@@ -29,7 +30,6 @@ DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 _CHUNK = 65536
 _DRAIN_AFTER_EXIT = 0.5  # seconds to collect output still in the pipe after the shell exits
-_SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 # The shell waits at this gate until its group is in the watchdog's list, then becomes the
 # command's shell (same pid, same group). If Chimera dies first, the gate reads EOF and the
 # command never starts: there is no moment at which it runs unwatched.
@@ -38,7 +38,7 @@ _GATE = 'IFS= read -r -u {fd} _ || exit 125; exec {fd}<&-; exec bash -c "$1"'
 
 def scrubbed_environment() -> dict[str, str]:
     """The process environment without API keys: a command's output must never carry them."""
-    env = {k: v for k, v in os.environ.items() if k not in _SECRET_VARS}
+    env = clean_environment()
     env.setdefault("PAGER", "cat")
     env["GIT_PAGER"] = "cat"
     env["TERM"] = "dumb"
@@ -68,7 +68,7 @@ class Bash:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         timeout = int(args.get("timeout", DEFAULT_TIMEOUT))
-        sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")
+        sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt", redactor=ctx.redactor)
         started = time.monotonic()
         watchdog.start()
         gate, opener = os.pipe()

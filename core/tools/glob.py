@@ -68,7 +68,7 @@ class _Listing:
     def __init__(self, pattern: str, prefix: str, ctx: ToolContext) -> None:
         self.pattern = pattern
         self.prefix = prefix
-        self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")
+        self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt", redactor=ctx.redactor)
         self.count = 0
 
     def add(self, relative: str) -> None:

@@ -100,7 +100,7 @@ class _Hits:
     """Matching lines as `path:line:text`, written to a sink as they come."""
 
     def __init__(self, ctx: ToolContext, base: Path) -> None:
-        self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")
+        self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt", redactor=ctx.redactor)
         self.single = display_path(ctx.workspace, base) if base.is_file() else None
         self.prefix = shown_prefix(ctx.workspace, base)
         self.count = 0

@@ -3,7 +3,8 @@
 Output is kept whole while it fits the cap. Past the cap, everything is
 streamed to a file, and only a head (~30% of the cap) and a tail (~70%) stay in
 memory; the model sees head, a marker naming the file, and tail. A 200 MB
-output costs the cap in memory, not 200 MB.
+output costs the cap in memory, not 200 MB. Secrets are masked as the text
+arrives, before it reaches the file or memory, even one cut across two writes.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ from collections import deque
 from pathlib import Path
 from typing import IO
 
+from chimera.core.redact import Redactor
+
 __all__ = ["OutputSink"]
 
 
 class OutputSink:
     """Collects text in order; ``render()`` returns it whole or middle-truncated."""
 
-    def __init__(self, cap: int, spill_path: Path, *, head_share: float = 0.3) -> None:
+    def __init__(
+        self, cap: int, spill_path: Path, *, head_share: float = 0.3, redactor: Redactor | None = None
+    ) -> None:
         self.cap = cap
         self.head_cap = int(cap * head_share)
         self.tail_cap = cap - self.head_cap
@@ -32,12 +37,16 @@ class OutputSink:
         self._file: IO[str] | None = None
         self.total_chars = 0
         self.total_lines = 0
+        self._masker = (redactor or Redactor()).stream()
 
     @property
     def truncated(self) -> bool:
         return self._file is not None
 
     def write(self, text: str) -> None:
+        self._take(self._masker.feed(text))
+
+    def _take(self, text: str) -> None:
         if not text:
             return
         self.total_chars += len(text)
@@ -74,6 +83,7 @@ class OutputSink:
             self._tail_len -= len(self._tail.popleft())
 
     def close(self) -> None:
+        self._take(self._masker.flush())  # the held-back end: the text is complete
         if self._file is not None and not self._file.closed:
             self._file.close()
 

@@ -29,6 +29,7 @@ from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
 from pathlib import Path
 
+from chimera.core.credentials import clean_environment
 from chimera.core.tools.walk import SKIP_DIRS, is_binary
 
 __all__ = ["RipgrepFailed", "find_rg", "rg_can_run", "rg_files", "rg_grep"]
@@ -121,6 +122,7 @@ async def _records(argv: list[str], cwd: Path, sep: bytes) -> AsyncGenerator[byt
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            env=clean_environment(),
         )
     except OSError as err:
         raise RipgrepFailed(str(err)) from None

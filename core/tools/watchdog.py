@@ -18,6 +18,8 @@ import sys
 import threading
 from typing import IO
 
+from chimera.core.credentials import clean_environment
+
 __all__ = ["forget", "start", "watch"]
 
 _WATCHER = """# chimera: kills the command groups listed on stdin once stdin closes
@@ -97,6 +99,7 @@ def _start() -> IO[str] | None:
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # a ctrl+c to the terminal's group must not reach it
             text=True,
+            env=clean_environment(),
         )
     except OSError:
         _pipe = None
