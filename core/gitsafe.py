@@ -85,6 +85,8 @@ _PER_NAME: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"credential\..+\.helper"), ""),
     (re.compile(r"protocol\..+\.allow"), "never"),
     (re.compile(r"pager\.[^.]+"), "false"),
+    # Hooks defined in config (newer git; 2.39 has none, so this one is not checked here).
+    (re.compile(r"hook\..+\.command"), ""),
 )
 
 _ENVIRONMENT = {
