@@ -31,7 +31,10 @@ def test_run_against_a_server_succeeds_and_never_writes_the_key(
     api: FakeAnthropic, tmp_path: Path, isolated_env: Path
 ) -> None:
     """A model run exits 0; the key reaches neither the tools, the events nor any file under CHIMERA_HOME."""
-    snoop = "env; echo; tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' '\\n' < /proc/self/environ"
+    # The shell's parent is the call's supervisor; Chimera, whose environment holds the key, is above it.
+    parents = "$PPID $(cut -d' ' -f4 /proc/$PPID/stat)"
+    environs = f"for p in {parents} self; do tr '\\0' '\\n' < /proc/$p/environ; done"
+    snoop = f"env; echo; {environs}"
     api.script(
         message(text("Checking the environment."), tool_use("t1", "bash", {"command": snoop}), stop_reason="tool_use"),
         message(text("All good.")),
