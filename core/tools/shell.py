@@ -138,11 +138,14 @@ class _Supervised:
             return int(words["exit"])
         if "signal" in words:
             return -int(words["signal"])
+        if "error" in words:
+            self.note = words["error"]
+            return 127
         if "pid" in words:  # the supervisor itself was killed: end the shell's group at least
             with contextlib.suppress(OSError):
                 os.killpg(int(words["pid"]), signal.SIGKILL)
-        cause = words.get("error") or (report[-1] if report else f"it ended with status {own}")
-        self.note = f"the command's supervisor failed: {cause}"
+        how = f"was killed by signal {-own}" if own < 0 else f"failed: {report[-1] if report else own}"
+        self.note = f"the command's supervisor {how}; processes that left the command's group may still run"
         return own if own else 1
 
     def close(self) -> None:
