@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.files import NotRegularFile, special_kind
 from chimera.core.tools.glob import shown_prefix
 from chimera.core.tools.globbing import glob_matches, glob_regex, names_hidden
 from chimera.core.tools.output import OutputSink
@@ -62,6 +63,8 @@ class Grep:
             return ToolResult.error(f"the pattern is not a valid regular expression: {err}")
         if not base.exists():
             return ToolResult.error(f"{display_path(ctx.workspace, base)} does not exist")
+        if not base.is_dir() and (kind := special_kind(base.stat().st_mode)) is not None:
+            return ToolResult.error(NotRegularFile(kind).describe(display_path(ctx.workspace, base)))
         try:
             if glob is not None:
                 glob_regex(glob)
