@@ -30,6 +30,7 @@ from chimera.core.events import (
     ToolCallStarted,
 )
 from chimera.core.permissions import PermissionPolicy, Rule, subject_of
+from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
 from chimera.core.tools.schema import validate
@@ -144,6 +145,7 @@ class Executor:
         Each outcome is also put in ``done`` (and given to ``on_done``) as soon as it
         exists, so a caller whose run is interrupted knows which calls finished.
         """
+        use_daemon_threads(asyncio.get_running_loop())  # a tool stuck in a thread must not keep the process alive
         finished = done if done is not None else {}
         self._on_done = on_done
         batch: list[ToolCall] = []

@@ -8,6 +8,7 @@ same options make the same run in both.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore
 from chimera.core.settings import load_settings
+from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.workspace_lock import WorkspaceLock
 from chimera.core.workspace_pins import WorkspacePins
@@ -81,6 +83,7 @@ class Launch:
         return self.agent.bus
 
     async def run(self, task: str) -> AgentResult:
+        use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
         return await self.agent.run(task, self.env, session_id=self.session_id)
 
     async def close(self) -> None:
