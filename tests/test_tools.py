@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from chimera.core.threads import use_daemon_threads
 from chimera.core.tools.base import ToolContext, ToolResult
 from chimera.core.tools.bash import Bash
 from chimera.core.tools.edit import Edit
@@ -659,7 +660,11 @@ def pipe(ws: Path) -> Iterator[Path]:
 
 
 async def within(seconds: float, tool: Any, ctx: ToolContext, **args: Any) -> ToolResult:
-    """The tool's result, or a failure if it has not come within ``seconds`` (it blocked)."""
+    """The tool's result, or a failure if it has not come within ``seconds`` (it blocked).
+
+    Its blocking work runs on daemon threads, as in a run: one stuck for ever cannot hang the test session.
+    """
+    use_daemon_threads(asyncio.get_running_loop())
     try:
         return await asyncio.wait_for(run(tool, ctx, **args), seconds)
     except TimeoutError:
