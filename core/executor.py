@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import glob
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -33,6 +34,7 @@ from chimera.core.permissions import PermissionPolicy, Rule, subject_of
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
+from chimera.core.tools.paths import printable
 from chimera.core.tools.schema import validate
 
 __all__ = ["CANCELLED", "NOT_FINISHED", "UNFINISHED_PREFIX", "Executor", "ToolCall", "ToolOutcome"]
@@ -45,6 +47,7 @@ NOT_FINISHED = (
 )
 UNFINISHED_PREFIX = "Cancelled:"  # every result of a call that never ran to its end starts so
 _MASK = "[secret removed]"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +177,7 @@ class Executor:
         if recorded is not None:
             result = recorded
         else:
-            result = self._mask(await self._execute(call, emit, clock))
+            result = _printable(self._mask(await self._execute(call, emit, clock)))
             if self.observe is not None:
                 self.observe(call, result)
         outcome = ToolOutcome(call, result, round((time.perf_counter() - clock[0]) * 1000, 3))
@@ -254,6 +257,15 @@ class Executor:
     def cancelled(self, call: ToolCall) -> ToolOutcome:
         """The outcome of a call that was still open when the run stopped."""
         return ToolOutcome(call, ToolResult(CANCELLED, is_error=True), 0.0)
+
+
+def _printable(result: ToolResult) -> ToolResult:
+    """``result`` with no lone surrogate (from a file name that is not UTF-8) left to break UTF-8 readers."""
+    texts = [result.output, *(v for v in result.data.values() if isinstance(v, str))]
+    if not any(_SURROGATE.search(text) for text in texts):
+        return result
+    data = {k: printable(v) if isinstance(v, str) else v for k, v in result.data.items()}
+    return replace(result, output=printable(result.output), data=data)
 
 
 def _signature(input_schema: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ from chimera.core.tools.files import NotRegularFile, special_kind
 from chimera.core.tools.glob import shown_prefix
 from chimera.core.tools.globbing import glob_matches, glob_regex, names_hidden
 from chimera.core.tools.output import OutputSink
-from chimera.core.tools.paths import display_path, resolve_in_workspace
+from chimera.core.tools.paths import display_path, printable, resolve_in_workspace
 from chimera.core.tools.ripgrep import RipgrepFailed, find_rg, rg_can_run, rg_grep
 from chimera.core.tools.walk import text_blocks, walk_files
 
@@ -109,7 +109,7 @@ class _Hits:
         self.count = 0
 
     def add(self, relative: str, number: object, text: str) -> None:
-        shown = self.single if self.single is not None else self.prefix + relative
+        shown = self.single if self.single is not None else self.prefix + printable(relative)
         self.sink.write(f"{shown}:{number}:{text.rstrip()}\n")
         self.count += 1
 
