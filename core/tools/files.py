@@ -45,21 +45,21 @@ def special_kind(mode: int) -> str | None:
     return next((kind for test, kind in _KINDS if test(mode)), "a special file")
 
 
-def open_regular(path: str | Path) -> BinaryIO:
+def open_regular(path: str | Path, *, listed: bool = False) -> BinaryIO:
     """``path`` opened for binary reading; NotRegularFile when it is not a regular file.
 
     A FIFO, socket or device is never opened: the path is checked first, and
     the open file again (opened with O_NONBLOCK, so that a FIFO swapped in
-    meanwhile cannot block the open either).
+    meanwhile cannot block the open either). ``listed``: a folder listing
+    just said it is a regular file, so only the open file is checked.
     """
-    kind = special_kind(os.stat(path).st_mode)
-    if kind is not None:
+    if not listed and (kind := special_kind(os.stat(path).st_mode)) is not None:
         raise NotRegularFile(kind)
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        kind = special_kind(os.fstat(fd).st_mode)
-        if kind is not None:
-            raise NotRegularFile(kind)
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(special_kind(mode) or "a special file")
         os.set_blocking(fd, True)
         return open(fd, "rb")
     except BaseException:

@@ -222,7 +222,7 @@ def _probe(fh: IO[bytes]) -> tuple[codecs.IncrementalDecoder, str, bool] | None:
 def is_binary(path: str | Path) -> bool:
     """True when the decoded file holds a NUL character anywhere (or it cannot be read)."""
     try:
-        with open_regular(path) as fh:
+        with open_regular(path, listed=True) as fh:
             return _probe(fh) is None
     except OSError:
         return True
@@ -234,7 +234,7 @@ def text_blocks(path: str | Path) -> Iterator[str] | None:
     UTF-8 (a BOM is dropped) or UTF-16 with a BOM; invalid bytes become U+FFFD.
     """
     try:
-        fh = open_regular(path)
+        fh = open_regular(path, listed=True)
     except OSError:
         return None
     try:
