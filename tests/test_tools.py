@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import chimera.core.tools.shell as shell_module
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tools.base import ToolContext, ToolResult
 from chimera.core.tools.bash import Bash
@@ -523,6 +524,18 @@ async def test_bash_returns_promptly_and_kills_a_background_child(ctx: ToolConte
     child = int(result.output)
     assert result.data["seconds"] < 5
     reaper.assert_killed(child)
+
+
+async def test_bash_without_a_supervisor_still_kills_its_group(
+    ctx: ToolContext, reaper: Reaper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no supervisor can run (not Linux), output, exit code and the group kill work as before."""
+    monkeypatch.setattr(shell_module, "_can_supervise", lambda: False)
+    result = await run(Bash(), ctx, command="sleep 300 & echo $!; exit 3")
+    assert (result.data["exit_code"], result.data["seconds"] < 5) == (3, True)
+    child, note = result.output.split("\n")
+    assert note == "[exit code 3]"
+    reaper.assert_killed(int(child))
 
 
 async def test_bash_timeout_kills_the_whole_group(ctx: ToolContext, reaper: Reaper) -> None:

@@ -18,18 +18,16 @@ C: ``posix``, ``_signal`` and ``_ctypes`` do what ``os``, ``signal`` and ``ctype
 here, which would cost 10 ms more a call (``signal`` alone imports enum).
 """
 
-import _ctypes
 import _signal  # type: ignore[import-not-found]  # the C half of `signal`, which has no stub of its own
 import posix as os  # `os` itself costs 1.5 ms to import; `posix` is already loaded
 import select
 import sys
 
 _PR_SET_CHILD_SUBREAPER = 36
-_SIGKILL = 9
 # Ignored here (a stray `kill $PPID` must not end the supervisor), and set back to their
 # defaults in the shell, with the two Python itself ignores (SIGPIPE, SIGXFSZ).
-_IGNORED = (1, 2, 3, 10, 12, 15)  # SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGTERM
-_DEFAULTS = (*_IGNORED, 13, 25)  # and SIGPIPE, SIGXFSZ
+_IGNORED = (_signal.SIGHUP, _signal.SIGINT, _signal.SIGQUIT, _signal.SIGUSR1, _signal.SIGUSR2, _signal.SIGTERM)
+_DEFAULTS = (*_IGNORED, _signal.SIGPIPE, _signal.SIGXFSZ)
 
 
 def main() -> None:
@@ -58,14 +56,17 @@ def main() -> None:
     os.close(out)  # from now on the output pipe closes when the command's last process does
     _report(f"pid {shell}\n")
     status = _wait(shell)
-    if status is None:
-        _kill(-shell)  # the whole group at once; the shell is not reaped yet, so its id is still its own
+    _kill(-shell)  # its group at once (the id is never reused while the group has a member left)
     status = _end_all(shell, status)
     if status is not None:
         _report(f"signal {os.WTERMSIG(status)}\n" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}\n")
 
 
 def _prctl(option: int, value: int) -> None:
+    try:
+        import _ctypes
+    except ImportError:  # a Python built without ctypes: the shell's group is still killed at the end
+        return
     call = getattr(_ctypes, "call_function", None)  # undocumented; ctypes proper if it ever goes
     if call is not None:
         program = _ctypes.dlopen(None)  # type: ignore[arg-type]  # None: this program and its libc
@@ -140,7 +141,7 @@ def _descendants() -> list[int]:
 
 def _kill(pid: int) -> None:
     try:  # noqa: SIM105 - contextlib would cost an import on every call
-        os.kill(pid, _SIGKILL)
+        os.kill(pid, _signal.SIGKILL)
     except OSError:
         pass  # already gone
 
