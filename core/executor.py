@@ -8,7 +8,9 @@ a message naming the flag that allows it). Runs of consecutive read-only
 calls go concurrently (bounded); a call that can change things runs alone,
 after everything before it. One failing call never cancels its siblings, and
 results come back in call order. Secrets (API keys) are masked in every
-result before the model, the events or the disk can see them.
+result before the model, the events or the disk can see them, and any lone
+surrogate (a byte of a file name that is not UTF-8) is shown as ``\\xHH``.
+Blocking work runs on daemon threads (see ``threads.py``).
 """
 
 from __future__ import annotations
