@@ -4,17 +4,18 @@ Calls are checked before they run (known tool, valid JSON, arguments that fit
 the schema); a bad call becomes an error result the model can read. Then the
 permission policy decides: allow, refuse, or ask the person (an event that
 carries a future the UI answers; with nobody to ask, the call is refused with
-a message naming the flag that allows it). Runs of consecutive read-only
-calls go concurrently (bounded); a call that can change things runs alone,
-after everything before it. One failing call never cancels its siblings, and
-results come back in call order. Secrets (API keys) are masked in every
-result before the model, the events or the disk can see them.
+a message naming the flag that allows it). Read-only tools get the policy's
+test of paths a deny rule withholds, so a search never shows those files.
+Runs of consecutive read-only calls go concurrently (bounded); a call that
+can change things runs alone, after everything before it. One failing call
+never cancels its siblings, and results come back in call order. Secrets
+(API keys) are masked in every result before the model, the events or the
+disk can see them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import glob
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -29,7 +30,7 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from chimera.core.permissions import PermissionPolicy, Rule, subject_of
+from chimera.core.permissions import PermissionPolicy
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
 from chimera.core.tools.schema import validate
@@ -199,7 +200,8 @@ class Executor:
         if refusal is not None:
             return refusal
         clock[0] = time.perf_counter()
-        ctx = ToolContext(self.workspace, self.spill_dir, self.max_output, _safe_name(call.id))
+        withheld = self.policy.withheld(self.workspace) if tool.read_only else None
+        ctx = ToolContext(self.workspace, self.spill_dir, self.max_output, _safe_name(call.id), withheld)
         try:
             return await tool.run(call.args, ctx)
         except ChimeraError as err:
@@ -216,21 +218,20 @@ class Executor:
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=decision.reason))
             return ToolResult.error(f"not permitted: {decision.reason}")
         if not self.can_ask:
-            reason = (
-                f"{call.name} needs approval and nobody can answer in a headless run: "
-                f"pass --permission-mode bypass (or accept-edits), or --allow '{call.name}(...)'"
-            )
+            why = f" ({decision.reason})" if decision.reason else ""
+            fix = f"pass {decision.fix}" if decision.fix.startswith("--") else decision.fix
+            reason = f"{call.name} needs approval{why} and nobody can answer in a headless run: {fix}"
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=reason))
             return ToolResult.error(f"not permitted: {reason}")
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        emit(PermissionRequested(call_id=call.id, name=call.name, args=call.args, answer=answer))
+        emit(
+            PermissionRequested(call_id=call.id, name=call.name, args=call.args, answer=answer, reason=decision.reason)
+        )
         verdict = await answer
         emit(PermissionDecided(call_id=call.id, decision=verdict, reason="answered by the person"))
         if verdict == "always":
-            # Not again this session: this exact command, or any edit.
-            exact = glob.escape(subject_of(call.name, call.args, self.workspace))
-            rule = Rule("bash", exact) if call.name == "bash" else Rule(call.name)
-            self.policy = replace(self.policy, allow=(*self.policy.allow, rule))
+            # Not again this session: this exact command, this file inside .git, or any edit.
+            self.policy = self.policy.remembering(call.name, call.args, self.workspace)
         if verdict in {"allow", "always"}:
             return None
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way")

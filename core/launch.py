@@ -22,7 +22,7 @@ from chimera.core.executor import NOT_FINISHED
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
-from chimera.core.permissions import MODES, PermissionPolicy
+from chimera.core.permissions import MODES, PermissionPolicy, Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.session_log import SessionLog
@@ -104,6 +104,12 @@ def _check(options: RunOptions) -> None:
         raise ConfigError(f"--loop {options.loop} is not available in this version yet: use --loop react")
     if options.permission_mode is not None and options.permission_mode not in MODES:
         raise ConfigError(f"--permission-mode {options.permission_mode!r} is unknown: use one of {', '.join(MODES)}")
+    for flag, rules in (("--allow", options.allow), ("--deny", options.deny)):
+        for rule in rules:
+            try:
+                Rule.parse(rule, DEFAULT_TOOLS.names)
+            except ConfigError as err:
+                raise ConfigError(f"{flag}: {err}") from None
     if options.max_turns < 1:
         raise ConfigError(f"--max-turns must be at least 1, not {options.max_turns}")
     if options.workdir is not None and not options.workdir.is_dir():
@@ -140,6 +146,7 @@ def prepare(options: RunOptions) -> Launch:
             options.permission_mode or settings.permission_mode or "ask",
             allow=(*settings.allow, *options.allow),
             deny=(*settings.deny, *options.deny),
+            tools=DEFAULT_TOOLS.names,
         )
         provider = create_provider(options.model)
     config = _config(options)
