@@ -92,6 +92,24 @@ async def test_always_allow_stops_asking_for_the_same_command(api: FakeAnthropic
         assert app.query_one(StatusLine).state == "done"
 
 
+async def test_the_prompt_says_why_a_command_that_hides_what_it_runs_is_asked(
+    api: FakeAnthropic, tmp_path: Path
+) -> None:
+    """An allow rule never covers `eval …`: the prompt shows it is asked for that reason, and the reason is an event."""
+    api.script(
+        message(tool_use("t1", "bash", {"command": "eval touch made-it"}), stop_reason="tool_use"),
+        message(text("Finished.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", allow=("bash(eval *)",)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "make the file")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
+        assert "Asked because eval runs its words as a command, which no allow rule covers." in screen_text(app)
+        await pilot.press("y")
+        await app.run_shown.wait()
+        assert (tmp_path / "made-it").exists()
+
+
 async def test_escape_interrupts_a_running_command(api: FakeAnthropic, tmp_path: Path) -> None:
     """Escape stops the run: the command is killed, marked cancelled, and the run says interrupted."""
     api.script(message(tool_use("t1", "bash", {"command": "sleep 300"}), stop_reason="tool_use"))
