@@ -51,7 +51,8 @@ from chimera.core.tools.paths import resolve_in_workspace
 
 if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's modes, not its parser
     from chimera.core.rule_match import CommandPattern
-    from chimera.core.shell import Command, Line
+    from chimera.core.shell import Line
+    from chimera.core.shell_words import Command
 
 __all__ = ["MODES", "Decision", "PermissionPolicy", "Rule", "subject_of"]
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
-from chimera.core.shell import Command, flag_spellings, parse_words
+from chimera.core.shell import parse_words
+from chimera.core.shell_words import Command, flag_spellings
 
 __all__ = ["CommandPattern", "command_pattern", "path_matches", "rule_word"]
 
