@@ -178,6 +178,16 @@ def _join_continuations(source: bytes) -> bytes:
     return source
 
 
+def _harmless_redirect(operator: str, target: str | None) -> bool:
+    """A redirection that touches no file: one descriptor copied onto another (``2>&1``, ``>&2``),
+    or pointed at ``/dev/null``. An allow rule may cover a command carrying it."""
+    if target is None:
+        return False
+    if operator in {">&", "<&"}:
+        return target.isdigit() or target == "-"
+    return target == "/dev/null" and operator in {">", ">>", "&>", "&>>", "<", ">|"}
+
+
 class _Walker:
     """Collects the invocations and facts of one parsed line."""
 
@@ -255,14 +265,16 @@ class _Walker:
     def redirect(self, node: Node) -> tuple[list[Node], list[Node]]:
         """Note a redirection and its target; return the words the grammar put after the target (arguments
         of the command), and the nodes still to walk."""
-        self.has_redirect = True
         operator = next((text_of(c) for c in node.children if not c.is_named), "")
         words = [c for c in node.named_children if c.type not in {"file_descriptor", "heredoc_start", "heredoc_end"}]
         if node.type == "file_redirect" and words:
             target = read_word(words[0]).value
+            if not _harmless_redirect(operator, target):
+                self.has_redirect = True
             if target is not None and not target.isdigit() and target != "-":
                 (self.writes if operator in _WRITE_OPERATORS else self.reads).append(target)
             return words[1:], words[:1]
+        self.has_redirect = True
         return [], node.named_children
 
     def command(self, node: Node, extra: list[Node]) -> list[Node]:

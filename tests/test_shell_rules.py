@@ -175,7 +175,7 @@ def test_every_spelling_of_an_allowed_command_is_allowed(command: str) -> None:
     assert verdict(STATUS_ALLOWED, command) == "allow", command
 
 
-REDIRECTIONS = ["> f", ">> ../outside", "2>&1", "&> log", "< in", "<<< x", ">| f", "2> /dev/null"]
+REDIRECTIONS = ["> f", ">> ../outside", "&> log", "< in", "<<< x", ">| f", "2> /dev/nullx", ">& log", "2>&1 > f"]
 JOINERS = ["; ", " && ", " || ", " | ", " & ", "\n", " |& "]
 
 
@@ -201,6 +201,12 @@ def test_chains_redirections_and_substitutions_never_get_an_allow(
         form.format(plain),
     ):
         assert verdict(STATUS_ALLOWED, line) == "ask", line
+
+
+@pytest.mark.parametrize("redirect", ["2>&1", ">&2", "2>/dev/null", ">/dev/null", "&>/dev/null", "</dev/null"])
+def test_a_redirection_that_touches_no_file_keeps_an_allow(redirect: str) -> None:
+    """`pytest -q 2>&1` and output sent to /dev/null write no file, so an allow rule still covers them."""
+    assert verdict(STATUS_ALLOWED, f"git status {redirect}") == "allow"
 
 
 @pytest.mark.parametrize(
