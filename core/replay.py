@@ -29,7 +29,7 @@ import os
 import re
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,11 +72,14 @@ _NEVER_RAN = (
 )
 _NOTHING_RUNS = PermissionPolicy("plan", deny=(Rule("*"),))  # plain replay: every result comes from the recording
 
-# A command word that is an absolute path, a home path or a step up (``/x``, ``~/x``, ``../x``), or a
-# variable that holds a folder elsewhere: such a command may act outside the scratch copy.
+# What lets a command act outside the folder it starts in: a word that is an absolute or home path
+# (``/x``, ``~/x``), a step up anywhere in a path (``../x``, ``a/../../x``), a variable that holds a
+# folder elsewhere, or a bare ``cd`` (home). A guard rail read from the text, not a sandbox.
 _OUTSIDE = re.compile(
-    r"""(?:^|[\s"'=;&|(){}<>`,])(?P<path>/[^\s"';&|<>()`]*|~[^\s"';&|<>()`]*|\.\.(?=/|$|[\s"';&|<>()`]))"""
-    r"""|\$\{?(?P<var>HOME|OLDPWD|TMPDIR|XDG_[A-Z_]+)\b|(?:^|[;&|(\n])\s*(?P<cd>cd)\s*(?=$|[;&|)\n])"""
+    r"""(?:^|[\s"'=;&|(){}<>`,])(?P<path>[/~][^\s"';&|<>()`]*)"""
+    r"""|(?:^|[\s"'=;&|(){}<>`,/])(?P<up>\.\.)(?=/|$|[\s"';&|<>()`])"""
+    r"""|\$\{?(?P<var>HOME|OLDPWD|TMPDIR|TMP|TEMP|CHIMERA_HOME|XDG_[A-Z_]+)\b"""
+    r"""|(?:^|[;&|(\n])\s*(?P<cd>cd)\s*(?=$|[;&|)\n])"""
 )
 _HARMLESS = re.compile(r"/dev/(?:null|stdin|stdout|stderr|fd/\d+)")
 
@@ -117,7 +120,7 @@ class ReplayReport:
     error: str = ""
     not_rerun: tuple[str, ...] = ()
     stops_at: str | None = None
-    left_out: tuple[str, ...] = field(default_factory=tuple)
+    left_out: tuple[str, ...] = ()
 
 
 def normalize_output(text: str, workspace: Path) -> str:
@@ -177,9 +180,8 @@ class _Building:
         blocks = content_blocks(node.message["content"])
         calls = [ToolCall.from_block(b) for b in blocks if b["type"] == "tool_use"]
         stop = "tool_use" if calls else "end_turn"
-        continued = following is not None and following.kind == "user"
-        if continued and following is not None and following.message["content"] == CONTINUE_PROMPT:
-            stop = "max_tokens"
+        if following is not None and following.kind == "user" and following.message["content"] == CONTINUE_PROMPT:
+            stop = "max_tokens"  # the loop asked the model to go on
         self.turns.append(RecordedTurn(message=node.message, stop_reason=stop))
         self.calls += calls
         self.last = node.id
@@ -252,10 +254,14 @@ def _path_outside(call: ToolCall, original: Path, scratch: Path) -> str | None:
             if place in command:
                 return place
         for match in _OUTSIDE.finditer(command):
-            named = match.group("path") or match.group("var") or match.group("cd")
-            if match.group("path") and _HARMLESS.fullmatch(named):
-                continue
-            return {"cd": "the home folder (cd)"}.get(named, "$" + named if match.group("var") else named)
+            if match.group("path") and not _HARMLESS.fullmatch(match.group("path")):
+                return match.group("path")
+            if match.group("up"):
+                return ".. (a step up)"
+            if match.group("var"):
+                return "$" + match.group("var")
+            if match.group("cd"):
+                return "the home folder (a bare cd)"
         return None
     for key in ("path", "pattern"):
         value = call.args.get(key)
@@ -294,6 +300,12 @@ def _inside(link: Path, root: Path) -> bool:
         return link.resolve().is_relative_to(root)
     except (OSError, RuntimeError):  # a loop of links
         return False
+
+
+def _check_scratch(scratch: Path, original: Path, repo: ShadowRepo | None) -> None:
+    """ConfigError unless tools can be re-run: a scratch folder that is not the workspace, and its snapshots."""
+    if repo is None or scratch.resolve() == original.resolve():
+        raise ConfigError("re-running the tools needs a scratch folder apart from the workspace, and its snapshots")
 
 
 class _Comparer:
@@ -352,43 +364,29 @@ async def replay_session(
     starts from the snapshot pinned at its prompt (the first needs one: ConfigError
     without). ``original_workspace`` is the path the recording used, masked in comparisons.
     """
+    if rerun_tools:
+        _check_scratch(workspace, original_workspace, repo)
     runs = recorded_runs(tree, node_id)
     if not runs:
         return ReplayReport(False, "empty", 0, 0, error="the session has no messages to replay")
-    if rerun_tools and (repo is None or tree.snapshot_for(runs[0].prompt) is None):
+    if rerun_tools and tree.snapshot_for(runs[0].prompt) is None:
         raise ConfigError(
             "the session has no snapshot of its start, so its tools cannot be re-run: replay it without --rerun-tools"
         )
     config = LoopConfig(max_steps=max(len(run.turns) for run in runs) + 1)  # a run ends on its recording first
-    turns = [turn for run in runs for turn in run.turns]
-    not_rerun: list[str] = []
-    left_out: list[str] = []
     with LocalEnvironment(workspace, spill_dir=spill_dir) as env:
-        core = AgentLoop(ReplayProvider(turns), DEFAULT_TOOLS, env, strategy=ReAct(config), bus=bus)
-        comparer = _Comparer(env.workdir, original_workspace)
-        core.executor.policy = _NOTHING_RUNS
-        finished: RunFinished | None = None
+        core = AgentLoop(
+            ReplayProvider([t for run in runs for t in run.turns]), DEFAULT_TOOLS, env, strategy=ReAct(config), bus=bus
+        )
+        rerun = _Rerun(core, tree, repo, original_workspace) if rerun_tools and repo is not None else None
         for number, run in enumerate(runs, start=1):
             core.executor.recorded = run.results
-            if rerun_tools:
-                assert repo is not None
-                start = tree.snapshots.get(run.prompt) or (tree.snapshot_for(run.prompt) if number == 1 else None)
-                if start is not None:  # the files as the recording found them at this prompt
-                    left_out += await asyncio.to_thread(restore_scratch, repo, start, env.workdir)
-                policy = recorded_policy(run.permissions)
-                held = {}
-                for call in run.calls:
-                    why = why_not_rerun(call, run.results[call.id], policy, core.tools, original_workspace, env.workdir)
-                    if why is not None:
-                        held[call.id] = run.results[call.id]
-                        not_rerun.append(f"call {call.id} ({call.name} {describe_call(call.name, call.args)}): {why}")
-                core.executor.recorded = held
-                core.executor.policy = policy
-                core.executor.observe = comparer
-                comparer.recorded = run.results
+            core.executor.policy = _NOTHING_RUNS
+            if rerun is not None:
+                await rerun.arm(run, first=number == 1)
             provider = ReplayProvider(run.turns, model=f"{model} (replay)", ending=_ending(run))
             core.provider = provider
-            finished = None
+            finished: RunFinished | None = None
             async with contextlib.aclosing(core.run(run.task)) as events:
                 async for event in events:
                     if isinstance(event, RunFinished):
@@ -398,21 +396,43 @@ async def replay_session(
             if run.stops_at is not None and provider.remaining == 0:
                 as_recorded = finished.reason in {RECORDING_ENDED, "stuck"}
             if not as_recorded:
-                return ReplayReport(
-                    False,
-                    finished.reason,
-                    number,
-                    comparer.checked,
-                    error=finished.error,
-                    not_rerun=tuple(not_rerun),
-                    left_out=tuple(left_out),
-                )
-    return ReplayReport(
-        True,
-        "completed",
-        len(runs),
-        comparer.checked,
-        not_rerun=tuple(not_rerun),
-        stops_at=runs[-1].stops_at,
-        left_out=tuple(left_out),
-    )
+                return _report_of(rerun, False, finished.reason, number, error=finished.error)
+    return _report_of(rerun, True, "completed", len(runs), stops_at=runs[-1].stops_at)
+
+
+class _Rerun:
+    """Readies each run for its tools to run again: its files, its permissions, the calls that keep their record."""
+
+    def __init__(self, core: AgentLoop, tree: SessionTree, repo: ShadowRepo, original: Path) -> None:
+        self.core = core
+        self.tree = tree
+        self.repo = repo
+        self.original = original
+        self.comparer = _Comparer(core.env.workdir, original)
+        self.not_rerun: list[str] = []
+        self.left_out: list[str] = []
+
+    async def arm(self, run: RecordedRun, *, first: bool) -> None:
+        tree, scratch = self.tree, self.core.env.workdir
+        start = tree.snapshots.get(run.prompt) or (tree.snapshot_for(run.prompt) if first else None)
+        if start is not None:  # the files as the recording found them at this prompt
+            self.left_out += await asyncio.to_thread(restore_scratch, self.repo, start, scratch)
+        policy = recorded_policy(run.permissions)
+        held = {}
+        for call in run.calls:
+            why = why_not_rerun(call, run.results[call.id], policy, self.core.tools, self.original, scratch)
+            if why is not None:
+                held[call.id] = run.results[call.id]
+                self.not_rerun.append(f"call {call.id} ({call.name} {describe_call(call.name, call.args)}): {why}")
+        executor = self.core.executor
+        executor.recorded = held
+        executor.policy = policy  # no looser than the recording's, and nobody to ask
+        executor.observe = self.comparer
+        self.comparer.recorded = run.results
+
+
+def _report_of(rerun: _Rerun | None, success: bool, reason: str, runs: int, **more: Any) -> ReplayReport:
+    if rerun is None:
+        return ReplayReport(success, reason, runs, 0, **more)
+    checked, not_rerun, left_out = rerun.comparer.checked, tuple(rerun.not_rerun), tuple(rerun.left_out)
+    return ReplayReport(success, reason, runs, checked, not_rerun=not_rerun, left_out=left_out, **more)
