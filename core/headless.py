@@ -193,7 +193,7 @@ async def replay_headless(
             finally:
                 await bus.close()
     for path in report.left_out:
-        err.write(f"chimera: {path} links outside the workspace, so the scratch copy leaves it out\n")
+        err.write(f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out\n")
     for line in report.not_rerun:
         err.write(f"chimera: not re-run, recorded result kept: {line}\n")
     if not report.success:
