@@ -150,16 +150,18 @@ def _on_sigint(loop: asyncio.AbstractEventLoop, action: Callable[[], None]) -> I
 async def replay_headless(
     session_id: str,
     *,
+    node: str | None = None,
     json_lines: bool = False,
     rerun_tools: bool = False,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Replay a recorded session with no model; print it as a run is printed; 0 when it plays through.
+    """Replay one branch of a recorded session with no model; print it as a run is printed; 0 when it plays through.
 
-    With ``rerun_tools`` the tools run again on a scratch copy of the workspace as the
-    session found it, and the first result that differs from the recording stops the
-    replay with a report (exit 1).
+    The branch ends at ``node`` (an id or a checkpoint's name; the leaf when None). With
+    ``rerun_tools`` the tools that ran when recorded run again on a scratch copy of the
+    workspace as each run found it, and the first result that differs from the recording
+    stops the replay with a report (exit 1); calls that may not run again are named.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -167,36 +169,40 @@ async def replay_headless(
     with SessionStore.open(home, session_id, writable=False) as store:
         for warning in store.warnings:
             err.write(f"chimera: session {store.id}: {warning}\n")
-        path = store.tree.path()
-        if not path:
+        node_id = store.require(node) if node is not None else None
+        if not store.tree.path(node_id):
             raise ConfigError(f"session {session_id} has no messages to replay")
-        start = store.tree.snapshot_for(path[0].id)
         with tempfile.TemporaryDirectory(prefix="chimera-replay-") as scratch:
             workspace = Path(scratch) / "workspace"
             workspace.mkdir()
-            if rerun_tools:
-                if start is None:
-                    raise ConfigError(
-                        f"session {session_id} has no snapshot of its start, so its tools cannot be re-run: "
-                        "replay it without --rerun-tools"
-                    )
-                ShadowRepo(store.workdir, store.folder / CHECKPOINTS).export(start, workspace)
             bus = EventBus()
             printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None)
             bus.subscribe(printer, name="printer")
-            report = await replay_session(
-                path,
-                workspace=workspace,
-                original_workspace=store.workdir,
-                spill_dir=Path(scratch) / "output",
-                bus=bus,
-                rerun_tools=rerun_tools,
-                model=str(store.meta.get("model", "replay")),
-            )
-            await bus.close()
-    checked = f", {report.checked} tool results matched" if rerun_tools else ""
-    if report.success:
-        err.write(f"chimera: replay completed: {report.runs} run{'s' if report.runs != 1 else ''}{checked}\n")
-        return 0
-    err.write(f"chimera: replay stopped ({report.reason}): {report.error}\n")
-    return 1
+            try:
+                report = await replay_session(
+                    store.tree,
+                    node_id=node_id,
+                    workspace=workspace,
+                    original_workspace=store.workdir,
+                    spill_dir=Path(scratch) / "output",
+                    bus=bus,
+                    rerun_tools=rerun_tools,
+                    repo=ShadowRepo(store.workdir, store.folder / CHECKPOINTS) if rerun_tools else None,
+                    model=str(store.meta.get("model", "replay")),
+                )
+            finally:
+                await bus.close()
+    for path in report.left_out:
+        err.write(f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out\n")
+    for line in report.not_rerun:
+        err.write(f"chimera: not re-run, recorded result kept: {line}\n")
+    if not report.success:
+        err.write(f"chimera: replay stopped ({report.reason}) in run {report.runs}: {report.error}\n")
+        return 1
+    done = f"{report.runs} run{'s' if report.runs != 1 else ''}"
+    if rerun_tools:
+        done += f", {report.checked} tool results matched, {len(report.not_rerun)} kept as recorded"
+    if report.stops_at is not None:
+        done += f"; it ends at node {report.stops_at}, where the recording of this branch stops before an answer"
+    err.write(f"chimera: replay completed: {done}\n")
+    return 0

@@ -165,6 +165,7 @@ def prepare(options: RunOptions) -> Launch:
         pins = _pins(store, warnings)
         if store.tree.open_calls():
             _close_open_calls(store, pins)
+        store.set_permissions(policy)  # what the runs from here may do: a replay re-runs no more
         agent = Agent(
             provider,
             DEFAULT_TOOLS,

@@ -24,7 +24,7 @@ from typing import Any
 
 from chimera.core.errors import SessionError
 
-__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "content_blocks", "is_reminder"]
+__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "content_blocks", "is_reminder", "message_problem"]
 
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_result", "compaction"})
 REMINDER_OPEN = "<system-reminder>"
@@ -33,6 +33,50 @@ REMINDER_OPEN = "<system-reminder>"
 def content_blocks(content: Any) -> list[dict[str, Any]]:
     """A message's content as a list of blocks (a plain string becomes one text block)."""
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+
+
+_BLOCK_FIELDS = {
+    "text": (("text", str),),
+    "thinking": (("thinking", str),),
+    "tool_use": (("id", str), ("name", str)),
+    "tool_result": (("tool_use_id", str),),
+}
+
+
+def message_problem(kind: str, message: object) -> str | None:
+    """What is wrong with ``message`` as the message of a ``kind`` node read from disk, or None when it is sound.
+
+    Sound: an object with ``role`` (``assistant`` exactly for assistant nodes, else ``user``)
+    and ``content`` (text, or a list of blocks, each an object whose fields the readers use
+    have their types).
+    """
+    if not isinstance(message, dict):
+        return "not a message"
+    role = message.get("role")
+    expected = {"assistant": ("assistant",), "compaction": ("user", "assistant")}.get(kind, ("user",))
+    if role not in expected:
+        return f"a {kind} message with role {role!r}"
+    return _content_problem(message.get("content"), nested=False)
+
+
+def _content_problem(content: object, *, nested: bool) -> str | None:
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return "its content is neither text nor a list of blocks"
+    for block in content:
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return "a content block is not an object with a type"
+        for name, kind_of in _BLOCK_FIELDS.get(block["type"], ()):
+            if not isinstance(block.get(name), kind_of):
+                return f"a {block['type']} block has no {name}"
+        if block["type"] == "tool_result":
+            if nested:
+                return "a tool_result block inside another"
+            problem = _content_problem(block.get("content", ""), nested=True)
+            if problem is not None or not isinstance(block.get("is_error", False), bool):
+                return "a tool_result block's content or is_error has the wrong type"
+    return None
 
 
 def is_reminder(block: dict[str, Any]) -> bool:
@@ -80,9 +124,13 @@ class Node:
                 record = json.loads(self._raw or b"")
             except ValueError as err:
                 raise self._damaged(str(err)) from None
+            except RecursionError:
+                raise self._damaged("nested too deeply") from None
             message = record.get("message") if isinstance(record, dict) else None
-            if not isinstance(message, dict) or "role" not in message:
-                raise self._damaged("not a message")
+            problem = message_problem(self.kind, message)
+            if problem is not None:
+                raise self._damaged(problem)
+            assert isinstance(message, dict)
             self._message, self._raw = message, None
         return self._message
 
@@ -136,6 +184,8 @@ class SessionTree:
     partials: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     found: set[str] = field(default_factory=set)
     """Nodes pinned to the files as found on resume, not as their tool calls left them."""
+    permissions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The permissions (``mode``, ``allow``, ``deny``) in force when each user node was recorded."""
     pending_switch: PendingSwitch | None = None
 
     def add(self, node: Node) -> None:
@@ -163,12 +213,21 @@ class SessionTree:
         return out
 
     def ancestors(self, node_id: str) -> Iterator[Node]:
-        """``node_id`` and its ancestors, nearest first."""
+        """``node_id`` and its ancestors, nearest first.
+
+        Bounded: a chain that names a missing node, or loops, is a :class:`SessionError`
+        (the store never builds one: a node is added only after its parent, ids unique).
+        """
         current: str | None = node_id
-        while current is not None:
-            node = self.nodes[current]
+        for _ in range(len(self.nodes) + 1):
+            if current is None:
+                return
+            node = self.nodes.get(current)
+            if node is None:
+                raise SessionError(f"the session has no node {current}: its record is missing or damaged")
             yield node
             current = node.parent_id
+        raise SessionError(f"the ancestors of node {node_id} form a loop: the session's records are damaged")
 
     def snapshot_for(self, node_id: str) -> str | None:
         """The workspace snapshot that pins ``node_id``: its own, or its nearest ancestor's."""

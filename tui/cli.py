@@ -135,12 +135,19 @@ def build_parser() -> argparse.ArgumentParser:
         commands,
         "replay",
         "play a session back with no model",
-        "Play a session's active path back through the loop, with the recorded tool results, "
-        "or re-running the tools on a scratch copy and stopping at the first divergence.",
+        "Play one branch of a session (its active path, or the path to NODE) back through the loop, run by run, "
+        "with the recorded tool results, or re-running the tools on a scratch copy and stopping at the first "
+        "divergence.",
         _replay,
     )
     replay.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
-    replay.add_argument("--rerun-tools", action="store_true", help="run the tools again and compare their results")
+    replay.add_argument(
+        "--rerun-tools",
+        action="store_true",
+        help="run again the tools that ran when recorded (in a scratch copy, under the recorded permissions) "
+        "and compare their results",
+    )
+    replay.add_argument("--node", metavar="NODE", help="replay the branch that ends at NODE (default: the leaf)")
     export = _session_command(
         commands, "export", "write a session as Markdown", "Write a session's active path as Markdown.", _export
     )
@@ -215,7 +222,9 @@ def _checkpoint(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from chimera.core.headless import replay_headless
 
-    return asyncio.run(replay_headless(args.session, json_lines=args.json, rerun_tools=args.rerun_tools))
+    return asyncio.run(
+        replay_headless(args.session, node=args.node, json_lines=args.json, rerun_tools=args.rerun_tools)
+    )
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -28,12 +28,18 @@ __all__ = ["export_session", "label_checkpoint", "print_sessions", "print_tree",
 
 
 def print_sessions(out: TextIO, *, as_json: bool) -> int:
-    sessions = list_sessions(chimera_home())
+    """List every readable session on ``out``; name each unreadable one in one line on stderr; 0."""
+    problems: list[str] = []
+    sessions = list_sessions(chimera_home(), problems)
+    for problem in problems:
+        sys.stderr.write(f"chimera: {problem}\n")
     if as_json:
         out.write(json.dumps([s.to_dict() for s in sessions], ensure_ascii=False) + "\n")
         return 0
     if not sessions:
-        out.write("No sessions yet: `chimera` or `chimera run TASK` starts one.\n")
+        out.write(
+            "No readable sessions.\n" if problems else "No sessions yet: `chimera` or `chimera run TASK` starts one.\n"
+        )
         return 0
     for info in sessions:
         when = dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
@@ -89,9 +95,13 @@ def _lines(tree: SessionTree) -> list[str]:
     active = {node.id for node in tree.path()} if tree.leaf else set()
     lines: list[str] = []
     stack: list[tuple[str, int]] = [(child, 0) for child in reversed(tree.children.get(None, []))]
+    shown: set[str] = set()
     while stack:
         node_id, depth = stack.pop()
-        node = tree.nodes[node_id]
+        node = tree.nodes.get(node_id)
+        if node is None or node_id in shown:  # never for a tree the store built; a walk that cannot loop
+            continue
+        shown.add(node_id)
         mark = "◆" if node_id == tree.leaf else "●" if node_id in active else "○"
         label = f"  [{tree.labels[node_id]}]" if node_id in tree.labels else ""
         lines.append(f"{'  ' * depth}{mark} {node_id}  {node.kind:<11} {node.summary}{label}")
