@@ -11,13 +11,16 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "node", "id", "parent", "kind", "ts", "message"}``: a message;
 * ``{"t": "partial", "parent", "result"}``: one finished tool result, kept before
   its batch is complete (a crash mid-batch loses no finished result);
-* ``{"t": "snap", "id", "commit", "found"?}``: the workspace snapshot pinned to a node
-  (``found``: taken on resume, not right after the node's tool calls);
-* ``{"t": "switching", "from", "to", "undo"}``: files are about to change for a
-  switch, the present saved as ``undo``;
+* ``{"t": "snap", "id", "commit", "found"?, "wrote"?, "made"?}``: the workspace snapshot
+  pinned to a node (``found``: taken on resume, not right after the node's tool calls;
+  ``wrote``: ``{path: blob}`` for each path Chimera's ``write``/``edit`` wrote in the
+  batch; ``made``: the paths ``write`` created);
+* ``{"t": "switching", "from", "to", "undo", "target"?}``: files are about to change for a
+  switch to snapshot ``target``, the present saved as ``undo``;
 * ``{"t": "leaf", "id", "ts", "from"?, "undo"?}``: the leaf moved (a switch is
-  finished); ``undo`` holds the files as they were at ``from``;
-* ``{"t": "label", "id", "label"}``: a named checkpoint.
+  finished); ``undo`` holds the files as they were at ``from`` (null: before the
+  first message);
+* ``{"t": "label", "id", "label"}``: a named checkpoint (the name moves to this node).
 
 Every record is one complete line written in one call and flushed; the file
 is fsynced at turn boundaries and before anything destructive. A write that
@@ -37,7 +40,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -204,29 +207,46 @@ class SessionStore:
         self._write(record, sync=True)
         _apply(record, self.meta, self.tree)
 
-    def begin_switch(self, to_node: str | None, undo: str) -> None:
-        """Record, durably, that files are about to change for a switch (so a crash midway is seen)."""
-        self._write({"t": "switching", "from": self.tree.leaf, "to": to_node, "undo": undo}, sync=True)
-        self.tree.pending_switch = PendingSwitch(self.tree.leaf, to_node, undo)
+    def begin_switch(self, to_node: str | None, undo: str, target: str) -> None:
+        """Record, durably, that files are about to change for a switch (so a crash midway is seen).
+
+        ``undo`` holds the files as they are now; ``target`` the snapshot about to be written.
+        """
+        record = {"t": "switching", "from": self.tree.leaf, "to": to_node, "undo": undo, "target": target}
+        self._write(record, sync=True)
+        _apply(record, self.meta, self.tree)
 
     def label(self, node_id: str, label: str) -> None:
         node_id = self.require(node_id)
         self._write({"t": "label", "id": node_id, "label": label}, sync=True)
         self.tree.set_label(node_id, label)
 
-    def pin(self, node_id: str, commit: str, *, found: bool = False) -> None:
+    def pin(
+        self,
+        node_id: str,
+        commit: str,
+        *,
+        found: bool = False,
+        wrote: dict[str, str] | None = None,
+        made: Iterable[str] = (),
+    ) -> None:
         """Record that ``commit`` holds the workspace as it was at ``node_id``.
 
         ``found``: the files as found later (on resume after a crash), not as the node's
         tool calls left them, so nothing in them counts as the agent's creation.
+        ``wrote``: the paths Chimera's ``write``/``edit`` wrote in the batch the node answers,
+        each with its blob in ``commit``; ``made``: those that ``write`` created.
         """
         node_id = self.require(node_id)
         record: dict[str, Any] = {"t": "snap", "id": node_id, "commit": commit}
         if found:
             record["found"] = True
-            self.tree.found.add(node_id)
+        if wrote:
+            record["wrote"] = wrote
+        if made := sorted(made):
+            record["made"] = made
         self._write(record)
-        self.tree.snapshots[node_id] = commit
+        _apply(record, self.meta, self.tree)
 
     def set_workdir(self, workdir: Path) -> None:
         """The session's workspace moved: record where it is now."""
@@ -359,20 +379,28 @@ def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> N
     elif kind == "leaf":
         target = record["id"]
         if target is None or target in tree:
-            if record.get("undo") and record.get("from"):
-                tree.undo[str(record["from"])] = str(record["undo"])
+            if record.get("undo") and "from" in record:
+                tree.undo[_point(record["from"])] = str(record["undo"])
             tree.leaf = target
             tree.pending_switch = None
     elif kind == "switching":
-        tree.pending_switch = PendingSwitch(record["from"], record["to"], str(record["undo"]))
-        if record["from"]:
-            tree.undo[str(record["from"])] = str(record["undo"])
+        target = record.get("target")
+        from_node = _point(record["from"])
+        tree.pending_switch = PendingSwitch(
+            from_node, _point(record["to"]), str(record["undo"]), None if target is None else str(target)
+        )
+        tree.undo[from_node] = str(record["undo"])
     elif kind == "label":
         tree.set_label(str(record["id"]), str(record["label"]))
     elif kind == "snap":
-        tree.snapshots[str(record["id"])] = str(record["commit"])
+        node_id = str(record["id"])
+        tree.snapshots[node_id] = str(record["commit"])
         if record.get("found"):
-            tree.found.add(str(record["id"]))
+            tree.found.add(node_id)
+        if wrote := record.get("wrote"):
+            tree.wrote[node_id] = {str(path): str(blob) for path, blob in dict(wrote).items()}
+        if made := record.get("made"):
+            tree.made[node_id] = frozenset(str(path) for path in made)
     elif kind == "partial":
         parent = str(record["parent"])
         if parent in tree and not any(tree.nodes[c].kind == "tool_result" for c in tree.children.get(parent, [])):
@@ -381,6 +409,11 @@ def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> N
         if not isinstance(record.get("created", 0.0), int | float):
             raise TypeError("created must be a number")
         meta.update(record)
+
+
+def _point(node_id: object) -> str | None:
+    """A place in the tree as recorded: a node id, or None (before the first message)."""
+    return None if node_id is None else str(node_id)
 
 
 def list_sessions(home: Path) -> list[SessionInfo]:

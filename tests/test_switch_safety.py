@@ -150,15 +150,24 @@ def test_a_failed_write_leaves_no_glued_record(
         assert [n.message["content"] for n in again.tree.path()] == ["first", "after"]
 
 
-def test_a_switch_cut_short_blocks_resume_until_finished(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
-    """A switch that died half way is detected: resume says how to finish it, and switching finishes it."""
+def test_a_switch_cut_short_blocks_resume_until_undone(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    """A switch that died half way is detected: resume names the command that undoes it, and that command does."""
     session_id = two_runs(api, project)
     target = answer_node(isolated_env, session_id, "Wrote v1.")
     with SessionStore.open(isolated_env, session_id) as store:
-        store.begin_switch(target, store.checkpoints().snapshot())  # ...and the process died here
+        leaf = store.tree.leaf
+        aim = store.tree.snapshot_for(target)
+        assert aim is not None
+        store.begin_switch(target, store.checkpoints().snapshot(), aim)
+    (project / "a.txt").write_text("v1\n")  # the switch got this far...
+    (project / "b.txt").unlink()  # ...and the process died here
     proc = run_chimera("run", "x", "--resume", session_id, env=model_env(api))
-    assert_one_line_error(proc, "middle of a switch", f"chimera switch {session_id} {target} --yes")
-    assert run_chimera("switch", session_id, target, "--yes").returncode == 0
+    assert_one_line_error(proc, "middle of a switch", f"chimera switch {session_id} {leaf} --yes", "undoes the switch")
+    undone = run_chimera("switch", session_id, str(leaf), "--yes")
+    assert undone.returncode == 0, undone.stderr
+    assert "Undone" in undone.stdout
+    assert (project / "a.txt").read_text() == "v2\n"  # as before the switch, which was not finished
+    assert (project / "b.txt").read_text() == "new\n"
     api.script(message(text("Back on track.")))
     assert run_chimera("run", "x", "--resume", session_id, env=model_env(api)).returncode == 0
 
