@@ -17,7 +17,7 @@ import pytest
 from chimera.core.session_store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command, run_chimera
+from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
 from tests.test_switch import answer_node, model_env, project, two_runs
 
 __all__ = ["project"]
@@ -71,12 +71,13 @@ def files_of(folder: Path) -> dict[str, str]:
 
 
 def big_session(api: FakeAnthropic, workdir: Path) -> str:
-    """A workspace of ``FILES`` files; one run whose bash call changes them all and whose write adds new.txt."""
+    """``FILES`` files; run 1 only looks ("Looked."); run 2's bash call changes them all, its write adds new.txt."""
     for i in range(FILES):
         path = workdir / "pkg" / f"m{i % 20:02d}" / f"f{i:05d}.txt"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(f"file {i}, as the person wrote it\n")
     api.script(
+        message(text("Looked.")),
         message(
             tool_use("b1", "bash", {"command": "for f in pkg/*/*.txt; do echo 'changed by the agent' >> \"$f\"; done"}),
             tool_use("w1", "write", {"path": "new.txt", "content": "the agent's new file\n"}),
@@ -85,9 +86,12 @@ def big_session(api: FakeAnthropic, workdir: Path) -> str:
         message(text("Changed them all.")),
     )
     bypass = ("--permission-mode", "bypass")
-    run = run_chimera("run", "change everything", "--json", "--workdir", str(workdir), *bypass, env=model_env(api))
-    assert run.returncode == 0, run.stderr
-    return str(json.loads(run.stdout.splitlines()[0])["session_id"])
+    first = run_chimera("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env(api))
+    assert first.returncode == 0, first.stderr
+    session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
+    second = run_chimera("run", "change everything", "--resume", session_id, *bypass, env=model_env(api))
+    assert second.returncode == 0, second.stderr
+    return session_id
 
 
 def die_mid_restore(after: int, *args: str) -> None:
@@ -107,12 +111,12 @@ def test_a_switch_killed_mid_restore_is_undone_exactly_and_poisons_nothing(
     session_id = big_session(api, workdir)
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         leaf = str(store.tree.leaf)
-        prompt = store.tree.path()[0].id
+        looked = store.tree.path()[1].id  # the first answer: the files as they were before run 2
     (workdir / "pkg" / "m01" / "f00001.txt").write_text("an unsaved edit of the person's\n")
     (workdir / "mine.txt").write_text("the person's own, never snapshotted\n")
     before_switch = files_of(workdir)
 
-    die_mid_restore(700, "switch", session_id, prompt, "--yes")
+    die_mid_restore(700, "switch", session_id, looked, "--yes")
     half = files_of(workdir)
     assert half != before_switch  # the kill did land mid-restore...
     assert any(".chimera-tmp" in path for path in half)  # ...with a file half way into place
@@ -123,6 +127,8 @@ def test_a_switch_killed_mid_restore_is_undone_exactly_and_poisons_nothing(
     assert "puts the files back as they were before that switch" in line
     assert "it does not finish it" in line
     command = shlex.split(line.split("`")[1])
+    refused = run_chimera("checkpoint", session_id, "half-way")  # it would pin the half-restored files
+    assert_one_line_error(refused, "middle of a switch", " ".join(command))
     assert command[:2] == ["chimera", "switch"]
     die_mid_restore(300, *command[1:])  # killed again, while undoing: the undo can simply run again
     undone = subprocess.run([*chimera_command(), *command[1:]], capture_output=True, text=True, timeout=120)
@@ -133,12 +139,12 @@ def test_a_switch_killed_mid_restore_is_undone_exactly_and_poisons_nothing(
         assert store.tree.leaf == leaf
         assert store.tree.pending_switch is None
 
-    there = run_chimera("switch", session_id, prompt, "--yes", timeout=120)
+    there = run_chimera("switch", session_id, looked, "--yes", timeout=120)
     assert there.returncode == 0, there.stderr
-    at_prompt = files_of(workdir)
-    assert len([p for p in at_prompt if p.startswith("pkg/")]) == FILES
-    assert all(not (workdir / p).read_text().endswith("changed by the agent\n") for p in at_prompt)
-    assert "new.txt" not in at_prompt  # the agent's write made it
+    at_looked = files_of(workdir)
+    assert len([p for p in at_looked if p.startswith("pkg/")]) == FILES
+    assert all(not (workdir / p).read_text().endswith("changed by the agent\n") for p in at_looked)
+    assert "new.txt" not in at_looked  # the agent's write made it
     assert (workdir / "mine.txt").exists()  # never the agent's
 
     back = run_chimera("switch", session_id, leaf, "--yes", timeout=120)
