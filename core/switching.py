@@ -44,9 +44,10 @@ class SwitchPlan:
     ``node`` is the leaf afterwards (None: before the first message). ``preview`` is
     None when no snapshot covers that point (the files stay as they are). ``unsaved``
     lists paths changed since the leaf's snapshot: kept in the pre-switch snapshot.
-    ``appeared`` lists paths that appeared while a command ran: they may be the
-    person's, so they are never deleted. ``interrupted``, when set, is the switch that
-    was cut short: this plan undoes it instead of going to ``requested``.
+    ``made`` lists the paths Chimera's ``write`` created (deleted only while they hold
+    what its tools left); ``appeared`` the paths that appeared while a command ran: they
+    may be the person's, so they are never deleted. ``interrupted``, when set, is the
+    switch that was cut short: this plan undoes it instead of going to ``requested``.
     """
 
     requested: str
@@ -57,6 +58,7 @@ class SwitchPlan:
     unsaved: tuple[str, ...]
     known: frozenset[Version]
     note: str = ""
+    made: frozenset[str] = frozenset()
     appeared: frozenset[str] = frozenset()
     interrupted: PendingSwitch | None = None
 
@@ -73,8 +75,8 @@ class Named:
 
 
 def point_name(node: str | None) -> str:
-    """How a point of the tree is named to a person: its id, or "before the first message"."""
-    return "before the first message" if node is None else node
+    """How a point of the tree is named to a person: its id, or "the point before the first message"."""
+    return "the point before the first message" if node is None else node
 
 
 def interrupted_switch(store: SessionStore) -> str:
@@ -128,7 +130,7 @@ def plan_switch(store: SessionStore, repo: ShadowRepo, ref: str) -> SwitchPlan:
     known = frozenset(tree.agent_versions())
     if target is None:
         return SwitchPlan(requested, node, tree.leaf, None, None, (), known, note)
-    made = set().union(*tree.made.values())
+    made = frozenset[str]().union(*tree.made.values())
     appeared = frozenset(path for path, _ in repo.added(tree.agent_steps()) if path not in made)
     unsaved: tuple[str, ...] = ()
     current = _files_at(tree, tree.leaf, tree.leaf) if tree.leaf is not None else None
@@ -136,7 +138,7 @@ def plan_switch(store: SessionStore, repo: ShadowRepo, ref: str) -> SwitchPlan:
         since = repo.changes(current, known=known)
         unsaved = tuple(sorted((*since.changed, *since.keep)))
     preview = repo.changes(target, known=known)
-    return SwitchPlan(requested, node, tree.leaf, target, preview, unsaved, known, note, appeared)
+    return SwitchPlan(requested, node, tree.leaf, target, preview, unsaved, known, note, made, appeared)
 
 
 def _undo_plan(store: SessionStore, repo: ShadowRepo, requested: str, pending: PendingSwitch) -> SwitchPlan:
@@ -148,8 +150,8 @@ def _undo_plan(store: SessionStore, repo: ShadowRepo, requested: str, pending: P
     if pending.target is not None:
         known |= repo.seen([pending.target])
     note = (
-        f"a switch to {point_name(pending.to_node)} was cut short: this undoes it, putting the files back as they "
-        f"were before it, at {point_name(pending.from_node)} (it does not finish it)"
+        f"this puts the files back as they were before it, at {point_name(pending.from_node)} "
+        "(it undoes that switch, it does not finish it)"
     )
     if _landing(store.tree, requested)[0] != pending.from_node:
         note += f"; then `chimera switch {store.id} {requested}` goes where you asked"

@@ -131,7 +131,8 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
             plan = plan_switch(store, repo, ref)
             node = store.tree.nodes[plan.requested]
             if plan.interrupted is not None:
-                out.write(f"Undo the interrupted switch of session {store.id}: {plan.note}.\n")
+                cut = f"Session {store.id}'s switch to {point_name(plan.interrupted.to_node)} was cut short"
+                out.write(f"{cut}: {plan.note}.\n")
             else:
                 out.write(f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})\n")
                 if plan.note:
@@ -182,27 +183,26 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
     if preview is None:
         out.write("  No snapshot pins this point: the files stay as they are.\n")
         return
-    made = {path for path, _ in plan.known}
-    appeared = [p for p in preview.keep if p in plan.appeared and p not in made]
-    changed = [p for p in preview.keep if p in made]
+    gone = (
+        "  (the agent's tools made it)" if plan.interrupted is None else "  (the cut-short switch or the agent made it)"
+    )
+    appeared = [p for p in preview.keep if p in plan.appeared]
+    edited = [p for p in preview.keep if p in plan.made]
+    others = [p for p in preview.keep if p not in plan.appeared and p not in plan.made]
     rows = [
         ("rewrite", preview.rewrite, ""),
         ("create", preview.create, ""),
-        ("delete", preview.delete, "  (the agent's tools made it)"),
+        ("delete", preview.delete, gone),
         ("keep", appeared, "  (appeared while a command ran: may be yours, kept)"),
-        ("keep", changed, "  (the agent's tools made it, but it changed since: kept)"),
-        (
-            "keep",
-            [p for p in preview.keep if p not in appeared and p not in changed],
-            "  (not the agent's: never deleted)",
-        ),
+        ("keep", edited, "  (the agent's tools made it, but it changed since: kept)"),
+        ("keep", others, "  (not the agent's: never deleted)"),
         ("skip", preview.skip, "  (held by something no snapshot holds)"),
     ]
     for verb, paths, note in rows:
         for path in paths:
             out.write(f"  {verb:<8}{path}{note}\n")
     if not preview.changed:
-        out.write("  The files already match.\n")
+        out.write("  No file changes.\n" if preview.keep or preview.skip else "  The files already match.\n")
     if plan.unsaved:
         shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
         out.write(f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}\n")
