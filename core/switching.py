@@ -91,7 +91,7 @@ def _undo_advice(store: SessionStore) -> str:
     pending = store.tree.pending_switch
     assert pending is not None
     roots = store.tree.children.get(None, [])
-    ref = pending.from_node or (roots[0] if roots else pending.to_node)
+    ref = pending.from_node or (roots[0] if roots else pending.to_node) or "NODE"
     return (
         f"`chimera switch {store.id} {ref} --yes` puts the files back as they were before that switch, at "
         f"{point_name(pending.from_node)} (it undoes the switch, it does not finish it)"
