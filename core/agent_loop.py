@@ -317,23 +317,23 @@ class AgentLoop:
                 finished.append(outcome)
             self._append("tool_result", _results(finished), sync=True)
             if changes_files:
-                await asyncio.shield(self._pin())
+                await asyncio.shield(self._pin(_written(finished)))
             raise
         texts, stop = self._after_tools(outcomes)
         self._append("tool_result", _results(outcomes, _reminder_blocks(texts)), sync=True)
         for text in texts:
             self.emit(ReminderInjected(text=text))
         if changes_files:
-            await self._pin()
+            await self._pin(_written(outcomes))
         return stop
 
     def _read_only(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name)
         return tool is not None and tool.read_only
 
-    async def _pin(self) -> None:
+    async def _pin(self, wrote: dict[str, bool] | None = None) -> None:
         if self.pins is not None and self.node_id is not None:
-            commit = await self.pins.pin(self.node_id)
+            commit = await self.pins.pin(self.node_id, wrote)
             if commit is not None:
                 self.emit(CheckpointCreated(snapshot=commit))
 
@@ -440,6 +440,22 @@ def new_id() -> str:
 
 def _results(outcomes: Iterable[ToolOutcome], notes: Iterable[dict[str, Any]] = ()) -> Message:
     return {"role": "user", "content": [o.block() for o in outcomes] + list(notes)}
+
+
+_FILE_WRITERS = frozenset({"write", "edit"})  # Chimera's own tools that say which file they wrote
+
+
+def _written(outcomes: Iterable[ToolOutcome]) -> dict[str, bool]:
+    """The paths Chimera's ``write``/``edit`` wrote in these calls, each True when ``write`` created it.
+
+    A file that appears while any other call runs (``bash``) may be the person's: it is not here.
+    """
+    wrote: dict[str, bool] = {}
+    for outcome in outcomes:
+        path = outcome.result.data.get("path")
+        if outcome.call.name in _FILE_WRITERS and not outcome.result.is_error and isinstance(path, str):
+            wrote[path] = wrote.get(path, False) or outcome.result.data.get("created") is True
+    return wrote
 
 
 def _reminder_blocks(texts: Iterable[str]) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore
 from chimera.core.settings import load_settings
+from chimera.core.switching import interrupted_switch
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.workspace_lock import WorkspaceLock
 from chimera.core.workspace_pins import WorkspacePins
@@ -225,12 +226,8 @@ def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> Sess
 
 
 def _check_resumable(store: SessionStore, workdir: Path | None) -> None:
-    pending = store.tree.pending_switch
-    if pending is not None:
-        raise ConfigError(
-            f"session {store.id} stopped in the middle of a switch, so its files may be half restored: "
-            f"`chimera switch {store.id} {pending.to_node or pending.from_node} --yes` finishes it"
-        )
+    if store.tree.pending_switch is not None:
+        raise ConfigError(interrupted_switch(store))
     if workdir is not None and workdir.resolve() != store.workdir.resolve():
         if store.workdir.is_dir():
             raise ConfigError(

@@ -12,13 +12,16 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "node", "id", "parent", "kind", "ts", "message"}``: a message;
 * ``{"t": "partial", "parent", "result"}``: one finished tool result, kept before
   its batch is complete (a crash mid-batch loses no finished result);
-* ``{"t": "snap", "id", "commit", "found"?}``: the workspace snapshot pinned to a node
-  (``found``: taken on resume, not right after the node's tool calls);
-* ``{"t": "switching", "from", "to", "undo"}``: files are about to change for a
-  switch, the present saved as ``undo``;
+* ``{"t": "snap", "id", "commit", "found"?, "wrote"?, "made"?}``: the workspace snapshot
+  pinned to a node (``found``: taken on resume, not right after the node's tool calls;
+  ``wrote``: ``{path: blob}`` for each path Chimera's ``write``/``edit`` wrote in the
+  batch; ``made``: the paths ``write`` created);
+* ``{"t": "switching", "from", "to", "undo", "target"?}``: files are about to change for a
+  switch to snapshot ``target``, the present saved as ``undo``;
 * ``{"t": "leaf", "id", "ts", "from"?, "undo"?}``: the leaf moved (a switch is
-  finished); ``undo`` holds the files as they were at ``from``;
-* ``{"t": "label", "id", "label"}``: a named checkpoint.
+  finished); ``undo`` holds the files as they were at ``from`` (null: before the
+  first message);
+* ``{"t": "label", "id", "label"}``: a named checkpoint (the name moves to this node).
 
 Every record is one complete line written in one call and flushed; the file
 is fsynced at turn boundaries and before anything destructive. A write that
@@ -43,7 +46,7 @@ import os
 import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -225,29 +228,46 @@ class SessionStore:
         self._write(record, sync=True)
         _apply(record, self.meta, self.tree)
 
-    def begin_switch(self, to_node: str | None, undo: str) -> None:
-        """Record, durably, that files are about to change for a switch (so a crash midway is seen)."""
-        self._write({"t": "switching", "from": self.tree.leaf, "to": to_node, "undo": undo}, sync=True)
-        self.tree.pending_switch = PendingSwitch(self.tree.leaf, to_node, undo)
+    def begin_switch(self, to_node: str | None, undo: str, target: str) -> None:
+        """Record, durably, that files are about to change for a switch (so a crash midway is seen).
+
+        ``undo`` holds the files as they are now; ``target`` the snapshot about to be written.
+        """
+        record = {"t": "switching", "from": self.tree.leaf, "to": to_node, "undo": undo, "target": target}
+        self._write(record, sync=True)
+        _apply(record, self.meta, self.tree)
 
     def label(self, node_id: str, label: str) -> None:
         node_id = self.require(node_id)
         self._write({"t": "label", "id": node_id, "label": label}, sync=True)
         self.tree.set_label(node_id, label)
 
-    def pin(self, node_id: str, commit: str, *, found: bool = False) -> None:
+    def pin(
+        self,
+        node_id: str,
+        commit: str,
+        *,
+        found: bool = False,
+        wrote: dict[str, str] | None = None,
+        made: Iterable[str] = (),
+    ) -> None:
         """Record that ``commit`` holds the workspace as it was at ``node_id``.
 
         ``found``: the files as found later (on resume after a crash), not as the node's
         tool calls left them, so nothing in them counts as the agent's creation.
+        ``wrote``: the paths Chimera's ``write``/``edit`` wrote in the batch the node answers,
+        each with its blob in ``commit``; ``made``: those that ``write`` created.
         """
         node_id = self.require(node_id)
         record: dict[str, Any] = {"t": "snap", "id": node_id, "commit": commit}
         if found:
             record["found"] = True
-            self.tree.found.add(node_id)
+        if wrote:
+            record["wrote"] = wrote
+        if made := sorted(made):
+            record["made"] = made
         self._write(record)
-        self.tree.snapshots[node_id] = commit
+        _apply(record, self.meta, self.tree)
 
     def set_permissions(self, policy: PermissionPolicy) -> None:
         """Record the permissions the runs from now on start with (replay re-runs tools under no looser ones)."""
@@ -444,17 +464,17 @@ def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> N
         _add_node(node, meta, tree)
     elif kind == "leaf":
         target = _optional_ref(record, "id", tree)
-        if record.get("undo") and record.get("from"):
-            tree.undo[_text(record, "from")] = _commit(record, "undo")
+        if record.get("undo") and "from" in record:
+            tree.undo[_optional_ref(record, "from", tree)] = _commit(record, "undo")
         tree.leaf = target
         tree.pending_switch = None
     elif kind == "switching":
         from_node = _optional_ref(record, "from", tree)
         to_node = _optional_ref(record, "to", tree)
         undo = _commit(record, "undo")
-        tree.pending_switch = PendingSwitch(from_node, to_node, undo)
-        if from_node:
-            tree.undo[from_node] = undo
+        target = None if record.get("target") is None else _commit(record, "target")
+        tree.pending_switch = PendingSwitch(from_node, to_node, undo, target)
+        tree.undo[from_node] = undo
     elif kind == "label":
         node_id = _node_ref(record, "id", tree)
         tree.set_label(node_id, _text(record, "label"))
@@ -463,6 +483,18 @@ def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> N
         tree.snapshots[node_id] = _commit(record, "commit")
         if record.get("found"):
             tree.found.add(node_id)
+        wrote = record.get("wrote")
+        if wrote is not None:
+            if not isinstance(wrote, dict) or not all(
+                isinstance(blob, str) and _COMMIT.fullmatch(blob) for blob in wrote.values()
+            ):
+                raise ValueError("its written paths do not map to contents")
+            tree.wrote[node_id] = dict(wrote)
+        made = record.get("made")
+        if made is not None:
+            if not isinstance(made, list) or not all(isinstance(path, str) for path in made):
+                raise ValueError("its created paths are not a list of paths")
+            tree.made[node_id] = frozenset(made)
     elif kind == "partial":
         parent = _node_ref(record, "parent", tree)
         result = record.get("result")

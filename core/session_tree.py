@@ -4,9 +4,10 @@ Nodes are messages (``user``, ``assistant``, ``tool_result``, ``compaction``);
 each has a parent, so every node is a point to branch from. The *leaf* is
 where the conversation stands; the model's context is the path from the root
 to the leaf. Moving the leaf is itself a record, so a reopened session lands
-where the person was. Labels name nodes (named checkpoints); workspace
-snapshots pin the files as they were at a node; *undo* snapshots hold the
-files as they were when the person last switched away from a node.
+where the person was. Labels name nodes (named checkpoints; a name is on one
+node at a time); workspace snapshots pin the files as they were at a node;
+*undo* snapshots hold the files as they were when the person last switched away
+from a node (or from before the first message, the ``None`` point).
 
 A node read from disk keeps its message as the JSON bytes of its record until
 something needs it, so opening a session costs its structure, not the bytes of
@@ -164,11 +165,16 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class PendingSwitch:
-    """A switch that began changing files and has no record of finishing."""
+    """A switch that began changing files and has no record of finishing.
+
+    ``undo`` holds the files as they were before it; ``target`` the snapshot it was
+    writing (None when recorded by a Chimera that did not say).
+    """
 
     from_node: str | None
     to_node: str | None
     undo: str
+    target: str | None = None
 
 
 @dataclass(slots=True)
@@ -180,12 +186,17 @@ class SessionTree:
     leaf: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     snapshots: dict[str, str] = field(default_factory=dict)
-    undo: dict[str, str] = field(default_factory=dict)
+    undo: dict[str | None, str] = field(default_factory=dict)
+    """The files as the person last left each point (None: before the first message)."""
     partials: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     found: set[str] = field(default_factory=set)
     """Nodes pinned to the files as found on resume, not as their tool calls left them."""
     permissions: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The permissions (``mode``, ``allow``, ``deny``) in force when each user node was recorded."""
+    wrote: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per tool-results node: each path Chimera's ``write``/``edit`` wrote in that batch, with the blob it left."""
+    made: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Per tool-results node: the paths Chimera's ``write`` created in that batch (they did not exist before)."""
     pending_switch: PendingSwitch | None = None
 
     def add(self, node: Node) -> None:
@@ -196,7 +207,10 @@ class SessionTree:
             self.partials.pop(node.parent_id, None)
 
     def set_label(self, node_id: str, label: str) -> None:
-        self.labels.pop(node_id, None)  # re-labelling moves it to the end: the latest wins
+        """Name ``node_id`` ``label``: a node has one name, and a name is on one node (it moves here)."""
+        for other in [n for n, name in self.labels.items() if name == label]:
+            del self.labels[other]
+        self.labels.pop(node_id, None)
         self.labels[node_id] = label
 
     def __contains__(self, node_id: object) -> bool:
@@ -240,7 +254,9 @@ class SessionTree:
         """(before, after) snapshot pairs around every batch of tool calls that could change files.
 
         A batch cut short by a crash has no such pair: its files were pinned only on resume,
-        when the person may have made files of their own.
+        when the person may have made files of their own. What appeared in a step is not
+        the agent's for that alone (a command may run while the person works):
+        :meth:`agent_versions` says what is.
         """
         for node in self.nodes.values():
             parent = node.parent_id
@@ -250,6 +266,38 @@ class SessionTree:
                 before = self.snapshots.get(parent)
                 if before is not None:
                     yield before, self.snapshots[node.id]
+
+    def agent_versions(self) -> set[tuple[str, str]]:
+        """The (path, blob) versions that are the agent's own creations, safe for a switch to delete.
+
+        A path counts once Chimera's ``write`` created it (it did not exist before), and
+        only with a content that its ``write``/``edit`` calls left there, in that batch or
+        a later one down the same branch. Files that merely appeared while a command ran,
+        and every file of a session recorded before Chimera noted what its tools wrote,
+        count as nobody's: they are kept.
+        """
+        if not self.made:
+            return set()
+        made_by: dict[str, frozenset[str]] = {}  # per node: paths write created on the way to it
+        versions: set[tuple[str, str]] = set()
+        for node in self.nodes.values():  # parents come before their children
+            made = made_by.get(node.parent_id, frozenset()) if node.parent_id is not None else frozenset()
+            if node.id in self.made:
+                made = made | self.made[node.id]
+            made_by[node.id] = made
+            for path, blob in self.wrote.get(node.id, {}).items():
+                if path in made:
+                    versions.add((path, blob))
+        return versions
+
+    def referenced(self) -> set[str]:
+        """Every snapshot something refers to: pins, undo snapshots, a pending switch's; packing keeps exactly these."""
+        keep = set(self.snapshots.values()) | set(self.undo.values())
+        if self.pending_switch is not None:
+            keep.add(self.pending_switch.undo)
+            if self.pending_switch.target is not None:
+                keep.add(self.pending_switch.target)
+        return keep
 
     def messages(self, node_id: str | None = None) -> list[dict[str, Any]]:
         """The model's context at ``node_id``: the path's messages, neighbouring user turns merged."""
@@ -270,11 +318,10 @@ class SessionTree:
         return self.nodes[self.leaf].tool_calls
 
     def resolve(self, ref: str) -> str | None:
-        """The node ``ref`` names: a node id, or a checkpoint's label (the node it was given to last)."""
+        """The node ``ref`` names: a node id, or a checkpoint's label (on one node at most)."""
         if ref in self.nodes:
             return ref
-        named = [node_id for node_id, label in self.labels.items() if label == ref]
-        return named[-1] if named else None
+        return next((node_id for node_id, label in self.labels.items() if label == ref), None)
 
     def is_branch_point(self, node_id: str | None) -> bool:
         return len(self.children.get(node_id, [])) > 1

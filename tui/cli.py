@@ -131,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     checkpoint.add_argument("label", metavar="NAME", help="the checkpoint's name")
     checkpoint.add_argument("--node", metavar="NODE", help="the node to name (default: the leaf)")
+    checkpoint.add_argument("--move", action="store_true", help="move the name here if another node has it")
     replay = _session_command(
         commands,
         "replay",
@@ -216,7 +217,7 @@ def _switch(args: argparse.Namespace) -> int:
 def _checkpoint(args: argparse.Namespace) -> int:
     from chimera.tui.session_commands import label_checkpoint
 
-    return label_checkpoint(args.session, args.label, args.node, sys.stdout)
+    return label_checkpoint(args.session, args.label, args.node, sys.stdout, move=args.move)
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from chimera.core.home import chimera_home
 from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
-from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, switch
+from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, point_name, switch
 from chimera.core.workspace_lock import WorkspaceLock
 
 __all__ = ["export_session", "label_checkpoint", "print_sessions", "print_tree", "switch_session", "tree_document"]
@@ -140,9 +140,13 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
             repo = store.checkpoints()
             plan = plan_switch(store, repo, ref)
             node = store.tree.nodes[plan.requested]
-            out.write(f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})\n")
-            if plan.note:
-                out.write(f"  Lands {plan.note}.\n")
+            if plan.interrupted is not None:
+                cut = f"Session {store.id}'s switch to {point_name(plan.interrupted.to_node)} was cut short"
+                out.write(f"{cut}: {plan.note}.\n")
+            else:
+                out.write(f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})\n")
+                if plan.note:
+                    out.write(f"  Lands {plan.note}.\n")
             _print_preview(plan, out)
             count = len(plan.preview.changed) if plan.preview is not None else 0
             if count and not yes:
@@ -165,11 +169,23 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
                         changed_paths=changed,
                     )
                 )
-    if before is not None:
-        out.write(f"Switched. Switching back to {plan.leaf} brings the files back as they were.\n")
+    if plan.interrupted is not None:
+        out.write(f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}.\n")
+    elif before is not None:
+        out.write(f"Switched. {_way_back(store.tree, store.id, plan.leaf)} brings the files back as they were.\n")
     else:
         out.write("Switched.\n")
     return 0
+
+
+def _way_back(tree: SessionTree, session_id: str, leaf: str | None) -> str:
+    """How to return to ``leaf``, the point a switch left: a node, or before the first message."""
+    if leaf is not None:
+        return f"Switching back to {leaf}"
+    first = next((n for n in tree.children.get(None, []) if tree.nodes[n].kind == "user"), None)
+    if first is None:
+        return "Switching back to before the first message"
+    return f"Switching back to before the first message (`chimera switch {session_id} {first}`)"
 
 
 def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
@@ -177,33 +193,51 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
     if preview is None:
         out.write("  No snapshot pins this point: the files stay as they are.\n")
         return
+    gone = (
+        "  (the agent's tools made it)" if plan.interrupted is None else "  (the cut-short switch or the agent made it)"
+    )
+    appeared = [p for p in preview.keep if p in plan.appeared]
+    edited = [p for p in preview.keep if p in plan.made]
+    others = [p for p in preview.keep if p not in plan.appeared and p not in plan.made]
     rows = [
         ("rewrite", preview.rewrite, ""),
         ("create", preview.create, ""),
-        ("delete", preview.delete, "  (the agent's tools made it)"),
-        ("keep", preview.keep, "  (not the agent's: never deleted)"),
+        ("delete", preview.delete, gone),
+        ("keep", appeared, "  (appeared while a command ran: may be yours, kept)"),
+        ("keep", edited, "  (the agent's tools made it, but it changed since: kept)"),
+        ("keep", others, "  (not the agent's: never deleted)"),
         ("skip", preview.skip, "  (held by something no snapshot holds)"),
     ]
     for verb, paths, note in rows:
         for path in paths:
             out.write(f"  {verb:<8}{path}{note}\n")
     if not preview.changed:
-        out.write("  The files already match.\n")
+        out.write("  No file changes.\n" if preview.keep or preview.skip else "  The files already match.\n")
     if plan.unsaved:
         shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
         out.write(f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}\n")
 
 
-def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: TextIO) -> int:
-    """Name a node (the leaf by default); at the leaf, pin the workspace as it is now."""
+def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: TextIO, *, move: bool = False) -> int:
+    """Name a node (the leaf by default); at the leaf, pin the workspace as it is now.
+
+    A name already on another node is refused unless ``move``; the line printed says what happened.
+    """
     with SessionStore.open(chimera_home(), session_id) as store:
         _warn(store)
-        node_id, snapshot = name_checkpoint(store, label, node_ref)
-        gone = node_id == store.tree.leaf and not store.workdir.is_dir()
+        named = name_checkpoint(store, label, node_ref, move=move)
+        gone = named.node == store.tree.leaf and not store.workdir.is_dir()
+    snapshot = named.snapshot
     if gone:
         pinned = f"; the workspace {store.workdir} is gone, so it keeps the files last pinned there"
         pinned += f" (snapshot {snapshot[:12]})" if snapshot else " (none)"
     else:
         pinned = f", files pinned as snapshot {snapshot[:12]}" if snapshot else ", no files pinned"
-    out.write(f"Checkpoint {label!r} at {node_id}{pinned}. `chimera switch {session_id} {label}` comes back to it.\n")
+    if named.moved_from is not None:
+        what = f"Moved checkpoint {label!r} from {named.moved_from} to {named.node}"
+    else:
+        what = f"Checkpoint {label!r} at {named.node}"
+    if named.renamed_from is not None:
+        what += f" (it was named {named.renamed_from!r})"
+    out.write(f"{what}{pinned}. `chimera switch {session_id} {label}` comes back to it.\n")
     return 0
