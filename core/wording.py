@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from chimera.core.executor import UNFINISHED_PREFIX
-
 __all__ = ["describe_timing", "plural"]
 
 _NOT_RUN = "Error: not run:"  # what Executor.skipped answers a call the run stopped before
 
 
-def plural(count: int, word: str) -> str:
-    """``count`` and ``word``, with an ``s`` unless the count is one: ``1 turn``, ``2 turns``."""
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``count`` and ``word``, plural unless the count is one: ``1 turn``, ``2 turns``.
+
+    ``many`` is the plural when it is not ``word`` + s (``entry``, ``entries``).
+    """
+    return f"{count} {word}" if count == 1 else f"{count} {many or word + 's'}"
 
 
 def describe_timing(output: str, duration_ms: float) -> str:
@@ -21,6 +22,8 @@ def describe_timing(output: str, duration_ms: float) -> str:
     while it ran, ``cancelled before it ran`` for one stopped before it began, and
     ``not run`` for one the run stopped before (a spent budget).
     """
+    from chimera.core.executor import UNFINISHED_PREFIX  # here: the session commands need plural() alone, and fast
+
     if output.startswith(UNFINISHED_PREFIX):
         return f"cancelled after {duration_ms / 1000:.2f}s" if duration_ms > 0 else "cancelled before it ran"
     if output.startswith(_NOT_RUN):

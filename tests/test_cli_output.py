@@ -119,6 +119,11 @@ def recorded_session(home: Path, workdir: Path, answer: str = "Hello there.") ->
     return "s1"
 
 
+def buffered_env(**extra: str) -> dict[str, str]:
+    """The environment with stdout buffered, as a person's shell has it (PYTHONUNBUFFERED unset)."""
+    return {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}, **extra}
+
+
 def run_with_closed_stdout(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run chimera with stdout a pipe whose reading end is already closed: its first write meets EPIPE."""
     read_end, write_end = os.pipe()
@@ -131,7 +136,7 @@ def run_with_closed_stdout(*args: str, env: dict[str, str] | None = None) -> sub
             stdin=subprocess.DEVNULL,
             text=True,
             timeout=60,
-            env={**os.environ, **(env or {})},
+            env=buffered_env(**(env or {})),
         )
     finally:
         os.close(write_end)
@@ -151,13 +156,14 @@ def assert_ended_quietly(proc: subprocess.CompletedProcess[str]) -> None:
         ["tree", "s1", "--json"],
         ["export", "s1"],
         ["replay", "s1"],
+        ["--help"],
     ],
-    ids=["sessions", "sessions-json", "tree", "tree-json", "export", "replay"],
+    ids=["sessions", "sessions-json", "tree", "tree-json", "export", "replay", "help"],
 )
-def test_a_session_command_whose_reader_is_gone_ends_quietly(
+def test_a_command_whose_reader_is_gone_ends_quietly(
     isolated_env: Path, tmp_path: Path, command: list[str]
 ) -> None:
-    """A session command writing to a closed pipe exits 141 with nothing on stderr: no "Broken pipe", no traceback."""
+    """A command writing to a closed pipe exits 141 with nothing on stderr: no "Broken pipe", no traceback."""
     recorded_session(isolated_env, tmp_path)
     assert_ended_quietly(run_with_closed_stdout(*command))
 
@@ -175,10 +181,21 @@ def test_head_reading_one_line_of_a_long_export_ends_it_quietly(isolated_env: Pa
     """`chimera export ID | head -1` of an export far bigger than a pipe holds: one line shown, chimera exits 141."""
     recorded_session(isolated_env, tmp_path, answer="a long line of the answer\n" * 40_000)
     script = f'{shlex.join(chimera_command())} export s1 | head -1; echo "chimera=${{PIPESTATUS[0]}}" >&2'
-    # Buffered stdout, as a person's shell has it: unbuffered, CPython drops the rest of a partial write unsaid.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    # Buffered stdout: unbuffered, CPython drops the rest of a partial write unsaid, and the exit is 0.
     proc = subprocess.run(
-        ["bash", "-c", script], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env=env
+        ["bash", "-c", script], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, env=buffered_env()
     )
     assert proc.stdout.count("\n") == 1
     assert proc.stderr == "chimera=141\n"
+
+
+def test_counts_of_one_read_in_the_singular(isolated_env: Path, tmp_path: Path) -> None:
+    """A session of one message lists as "1 entry", and its tree says "1 node"."""
+    with SessionStore.create(isolated_env, "s1", workdir=tmp_path, model=MODEL) as store:
+        store.add("user", {"role": "user", "content": "hello"}, sync=True)
+    sessions = run_chimera("sessions")
+    tree = run_chimera("tree", "s1")
+    assert " 1 entry " in sessions.stdout, sessions.stdout
+    assert "(1 node;" in tree.stdout, tree.stdout
+    assert "1 entries" not in sessions.stdout
+    assert "1 nodes" not in tree.stdout

@@ -14,7 +14,7 @@ from chimera.core.loop_config import LoopConfig
 from chimera.core.providers.base import Usage
 from chimera.core.providers.replay import RecordedTurn
 from tests import anthropic_harness
-from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
 from tests.helpers_loop import (
     PidFifo,
     SnapshotReplay,
@@ -133,7 +133,7 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
         yield fake
 
 
-def six_globs(first: int) -> object:
+def six_globs(first: int) -> Reply:
     """One message of six identical glob calls (the same result each)."""
     calls = [tool_use(f"g{i}", "glob", {"pattern": "*.txt"}) for i in range(first, first + 6)]
     return message(*calls, stop_reason="tool_use")

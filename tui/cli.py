@@ -172,16 +172,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     When the reader of stdout goes away (``chimera tree ID | head -1``) the command
     ends quietly with READER_GONE (141), like the shell's own tools.
     """
+    try:
+        try:
+            return _dispatch(argv)
+        finally:
+            sys.stdout.flush()  # here, not at exit, so that a reader gone by now is noticed
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", _workbench)
     try:
-        code = handler(args)
-        sys.stdout.flush()  # here, not at exit, so that a reader gone by now is noticed
-        return code
+        return handler(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return _reader_gone()
+        raise
     except Exception as err:
         return _report(err)
 

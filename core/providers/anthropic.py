@@ -30,7 +30,7 @@ from chimera.core.providers.base import (
     Usage,
 )
 from chimera.core.providers.pricing import cost_of
-from chimera.core.strict_json import SurrogateJoiner, clean_json
+from chimera.core.strict_json import SurrogateJoiner, clean_json, clean_text
 
 if TYPE_CHECKING:
     import anthropic
@@ -144,7 +144,7 @@ class AnthropicProvider:
             async with stream:
                 url = str(stream.response.request.url)
                 content_type = stream.response.headers.get("content-type", "")
-                if not content_type.lower().startswith("text/event-stream"):
+                if content_type and not content_type.lower().startswith("text/event-stream"):
                     raise _not_the_api(url, stream.response.status_code, _describe(content_type))
                 iterator = stream.__aiter__()
                 while True:
@@ -315,7 +315,7 @@ def _parse_tool_input(raw: str, block: dict[str, Any]) -> Any:
         return block.get("input") or {}
     try:
         return clean_json(json.loads(raw))  # NaN, Infinity and 1e400 parse, but become null
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, an integer past Python's digit limit, nested past its depth
         # Kept as text so the executor can tell the model its call was malformed.
         return {"__invalid_json__": raw}
 
@@ -339,6 +339,12 @@ def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
     if kind == "tool_use":
         return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block.get("input", {})}
     return {k: v for k, v in block.items() if v is not None}
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """The server's words for an error, as one clean line of at most ``limit`` characters."""
+    line = " ".join(clean_text(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def _describe(content_type: str) -> str:
@@ -403,14 +409,15 @@ def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) 
     if not isinstance(err, sdk.APIStatusError):
         return ProviderError(f"the model request failed: {err}", kind="server", retryable=False)
     status = err.status_code
-    if not _is_json(err):
+    if status >= 300 and not _is_json(err):  # (a 200 here is an error event in the stream: its body is JSON)
         kind_of_body = _describe(str(err.response.headers.get("content-type", "")))
         if 400 <= status < 500 and status not in _STATUSES_OF_PROXIES:
             # A web page where the API should be (a 404 from a web server, a 405): the URL is wrong.
             return _not_the_api(str(err.response.request.url), status, kind_of_body)
         api_message = kind_of_body  # never a whole page in a one-line error
     else:
-        api_message = getattr(err, "api_message", None) or _body_message(err.body) or " ".join(str(err).split())
+        api_message = getattr(err, "api_message", None) or _body_message(err.body) or str(err)
+    api_message = _one_line(api_message)
     error_type = getattr(err, "type", None) or _body_type(err.body)
     if status == 200:  # an `error` event after the stream began: the SDK never retries these
         return ProviderError(
