@@ -443,6 +443,20 @@ async def test_bad_request_400_fails_at_once_with_the_servers_reason(
     assert len(api.requests) == 1
 
 
+async def test_a_servers_error_text_becomes_one_clean_line(
+    api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
+) -> None:
+    """A 400 whose message spans lines and holds a lone surrogate fails with that message on one clean line."""
+    api.script(status(400, "invalid_request_error", "messages: bad\n  at line 3\r\n\ud800 here" + "x" * 1000))
+    events = await collect(make_core(provider, env), TASK)
+
+    done = finished(events)
+    assert done.error.startswith("the server refused the request (400): messages: bad at line 3 \ufffd herexxx")
+    assert done.error.endswith("x…")
+    assert len(done.error) < 400
+    done.error.encode("utf-8")  # no lone surrogate left
+
+
 async def test_rejected_key_401_fails_pointing_at_the_api_key(
     api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
 ) -> None:
