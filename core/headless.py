@@ -1,10 +1,13 @@
 """Provides ``run_headless`` and ``replay_headless``: runs without the workbench, for scripts and CI.
 
 With ``json_lines`` every event goes to stdout as one JSON object a line;
-otherwise the answer streams to stdout and tool activity to stderr. Returns
-the process exit code: 0 when the run succeeds, 1 when it fails (max turns,
-refusal, interrupted, a model error), 2 when the setup is wrong (a rejected
-key, an unknown model, an unreachable server).
+otherwise the answer goes to stdout (streamed on a terminal, else each message
+once it is complete, so a retried attempt never reaches a file) and tool
+activity to stderr. Returns the process exit code: 0 when the run succeeds, 1
+when it fails (max turns, refusal, interrupted, a model error), 2 when the
+setup is wrong (a rejected key, an unknown model, an unreachable server, a
+server that does not speak the Messages API). A reader that goes away raises
+BrokenPipeError once the run is closed.
 """
 
 from __future__ import annotations
