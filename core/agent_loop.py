@@ -57,7 +57,7 @@ from chimera.core.prompts import system_prompt
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
 from chimera.core.reminders import ReminderState
 from chimera.core.session_tree import REMINDER_OPEN, content_blocks
-from chimera.core.strict_json import clean_json, clean_text
+from chimera.core.strict_json import clean_json
 from chimera.core.tool_group import ToolGroup
 from chimera.core.wording import plural
 
@@ -167,7 +167,7 @@ class AgentLoop:
         """
         if self._out is not None:
             raise RunInProgress("a run of this loop is already going: interrupt it or wait for it to finish")
-        task = clean_text(task)  # e.g. bytes that are not UTF-8 on the command line
+        task = clean_json(task)  # e.g. bytes that are not UTF-8 on the command line (a replay passes blocks)
         self.run_id = new_id()
         self._seq = 0
         self.steps = 0

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from chimera.core.providers.base import ModelRequest
 from chimera.core.session_store import SessionStore
 from tests.anthropic_harness import collect, finished, make_core, only, open_provider, retries, serve_fake, workspace
 from tests.fake_anthropic import Block, FakeAnthropic, message, text, tool_use
-from tests.test_cli import run_chimera
+from tests.test_cli import chimera_command, run_chimera
 
 TASK = "Do the thing."
 EMOJI = "\U0001f600"
@@ -242,3 +244,23 @@ def test_resuming_a_session_saved_with_nan_sends_strict_json(
     assert len(api.requests) == 1
     sent = strict(api.requests[0].raw)["messages"]
     assert [b["input"] for b in sent[1]["content"]] == [{"command": "ls", "timeout": None}, {"pattern": "*", "x": None}]
+
+
+def test_a_task_that_is_not_utf8_on_the_command_line_runs(api: FakeAnthropic, tmp_path: Path) -> None:
+    """Bytes that are not UTF-8 in `chimera run`'s task are U+FFFD in the request, the events and the event log."""
+    api.script(message(text("ok")))
+    env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": "claude-sonnet-4-6"}
+    command = [os.fsencode(part) for part in chimera_command()]
+    proc = subprocess.run(
+        [*command, b"run", b"caf\xe9 \xff", b"--json", b"--workdir", os.fsencode(tmp_path)],
+        capture_output=True,
+        env={k.encode(): v.encode() for k, v in env.items()},
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert (proc.returncode, proc.stderr) == (0, b"")
+    assert strict(api.requests[0].raw)["messages"] == [{"role": "user", "content": "caf\ufffd \ufffd"}]
+    started = strict(proc.stdout.splitlines()[0])
+    assert started["task"] == "caf\ufffd \ufffd"
+    [log] = Path(os.environ["CHIMERA_HOME"]).glob("sessions/*/events.jsonl")
+    assert strict(log.read_bytes().splitlines()[0])["task"] == "caf\ufffd \ufffd"
