@@ -56,14 +56,12 @@ class _Printer:
     replaced (in JSON, escaped), never taken for a closed reader.
     """
 
-    def __init__(
-        self, out: TextIO, err: TextIO, *, json_lines: bool, on_gone: Callable[[], None], live: bool | None = None
-    ) -> None:
+    def __init__(self, out: TextIO, err: TextIO, *, json_lines: bool, on_gone: Callable[[], None]) -> None:
         self.out = out
         self.err = err
         self.json_lines = json_lines
         self.on_gone = on_gone
-        self.live = _is_terminal(out) if live is None else live
+        self.live = _is_terminal(out)
         self.gone = False
         self._attempt: list[str] = []  # this attempt's text: held back, or (live) already shown
 
@@ -104,7 +102,8 @@ class _Printer:
                 mark = "✗" if is_error else "✓"
                 timing = describe_timing(output, ms)
                 if timing[0].isdigit():  # it ran to its end: how much it said, and how long it took
-                    timing = f"{plural(output.count(chr(10)) + 1, 'line')} in {timing}"
+                    lines = plural(output.count("\n") + 1, "line")
+                    timing = f"{lines} in {timing}"
                 self.err.write(f"  {mark} {timing}\n")
             case PermissionDecided(decision="deny", reason=reason):
                 _write(self.err, f"  ⊘ {reason}\n")

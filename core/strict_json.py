@@ -22,9 +22,8 @@ import math
 import re
 from typing import Any, TypeVar
 
-__all__ = ["REPLACEMENT", "SurrogateJoiner", "clean_json", "clean_text"]
+__all__ = ["SurrogateJoiner", "clean_json", "clean_text"]
 
-REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _T = TypeVar("_T")
 
