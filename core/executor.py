@@ -31,6 +31,7 @@ from chimera.core.events import (
     ToolCallStarted,
 )
 from chimera.core.permissions import PermissionPolicy
+from chimera.core.strict_json import clean_json, clean_text
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
 from chimera.core.tools.schema import validate
@@ -131,6 +132,7 @@ class Executor:
         self.recorded: Mapping[str, ToolResult] = {}
         self.observe: Callable[[ToolCall, ToolResult], None] | None = None
         self._on_done: Callable[[ToolOutcome], object] | None = None
+        self._clocks: dict[str, list[float]] = {}  # when each running call started (or was let run)
 
     async def run(
         self,
@@ -169,13 +171,16 @@ class Executor:
     async def _run_one(self, call: ToolCall, emit: Emit, done: dict[str, ToolOutcome]) -> None:
         emit(ToolCallStarted(call_id=call.id, name=call.name, args=call.args))
         clock = [time.perf_counter()]  # restarted once permission is given: waiting for a person is not run time
+        self._clocks[call.id] = clock
         recorded = self.recorded.get(call.id)
         if recorded is not None:
             result = recorded
         else:
-            result = self._mask(await self._execute(call, emit, clock))
+            # A cancelled call keeps its clock: cancelled() reads how long it ran.
+            result = _strict(self._mask(await self._execute(call, emit, clock)))
             if self.observe is not None:
                 self.observe(call, result)
+        self._clocks.pop(call.id, None)
         outcome = ToolOutcome(call, result, round((time.perf_counter() - clock[0]) * 1000, 3))
         done[call.id] = outcome
         if self._on_done is not None:
@@ -251,8 +256,18 @@ class Executor:
         return ToolOutcome(call, ToolResult.error(f"not run: {why}"), 0.0)
 
     def cancelled(self, call: ToolCall) -> ToolOutcome:
-        """The outcome of a call that was still open when the run stopped."""
-        return ToolOutcome(call, ToolResult(CANCELLED, is_error=True), 0.0)
+        """The outcome of a call still open when the run stopped, with the time it ran (0 if it never began)."""
+        clock = self._clocks.pop(call.id, None)
+        elapsed = round((time.perf_counter() - clock[0]) * 1000, 3) if clock is not None else 0.0
+        return ToolOutcome(call, ToolResult(CANCELLED, is_error=True), elapsed)
+
+
+def _strict(result: ToolResult) -> ToolResult:
+    """``result`` as strict JSON can carry it: a file name that is not UTF-8 holds lone surrogates."""
+    output, data = clean_text(result.output), clean_json(result.data)
+    if output is result.output and data is result.data:
+        return result
+    return replace(result, output=output, data=data)
 
 
 def _signature(input_schema: dict[str, Any]) -> str:

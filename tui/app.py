@@ -111,14 +111,12 @@ class ChimeraApp(App[int]):
                     status.turn = 0
                 case TurnStarted(turn=turn):
                     status.turn = turn
-                case UsageReported(input_tokens=tokens_in, output_tokens=tokens_out, total_cost=total):
-                    status.input_tokens += tokens_in
-                    status.output_tokens += tokens_out
-                    status.cost = total
+                case UsageReported():
+                    status.add_usage(event)
                 case PermissionRequested(call_id=call_id, name=name, args=args, answer=answer, reason=reason):
                     self._ask(call_id, name, args, answer, reason)
-                case RunFinished(success=success):
-                    status.state = "done" if success else "failed"
+                case RunFinished(success=success, reason=reason):
+                    status.state = "done" if success else "interrupted" if reason == "interrupted" else "failed"
                     self.run_shown.set()
                 case _:
                     pass

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -170,16 +171,47 @@ def _session_command(
     return parser
 
 
+READER_GONE = 128 + 13  # what a shell reports for a command ended by SIGPIPE, as `seq 9999 | head -1` is
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``chimera`` command; return its exit code."""
+    """Run the ``chimera`` command; return its exit code.
+
+    When the reader of stdout goes away (``chimera tree ID | head -1``) the command
+    ends quietly with READER_GONE (141), like the shell's own tools.
+    """
+    try:
+        try:
+            return _dispatch(argv)
+        finally:
+            sys.stdout.flush()  # here, not at exit, so that a reader gone by now is noticed
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", _workbench)
     try:
         return handler(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as err:
         return _report(err)
+
+
+def _reader_gone() -> int:
+    """Point stdout at /dev/null, so nothing left in its buffer fails again at exit; return READER_GONE."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file descriptor (a test's stream)
+        pass
+    finally:
+        os.close(devnull)
+    return READER_GONE
 
 
 def _report(err: Exception) -> int:

@@ -22,6 +22,7 @@ from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
 from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, point_name, switch
+from chimera.core.wording import plural
 from chimera.core.workspace_lock import WorkspaceLock
 
 __all__ = ["export_session", "label_checkpoint", "print_sessions", "print_tree", "switch_session", "tree_document"]
@@ -43,7 +44,8 @@ def print_sessions(out: TextIO, *, as_json: bool) -> int:
         return 0
     for info in sessions:
         when = dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
-        out.write(f"{info.id}  {when}  {info.entries:>5} entries  {info.title}\n            {info.workdir}\n")
+        entries = plural(info.entries, "entry", "entries").rjust(len("99999 entries"))
+        out.write(f"{info.id}  {when}  {entries}  {info.title}\n            {info.workdir}\n")
     return 0
 
 
@@ -84,7 +86,7 @@ def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
         if as_json:
             out.write(json.dumps(tree_document(store), ensure_ascii=False) + "\n")
             return 0
-        out.write(f"session {store.id}  ({len(store.tree)} nodes; ● marks the active path, ◆ the leaf)\n")
+        out.write(f"session {store.id}  ({plural(len(store.tree), 'node')}; ● marks the active path, ◆ the leaf)\n")
         for line in _lines(store.tree):
             out.write(line + "\n")
     return 0
