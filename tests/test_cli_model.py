@@ -10,7 +10,7 @@ import pytest
 
 from chimera.core.session_store import SessionStore
 from tests.anthropic_harness import serve_fake
-from tests.fake_anthropic import FakeAnthropic, message, status, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, page, status, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera
 
 SECRET = "sk-ant-test-0123456789-do-not-leak"
@@ -114,6 +114,14 @@ def test_unknown_model_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path
     api.script(status(404, "not_found_error", "model: claude-nope"))
     proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--model", "claude-nope", env=model_env(api))
     assert_one_line_error(proc, "claude-nope", "--model")
+
+
+def test_a_web_page_where_the_api_should_be_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path) -> None:
+    """A 200 HTML page at ANTHROPIC_BASE_URL ends at once, not retried: one line naming the URL and the fix, exit 2."""
+    api.fallback = page("<!doctype html>\n<html><body>Welcome to nginx!</body></html>\n")
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    assert_one_line_error(proc, f"{api.url}/v1/messages answered with an HTML page", "ANTHROPIC_BASE_URL")
+    assert len(api.requests) == 1
 
 
 def test_bad_request_fails_the_run_with_exit_1(api: FakeAnthropic, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -37,12 +38,15 @@ class ToolContext:
         spill_dir: where full outputs over the cap are saved (readable by ``read``).
         max_output: the cap, in characters, on output the model sees.
         call_id: the id of the call, for naming saved output.
+        withheld: whether a deny rule keeps a file (workspace-relative posix path) from the model;
+            searches leave such files out.
     """
 
     workspace: Path
     spill_dir: Path
     max_output: int = DEFAULT_MAX_OUTPUT
     call_id: str = "call"
+    withheld: Callable[[str], bool] | None = None
 
 
 @runtime_checkable

@@ -69,9 +69,12 @@ class _Listing:
         self.pattern = pattern
         self.prefix = prefix
         self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")
+        self.withheld = ctx.withheld
         self.count = 0
 
     def add(self, relative: str) -> None:
+        if self.withheld is not None and self.withheld(self.prefix + relative):
+            return
         if glob_matches(relative, self.pattern):
             self.count += 1
             self.sink.write(f"{self.prefix}{printable(relative)}\n")

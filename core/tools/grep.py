@@ -106,9 +106,13 @@ class _Hits:
         self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt")
         self.single = display_path(ctx.workspace, base) if base.is_file() else None
         self.prefix = shown_prefix(ctx.workspace, base)
+        self.withheld = ctx.withheld
         self.count = 0
 
     def add(self, relative: str, number: object, text: str) -> None:
+        path = self.single if self.single is not None else self.prefix + relative
+        if self.withheld is not None and self.withheld(path):
+            return
         shown = self.single if self.single is not None else self.prefix + printable(relative)
         self.sink.write(f"{shown}:{number}:{text.rstrip()}\n")
         self.count += 1
