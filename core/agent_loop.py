@@ -63,7 +63,9 @@ from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provid
 from chimera.core.redact import Redactor
 from chimera.core.reminders import ReminderState
 from chimera.core.session_tree import REMINDER_OPEN, content_blocks
+from chimera.core.strict_json import clean_json
 from chimera.core.tool_group import ToolGroup
+from chimera.core.wording import plural
 
 __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress"]
 
@@ -116,7 +118,8 @@ class AgentLoop:
         self.bus = bus
         self.tools = tools.without("think") if provider.native_thinking else tools
         self.session_id = session_id or new_id()
-        self.messages: list[Message] = list(messages or [])
+        # A session saved before its values were cleaned may hold what strict JSON cannot carry.
+        self.messages: list[Message] = [clean_json(m) for m in messages or []]
         self.recorder = recorder
         self.node_id = node_id
         self.pins = pins
@@ -138,7 +141,7 @@ class AgentLoop:
         self.tokens = 0
         self._reached_model = False
         self._reminders = ReminderState()
-        self._stuck = StuckDetector()
+        self._stuck = StuckDetector(self.config.stuck_after)
         self._interrupt_pending = False
         self._started = 0.0
         self._seq = 0
@@ -176,6 +179,7 @@ class AgentLoop:
         """
         if self._out is not None:
             raise RunInProgress("a run of this loop is already going: interrupt it or wait for it to finish")
+        task = clean_json(task)  # e.g. bytes that are not UTF-8 on the command line (a replay passes blocks)
         self.run_id = new_id()
         self._seq = 0
         self.steps = 0
@@ -268,13 +272,9 @@ class AgentLoop:
         cut: list[str] = []  # the text of responses cut by max_tokens, which the next one continues
         while True:
             if self.steps >= self.config.max_steps:
-                raise Stop(
-                    Outcome(
-                        False,
-                        "max_turns",
-                        error=f"stopped after {self.steps} turns (the limit): raise --max-turns to let it go on",
-                    )
-                )
+                turns = plural(self.steps, "turn")
+                error = f"stopped after {turns} (the limit): raise --max-turns to let it go on"
+                raise Stop(Outcome(False, "max_turns", error=error))
             self.steps += 1
             self.emit(TurnStarted(turn=self.steps))
             done = await self.query()
@@ -331,34 +331,35 @@ class AgentLoop:
                 finished.append(outcome)
             self._append("tool_result", _results(finished), sync=True)
             if changes_files:
-                await asyncio.shield(self._pin())
+                await asyncio.shield(self._pin(_written(finished)))
             raise
         texts, stop = self._after_tools(outcomes)
         self._append("tool_result", _results(outcomes, _reminder_blocks(texts)), sync=True)
         for text in texts:
             self.emit(ReminderInjected(text=text))
         if changes_files:
-            await self._pin()
+            await self._pin(_written(outcomes))
         return stop
 
     def _read_only(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name)
         return tool is not None and tool.read_only
 
-    async def _pin(self) -> None:
+    async def _pin(self, wrote: dict[str, bool] | None = None) -> None:
         if self.pins is not None and self.node_id is not None:
-            commit = await self.pins.pin(self.node_id)
+            commit = await self.pins.pin(self.node_id, wrote)
             if commit is not None:
                 self.emit(CheckpointCreated(snapshot=commit))
 
     def _after_tools(self, outcomes: list[ToolOutcome]) -> tuple[list[str], Outcome | None]:
         """Reminders due after these results, and the outcome that stops a stuck run."""
         texts = [r.text for r in self._reminders.due(outcomes)]
-        repeats = self._stuck.observe(outcomes)
-        if repeats > self.config.stuck_after:
-            error = f"the same call gave the same result {repeats} times in a row; the run was stopped"
+        verdict = self._stuck.observe(outcomes)
+        repeats = self._stuck.repeats
+        if verdict == "stop":
+            error = f"the same call gave the same result {repeats} times in a row, even after a reminder"
             return [], Outcome(False, "stuck", error=error)
-        if repeats == self.config.stuck_after:
+        if verdict == "remind":
             texts.append(STUCK_REMINDER.format(repeats=repeats))
         return texts, None
 
@@ -372,9 +373,10 @@ class AgentLoop:
 
         In the context a user message that follows a user message is merged into it
         (the API wants turns to alternate); the session keeps them as two nodes.
-        ``sync`` makes the session durable up to here (a turn boundary).
+        ``sync`` makes the session durable up to here (a turn boundary). Whatever the message
+        holds, the context and the session get it as strict JSON (``strict_json.clean_json``).
         """
-        message = self.redactor.mask_value(message)
+        message = self.redactor.mask_value(clean_json(message))
         if self.recorder is not None:  # first on disk: if saving fails, memory does not run ahead of it
             self.node_id = self.recorder.record(kind, message, sync=sync)
         last = self.messages[-1] if self.messages else None
@@ -450,7 +452,9 @@ class AgentLoop:
             else:
                 self._emit_delta(ThinkingDelta, thinking.flush())
                 self._emit_delta(TextDelta, text.flush())
-                return chunk
+                # Whatever the provider (a recording from before values were cleaned), strict JSON from here on.
+                message = clean_json(chunk.message)
+                return chunk if message is chunk.message else dataclasses.replace(chunk, message=message)
         raise ProviderError("the model stream ended without a message", kind="incomplete", retryable=True)
 
     def _emit_delta(self, kind: type[TextDelta] | type[ThinkingDelta], text: str) -> None:
@@ -465,6 +469,22 @@ def new_id() -> str:
 
 def _results(outcomes: Iterable[ToolOutcome], notes: Iterable[dict[str, Any]] = ()) -> Message:
     return {"role": "user", "content": [o.block() for o in outcomes] + list(notes)}
+
+
+_FILE_WRITERS = frozenset({"write", "edit"})  # Chimera's own tools that say which file they wrote
+
+
+def _written(outcomes: Iterable[ToolOutcome]) -> dict[str, bool]:
+    """The paths Chimera's ``write``/``edit`` wrote in these calls, each True when ``write`` created it.
+
+    A file that appears while any other call runs (``bash``) may be the person's: it is not here.
+    """
+    wrote: dict[str, bool] = {}
+    for outcome in outcomes:
+        path = outcome.result.data.get("path")
+        if outcome.call.name in _FILE_WRITERS and not outcome.result.is_error and isinstance(path, str):
+            wrote[path] = wrote.get(path, False) or outcome.result.data.get("created") is True
+    return wrote
 
 
 def _reminder_blocks(texts: Iterable[str]) -> list[dict[str, Any]]:

@@ -6,8 +6,8 @@ one line. Command-line front ends print ``str(error)`` and nothing else.
 
 from __future__ import annotations
 
-CONFIG_KINDS = frozenset({"auth", "not_found", "permission", "unreachable"})
-"""Provider failures whose fix is in the setup (key, model, URL), not in waiting."""
+CONFIG_KINDS = frozenset({"auth", "not_found", "permission", "unreachable", "protocol"})
+"""Provider failures whose fix is in the setup (key, model, URL, a server that speaks the API), not in waiting."""
 
 
 class ChimeraError(Exception):
@@ -23,7 +23,9 @@ class ProviderError(ChimeraError):
 
     ``kind`` names the cause in one word (``rate_limit``, ``overloaded``,
     ``stream_error``, ``incomplete``, ``stalled``, ``connection``, ``server``,
-    ``bad_request``, ``auth``, ``not_found``, ``permission``, ``unreachable``);
+    ``bad_request``, ``auth``, ``not_found``, ``permission``, ``unreachable``,
+    ``protocol`` (the server does not speak the Messages API), ``encoding`` (the
+    request could not be encoded: a bug or bad data, never retried));
     ``retryable`` says whether trying again may help, and ``retry_after`` is
     the server's hint in seconds when it gave one.
     """

@@ -229,6 +229,7 @@ class PermissionRequested(StepEvent):
     name: str
     args: dict[str, Any]
     answer: Any = _transient()  # noqa: RUF009 - a field() spec, made by a helper
+    reason: str = ""  # why it is asked when that is not plain (a command that hides what it runs, .git)
 
 
 @register

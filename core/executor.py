@@ -4,18 +4,21 @@ Calls are checked before they run (known tool, valid JSON, arguments that fit
 the schema); a bad call becomes an error result the model can read. Then the
 permission policy decides: allow, refuse, or ask the person (an event that
 carries a future the UI answers; with nobody to ask, the call is refused with
-a message naming the flag that allows it). Runs of consecutive read-only
-calls go concurrently (bounded); a call that can change things runs alone,
-after everything before it. One failing call never cancels its siblings, and
-results come back in call order. Secrets (API keys) are masked in every
-result (and in saved full output, as it is written) before the model, the
-events or the disk can see them.
+a message naming the flag that allows it). Read-only tools get the policy's
+test of paths a deny rule withholds, so a search never shows those files.
+Runs of consecutive read-only calls go concurrently (bounded); a call that
+can change things runs alone, after everything before it. One failing call
+never cancels its siblings, and results come back in call order. Secrets
+(API keys) are masked in every result (and in saved full output, as it is
+written) before the model, the events or the disk can see them; a lone surrogate (a byte of a file name that is not
+UTF-8) is shown as ``\\xHH``. Blocking work runs on daemon threads (see
+``threads.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import glob
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -30,10 +33,13 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from chimera.core.permissions import PermissionPolicy, Rule, subject_of
+from chimera.core.permissions import PermissionPolicy
 from chimera.core.redact import Redactor
+from chimera.core.strict_json import clean_json, clean_text
+from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
+from chimera.core.tools.paths import printable
 from chimera.core.tools.schema import validate
 
 __all__ = ["CANCELLED", "NOT_FINISHED", "UNFINISHED_PREFIX", "Executor", "ToolCall", "ToolOutcome"]
@@ -45,6 +51,7 @@ NOT_FINISHED = (
     "check the workspace before relying on it."
 )
 UNFINISHED_PREFIX = "Cancelled:"  # every result of a call that never ran to its end starts so
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +138,7 @@ class Executor:
         self.recorded: Mapping[str, ToolResult] = {}
         self.observe: Callable[[ToolCall, ToolResult], None] | None = None
         self._on_done: Callable[[ToolOutcome], object] | None = None
+        self._clocks: dict[str, list[float]] = {}  # when each running call started (or was let run)
 
     async def run(
         self,
@@ -145,6 +153,7 @@ class Executor:
         Each outcome is also put in ``done`` (and given to ``on_done``) as soon as it
         exists, so a caller whose run is interrupted knows which calls finished.
         """
+        use_daemon_threads(asyncio.get_running_loop())  # a tool stuck in a thread must not keep the process alive
         finished = done if done is not None else {}
         self._on_done = on_done
         batch: list[ToolCall] = []
@@ -169,13 +178,16 @@ class Executor:
     async def _run_one(self, call: ToolCall, emit: Emit, done: dict[str, ToolOutcome]) -> None:
         emit(ToolCallStarted(call_id=call.id, name=call.name, args=call.args))
         clock = [time.perf_counter()]  # restarted once permission is given: waiting for a person is not run time
+        self._clocks[call.id] = clock
         recorded = self.recorded.get(call.id)
         if recorded is not None:
             result = recorded
         else:
-            result = self._mask(await self._execute(call, emit, clock))
+            # A cancelled call keeps its clock: cancelled() reads how long it ran.
+            result = _strict(_printable(self._mask(await self._execute(call, emit, clock))))
             if self.observe is not None:
                 self.observe(call, result)
+        self._clocks.pop(call.id, None)
         outcome = ToolOutcome(call, result, round((time.perf_counter() - clock[0]) * 1000, 3))
         done[call.id] = outcome
         if self._on_done is not None:
@@ -200,7 +212,15 @@ class Executor:
         if refusal is not None:
             return refusal
         clock[0] = time.perf_counter()
-        ctx = ToolContext(self.workspace, self.spill_dir, self.max_output, _safe_name(call.id), self.redactor)
+        withheld = self.policy.withheld(self.workspace) if tool.read_only else None
+        ctx = ToolContext(
+            self.workspace,
+            self.spill_dir,
+            self.max_output,
+            _safe_name(call.id),
+            withheld=withheld,
+            redactor=self.redactor,
+        )
         try:
             return await tool.run(call.args, ctx)
         except ChimeraError as err:
@@ -217,21 +237,20 @@ class Executor:
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=decision.reason))
             return ToolResult.error(f"not permitted: {decision.reason}")
         if not self.can_ask:
-            reason = (
-                f"{call.name} needs approval and nobody can answer in a headless run: "
-                f"pass --permission-mode bypass (or accept-edits), or --allow '{call.name}(...)'"
-            )
+            why = f" ({decision.reason})" if decision.reason else ""
+            fix = f"pass {decision.fix}" if decision.fix.startswith("--") else decision.fix
+            reason = f"{call.name} needs approval{why} and nobody can answer in a headless run: {fix}"
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=reason))
             return ToolResult.error(f"not permitted: {reason}")
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        emit(PermissionRequested(call_id=call.id, name=call.name, args=call.args, answer=answer))
+        emit(
+            PermissionRequested(call_id=call.id, name=call.name, args=call.args, answer=answer, reason=decision.reason)
+        )
         verdict = await answer
         emit(PermissionDecided(call_id=call.id, decision=verdict, reason="answered by the person"))
         if verdict == "always":
-            # Not again this session: this exact command, or any edit.
-            exact = glob.escape(subject_of(call.name, call.args, self.workspace))
-            rule = Rule("bash", exact) if call.name == "bash" else Rule(call.name)
-            self.policy = replace(self.policy, allow=(*self.policy.allow, rule))
+            # Not again this session: this exact command, this file inside .git, or any edit.
+            self.policy = self.policy.remembering(call.name, call.args, self.workspace)
         if verdict in {"allow", "always"}:
             return None
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way")
@@ -244,8 +263,27 @@ class Executor:
         return ToolOutcome(call, ToolResult.error(f"not run: {why}"), 0.0)
 
     def cancelled(self, call: ToolCall) -> ToolOutcome:
-        """The outcome of a call that was still open when the run stopped."""
-        return ToolOutcome(call, ToolResult(CANCELLED, is_error=True), 0.0)
+        """The outcome of a call still open when the run stopped, with the time it ran (0 if it never began)."""
+        clock = self._clocks.pop(call.id, None)
+        elapsed = round((time.perf_counter() - clock[0]) * 1000, 3) if clock is not None else 0.0
+        return ToolOutcome(call, ToolResult(CANCELLED, is_error=True), elapsed)
+
+
+def _strict(result: ToolResult) -> ToolResult:
+    """``result`` as strict JSON can carry it: a file name that is not UTF-8 holds lone surrogates."""
+    output, data = clean_text(result.output), clean_json(result.data)
+    if output is result.output and data is result.data:
+        return result
+    return replace(result, output=output, data=data)
+
+
+def _printable(result: ToolResult) -> ToolResult:
+    """``result`` with no lone surrogate (from a file name that is not UTF-8) left to break UTF-8 readers."""
+    texts = [result.output, *(v for v in result.data.values() if isinstance(v, str))]
+    if not any(_SURROGATE.search(text) for text in texts):
+        return result
+    data = {k: printable(v) if isinstance(v, str) else v for k, v in result.data.items()}
+    return replace(result, output=printable(result.output), data=data)
 
 
 def _signature(input_schema: dict[str, Any]) -> str:

@@ -11,6 +11,7 @@ import datetime as dt
 import json
 from typing import Any
 
+from chimera.core.errors import SessionError
 from chimera.core.loop_types import CONTINUE_PROMPT
 from chimera.core.session_store import SessionStore
 from chimera.core.session_tree import Node, content_blocks, is_reminder
@@ -34,7 +35,10 @@ def export_markdown(store: SessionStore) -> str:
     ]
     calls: dict[str, dict[str, Any]] = {}
     for node in store.tree.path():
-        out += _node(node, calls)
+        try:
+            out += _node(node, calls)
+        except SessionError as err:  # one damaged message: say so where it was, keep the rest
+            out += [f"*({err})*", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

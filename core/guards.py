@@ -2,14 +2,16 @@
 
 A run is stuck when it makes the same call (same tool, arguments equal once
 whitespace is collapsed) and gets the same output, again and again; a repeat
-whose output changes is polling, and fine.
+whose output changes is polling, and fine. The streak first earns the model a
+reminder, always in a turn of its own; only a repeat after that reminder stops
+the run, even when one message holds the whole streak.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 from chimera.core.executor import ToolOutcome
 from chimera.core.loop_config import LoopConfig
@@ -28,19 +30,43 @@ def _normalized(args: dict[str, Any]) -> Any:
 
 
 class StuckDetector:
-    """Counts identical calls with identical results in a row, across turns."""
+    """Counts identical calls with identical results in a row, across turns, and says when to act.
 
-    def __init__(self) -> None:
+    Args:
+        after: identical calls in a row that earn a reminder; a repeat after it stops the run.
+    """
+
+    def __init__(self, after: int = 3) -> None:
+        self.after = after
         self._last = ""
         self._count = 0
+        self._reminded = False  # the current streak has had its reminder
 
-    def observe(self, outcomes: Iterable[ToolOutcome]) -> int:
-        """Take a batch of results in call order; return how many identical ones end the streak now."""
+    @property
+    def repeats(self) -> int:
+        """How many identical calls with identical results end the streak now."""
+        return self._count
+
+    def observe(self, outcomes: Iterable[ToolOutcome]) -> Literal["remind", "stop"] | None:
+        """Take one message's results in call order: ``remind`` the model, ``stop`` the run, or None.
+
+        ``stop`` only when the streak had its reminder in an earlier message and went on
+        in this one: a message that repeats a call many times earns the reminder first.
+        """
+        reminded_before = self._reminded
         for outcome in outcomes:
             key = json.dumps([outcome.call.name, _normalized(outcome.call.args), outcome.result.output])
-            self._count = self._count + 1 if key == self._last else 1
-            self._last = key
-        return self._count
+            if key == self._last:
+                self._count += 1
+            else:
+                self._last, self._count = key, 1
+                self._reminded = reminded_before = False  # a new streak
+        if self._count > self.after and reminded_before:
+            return "stop"
+        if self._count >= self.after and not self._reminded:
+            self._reminded = True
+            return "remind"
+        return None
 
 
 def over_budget(config: LoopConfig, *, tokens: int, cost: float) -> str | None:

@@ -1,18 +1,21 @@
 """Provides ``run_headless`` and ``replay_headless``: runs without the workbench, for scripts and CI.
 
 With ``json_lines`` every event goes to stdout as one JSON object a line;
-otherwise the answer streams to stdout and tool activity to stderr. Every
-line, the run's closing error included, is written with the provider's
-secrets masked. Returns
-the process exit code: 0 when the run succeeds, 1 when it fails (max turns,
-refusal, interrupted, a model error), 2 when the setup is wrong (a rejected
-key, an unknown model, an unreachable server).
+otherwise the answer goes to stdout (streamed on a terminal, else each message
+once it is complete, so a retried attempt never reaches a file) and tool
+activity to stderr. Every line, the run's closing error included, is
+written with the provider's secrets masked. Returns the process exit code: 0
+when the run succeeds, 1 when it fails (max turns, refusal, interrupted, a
+model error), 2 when the setup is wrong (a rejected key, an unknown model, an
+unreachable server, a server that does not speak the Messages API). A reader that goes away raises
+BrokenPipeError once the run is closed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 import sys
 import tempfile
@@ -25,6 +28,7 @@ from chimera.core.checkpoints import ShadowRepo
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.errors import CONFIG_KINDS, ConfigError
 from chimera.core.events import (
+    MessageCompleted,
     PermissionDecided,
     RetryScheduled,
     RunFinished,
@@ -39,12 +43,20 @@ from chimera.core.redact import Redactor
 from chimera.core.replay import replay_session
 from chimera.core.session_store import CHECKPOINTS, SessionStore
 from chimera.core.tools.base import describe_call
+from chimera.core.wording import describe_timing, plural
 
 __all__ = ["replay_headless", "run_headless"]
 
 
 class _Printer:
-    """Writes a run for its reader; a reader that goes away (a closed pipe) interrupts the run."""
+    """Writes a run for its reader; a reader that goes away (a closed pipe) interrupts the run.
+
+    Plain output holds only the text of messages whose attempt succeeded. To a terminal
+    the text streams as it comes, and a retry that voids it says so on stderr; to a pipe
+    or a file each message's text is written once its ``message_completed`` arrives, so
+    a voided attempt never reaches it. A character the output's encoding lacks is
+    replaced (in JSON, escaped), never taken for a closed reader.
+    """
 
     def __init__(
         self,
@@ -60,7 +72,9 @@ class _Printer:
         self.json_lines = json_lines
         self.on_gone = on_gone
         self.redactor = redactor or Redactor()
+        self.live = _is_terminal(out)
         self.gone = False
+        self._attempt: list[str] = []  # this attempt's text: held back, or (live) already shown
 
     def __call__(self, event: StepEvent) -> None:
         if self.gone:
@@ -68,36 +82,75 @@ class _Printer:
         event = self.redactor.mask_fields(event)
         try:
             if self.json_lines:
-                self.out.write(event.to_json() + "\n")
+                try:
+                    self.out.write(event.to_json() + "\n")
+                except UnicodeEncodeError:  # an output that cannot carry every character: JSON escapes them
+                    self.out.write(json.dumps(event.to_dict(), separators=(",", ":")) + "\n")
                 self.out.flush()
             else:
                 self._human(event)
-        except (BrokenPipeError, OSError, ValueError):  # ValueError: the stream was closed
+        except UnicodeError:
+            raise  # not a closed reader: a bug, which the bus reports
+        except (OSError, ValueError):  # ValueError: the stream was closed
             self.gone = True
             self.on_gone()
 
     def _human(self, event: StepEvent) -> None:
         match event:
             case TextDelta(text=text):
-                self.out.write(text)
-                self.out.flush()
+                self._attempt.append(text)
+                if self.live:
+                    _write(self.out, text)
+                    self.out.flush()
+            case MessageCompleted():
+                if not self.live:
+                    _write(self.out, "".join(self._attempt))
+                    self.out.flush()
+                self._attempt.clear()
             case ToolCallStarted(name=name, args=args):
                 self.out.write("\n")
-                self.err.write(f"● {name} {describe_call(name, args)}\n")
+                _write(self.err, f"● {name} {describe_call(name, args)}\n")
             case ToolCallFinished(is_error=is_error, output=output, duration_ms=ms):
-                lines = output.count("\n") + 1
                 mark = "✗" if is_error else "✓"
-                self.err.write(f"  {mark} {lines} line{'s' if lines != 1 else ''} in {ms / 1000:.2f}s\n")
+                timing = describe_timing(output, ms)
+                if timing[0].isdigit():  # it ran to its end: how much it said, and how long it took
+                    lines = plural(output.count("\n") + 1, "line")
+                    timing = f"{lines} in {timing}"
+                self.err.write(f"  {mark} {timing}\n")
             case PermissionDecided(decision="deny", reason=reason):
-                self.err.write(f"  ⊘ {reason}\n")
-            case RetryScheduled(reason=reason, attempt=attempt, wait_s=wait):
-                self.err.write(f"  ↻ retry {attempt} ({reason}) in {wait:.1f}s\n")
+                _write(self.err, f"  ⊘ {reason}\n")
+            case RetryScheduled(reason=reason, attempt=attempt, wait_s=wait, discards_partial=discards):
+                void = ""
+                if discards and self._attempt:
+                    if self.live:
+                        self.out.write("\n")
+                        self.out.flush()
+                        void = ": the text above is discarded"
+                    self._attempt.clear()
+                self.err.write(f"  ↻ retry {attempt} ({reason}) in {wait:.1f}s{void}\n")
             case RunFinished():
+                self._attempt.clear()  # an attempt cut short is not an answer
                 self.out.write("\n")
                 self.out.flush()
             case _:
                 pass
         self.err.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+def _write(stream: TextIO, text: str) -> None:
+    """Write ``text``; characters the stream's encoding lacks become its replacement character."""
+    try:
+        stream.write(text)
+    except UnicodeEncodeError:
+        encoding = getattr(stream, "encoding", None) or "ascii"
+        stream.write(text.encode(encoding, "replace").decode(encoding))
 
 
 async def run_headless(
@@ -111,7 +164,9 @@ async def run_headless(
     """Run ``task`` with ``options``; print as it goes; return the exit code.
 
     Ctrl-C (SIGINT) interrupts the run: open tool calls are cancelled, the run
-    ends with reason ``interrupted`` and the exit code is 1.
+    ends with reason ``interrupted`` and the exit code is 1. A reader that goes
+    away (a closed pipe) interrupts it too, and then BrokenPipeError is raised
+    once the run is closed, for the command to end quietly.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -133,9 +188,13 @@ async def run_headless(
             result = await launch.run(task)
         finally:
             await launch.close()
+    if printer.gone:
+        raise BrokenPipeError("the reader of the output went away")  # the command ends quietly
     if result.success:
         return 0
-    if not printer.gone:
+    if result.reason == "interrupted":
+        err.write("chimera: the run was interrupted\n")
+    else:
         err.write(mask(f"chimera: the run failed ({result.reason}): {result.error}\n"))
     return 2 if result.reason in CONFIG_KINDS else 1
 
@@ -166,16 +225,18 @@ def _on_sigint(loop: asyncio.AbstractEventLoop, action: Callable[[], None]) -> I
 async def replay_headless(
     session_id: str,
     *,
+    node: str | None = None,
     json_lines: bool = False,
     rerun_tools: bool = False,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Replay a recorded session with no model; print it as a run is printed; 0 when it plays through.
+    """Replay one branch of a recorded session with no model; print it as a run is printed; 0 when it plays through.
 
-    With ``rerun_tools`` the tools run again on a scratch copy of the workspace as the
-    session found it, and the first result that differs from the recording stops the
-    replay with a report (exit 1).
+    The branch ends at ``node`` (an id or a checkpoint's name; the leaf when None). With
+    ``rerun_tools`` the tools that ran when recorded run again on a scratch copy of the
+    workspace as each run found it, and the first result that differs from the recording
+    stops the replay with a report (exit 1); calls that may not run again are named.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
@@ -183,36 +244,42 @@ async def replay_headless(
     with SessionStore.open(home, session_id, writable=False) as store:
         for warning in store.warnings:
             err.write(f"chimera: session {store.id}: {warning}\n")
-        path = store.tree.path()
-        if not path:
+        node_id = store.require(node) if node is not None else None
+        if not store.tree.path(node_id):
             raise ConfigError(f"session {session_id} has no messages to replay")
-        start = store.tree.snapshot_for(path[0].id)
         with tempfile.TemporaryDirectory(prefix="chimera-replay-") as scratch:
             workspace = Path(scratch) / "workspace"
             workspace.mkdir()
-            if rerun_tools:
-                if start is None:
-                    raise ConfigError(
-                        f"session {session_id} has no snapshot of its start, so its tools cannot be re-run: "
-                        "replay it without --rerun-tools"
-                    )
-                ShadowRepo(store.workdir, store.folder / CHECKPOINTS).export(start, workspace)
             bus = EventBus()
             printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None)
             bus.subscribe(printer, name="printer")
-            report = await replay_session(
-                path,
-                workspace=workspace,
-                original_workspace=store.workdir,
-                spill_dir=Path(scratch) / "output",
-                bus=bus,
-                rerun_tools=rerun_tools,
-                model=str(store.meta.get("model", "replay")),
-            )
-            await bus.close()
-    checked = f", {report.checked} tool results matched" if rerun_tools else ""
-    if report.success:
-        err.write(f"chimera: replay completed: {report.runs} run{'s' if report.runs != 1 else ''}{checked}\n")
-        return 0
-    err.write(f"chimera: replay stopped ({report.reason}): {report.error}\n")
-    return 1
+            try:
+                report = await replay_session(
+                    store.tree,
+                    node_id=node_id,
+                    workspace=workspace,
+                    original_workspace=store.workdir,
+                    spill_dir=Path(scratch) / "output",
+                    bus=bus,
+                    rerun_tools=rerun_tools,
+                    repo=ShadowRepo(store.workdir, store.folder / CHECKPOINTS) if rerun_tools else None,
+                    model=str(store.meta.get("model", "replay")),
+                )
+            finally:
+                await bus.close()
+    if printer.gone:
+        raise BrokenPipeError("the reader of the output went away")  # the command ends quietly
+    for path in report.left_out:
+        err.write(f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out\n")
+    for line in report.not_rerun:
+        err.write(f"chimera: not re-run, recorded result kept: {line}\n")
+    if not report.success:
+        err.write(f"chimera: replay stopped ({report.reason}) in run {report.runs}: {report.error}\n")
+        return 1
+    done = plural(report.runs, "run")
+    if rerun_tools:
+        done += f", {report.checked} tool results matched, {len(report.not_rerun)} kept as recorded"
+    if report.stops_at is not None:
+        done += f"; it ends at node {report.stops_at}, where the recording of this branch stops before an answer"
+    err.write(f"chimera: replay completed: {done}\n")
+    return 0

@@ -8,6 +8,7 @@ same options make the same run in both.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,13 +23,15 @@ from chimera.core.executor import NOT_FINISHED
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
-from chimera.core.permissions import MODES, PermissionPolicy
+from chimera.core.permissions import MODES, PermissionPolicy, Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.redact import Redactor
 from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore
 from chimera.core.settings import load_settings
+from chimera.core.switching import interrupted_switch
+from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.workspace_lock import WorkspaceLock
 from chimera.core.workspace_pins import WorkspacePins
@@ -83,6 +86,7 @@ class Launch:
         return self.agent.bus
 
     async def run(self, task: str) -> AgentResult:
+        use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
         return await self.agent.run(task, self.env, session_id=self.session_id)
 
     async def close(self) -> None:
@@ -106,6 +110,12 @@ def _check(options: RunOptions) -> None:
         raise ConfigError(f"--loop {options.loop} is not available in this version yet: use --loop react")
     if options.permission_mode is not None and options.permission_mode not in MODES:
         raise ConfigError(f"--permission-mode {options.permission_mode!r} is unknown: use one of {', '.join(MODES)}")
+    for flag, rules in (("--allow", options.allow), ("--deny", options.deny)):
+        for rule in rules:
+            try:
+                Rule.parse(rule, DEFAULT_TOOLS.names)
+            except ConfigError as err:
+                raise ConfigError(f"{flag}: {err}") from None
     if options.max_turns < 1:
         raise ConfigError(f"--max-turns must be at least 1, not {options.max_turns}")
     if options.workdir is not None and not options.workdir.is_dir():
@@ -142,6 +152,7 @@ def prepare(options: RunOptions) -> Launch:
             options.permission_mode or settings.permission_mode or "ask",
             allow=(*settings.allow, *options.allow),
             deny=(*settings.deny, *options.deny),
+            tools=DEFAULT_TOOLS.names,
         )
         provider = create_provider(options.model)
     config = _config(options)
@@ -162,6 +173,7 @@ def prepare(options: RunOptions) -> Launch:
         pins = _pins(store, warnings)
         if store.tree.open_calls():
             _close_open_calls(store, pins)
+        store.set_permissions(policy)  # what the runs from here may do: a replay re-runs no more
         agent = Agent(
             provider,
             DEFAULT_TOOLS,
@@ -222,12 +234,8 @@ def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> Sess
 
 
 def _check_resumable(store: SessionStore, workdir: Path | None) -> None:
-    pending = store.tree.pending_switch
-    if pending is not None:
-        raise ConfigError(
-            f"session {store.id} stopped in the middle of a switch, so its files may be half restored: "
-            f"`chimera switch {store.id} {pending.to_node or pending.from_node} --yes` finishes it"
-        )
+    if store.tree.pending_switch is not None:
+        raise ConfigError(interrupted_switch(store))
     if workdir is not None and workdir.resolve() != store.workdir.resolve():
         if store.workdir.is_dir():
             raise ConfigError(

@@ -8,6 +8,7 @@ busy loop.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -63,8 +64,12 @@ class Recorder(Protocol):
 class Pins(Protocol):
     """Where the workspace is pinned to session nodes (checkpoints)."""
 
-    async def pin(self, node_id: str) -> str | None:
-        """Snapshot the workspace and pin it to ``node_id``; the snapshot id, or None."""
+    async def pin(self, node_id: str, wrote: Mapping[str, bool] | None = None) -> str | None:
+        """Snapshot the workspace and pin it to ``node_id``; the snapshot id, or None.
+
+        ``wrote``: after a batch, the paths Chimera's ``write``/``edit`` wrote, each True when
+        ``write`` created it (the only files a switch may treat as the agent's creations).
+        """
         ...
 
     async def tidy(self) -> None:

@@ -4,70 +4,78 @@ Modes: ``ask`` (read-only calls run, the rest are asked about), ``accept-edits``
 (file edits run too, commands are asked about), ``plan`` (read-only: every
 call that can change something is refused, whatever the model sends) and
 ``bypass`` (everything runs). Rules refine a mode: ``allow`` and ``deny``
-lists of ``tool`` or ``tool(pattern)``, such as ``bash(git status*)`` or
+lists of ``tool`` or ``tool(pattern)``, such as ``bash(git status *)`` or
 ``edit(src/**)``. A deny rule always wins; plan mode cannot be loosened by an
 allow rule.
 
-Calls and patterns are both normalized, so spelling either differently does
-not change the verdict: a path is taken relative to the workspace with ``.``,
-``..`` and links resolved (``./.env``, ``sub/../.env`` and an absolute path to
-it are all ``.env``), and a command has its runs of spaces and tabs collapsed
-(newlines stay: they chain commands). An allow rule matches the normalized call
-only, and never covers commands chained onto the one it names. A deny rule
-matches the call as written or normalized, and a command inside a chain
-(``true; rm -rf x``). Commands are not parsed as a shell would (``sh -c '…'``
-or ``eval`` can still hide one), so a deny rule for ``bash`` is a guard rail;
-``plan`` mode is the hard line.
+Rules judge what a call means, not how it is spelled:
+
+- A ``bash`` command is parsed as the shell will run it (``shell.py``) and
+  patterns are compared word by word (``rule_match.py``). A deny rule refuses
+  the call when any command in it, at any depth, matches (``true; /bin/rm -fr
+  x``, ``if …; then rm …; fi``, ``sudo rm -r -f x``, ``$(rm -rf x)``). An
+  allow rule covers only a line that is one command, with no redirection,
+  substitution or chaining, and nothing only known at run time.
+- A command whose text does not say what runs (``eval``, ``sh -c``, a command
+  word that is an expansion) is never covered by an allow rule, so it is
+  asked about. When the text hides what runs from the deny rules for
+  ``bash`` too (``eval "$x"``), it is asked about even in ``bypass``, because a
+  deny rule cannot be shown not to apply.
+- A path is taken relative to the workspace with ``.``, ``..`` and links
+  resolved. A deny rule on a path also covers what lies inside it. A ``read``
+  deny rule covers every tool that reads the path: ``grep`` and ``glob`` given
+  it (their results never show it; see ``withheld``) and, as a best effort,
+  a ``bash`` word or input redirection that names it. A ``write``/``edit`` deny
+  rule covers a ``bash`` output redirection to the path.
+- A write or edit under ``.git`` (the workspace's or a nested repository's) is
+  not an ordinary edit: it is asked about in ``accept-edits`` unless an allow
+  rule names ``.git``.
 """
 
 from __future__ import annotations
 
-import fnmatch
+import difflib
+import glob as globbing
+import itertools
 import posixpath
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+import shlex
+from collections.abc import Callable, Collection, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.core.errors import ConfigError, WorkspaceError
 from chimera.core.tools.paths import resolve_in_workspace
+
+if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's modes, not its parser
+    from chimera.core.rule_match import CommandPattern
+    from chimera.core.shell import Line
+    from chimera.core.shell_words import Command
 
 __all__ = ["MODES", "Decision", "PermissionPolicy", "Rule", "subject_of"]
 
 MODES = ("ask", "accept-edits", "plan", "bypass")
 _EDIT_TOOLS = frozenset({"write", "edit"})
-_CHAINING = re.compile(r"[;&|`\n]|\$\(|[<>]\(")  # ; && || | & ` $( <( >( and newlines join commands
-_BLANKS = re.compile(r"[ \t]+")
-_RULE = re.compile(r"^\s*([A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_SEARCH_TOOLS = frozenset({"grep", "glob"})
+_RULE = re.compile(r"^\s*(\*|[A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_MAX_EXPANSION = 500  # files a wildcard in a command word is expanded to, when checking read rules
 
 Verdict = Literal["allow", "ask", "deny"]
 
 
 def subject_of(tool: str, args: dict[str, Any], workspace: Path | None = None) -> str:
-    """What a rule's pattern is matched against: a command, or a path or pattern, normalized.
-
-    A path is made relative to ``workspace`` (links and ``..`` resolved) when it lies
-    inside it; without a workspace, or outside it, it is only tidied lexically.
-    """
+    """What a rule's pattern is matched against: the call's path (normalized), else its pattern or command."""
     if tool == "bash":
-        return _tidy_command(str(args.get("command", "")))
+        return str(args.get("command", ""))
     if "path" in args:
         return _normal_path(str(args["path"]), workspace)
     return str(args.get("pattern", ""))
 
 
-def _written(tool: str, args: dict[str, Any]) -> str:
-    """The subject as the model wrote it."""
-    key = "command" if tool == "bash" else "path" if "path" in args else "pattern"
-    return str(args.get(key, ""))
-
-
-def _tidy_command(command: str) -> str:
-    return "\n".join(_BLANKS.sub(" ", line).strip() for line in command.strip().splitlines())
-
-
 def _normal_path(path: str, workspace: Path | None) -> str:
+    """``path`` relative to ``workspace`` with links and ``..`` resolved; outside it, tidied lexically."""
     if workspace is not None:
         try:
             resolved = resolve_in_workspace(workspace, path)
@@ -75,64 +83,69 @@ def _normal_path(path: str, workspace: Path | None) -> str:
             pass
         else:
             return resolved.relative_to(workspace).as_posix()
-    return posixpath.normpath(path) if path else path
+    return re.sub(r"^/+", "/", posixpath.normpath(path)) if path else path
 
 
-def _normal_pattern(tool: str, pattern: str, workspace: Path | None) -> str:
-    """A rule's pattern tidied like the calls it is matched against (wildcards kept as they are)."""
-    if tool == "bash":
-        return _tidy_command(pattern)
+def _normal_pattern(pattern: str, workspace: Path | None) -> str:
+    """A path rule's pattern tidied like the paths it is matched against (wildcards kept as they are)."""
     if workspace is not None and pattern.startswith(str(workspace) + "/"):
         pattern = pattern[len(str(workspace)) + 1 :]
     return posixpath.normpath(pattern) if pattern else pattern
 
 
-def _segments(command: str) -> list[str]:
-    """The commands a chain joins (``a; b && c | d $(e)``), each stripped of grouping."""
-    parts = (part.strip(" \t(){}") for part in _CHAINING.split(command))
-    return [part for part in parts if part]
+def _names_git(path: str) -> bool:
+    return any(part.lower() == ".git" for part in path.split("/"))
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """``tool`` or ``tool(pattern)``; the pattern is a shell-style wildcard."""
+    """``tool`` or ``tool(pattern)``: a command pattern for ``bash``, a path pattern for the others."""
 
     tool: str
     pattern: str | None = None
 
     @classmethod
-    def parse(cls, text: str) -> Rule:
+    def parse(cls, text: str, tools: Collection[str] | None = None) -> Rule:
+        """The rule ``text`` spells; with ``tools``, its tool must be one of them (or ``*``). Raises ConfigError."""
         match = _RULE.match(text)
         if match is None:
             raise ConfigError(f"the permission rule {text!r} is not understood: write tool or tool(pattern)")
-        pattern = match.group(2)
-        return cls(match.group(1), pattern.strip() if pattern is not None else None)
+        tool, pattern = match.group(1), match.group(2)
+        if tools is not None and tool != "*" and tool not in tools:
+            near = difflib.get_close_matches(tool, list(tools), n=1, cutoff=0.5)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise ConfigError(
+                f"the permission rule {text!r} names no tool Chimera has: {hint}"
+                f"(the tools are {', '.join(tools)}, or * for all)"
+            )
+        rule = cls(tool, pattern.strip() if pattern is not None else None)
+        if tool == "bash" and rule.pattern is not None and rule.command is None:
+            raise ConfigError(
+                f"the permission rule {text!r} is not understood: a bash pattern is one command of words and "
+                "wildcards, such as bash(git status *), with no chain, redirection or $-expansion"
+            )
+        return rule
 
-    def matches(self, tool: str, subject: str, workspace: Path | None = None) -> bool:
-        """Whether this rule names ``tool`` and its normalized pattern (if any) matches the normalized ``subject``."""
-        if self.tool != tool and self.tool != "*":
-            return False
-        return self.pattern is None or fnmatch.fnmatchcase(subject, _normal_pattern(tool, self.pattern, workspace))
+    @property
+    def command(self) -> CommandPattern | None:
+        """The pattern as a command pattern (None when it is not one)."""
+        from chimera.core.rule_match import command_pattern
 
-    def denies(self, tool: str, subjects: tuple[str, ...], workspace: Path | None = None) -> bool:
-        """Whether any spelling in ``subjects`` (normalized, as written), or a command chained in one, matches."""
-        if self.tool != tool and self.tool != "*":
-            return False
-        if self.pattern is None:
-            return True
-        patterns = {self.pattern, _normal_pattern(tool, self.pattern, workspace)}
-        candidates = set(subjects)
-        if tool == "bash":
-            candidates.update(part for subject in subjects for part in _segments(subject))
-        return any(fnmatch.fnmatchcase(s, p) for s in candidates for p in patterns)
+        return None if self.pattern is None else command_pattern(self.pattern)
 
-    def allows(self, tool: str, subject: str, workspace: Path | None = None) -> bool:
-        """Like ``matches``, but a command pattern never covers other commands chained onto the one it names."""
-        if not self.matches(tool, subject, workspace):
-            return False
-        if tool != "bash" or self.pattern is None:
-            return True
-        return _CHAINING.search(subject) is None or _CHAINING.search(self.pattern) is not None
+    def names(self, tool: str) -> bool:
+        return self.tool in (tool, "*")
+
+    def denies_path(self, path: str, workspace: Path | None) -> bool:
+        """Whether this rule's pattern covers the normalized ``path`` or a folder above it."""
+        from chimera.core.rule_match import path_matches
+
+        return self.pattern is None or path_matches(path, _normal_pattern(self.pattern, workspace), inside=True)
+
+    def allows_path(self, path: str, workspace: Path | None) -> bool:
+        from chimera.core.rule_match import path_matches
+
+        return self.pattern is None or path_matches(path, _normal_pattern(self.pattern, workspace))
 
     def __str__(self) -> str:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
@@ -140,40 +153,226 @@ class Rule:
 
 @dataclass(frozen=True, slots=True)
 class Decision:
+    """A verdict, why (for the person, or the model when refused), and for an ask what lets it run unasked."""
+
     verdict: Verdict
     reason: str = ""
+    fix: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class PermissionPolicy:
-    """A mode and rules; ``decide`` says what happens to one call."""
+    """A mode and rules; ``decide`` says what happens to one call.
+
+    ``approved`` holds what the person allowed for the rest of the session, exactly:
+    (tool, command) or (tool, path) pairs; see ``remembering``.
+    """
 
     mode: str = "ask"
     allow: tuple[Rule, ...] = field(default_factory=tuple)
     deny: tuple[Rule, ...] = field(default_factory=tuple)
+    approved: frozenset[tuple[str, str]] = frozenset()
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ConfigError(f"the permission mode {self.mode!r} is unknown: use one of {', '.join(MODES)}")
 
     @classmethod
-    def build(cls, mode: str, allow: Iterable[str] = (), deny: Iterable[str] = ()) -> PermissionPolicy:
-        return cls(mode, tuple(Rule.parse(r) for r in allow), tuple(Rule.parse(r) for r in deny))
+    def build(
+        cls, mode: str, allow: Iterable[str] = (), deny: Iterable[str] = (), *, tools: Collection[str] | None = None
+    ) -> PermissionPolicy:
+        """A policy from rule texts; with ``tools``, each rule must name one of them. Raises ConfigError."""
+        return cls(mode, tuple(Rule.parse(r, tools) for r in allow), tuple(Rule.parse(r, tools) for r in deny))
 
     def decide(self, tool: str, args: dict[str, Any], *, read_only: bool, workspace: Path | None = None) -> Decision:
         """What happens to a call of ``tool`` with ``args``; paths are judged relative to ``workspace``."""
-        subject = subject_of(tool, args, workspace)
-        spellings = (subject, _written(tool, args))
-        for rule in self.deny:
-            if rule.denies(tool, spellings, workspace):
-                return Decision("deny", f"{tool} is denied by the rule {rule}")
+        call = _Call(tool, args, workspace)
+        refusal = self._refusal(call)
+        if refusal is not None:
+            return Decision("deny", refusal)
         if self.mode == "plan" and not read_only:
             return Decision("deny", f"plan mode is read-only: {tool} may change files, so it does not run")
+        if (tool, call.key) in self.approved:
+            return Decision("allow", "allowed by the person for this session")
+        hidden = self._hidden_from_deny_rules(call)
+        if hidden is not None:
+            return hidden
         if read_only or self.mode == "bypass":
             return Decision("allow")
+        if tool == "bash":
+            return self._bash(call)
+        protected = tool in _EDIT_TOOLS and _names_git(call.path)
         for rule in self.allow:
-            if rule.allows(tool, subject, workspace):
+            names_git = rule.pattern is not None and _names_git(rule.pattern)
+            if rule.names(tool) and rule.allows_path(call.subject, workspace) and (names_git or not protected):
                 return Decision("allow", f"allowed by the rule {rule}")
+        exact = f"--allow {shlex.quote(f'{tool}({globbing.escape(call.subject)})')}" if call.subject else ""
+        if protected:
+            return Decision(
+                "ask",
+                f"{call.subject} belongs to git (a .git folder), and a change there is not an ordinary edit",
+                f"--permission-mode bypass, or {exact}",
+            )
         if self.mode == "accept-edits" and tool in _EDIT_TOOLS:
             return Decision("allow")
-        return Decision("ask")
+        fix = exact or f"--allow {tool}"
+        mode = "accept-edits" if tool in _EDIT_TOOLS else "bypass"
+        return Decision("ask", "", f"--permission-mode {mode}, or {fix}")
+
+    def remembering(self, tool: str, args: dict[str, Any], workspace: Path | None = None) -> PermissionPolicy:
+        """This policy after the person answered "always" for this call.
+
+        A command is remembered exactly as written; an edit of a file inside ``.git`` for that
+        file only; any other call for every call of its tool.
+        """
+        call = _Call(tool, args, workspace)
+        if tool == "bash" or (tool in _EDIT_TOOLS and _names_git(call.path)):
+            return replace(self, approved=self.approved | {(tool, call.key)})
+        return replace(self, allow=(*self.allow, Rule(tool)))
+
+    def withheld(self, workspace: Path) -> Callable[[str], bool] | None:
+        """A test of workspace-relative paths a ``read`` deny rule covers (None when there are none).
+
+        ``grep`` and ``glob`` leave such files out of what they show.
+        """
+        rules = self._read_rules()
+        if not rules:
+            return None
+
+        @lru_cache(maxsize=4096)
+        def covered(path: str) -> bool:
+            return any(rule.denies_path(posixpath.normpath(path), workspace) for rule in rules)
+
+        return covered
+
+    # --- deny ----------------------------------------------------------------------------
+
+    def _read_rules(self) -> tuple[Rule, ...]:
+        return tuple(r for r in self.deny if r.tool in ("read", "*"))
+
+    def _refusal(self, call: _Call) -> str | None:
+        """Why a deny rule refuses the call, or None."""
+        tool = call.tool
+        for rule in self.deny:
+            if not rule.names(tool):
+                continue
+            if rule.pattern is None:
+                return f"{tool} is denied by the rule {rule}"
+            if tool == "bash":
+                pattern = rule.command
+                if pattern is not None and any(pattern.denies(c) for c in call.commands()):
+                    return f"bash is denied by the rule {rule}"
+            elif rule.denies_path(call.subject, call.workspace):
+                return f"{tool} is denied by the rule {rule}"
+        if tool in _SEARCH_TOOLS:
+            return self._search_refusal(call)
+        if tool == "bash":
+            return self._bash_path_refusal(call)
+        return None
+
+    def _search_refusal(self, call: _Call) -> str | None:
+        """A grep or glob given a path (or a literal glob) that a read deny rule covers."""
+        base = str(call.args.get("path") or ".")
+        named = [base]
+        literal = call.args.get("glob") if call.tool == "grep" else call.args.get("pattern")
+        if isinstance(literal, str) and literal:
+            named.append(posixpath.join(base, literal))
+        for path in named:
+            normal = _normal_path(path, call.workspace)
+            for rule in self._read_rules():
+                if rule.denies_path(normal, call.workspace):
+                    return f"{call.tool} is denied by the rule {rule}: it would read {normal}"
+        return None
+
+    def _bash_path_refusal(self, call: _Call) -> str | None:
+        """Best effort: a command word or redirection naming a path that a read (or write/edit) deny rule covers."""
+        reads = self._read_rules()
+        writes = tuple(r for r in self.deny if r.tool in _EDIT_TOOLS)
+        if not reads and not writes:
+            return None
+        line = call.line()
+        for rules, words, verb in ((reads, line.reads, "reads"), (writes, line.writes, "writes")):
+            if not rules:
+                continue
+            for path in _paths(words, call.workspace):
+                for rule in rules:
+                    if rule.pattern is not None and rule.denies_path(path, call.workspace):
+                        return f"bash is denied by the rule {rule}: it {verb} {path}"
+        return None
+
+    def _hidden_from_deny_rules(self, call: _Call) -> Decision | None:
+        """An ask for a command whose text hides what runs, while deny rules for bash must be checked."""
+        if call.tool != "bash" or not any(r.names("bash") and r.pattern is not None for r in self.deny):
+            return None
+        opaque = call.line().opaque
+        if not opaque:
+            return None
+        return Decision(
+            "ask",
+            f"{opaque}, so the deny rules for bash cannot be checked",
+            "spell the command out so the deny rules can see what it runs (or run without bash deny rules)",
+        )
+
+    # --- allow for bash ----------------------------------------------------------------------
+
+    def _bash(self, call: _Call) -> Decision:
+        line = call.line()
+        single = line.single
+        for rule in self.allow:
+            if not rule.names("bash"):
+                continue
+            if rule.pattern is None:
+                return Decision("allow", f"allowed by the rule {rule}")
+            pattern = rule.command
+            if single is not None and pattern is not None and any(pattern.allows(c) for c in single.runs):
+                return Decision("allow", f"allowed by the rule {rule}")
+        if single is not None:
+            from chimera.core.rule_match import rule_word
+
+            word = shlex.quote(rule_word(single.runs[-1]))
+            return Decision("ask", "", f"--permission-mode bypass, or --allow {shlex.quote(f'bash({word} *)')}")
+        if line.unknown:
+            return Decision("ask", f"{line.unknown}, which no allow rule covers", "--permission-mode bypass")
+        what = "a substitution" if line.substituted else "a redirection" if line.redirected else "a chain of commands"
+        return Decision(
+            "ask",
+            f"it holds {what}, which no allow rule covers",
+            "--permission-mode bypass",
+        )
+
+
+class _Call:
+    """One call being judged: its tool, arguments, normalized subject, and (for bash) its parse, made once."""
+
+    def __init__(self, tool: str, args: dict[str, Any], workspace: Path | None) -> None:
+        self.tool = tool
+        self.args = args
+        self.workspace = workspace
+        self.subject = subject_of(tool, args, workspace)
+        self.path = self.subject if "path" in args else ""
+        self.key = str(args.get("command", "")).strip() if tool == "bash" else self.subject
+        self._line: Line | None = None
+
+    def line(self) -> Line:
+        if self._line is None:
+            from chimera.core.shell import parse_line
+
+            self._line = parse_line(str(self.args.get("command", "")))
+        return self._line
+
+    def commands(self) -> Iterator[Command]:
+        """Every command the line runs, each layer of each (``sudo rm x``: ``sudo …`` and ``rm x``)."""
+        return itertools.chain.from_iterable(inv.layers for inv in self.line().invocations)
+
+
+def _paths(words: Iterable[str], workspace: Path | None) -> Iterator[str]:
+    """The normalized paths ``words`` may name; a word with wildcards as the files it expands to."""
+    for word in words:
+        yield _normal_path(word, workspace)
+        if workspace is not None and any(c in word for c in "*?["):
+            try:
+                found = globbing.iglob(word, root_dir=workspace)
+                for match in itertools.islice(found, _MAX_EXPANSION):
+                    yield _normal_path(match, workspace)
+            except (OSError, ValueError):
+                continue

@@ -1,51 +1,126 @@
-"""Provides ``replay_session``: a recorded session played back through the agent loop, with no model.
+"""Provides ``replay_session``: one branch of a recorded session played back through the agent loop, with no model.
 
-The assistant messages of the session's active path come back through a
-``ReplayProvider``, so the loop, the events and every reader behave as they
-did. Tool results are the recorded ones by default. With ``rerun_tools`` the
-tools run again, for real, in a scratch workspace, and each result is compared
-with the recorded one; the first difference stops the replay with a report of
-where and how it diverged. Comparisons ignore what changes from run to run
-by nature: the workspace's own path, durations and memory addresses.
+The branch is the path from the root to one node (the leaf by default). It is
+split into its runs at the person's prompts, so a session that was resumed, or
+switched back and resumed with another task, plays each run with its own
+turns: the assistant messages come back through a ``ReplayProvider``, and a run
+the recording stopped before its answer (interrupted, killed, switched away
+from) stops at the same node in the replay, as recorded. The loop, the events
+and every reader behave as they did.
+
+Tool results are the recorded ones by default, and nothing runs. With
+``rerun_tools`` the tools run again, for real, in a scratch workspace that each
+run starts from as the recording found it, and each result is compared with the
+recorded one; the first difference stops the replay with a report of where and
+how it diverged. Only calls that ran when recorded are run again, under
+permissions no looser than the recording's and with nobody to ask, and only
+when they stay in the scratch copy: a call that was refused, declined, skipped
+or cut short then, that the recorded permissions would not let run unasked, or
+that names a path outside the scratch copy keeps its recorded result and is
+reported as not re-run. Comparisons ignore what changes from run to run by
+nature: the workspace's own path, durations and memory addresses.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
 import re
-from collections.abc import Iterable
+import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chimera.core.agent_loop import CONTINUE_PROMPT, AgentLoop
 from chimera.core.bus import EventBus
+from chimera.core.checkpoints import ShadowRepo
 from chimera.core.env.local import LocalEnvironment
-from chimera.core.errors import ReplayDiverged
+from chimera.core.errors import ConfigError, ReplayDiverged, WorkspaceError
 from chimera.core.events import RunFinished
-from chimera.core.executor import UNFINISHED_PREFIX, ToolCall
+from chimera.core.executor import NOT_FINISHED, UNFINISHED_PREFIX, ToolCall
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
-from chimera.core.providers.replay import RecordedTurn, ReplayProvider
-from chimera.core.session_tree import Node, content_blocks
-from chimera.core.tool_group import DEFAULT_TOOLS
-from chimera.core.tools.base import ToolResult
+from chimera.core.permissions import PermissionPolicy, Rule
+from chimera.core.providers.replay import RECORDING_ENDED, RecordedTurn, ReplayProvider
+from chimera.core.session_tree import Node, SessionTree, content_blocks
+from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
+from chimera.core.tools.base import ToolResult, describe_call
+from chimera.core.tools.paths import resolve_in_workspace
 
-__all__ = ["ReplayReport", "normalize_output", "replay_session"]
+__all__ = [
+    "RecordedRun",
+    "ReplayReport",
+    "normalize_output",
+    "recorded_policy",
+    "recorded_runs",
+    "replay_session",
+    "restore_scratch",
+    "why_not_rerun",
+]
 
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds)\b")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 
+# The results of calls that did not run when recorded, as the executor words them (after "Error: ").
+_NEVER_RAN = (
+    ("not permitted:", "it was refused when recorded"),
+    ("the person declined", "the person declined it when recorded"),
+    ("not run:", "it was not run when recorded"),
+    (UNFINISHED_PREFIX, "it did not finish when recorded"),
+)
+_NOTHING_RUNS = PermissionPolicy("plan", deny=(Rule("*"),))  # plain replay: every result comes from the recording
+
+# What lets a command act outside the folder it starts in: a word that is an absolute or home path
+# (``/x``, ``~/x``), a step up anywhere in a path (``../x``, ``a/../../x``), a variable that holds a
+# folder elsewhere, or a bare ``cd`` (home). A guard rail read from the text, not a sandbox.
+_OUTSIDE = re.compile(
+    r"""(?:^|[\s"'=;&|(){}<>`,])(?P<path>[/~][^\s"';&|<>()`]*)"""
+    r"""|(?:^|[\s"'=;&|(){}<>`,/])(?P<up>\.\.)(?=/|$|[\s"';&|<>()`])"""
+    r"""|\$\{?(?P<var>HOME|OLDPWD|TMPDIR|TMP|TEMP|CHIMERA_HOME|XDG_[A-Z_]+)\b"""
+    r"""|(?:^|[;&|(\n])\s*(?P<cd>cd)\s*(?=$|[;&|)\n])"""
+)
+_HARMLESS = re.compile(r"/dev/(?:null|stdin|stdout|stderr|fd/\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRun:
+    """One run of a recorded branch.
+
+    ``prompt`` is the id of the user node that started it and ``task`` its content (two
+    prompts in a row are one: the first got no answer); ``turns`` the model's messages;
+    ``results`` every call's recorded result, a call the branch has no result for answered
+    as a resume answers it; ``stops_at`` the node where the recording stops before the run
+    answered (None when it answered); ``permissions`` what the run was started with, if recorded.
+    """
+
+    prompt: str
+    task: Any
+    turns: tuple[RecordedTurn, ...]
+    calls: tuple[ToolCall, ...]
+    results: Mapping[str, ToolResult]
+    stops_at: str | None
+    permissions: Mapping[str, Any] | None
+
 
 @dataclass(frozen=True, slots=True)
 class ReplayReport:
-    """How a replay ended: ``reason`` is ``completed``, ``diverged`` or why it stopped."""
+    """How a replay ended: ``reason`` is ``completed``, ``diverged`` or why it stopped.
+
+    ``not_rerun`` says, one line a call, which calls kept their recorded result and why;
+    ``stops_at`` is the node where the last run stops because its recording does;
+    ``left_out`` the links of the scratch copy that led outside it and were removed.
+    """
 
     success: bool
     reason: str
     runs: int
     checked: int
     error: str = ""
+    not_rerun: tuple[str, ...] = ()
+    stops_at: str | None = None
+    left_out: tuple[str, ...] = ()
 
 
 def normalize_output(text: str, workspace: Path) -> str:
@@ -55,41 +130,189 @@ def normalize_output(text: str, workspace: Path) -> str:
     return _ADDRESS.sub("<address>", text)
 
 
-def _tasks_and_turns(path: list[Node]) -> tuple[list[Any], list[RecordedTurn], dict[str, ToolResult]]:
-    tasks: list[Any] = []
-    turns: list[RecordedTurn] = []
-    results: dict[str, ToolResult] = {}
+def recorded_runs(tree: SessionTree, node_id: str | None = None) -> list[RecordedRun]:
+    """The runs of the branch from the root to ``node_id`` (the leaf when None), in order.
+
+    Raises ConfigError when the branch does not start with a prompt, SessionError when one
+    of its records is damaged.
+    """
+    path = tree.path(node_id)
+    runs: list[_Building] = []
     for index, node in enumerate(path):
+        following = path[index + 1] if index + 1 < len(path) else None
         if node.kind == "user":
-            content = node.message.get("content")
-            if content == CONTINUE_PROMPT:
-                continue
-            if index and path[index - 1].kind == "user" and tasks:
-                # Two prompts in a row (a run that died before answering, then a resume): one turn.
-                tasks[-1] = content_blocks(tasks[-1]) + content_blocks(content)
+            content = node.message["content"]
+            if content == CONTINUE_PROMPT and runs:
+                runs[-1].last = node.id
+            elif runs and path[index - 1].kind == "user" and not runs[-1].turns:
+                runs[-1].add_prompt(content, node.id)  # the earlier prompt got no answer: one turn, as the loop sent it
             else:
-                tasks.append(content)
+                runs.append(_Building(node.id, content, tree.permissions.get(node.id)))
+        elif not runs:
+            raise ConfigError(f"node {node.id} comes before any prompt, so this branch cannot be replayed")
         elif node.kind == "assistant":
-            following = path[index + 1] if index + 1 < len(path) else None
-            uses_tools = any(b.get("type") == "tool_use" for b in node.message.get("content", []))
-            stop = "tool_use" if uses_tools else "end_turn"
-            if following is not None and following.message.get("content") == CONTINUE_PROMPT:
-                stop = "max_tokens"
-            turns.append(RecordedTurn(message=node.message, stop_reason=stop))
+            runs[-1].add_turn(node, following)
         elif node.kind == "tool_result":
-            for block in node.message.get("content", []):
-                if block.get("type") == "tool_result":
-                    results[block["tool_use_id"]] = ToolResult(
-                        output=str(block.get("content", "")), is_error=bool(block.get("is_error"))
-                    )
-    return tasks, turns, results
+            runs[-1].add_results(node)
+        else:
+            runs[-1].last = node.id
+    return [run.done(tree.partials) for run in runs]
+
+
+class _Building:
+    """A run of the branch as it is read, node by node."""
+
+    def __init__(self, prompt: str, task: Any, permissions: Mapping[str, Any] | None) -> None:
+        self.prompt = prompt
+        self.task = task
+        self.permissions = permissions
+        self.turns: list[RecordedTurn] = []
+        self.calls: list[ToolCall] = []
+        self.results: dict[str, ToolResult] = {}
+        self.last = prompt
+        self.answered = False
+
+    def add_prompt(self, content: Any, node_id: str) -> None:
+        self.task = content_blocks(self.task) + content_blocks(content)
+        self.last = node_id
+
+    def add_turn(self, node: Node, following: Node | None) -> None:
+        blocks = content_blocks(node.message["content"])
+        calls = [ToolCall.from_block(b) for b in blocks if b["type"] == "tool_use"]
+        stop = "tool_use" if calls else "end_turn"
+        if following is not None and following.kind == "user" and following.message["content"] == CONTINUE_PROMPT:
+            stop = "max_tokens"  # the loop asked the model to go on
+        self.turns.append(RecordedTurn(message=node.message, stop_reason=stop))
+        self.calls += calls
+        self.last = node.id
+        self.answered = stop == "end_turn"
+
+    def add_results(self, node: Node) -> None:
+        for block in content_blocks(node.message["content"]):
+            if block["type"] == "tool_result":
+                self.results[block["tool_use_id"]] = _result(block)
+        self.last = node.id
+        self.answered = False
+
+    def done(self, partials: Mapping[str, list[dict[str, Any]]]) -> RecordedRun:
+        finished = {b["tool_use_id"]: _result(b) for b in partials.get(self.last, [])}
+        results = {**finished, **self.results}
+        unanswered = ToolResult(NOT_FINISHED, is_error=True)
+        results = {c.id: results.get(c.id, unanswered) for c in self.calls}
+        return RecordedRun(
+            prompt=self.prompt,
+            task=self.task,
+            turns=tuple(self.turns),
+            calls=tuple(self.calls),
+            results=results,
+            stops_at=None if self.answered else self.last,
+            permissions=self.permissions,
+        )
+
+
+def _result(block: dict[str, Any]) -> ToolResult:
+    content = block.get("content", "")
+    if not isinstance(content, str):
+        content = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return ToolResult(output=content, is_error=bool(block.get("is_error")))
+
+
+def recorded_policy(permissions: Mapping[str, Any] | None) -> PermissionPolicy:
+    """The permissions a run was recorded with; for a run recorded before they were kept, ``ask`` and no rules."""
+    if permissions is None:
+        return PermissionPolicy("ask")
+    return PermissionPolicy.build(permissions["mode"], permissions.get("allow", ()), permissions.get("deny", ()))
+
+
+def why_not_rerun(
+    call: ToolCall, recorded: ToolResult, policy: PermissionPolicy, tools: ToolGroup, original: Path, scratch: Path
+) -> str | None:
+    """Why ``call`` must keep its ``recorded`` result instead of running again in ``scratch``; None when it may run."""
+    said = recorded.output.removeprefix("Error: ")
+    for prefix, why in _NEVER_RAN:
+        if said.startswith(prefix):
+            return why
+    tool = tools.get(call.name)
+    if tool is None:
+        return None  # the executor answers an unknown tool without running anything
+    outside = _path_outside(call, original, scratch)
+    if outside is not None:
+        return f"it names {outside}, outside the scratch copy"
+    decision = policy.decide(call.name, call.args, read_only=tool.read_only, workspace=scratch)
+    if decision.verdict == "deny":
+        return f"the permissions it was recorded with refuse it ({decision.reason})"
+    if decision.verdict == "ask":
+        return f"the permissions it was recorded with ({policy.mode} mode) ask first, and a replay cannot ask"
+    return None
+
+
+def _path_outside(call: ToolCall, original: Path, scratch: Path) -> str | None:
+    """A path ``call`` names that lies outside ``scratch`` (the original workspace above all), or None."""
+    if call.name == "bash":
+        command = str(call.args.get("command", ""))
+        for place in {str(original), str(original.resolve())}:
+            if place in command:
+                return place
+        for match in _OUTSIDE.finditer(command):
+            if match.group("path") and not _HARMLESS.fullmatch(match.group("path")):
+                return match.group("path")
+            if match.group("up"):
+                return ".. (a step up)"
+            if match.group("var"):
+                return "$" + match.group("var")
+            if match.group("cd"):
+                return "the home folder (a bare cd)"
+        return None
+    for key in ("path", "pattern"):
+        value = call.args.get(key)
+        if isinstance(value, str) and value.strip() and (key == "path" or value.startswith(("/", "~"))):
+            try:
+                resolve_in_workspace(scratch, value)
+            except WorkspaceError:
+                return value
+    return None
+
+
+def restore_scratch(repo: ShadowRepo, commit: str, scratch: Path) -> list[str]:
+    """Make ``scratch`` hold exactly the files of snapshot ``commit``; return the links it left out.
+
+    A link that leads outside ``scratch`` is removed, so nothing run there reaches through it.
+    """
+    for entry in list(scratch.iterdir()):
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    repo.export(commit, scratch)
+    left_out = []
+    root = scratch.resolve()
+    for folder, dirs, files in os.walk(scratch):
+        for name in dirs + files:
+            entry = Path(folder, name)
+            if entry.is_symlink() and not _inside(entry, root):
+                entry.unlink()
+                left_out.append(entry.relative_to(scratch).as_posix())
+    return left_out
+
+
+def _inside(link: Path, root: Path) -> bool:
+    try:
+        return link.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a loop of links
+        return False
+
+
+def _check_scratch(scratch: Path, original: Path, repo: ShadowRepo | None) -> None:
+    """ConfigError unless tools can be re-run: a scratch folder that is not the workspace, and its snapshots."""
+    if repo is None or scratch.resolve() == original.resolve():
+        raise ConfigError("re-running the tools needs a scratch folder apart from the workspace, and its snapshots")
 
 
 class _Comparer:
     """Checks each re-run result against the recording; the first difference raises ReplayDiverged."""
 
-    def __init__(self, recorded: dict[str, ToolResult], workspace: Path, original: Path) -> None:
-        self.recorded = recorded
+    def __init__(self, workspace: Path, original: Path) -> None:
+        self.recorded: Mapping[str, ToolResult] = {}
         self.workspace = workspace
         self.original = original
         self.checked = 0
@@ -117,43 +340,99 @@ def _report(call: ToolCall, then: str, now: str) -> str:
     )
 
 
+def _ending(run: RecordedRun) -> str | None:
+    if run.stops_at is None:
+        return None
+    return f"the recording stops here, at node {run.stops_at}: nothing after it was recorded on this branch"
+
+
 async def replay_session(
-    path: Iterable[Node],
+    tree: SessionTree,
     *,
+    node_id: str | None = None,
     workspace: Path,
     original_workspace: Path,
     spill_dir: Path,
     bus: EventBus,
     rerun_tools: bool = False,
+    repo: ShadowRepo | None = None,
     model: str = "replay",
 ) -> ReplayReport:
-    """Play ``path`` (a session's active path) back; events go to ``bus``.
+    """Play the branch of ``tree`` that ends at ``node_id`` (the leaf when None) back; events go to ``bus``.
 
-    ``workspace`` is where re-run tools act (a scratch copy); ``original_workspace``
-    is the path the recording used, masked in comparisons.
+    ``workspace`` is where re-run tools act (a scratch folder); with ``repo``, each run
+    starts from the snapshot pinned at its prompt (the first needs one: ConfigError
+    without). ``original_workspace`` is the path the recording used, masked in comparisons.
     """
-    tasks, turns, recorded = _tasks_and_turns(list(path))
-    provider = ReplayProvider(turns, model=f"{model} (replay)")
-    config = LoopConfig(max_steps=max(len(turns), 1))
+    if rerun_tools:
+        _check_scratch(workspace, original_workspace, repo)
+    runs = recorded_runs(tree, node_id)
+    if not runs:
+        return ReplayReport(False, "empty", 0, 0, error="the session has no messages to replay")
+    if rerun_tools and tree.snapshot_for(runs[0].prompt) is None:
+        raise ConfigError(
+            "the session has no snapshot of its start, so its tools cannot be re-run: replay it without --rerun-tools"
+        )
+    config = LoopConfig(max_steps=max(len(run.turns) for run in runs) + 1)  # a run ends on its recording first
     with LocalEnvironment(workspace, spill_dir=spill_dir) as env:
-        core = AgentLoop(provider, DEFAULT_TOOLS, env, strategy=ReAct(config), bus=bus)
-        comparer = _Comparer(recorded, env.workdir, original_workspace)
-        if rerun_tools:
-            # Calls that never finished were not run to the end then; they are not run now.
-            core.executor.recorded = {k: v for k, v in recorded.items() if v.output.startswith(UNFINISHED_PREFIX)}
-            core.executor.observe = comparer
-        else:
-            core.executor.recorded = recorded
-        runs = 0
-        finished: RunFinished | None = None
-        for task in tasks:
-            runs += 1
-            async with contextlib.aclosing(core.run(task)) as events:
+        core = AgentLoop(
+            ReplayProvider([t for run in runs for t in run.turns]), DEFAULT_TOOLS, env, strategy=ReAct(config), bus=bus
+        )
+        rerun = _Rerun(core, tree, repo, original_workspace) if rerun_tools and repo is not None else None
+        for number, run in enumerate(runs, start=1):
+            core.executor.recorded = run.results
+            core.executor.policy = _NOTHING_RUNS
+            if rerun is not None:
+                await rerun.arm(run, first=number == 1)
+            provider = ReplayProvider(run.turns, model=f"{model} (replay)", ending=_ending(run))
+            core.provider = provider
+            finished: RunFinished | None = None
+            async with contextlib.aclosing(core.run(run.task)) as events:
                 async for event in events:
                     if isinstance(event, RunFinished):
                         finished = event
-            if finished is None or not finished.success:
-                break
-    if finished is None:
-        return ReplayReport(False, "empty", runs, comparer.checked, error="the session has no messages to replay")
-    return ReplayReport(finished.success, finished.reason, runs, comparer.checked, error=finished.error)
+            assert finished is not None
+            as_recorded = finished.success and run.stops_at is None
+            if run.stops_at is not None and provider.remaining == 0:
+                as_recorded = finished.reason in {RECORDING_ENDED, "stuck"}
+            if not as_recorded:
+                return _report_of(rerun, False, finished.reason, number, error=finished.error)
+    return _report_of(rerun, True, "completed", len(runs), stops_at=runs[-1].stops_at)
+
+
+class _Rerun:
+    """Readies each run for its tools to run again: its files, its permissions, the calls that keep their record."""
+
+    def __init__(self, core: AgentLoop, tree: SessionTree, repo: ShadowRepo, original: Path) -> None:
+        self.core = core
+        self.tree = tree
+        self.repo = repo
+        self.original = original
+        self.comparer = _Comparer(core.env.workdir, original)
+        self.not_rerun: list[str] = []
+        self.left_out: list[str] = []
+
+    async def arm(self, run: RecordedRun, *, first: bool) -> None:
+        tree, scratch = self.tree, self.core.env.workdir
+        start = tree.snapshots.get(run.prompt) or (tree.snapshot_for(run.prompt) if first else None)
+        if start is not None:  # the files as the recording found them at this prompt
+            self.left_out += await asyncio.to_thread(restore_scratch, self.repo, start, scratch)
+        policy = recorded_policy(run.permissions)
+        held = {}
+        for call in run.calls:
+            why = why_not_rerun(call, run.results[call.id], policy, self.core.tools, self.original, scratch)
+            if why is not None:
+                held[call.id] = run.results[call.id]
+                self.not_rerun.append(f"call {call.id} ({call.name} {describe_call(call.name, call.args)}): {why}")
+        executor = self.core.executor
+        executor.recorded = held
+        executor.policy = policy  # no looser than the recording's, and nobody to ask
+        executor.observe = self.comparer
+        self.comparer.recorded = run.results
+
+
+def _report_of(rerun: _Rerun | None, success: bool, reason: str, runs: int, **more: Any) -> ReplayReport:
+    if rerun is None:
+        return ReplayReport(success, reason, runs, 0, **more)
+    checked, not_rerun, left_out = rerun.comparer.checked, tuple(rerun.not_rerun), tuple(rerun.left_out)
+    return ReplayReport(success, reason, runs, checked, not_rerun=not_rerun, left_out=left_out, **more)

@@ -7,17 +7,21 @@ are one ``write`` each, a torn tail is easy to see and set aside, and the file
 stays readable with ``grep`` and ``jq``. Records:
 
 * ``{"t": "meta", ...}`` first: session id, workspace, model, creation time
-  (a later meta record updates a field, such as a moved workspace);
+  (a later meta record updates a field, such as a moved workspace, or the
+  ``permissions`` the runs that follow were started with: mode, allow, deny);
 * ``{"t": "node", "id", "parent", "kind", "ts", "message"}``: a message;
 * ``{"t": "partial", "parent", "result"}``: one finished tool result, kept before
   its batch is complete (a crash mid-batch loses no finished result);
-* ``{"t": "snap", "id", "commit", "found"?}``: the workspace snapshot pinned to a node
-  (``found``: taken on resume, not right after the node's tool calls);
-* ``{"t": "switching", "from", "to", "undo"}``: files are about to change for a
-  switch, the present saved as ``undo``;
+* ``{"t": "snap", "id", "commit", "found"?, "wrote"?, "made"?}``: the workspace snapshot
+  pinned to a node (``found``: taken on resume, not right after the node's tool calls;
+  ``wrote``: ``{path: blob}`` for each path Chimera's ``write``/``edit`` wrote in the
+  batch; ``made``: the paths ``write`` created);
+* ``{"t": "switching", "from", "to", "undo", "target"?}``: files are about to change for a
+  switch to snapshot ``target``, the present saved as ``undo``;
 * ``{"t": "leaf", "id", "ts", "from"?, "undo"?}``: the leaf moved (a switch is
-  finished); ``undo`` holds the files as they were at ``from``;
-* ``{"t": "label", "id", "label"}``: a named checkpoint.
+  finished); ``undo`` holds the files as they were at ``from`` (null: before the
+  first message);
+* ``{"t": "label", "id", "label"}``: a named checkpoint (the name moves to this node).
 
 Every record is one complete line written in one call and flushed; the file
 is fsynced at turn boundaries and before anything destructive. Secrets
@@ -26,7 +30,11 @@ record as it is written, whoever writes it. A write that
 fails is cut back, so no record is ever glued to the next. On open, a
 last line without its newline (a write cut short) is moved to a ``torn-*``
 file beside it and the log is cut back to its last whole record; a damaged
-line in the middle is skipped and reported, never deleted. One writer at a
+line in the middle is skipped and reported, never deleted. Every field read
+back is checked before it is used: a record of the wrong shape, a node that
+repeats an id or names a parent the session lacks, a leaf, label, snapshot or
+partial result naming a node it lacks, are each skipped with one warning, so
+the tree can never loop and every walk of it ends. One writer at a
 time holds the session's lock; a second gets a clear message. Files and
 folders are readable by their owner only.
 """
@@ -37,9 +45,10 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,14 +57,18 @@ from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ConfigError, SessionError
 from chimera.core.home import private_dir
 from chimera.core.jsonl import append_line, set_aside_torn_tail
+from chimera.core.permissions import MODES, PermissionPolicy, Rule
 from chimera.core.redact import Redactor
-from chimera.core.session_tree import MESSAGE_KINDS, Node, PendingSwitch, SessionTree
+from chimera.core.session_tree import MESSAGE_KINDS, Node, PendingSwitch, SessionTree, message_problem
 
 __all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
 
 ENTRIES = "entries.jsonl"
 LOCK = "lock"
 CHECKPOINTS = "checkpoints.git"  # the session's shadow repository of workspace snapshots
+MAX_WARNINGS = 20  # damaged lines reported one by one; past these, one line counts the rest
+_ID = re.compile(r"[\w.:-]{1,128}", re.ASCII)  # session and node ids
+_COMMIT = re.compile(r"[0-9a-f]{7,64}")
 
 
 class _Leaf:
@@ -136,17 +149,28 @@ class SessionStore:
     @classmethod
     def open(cls, home: Path, session_id: str, *, writable: bool = True) -> SessionStore:
         """Open an existing session; set a torn last record aside; lock it when ``writable``."""
+        if not _ID.fullmatch(session_id):
+            raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
         folder = sessions_dir(home) / session_id
         path = folder / ENTRIES
-        if not path.is_file():
-            raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
-        lock_fd = _lock(folder, session_id) if writable else None
+        lock_fd: int | None = None
         try:
+            if not path.is_file():
+                if path.exists() or path.is_symlink():
+                    raise ConfigError(f"session {session_id} is damaged: {path} is not a file")
+                if folder.is_dir():
+                    raise ConfigError(f"{folder} has no {ENTRIES}: it is not a Chimera session (left untouched)")
+                raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
+            lock_fd = _lock(folder, session_id) if writable else None
             meta, tree, warnings = _load(path, repair=writable)
             return cls(folder, meta, tree, lock_fd=lock_fd, warnings=warnings)
-        except BaseException:
+        except BaseException as err:
             if lock_fd is not None:
                 os.close(lock_fd)
+            if isinstance(err, OSError):
+                raise ConfigError(
+                    f"session {session_id} cannot be read ({err.strerror or err}): check the permissions of {folder}"
+                ) from None
             raise
 
     # --- reading ------------------------------------------------------------------------
@@ -180,7 +204,7 @@ class SessionStore:
         node = Node(id=_node_id(), parent_id=parent_id, kind=kind, ts=time.time(), message=message)
         record = {"t": "node", "id": node.id, "parent": parent_id, "kind": kind, "ts": node.ts, "message": message}
         self._write(record, sync=sync)
-        self.tree.add(node)
+        _add_node(node, self.meta, self.tree)
         return node
 
     def record(self, kind: str, message: dict[str, Any], *, sync: bool = False) -> str:
@@ -208,29 +232,57 @@ class SessionStore:
         self._write(record, sync=True)
         _apply(record, self.meta, self.tree)
 
-    def begin_switch(self, to_node: str | None, undo: str) -> None:
-        """Record, durably, that files are about to change for a switch (so a crash midway is seen)."""
-        self._write({"t": "switching", "from": self.tree.leaf, "to": to_node, "undo": undo}, sync=True)
-        self.tree.pending_switch = PendingSwitch(self.tree.leaf, to_node, undo)
+    def begin_switch(self, to_node: str | None, undo: str, target: str) -> None:
+        """Record, durably, that files are about to change for a switch (so a crash midway is seen).
+
+        ``undo`` holds the files as they are now; ``target`` the snapshot about to be written.
+        """
+        record = {"t": "switching", "from": self.tree.leaf, "to": to_node, "undo": undo, "target": target}
+        self._write(record, sync=True)
+        _apply(record, self.meta, self.tree)
 
     def label(self, node_id: str, label: str) -> None:
         node_id = self.require(node_id)
         self._write({"t": "label", "id": node_id, "label": label}, sync=True)
         self.tree.set_label(node_id, label)
 
-    def pin(self, node_id: str, commit: str, *, found: bool = False) -> None:
+    def pin(
+        self,
+        node_id: str,
+        commit: str,
+        *,
+        found: bool = False,
+        wrote: dict[str, str] | None = None,
+        made: Iterable[str] = (),
+    ) -> None:
         """Record that ``commit`` holds the workspace as it was at ``node_id``.
 
         ``found``: the files as found later (on resume after a crash), not as the node's
         tool calls left them, so nothing in them counts as the agent's creation.
+        ``wrote``: the paths Chimera's ``write``/``edit`` wrote in the batch the node answers,
+        each with its blob in ``commit``; ``made``: those that ``write`` created.
         """
         node_id = self.require(node_id)
         record: dict[str, Any] = {"t": "snap", "id": node_id, "commit": commit}
         if found:
             record["found"] = True
-            self.tree.found.add(node_id)
+        if wrote:
+            record["wrote"] = wrote
+        if made := sorted(made):
+            record["made"] = made
         self._write(record)
-        self.tree.snapshots[node_id] = commit
+        _apply(record, self.meta, self.tree)
+
+    def set_permissions(self, policy: PermissionPolicy) -> None:
+        """Record the permissions the runs from now on start with (replay re-runs tools under no looser ones)."""
+        permissions = {
+            "mode": policy.mode,
+            "allow": [str(r) for r in policy.allow],
+            "deny": [str(r) for r in policy.deny],
+        }
+        if self.meta.get("permissions") != permissions:
+            self._write({"t": "meta", "permissions": permissions}, sync=True)
+            self.meta["permissions"] = permissions
 
     def set_workdir(self, workdir: Path) -> None:
         """The session's workspace moved: record where it is now."""
@@ -306,14 +358,19 @@ def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, lis
         warnings.append(f"the last record is cut short ({len(data) - end} bytes) and is ignored")
     meta: dict[str, Any] = {}
     tree = SessionTree()
+    damaged = 0
     for number, line in enumerate(data[:end].splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            record = _parse(line)
-            _apply(record, meta, tree)
-        except (ValueError, KeyError, TypeError) as err:
-            warnings.append(f"line {number} is damaged and was skipped ({err})")
+            _apply(_parse(line), meta, tree)
+        except (ValueError, KeyError, TypeError, RecursionError) as err:
+            damaged += 1
+            if damaged <= MAX_WARNINGS:
+                why = "nested too deeply" if isinstance(err, RecursionError) else str(err).strip("'\"")
+                warnings.append(f"line {number} is damaged and was skipped ({why})")
+    if damaged > MAX_WARNINGS:
+        warnings.append(f"{damaged - MAX_WARNINGS} more damaged lines were skipped")
     if not meta:
         raise ConfigError(f"{path} has no session header: it is not a Chimera session (left untouched)")
     return meta, tree, warnings
@@ -339,64 +396,175 @@ def _parse(line: bytes) -> dict[str, Any]:
             if isinstance(head, dict) and head.keys() == _HEAD_KEYS:
                 head["raw"] = line
                 return head
-    parsed: dict[str, Any] = json.loads(line)
+    parsed = json.loads(line)
+    if not isinstance(parsed, dict):
+        raise ValueError(f"a JSON {type(parsed).__name__}, not a record")
+    parsed.pop("raw", None)  # only a record read up to its message carries its line
     return parsed
+
+
+def _text(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"its {key} is not text")
+    return value
+
+
+def _node_ref(record: dict[str, Any], key: str, tree: SessionTree) -> str:
+    """The node ``record[key]`` names, which the session must hold."""
+    value = record.get(key)
+    if not isinstance(value, str):
+        raise ValueError(f"its {key} is not a node id")
+    if value not in tree:
+        raise ValueError(f"its {key} names node {value[:40]!r}, which the session does not hold")
+    return value
+
+
+def _optional_ref(record: dict[str, Any], key: str, tree: SessionTree) -> str | None:
+    """Like :func:`_node_ref`, with None (no node: before the first message) allowed."""
+    return None if record.get(key) is None else _node_ref(record, key, tree)
+
+
+def _commit(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str) or not _COMMIT.fullmatch(value):
+        raise ValueError(f"its {key} is not a snapshot id")
+    return value
+
+
+def _add_node(node: Node, meta: dict[str, Any], tree: SessionTree) -> None:
+    tree.add(node)
+    if node.kind == "user" and "permissions" in meta:
+        tree.permissions[node.id] = meta["permissions"]
 
 
 def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> None:
     """Fold one record into the session; raise ValueError/KeyError/TypeError when it is malformed."""
-    kind = record["t"]
+    kind = record.get("t")
+    if not isinstance(kind, str):
+        raise ValueError("it has no record type")
     if kind == "node":
-        parent = record["parent"]
-        if parent is not None and parent not in tree:
-            raise KeyError(f"parent {parent} is unknown")
-        if record["kind"] not in MESSAGE_KINDS:
-            raise ValueError("not a message")
+        node_id = _text(record, "id")
+        if not _ID.fullmatch(node_id):
+            raise ValueError("its id is not a node id")
+        if node_id in tree:
+            raise ValueError(f"it repeats the id of node {node_id}")
+        parent = _optional_ref(record, "parent", tree)
+        node_kind = record.get("kind")
+        if node_kind not in MESSAGE_KINDS:
+            raise ValueError("its kind is not a message kind")
+        ts = record.get("ts")
+        if not isinstance(ts, int | float) or isinstance(ts, bool):
+            raise ValueError("its time is not a number")
         raw = record.get("raw")
         if raw is not None:
-            node = Node(str(record["id"]), parent, record["kind"], float(record["ts"]), raw=raw)
+            node = Node(node_id, parent, node_kind, float(ts), raw=raw)
         else:
-            message = record["message"]
-            if not isinstance(message, dict) or "role" not in message:
-                raise ValueError("not a message")
-            node = Node(str(record["id"]), parent, record["kind"], float(record["ts"]), message)
-        tree.add(node)
+            message = record.get("message")
+            problem = message_problem(node_kind, message)
+            if problem is not None:
+                raise ValueError(problem)
+            assert isinstance(message, dict)
+            node = Node(node_id, parent, node_kind, float(ts), message)
+        _add_node(node, meta, tree)
     elif kind == "leaf":
-        target = record["id"]
-        if target is None or target in tree:
-            if record.get("undo") and record.get("from"):
-                tree.undo[str(record["from"])] = str(record["undo"])
-            tree.leaf = target
-            tree.pending_switch = None
+        target = _optional_ref(record, "id", tree)
+        if record.get("undo") and "from" in record:
+            tree.undo[_optional_ref(record, "from", tree)] = _commit(record, "undo")
+        tree.leaf = target
+        tree.pending_switch = None
     elif kind == "switching":
-        tree.pending_switch = PendingSwitch(record["from"], record["to"], str(record["undo"]))
-        if record["from"]:
-            tree.undo[str(record["from"])] = str(record["undo"])
+        from_node = _optional_ref(record, "from", tree)
+        to_node = _optional_ref(record, "to", tree)
+        undo = _commit(record, "undo")
+        target = None if record.get("target") is None else _commit(record, "target")
+        tree.pending_switch = PendingSwitch(from_node, to_node, undo, target)
+        tree.undo[from_node] = undo
     elif kind == "label":
-        tree.set_label(str(record["id"]), str(record["label"]))
+        node_id = _node_ref(record, "id", tree)
+        tree.set_label(node_id, _text(record, "label"))
     elif kind == "snap":
-        tree.snapshots[str(record["id"])] = str(record["commit"])
+        node_id = _node_ref(record, "id", tree)
+        tree.snapshots[node_id] = _commit(record, "commit")
         if record.get("found"):
-            tree.found.add(str(record["id"]))
+            tree.found.add(node_id)
+        wrote = record.get("wrote")
+        if wrote is not None:
+            if not isinstance(wrote, dict) or not all(
+                isinstance(blob, str) and _COMMIT.fullmatch(blob) for blob in wrote.values()
+            ):
+                raise ValueError("its written paths do not map to contents")
+            tree.wrote[node_id] = dict(wrote)
+        made = record.get("made")
+        if made is not None:
+            if not isinstance(made, list) or not all(isinstance(path, str) for path in made):
+                raise ValueError("its created paths are not a list of paths")
+            tree.made[node_id] = frozenset(made)
     elif kind == "partial":
-        parent = str(record["parent"])
-        if parent in tree and not any(tree.nodes[c].kind == "tool_result" for c in tree.children.get(parent, [])):
-            tree.partials.setdefault(parent, []).append(dict(record["result"]))
+        parent = _node_ref(record, "parent", tree)
+        result = record.get("result")
+        if message_problem("tool_result", {"role": "user", "content": [result]}) is not None:
+            raise ValueError("its result is not a tool result")
+        assert isinstance(result, dict)
+        if result["type"] != "tool_result":
+            raise ValueError("its result is not a tool result")
+        if not any(tree.nodes[c].kind == "tool_result" for c in tree.children.get(parent, [])):
+            tree.partials.setdefault(parent, []).append(dict(result))
     elif kind == "meta":
-        if not isinstance(record.get("created", 0.0), int | float):
-            raise TypeError("created must be a number")
+        _check_meta(record, meta)
         meta.update(record)
 
 
-def list_sessions(home: Path) -> list[SessionInfo]:
-    """Every session under ``home``, most recently updated first."""
+def _check_meta(record: dict[str, Any], meta: dict[str, Any]) -> None:
+    """ValueError unless every field a meta record carries has its type; the first must name the session."""
+    first = not meta
+    if (first or "session_id" in record) and _text(record, "session_id") != meta.get(
+        "session_id", record["session_id"]
+    ):
+        raise ValueError("it names another session")
+    if (first or "workdir" in record) and not Path(_text(record, "workdir")).is_absolute():
+        raise ValueError("its workdir is not an absolute path")
+    if "model" in record:
+        _text(record, "model")
+    created = record.get("created", 0.0)
+    if not isinstance(created, int | float) or isinstance(created, bool):
+        raise ValueError("its created time is not a number")
+    if "permissions" in record:
+        permissions = record["permissions"]
+        if not isinstance(permissions, dict) or permissions.get("mode") not in MODES:
+            raise ValueError("its permissions have no known mode")
+        for key in ("allow", "deny"):
+            rules = permissions.get(key)
+            if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+                raise ValueError(f"its permissions' {key} is not a list of rules")
+            for rule in rules:
+                try:
+                    Rule.parse(rule)
+                except ConfigError as err:
+                    raise ValueError(str(err)) from None
+
+
+def list_sessions(home: Path, problems: list[str] | None = None) -> list[SessionInfo]:
+    """Every readable session under ``home``, most recently updated first.
+
+    Each folder that cannot be read as a session adds one line to ``problems`` (when given)
+    saying why; the others are listed all the same.
+    """
     out = []
     for folder in _session_folders(home):
         try:
+            if not folder.is_dir() or not _ID.fullmatch(folder.name):
+                raise ConfigError(f"{folder} is not a session folder (left untouched)")
             store = SessionStore.open(home, folder.name, writable=False)
-        except (ConfigError, OSError):
-            continue  # not a session we can read: `chimera tree ID` on it says why
-        updated = (folder / ENTRIES).stat().st_mtime
+            updated = (folder / ENTRIES).stat().st_mtime
+        except ConfigError as err:
+            if problems is not None:
+                problems.append(str(err))
+            continue
+        except OSError as err:
+            if problems is not None:
+                problems.append(f"session {folder.name} cannot be read ({err.strerror or err}): check {folder}")
+            continue
         out.append(
             SessionInfo(
                 id=store.id,
@@ -413,6 +581,7 @@ def list_sessions(home: Path) -> list[SessionInfo]:
 
 
 def _session_folders(home: Path) -> Iterator[Path]:
+    """Every entry of the sessions folder but hidden ones (each should be a session's folder)."""
     folder = home / "sessions"
     if folder.is_dir():
-        yield from (p for p in folder.iterdir() if (p / ENTRIES).is_file())
+        yield from sorted(p for p in folder.iterdir() if not p.name.startswith("."))

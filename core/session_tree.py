@@ -4,9 +4,10 @@ Nodes are messages (``user``, ``assistant``, ``tool_result``, ``compaction``);
 each has a parent, so every node is a point to branch from. The *leaf* is
 where the conversation stands; the model's context is the path from the root
 to the leaf. Moving the leaf is itself a record, so a reopened session lands
-where the person was. Labels name nodes (named checkpoints); workspace
-snapshots pin the files as they were at a node; *undo* snapshots hold the
-files as they were when the person last switched away from a node.
+where the person was. Labels name nodes (named checkpoints; a name is on one
+node at a time); workspace snapshots pin the files as they were at a node;
+*undo* snapshots hold the files as they were when the person last switched away
+from a node (or from before the first message, the ``None`` point).
 
 A node read from disk keeps its message as the JSON bytes of its record until
 something needs it, so opening a session costs its structure, not the bytes of
@@ -24,7 +25,7 @@ from typing import Any
 
 from chimera.core.errors import SessionError
 
-__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "content_blocks", "is_reminder"]
+__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "content_blocks", "is_reminder", "message_problem"]
 
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_result", "compaction"})
 REMINDER_OPEN = "<system-reminder>"
@@ -33,6 +34,50 @@ REMINDER_OPEN = "<system-reminder>"
 def content_blocks(content: Any) -> list[dict[str, Any]]:
     """A message's content as a list of blocks (a plain string becomes one text block)."""
     return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+
+
+_BLOCK_FIELDS = {
+    "text": (("text", str),),
+    "thinking": (("thinking", str),),
+    "tool_use": (("id", str), ("name", str)),
+    "tool_result": (("tool_use_id", str),),
+}
+
+
+def message_problem(kind: str, message: object) -> str | None:
+    """What is wrong with ``message`` as the message of a ``kind`` node read from disk, or None when it is sound.
+
+    Sound: an object with ``role`` (``assistant`` exactly for assistant nodes, else ``user``)
+    and ``content`` (text, or a list of blocks, each an object whose fields the readers use
+    have their types).
+    """
+    if not isinstance(message, dict):
+        return "not a message"
+    role = message.get("role")
+    expected = {"assistant": ("assistant",), "compaction": ("user", "assistant")}.get(kind, ("user",))
+    if role not in expected:
+        return f"a {kind} message with role {role!r}"
+    return _content_problem(message.get("content"), nested=False)
+
+
+def _content_problem(content: object, *, nested: bool) -> str | None:
+    if isinstance(content, str):
+        return None
+    if not isinstance(content, list):
+        return "its content is neither text nor a list of blocks"
+    for block in content:
+        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+            return "a content block is not an object with a type"
+        for name, kind_of in _BLOCK_FIELDS.get(block["type"], ()):
+            if not isinstance(block.get(name), kind_of):
+                return f"a {block['type']} block has no {name}"
+        if block["type"] == "tool_result":
+            if nested:
+                return "a tool_result block inside another"
+            problem = _content_problem(block.get("content", ""), nested=True)
+            if problem is not None or not isinstance(block.get("is_error", False), bool):
+                return "a tool_result block's content or is_error has the wrong type"
+    return None
 
 
 def is_reminder(block: dict[str, Any]) -> bool:
@@ -80,9 +125,13 @@ class Node:
                 record = json.loads(self._raw or b"")
             except ValueError as err:
                 raise self._damaged(str(err)) from None
+            except RecursionError:
+                raise self._damaged("nested too deeply") from None
             message = record.get("message") if isinstance(record, dict) else None
-            if not isinstance(message, dict) or "role" not in message:
-                raise self._damaged("not a message")
+            problem = message_problem(self.kind, message)
+            if problem is not None:
+                raise self._damaged(problem)
+            assert isinstance(message, dict)
             self._message, self._raw = message, None
         return self._message
 
@@ -116,11 +165,16 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class PendingSwitch:
-    """A switch that began changing files and has no record of finishing."""
+    """A switch that began changing files and has no record of finishing.
+
+    ``undo`` holds the files as they were before it; ``target`` the snapshot it was
+    writing (None when recorded by a Chimera that did not say).
+    """
 
     from_node: str | None
     to_node: str | None
     undo: str
+    target: str | None = None
 
 
 @dataclass(slots=True)
@@ -132,10 +186,17 @@ class SessionTree:
     leaf: str | None = None
     labels: dict[str, str] = field(default_factory=dict)
     snapshots: dict[str, str] = field(default_factory=dict)
-    undo: dict[str, str] = field(default_factory=dict)
+    undo: dict[str | None, str] = field(default_factory=dict)
+    """The files as the person last left each point (None: before the first message)."""
     partials: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     found: set[str] = field(default_factory=set)
     """Nodes pinned to the files as found on resume, not as their tool calls left them."""
+    permissions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The permissions (``mode``, ``allow``, ``deny``) in force when each user node was recorded."""
+    wrote: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Per tool-results node: each path Chimera's ``write``/``edit`` wrote in that batch, with the blob it left."""
+    made: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Per tool-results node: the paths Chimera's ``write`` created in that batch (they did not exist before)."""
     pending_switch: PendingSwitch | None = None
 
     def add(self, node: Node) -> None:
@@ -146,7 +207,10 @@ class SessionTree:
             self.partials.pop(node.parent_id, None)
 
     def set_label(self, node_id: str, label: str) -> None:
-        self.labels.pop(node_id, None)  # re-labelling moves it to the end: the latest wins
+        """Name ``node_id`` ``label``: a node has one name, and a name is on one node (it moves here)."""
+        for other in [n for n, name in self.labels.items() if name == label]:
+            del self.labels[other]
+        self.labels.pop(node_id, None)
         self.labels[node_id] = label
 
     def __contains__(self, node_id: object) -> bool:
@@ -163,12 +227,21 @@ class SessionTree:
         return out
 
     def ancestors(self, node_id: str) -> Iterator[Node]:
-        """``node_id`` and its ancestors, nearest first."""
+        """``node_id`` and its ancestors, nearest first.
+
+        Bounded: a chain that names a missing node, or loops, is a :class:`SessionError`
+        (the store never builds one: a node is added only after its parent, ids unique).
+        """
         current: str | None = node_id
-        while current is not None:
-            node = self.nodes[current]
+        for _ in range(len(self.nodes) + 1):
+            if current is None:
+                return
+            node = self.nodes.get(current)
+            if node is None:
+                raise SessionError(f"the session has no node {current}: its record is missing or damaged")
             yield node
             current = node.parent_id
+        raise SessionError(f"the ancestors of node {node_id} form a loop: the session's records are damaged")
 
     def snapshot_for(self, node_id: str) -> str | None:
         """The workspace snapshot that pins ``node_id``: its own, or its nearest ancestor's."""
@@ -181,7 +254,9 @@ class SessionTree:
         """(before, after) snapshot pairs around every batch of tool calls that could change files.
 
         A batch cut short by a crash has no such pair: its files were pinned only on resume,
-        when the person may have made files of their own.
+        when the person may have made files of their own. What appeared in a step is not
+        the agent's for that alone (a command may run while the person works):
+        :meth:`agent_versions` says what is.
         """
         for node in self.nodes.values():
             parent = node.parent_id
@@ -191,6 +266,38 @@ class SessionTree:
                 before = self.snapshots.get(parent)
                 if before is not None:
                     yield before, self.snapshots[node.id]
+
+    def agent_versions(self) -> set[tuple[str, str]]:
+        """The (path, blob) versions that are the agent's own creations, safe for a switch to delete.
+
+        A path counts once Chimera's ``write`` created it (it did not exist before), and
+        only with a content that its ``write``/``edit`` calls left there, in that batch or
+        a later one down the same branch. Files that merely appeared while a command ran,
+        and every file of a session recorded before Chimera noted what its tools wrote,
+        count as nobody's: they are kept.
+        """
+        if not self.made:
+            return set()
+        made_by: dict[str, frozenset[str]] = {}  # per node: paths write created on the way to it
+        versions: set[tuple[str, str]] = set()
+        for node in self.nodes.values():  # parents come before their children
+            made = made_by.get(node.parent_id, frozenset()) if node.parent_id is not None else frozenset()
+            if node.id in self.made:
+                made = made | self.made[node.id]
+            made_by[node.id] = made
+            for path, blob in self.wrote.get(node.id, {}).items():
+                if path in made:
+                    versions.add((path, blob))
+        return versions
+
+    def referenced(self) -> set[str]:
+        """Every snapshot something refers to: pins, undo snapshots, a pending switch's; packing keeps exactly these."""
+        keep = set(self.snapshots.values()) | set(self.undo.values())
+        if self.pending_switch is not None:
+            keep.add(self.pending_switch.undo)
+            if self.pending_switch.target is not None:
+                keep.add(self.pending_switch.target)
+        return keep
 
     def messages(self, node_id: str | None = None) -> list[dict[str, Any]]:
         """The model's context at ``node_id``: the path's messages, neighbouring user turns merged."""
@@ -211,11 +318,10 @@ class SessionTree:
         return self.nodes[self.leaf].tool_calls
 
     def resolve(self, ref: str) -> str | None:
-        """The node ``ref`` names: a node id, or a checkpoint's label (the node it was given to last)."""
+        """The node ``ref`` names: a node id, or a checkpoint's label (on one node at most)."""
         if ref in self.nodes:
             return ref
-        named = [node_id for node_id, label in self.labels.items() if label == ref]
-        return named[-1] if named else None
+        return next((node_id for node_id, label in self.labels.items() if label == ref), None)
 
     def is_branch_point(self, node_id: str | None) -> bool:
         return len(self.children.get(node_id, [])) > 1

@@ -7,22 +7,28 @@ allow = ["bash(git status*)", "bash(pytest*)"]
 deny = ["bash(rm -rf *)"]
 ```
 
-Flags override the mode and add to the rules. A file that cannot be read is a
-ConfigError naming the file and the problem.
+Flags override the mode and add to the rules. A file that cannot be read, a
+table or key Chimera does not know (a misspelled ``[permission]`` or ``denny``
+would leave a rule off), or a rule naming a tool that does not exist is a
+ConfigError naming the file, the fault and the nearest known name.
 """
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from chimera.core.errors import ConfigError
 from chimera.core.permissions import MODES, Rule
+from chimera.core.tool_group import DEFAULT_TOOLS
 
 __all__ = ["CONFIG_NAME", "Settings", "load_settings"]
 
 CONFIG_NAME = "config.toml"
+KNOWN: dict[str, frozenset[str]] = {"permissions": frozenset({"mode", "allow", "deny"})}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +44,28 @@ def _strings(value: object, where: str, path: Path) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _nearest(name: str, known: list[str]) -> str:
+    """': did you mean X?' for the known name nearest ``name`` (brackets and tables aside), else the list of them."""
+    bare = {k.strip("[]").rpartition(".")[2]: k for k in known} | {k.strip("[]"): k for k in known}
+    near = [bare[n] for n in difflib.get_close_matches(name, list(bare), n=1, cutoff=0.6)]
+    return f": did you mean {near[0]}?" if near else f": the known ones are {', '.join(known)}"
+
+
+def _check_names(data: dict[str, Any], path: Path) -> None:
+    """Refuse a table or key Chimera does not know, naming the nearest known one."""
+    keys = [f"{table}.{key}" for table, names in KNOWN.items() for key in sorted(names)]
+    for table, value in data.items():
+        if table not in KNOWN and isinstance(value, dict):
+            raise ConfigError(f"{path}: unknown table [{table}]{_nearest(table, [f'[{t}]' for t in KNOWN])}")
+        if table not in KNOWN:
+            raise ConfigError(f"{path}: unknown key {table}{_nearest(table, [*KNOWN, *keys])}")
+        if isinstance(value, dict):
+            for key in value:
+                if key not in KNOWN[table]:
+                    near = _nearest(f"{table}.{key}", [k for k in keys if k.startswith(table + ".")])
+                    raise ConfigError(f"{path}: unknown key {table}.{key} in [{table}]{near}")
+
+
 def load_settings(home: Path) -> Settings:
     """Read ``home/config.toml``; no file means defaults."""
     path = home / CONFIG_NAME
@@ -49,6 +77,7 @@ def load_settings(home: Path) -> Settings:
         raise ConfigError(f"cannot read the settings file {path}: {err}") from None
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"the settings file {path} is not valid TOML ({err}): fix it or remove it") from None
+    _check_names(data, path)
     permissions = data.get("permissions", {})
     if not isinstance(permissions, dict):
         raise ConfigError(f"{path}: [permissions] must be a table")
@@ -62,7 +91,7 @@ def load_settings(home: Path) -> Settings:
     for where, rules in (("permissions.allow", allow), ("permissions.deny", deny)):
         for rule in rules:
             try:
-                Rule.parse(rule)
+                Rule.parse(rule, DEFAULT_TOOLS.names)
             except ConfigError as err:
                 raise ConfigError(f"{path}: {where}: {err}") from None
     return Settings(permission_mode=mode, allow=allow, deny=deny)

@@ -10,12 +10,18 @@ Where a switch lands, by the kind of node named:
 * anything else: that node.
 
 The files restored are the ones the person last left there (an *undo* snapshot,
-when they switched away from it), else the snapshot pinned to it or to its
-nearest ancestor. Only the agent's own creations are ever deleted: paths that a
-tool batch added (between the snapshots around it), and only while they hold a
-content the agent's tool calls left there. Before any file changes the
-present is snapshotted and a ``switching`` record is synced, so a crash midway
-is detected on the next open, and switching back restores the present exactly.
+when they switched away from it or named it as a checkpoint there), else the
+snapshot pinned to it or to its nearest ancestor. Only the agent's own creations
+are ever deleted: paths that Chimera's ``write`` created, and only while they hold a
+content its ``write``/``edit`` calls left there; a file that merely appeared while a
+command ran may be the person's, and is kept. Before any file changes the present is
+snapshotted and a ``switching`` record is synced, so a crash midway is detected on
+the next open, and switching back restores the present exactly.
+
+A switch cut short is never finished, it is undone: while one is pending, any switch
+puts back the files from before it (its undo snapshot, deleting only what the agent
+made or what the cut-short switch itself wrote) and lands where it started. Nothing
+snapshots the half-restored files as a point's files: no undo, no checkpoint, no pin.
 """
 
 from __future__ import annotations
@@ -26,9 +32,9 @@ from chimera.core.checkpoints import CheckpointError, Preview, ShadowRepo
 from chimera.core.checkpoints.restore import Version
 from chimera.core.errors import ConfigError
 from chimera.core.session_store import SessionStore
-from chimera.core.session_tree import SessionTree
+from chimera.core.session_tree import PendingSwitch, SessionTree
 
-__all__ = ["SwitchPlan", "name_checkpoint", "plan_switch", "switch"]
+__all__ = ["Named", "SwitchPlan", "interrupted_switch", "name_checkpoint", "plan_switch", "point_name", "switch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +44,10 @@ class SwitchPlan:
     ``node`` is the leaf afterwards (None: before the first message). ``preview`` is
     None when no snapshot covers that point (the files stay as they are). ``unsaved``
     lists paths changed since the leaf's snapshot: kept in the pre-switch snapshot.
+    ``made`` lists the paths Chimera's ``write`` created (deleted only while they hold
+    what its tools left); ``appeared`` the paths that appeared while a command ran: they
+    may be the person's, so they are never deleted. ``interrupted``, when set, is the
+    switch that was cut short: this plan undoes it instead of going to ``requested``.
     """
 
     requested: str
@@ -48,6 +58,44 @@ class SwitchPlan:
     unsaved: tuple[str, ...]
     known: frozenset[Version]
     note: str = ""
+    made: frozenset[str] = frozenset()
+    appeared: frozenset[str] = frozenset()
+    interrupted: PendingSwitch | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """A checkpoint just named: its node, the snapshot it brings back (None: no files pinned),
+    the node the name was on before (``moved_from``) and the name the node had before (``renamed_from``)."""
+
+    node: str
+    snapshot: str | None
+    moved_from: str | None = None
+    renamed_from: str | None = None
+
+
+def point_name(node: str | None) -> str:
+    """How a point of the tree is named to a person: its id, or "the point before the first message"."""
+    return "the point before the first message" if node is None else node
+
+
+def interrupted_switch(store: SessionStore) -> str:
+    """One line for a session whose switch was cut short: what state the files are in and what to run."""
+    return (
+        f"session {store.id} stopped in the middle of a switch, so its files may be half restored: "
+        f"{_undo_advice(store)}"
+    )
+
+
+def _undo_advice(store: SessionStore) -> str:
+    pending = store.tree.pending_switch
+    assert pending is not None
+    roots = store.tree.children.get(None, [])
+    ref = pending.from_node or (roots[0] if roots else pending.to_node) or "NODE"
+    return (
+        f"`chimera switch {store.id} {ref} --yes` puts the files back as they were before that switch, at "
+        f"{point_name(pending.from_node)} (it undoes the switch, it does not finish it)"
+    )
 
 
 def _landing(tree: SessionTree, requested: str) -> tuple[str | None, str]:
@@ -63,60 +111,127 @@ def _landing(tree: SessionTree, requested: str) -> tuple[str | None, str]:
 
 
 def _files_at(tree: SessionTree, node: str | None, requested: str) -> str | None:
-    if node is not None and node in tree.undo:
+    if node in tree.undo:
         return tree.undo[node]
     return tree.snapshot_for(requested if node is None else node)
 
 
 def plan_switch(store: SessionStore, repo: ShadowRepo, ref: str) -> SwitchPlan:
-    """Look at what switching ``store`` to ``ref`` (a node id or a checkpoint label) would do; change nothing."""
+    """Look at what switching ``store`` to ``ref`` (a node id or a checkpoint label) would do; change nothing.
+
+    While a switch is pending (cut short), the plan undoes that switch instead.
+    """
     tree = store.tree
     requested = store.require(ref)
+    if tree.pending_switch is not None:
+        return _undo_plan(store, repo, requested, tree.pending_switch)
     node, note = _landing(tree, requested)
     target = _files_at(tree, node, requested)
-    known = frozenset(repo.added(tree.agent_steps()))
+    known = frozenset(tree.agent_versions())
     if target is None:
         return SwitchPlan(requested, node, tree.leaf, None, None, (), known, note)
+    made = frozenset[str]().union(*tree.made.values())
+    appeared = frozenset(path for path, _ in repo.added(tree.agent_steps()) if path not in made)
     unsaved: tuple[str, ...] = ()
     current = _files_at(tree, tree.leaf, tree.leaf) if tree.leaf is not None else None
     if current is not None:
         since = repo.changes(current, known=known)
         unsaved = tuple(sorted((*since.changed, *since.keep)))
-    return SwitchPlan(requested, node, tree.leaf, target, repo.changes(target, known=known), unsaved, known, note)
+    preview = repo.changes(target, known=known)
+    return SwitchPlan(requested, node, tree.leaf, target, preview, unsaved, known, note, made, appeared)
+
+
+def _undo_plan(store: SessionStore, repo: ShadowRepo, requested: str, pending: PendingSwitch) -> SwitchPlan:
+    """Put back the files from before the switch that was cut short, and land where it started.
+
+    What that switch wrote (versions of its target) may be deleted, as may the agent's own files.
+    """
+    known = store.tree.agent_versions()
+    if pending.target is not None:
+        known |= repo.seen([pending.target])
+    note = (
+        f"this puts the files back as they were before it, at {point_name(pending.from_node)} "
+        "(it undoes that switch, it does not finish it)"
+    )
+    if _landing(store.tree, requested)[0] != pending.from_node:
+        note += f"; then `chimera switch {store.id} {requested}` goes where you asked"
+    preview = repo.changes(pending.undo, known=known)
+    leaf = store.tree.leaf
+    return SwitchPlan(
+        requested, pending.from_node, leaf, pending.undo, preview, (), frozenset(known), note, interrupted=pending
+    )
 
 
 def switch(store: SessionStore, repo: ShadowRepo, plan: SwitchPlan) -> str | None:
-    """Carry out ``plan``; return the snapshot of the files as they were before (None if untouched)."""
+    """Carry out ``plan``; return the snapshot of the files as they were before (None if untouched or undone)."""
     store.sync()
+    if plan.interrupted is not None:
+        _undo_interrupted(store, repo, plan)
+        return None
     undo: str | None = None
-    if plan.target is not None:
+    target = plan.target
+    if target is not None:
         try:
             undo = repo.restore(
-                plan.target, known=plan.known, on_before=lambda before: store.begin_switch(plan.node, before)
+                target, known=plan.known, on_before=lambda before: store.begin_switch(plan.node, before, target)
             ).before
         except CheckpointError as err:
-            pending = store.tree.pending_switch
-            if pending is None:
+            if store.tree.pending_switch is None:
                 raise
-            raise ConfigError(
-                f"the switch stopped half way ({err}); `chimera switch {store.id} {pending.from_node or plan.requested}"
-                f" --yes` puts the files back as they were"
-            ) from None
+            raise ConfigError(f"the switch stopped half way ({err}): {_undo_advice(store)}") from None
     store.move_leaf(plan.node, undo=undo)
     return undo
 
 
-def name_checkpoint(store: SessionStore, label: str, ref: str | None = None) -> tuple[str, str | None]:
+def _undo_interrupted(store: SessionStore, repo: ShadowRepo, plan: SwitchPlan) -> None:
+    """Restore the undo snapshot of the switch that was cut short; record nothing of the half-restored files.
+
+    Cut short again, it can simply be run again: the pending record still says what to undo.
+    """
+    assert plan.target is not None
+
+    def not_recorded(_half_restored: str) -> None:
+        """The snapshot restore takes of the present is of half-restored files: nobody's, so never recorded."""
+
+    repo.remove_leftovers()
+    try:
+        repo.restore(plan.target, known=plan.known, on_before=not_recorded)
+    except CheckpointError as err:
+        raise ConfigError(f"putting the files back stopped half way ({err}): {_undo_advice(store)}") from None
+    store.move_leaf(plan.node)
+
+
+def name_checkpoint(store: SessionStore, label: str, ref: str | None = None, *, move: bool = False) -> Named:
     """Name a node (the leaf when ``ref`` is None); at the leaf, pin the files as they are now.
 
-    Returns the node and the snapshot that the name brings back (None: no files pinned).
+    A name is on one node: one already on another node is refused, or moved here with ``move``.
+    Refused too while a switch is pending (the files may be half restored).
     """
-    node_id = store.require(ref) if ref else store.tree.leaf
+    tree = store.tree
+    if not label.strip() or any(ch < " " or ch == "\x7f" for ch in label):
+        raise ConfigError(f"{label!r} cannot name a checkpoint: use a name with no line breaks or control characters")
+    if label in tree.nodes:
+        raise ConfigError(f"{label!r} is the id of a node in session {store.id}: choose another name")
+    if tree.pending_switch is not None:
+        raise ConfigError(interrupted_switch(store))
+    node_id = store.require(ref) if ref else tree.leaf
     if node_id is None:
         raise ConfigError(f"session {store.id} has no messages yet: there is nothing to name")
-    snapshot = store.tree.snapshot_for(node_id)
-    if node_id == store.tree.leaf and store.workdir.is_dir():
+    holder = next((n for n, name in tree.labels.items() if name == label), None)
+    if holder is not None and holder != node_id and not move:
+        raise ConfigError(
+            f"session {store.id} already has a checkpoint {label!r}, at {holder}: pass --move to move the name "
+            f"to {node_id}, or choose another name"
+        )
+    previous = tree.labels.get(node_id)
+    snapshot = tree.snapshot_for(node_id)
+    if node_id == tree.leaf and store.workdir.is_dir():
         snapshot = store.checkpoints().snapshot(label)
         store.pin(node_id, snapshot)
     store.label(node_id, label)
-    return node_id, snapshot
+    return Named(
+        node_id,
+        snapshot,
+        moved_from=holder if holder != node_id else None,
+        renamed_from=previous if previous != label else None,
+    )

@@ -3,16 +3,21 @@
 The loop asks for a pin at every user turn, and before and after each batch
 of tool calls that can change files. A pin is a snapshot in the session's
 shadow repository, recorded against the node, so switching to any node can
-bring the files back. A snapshot that fails never stops the run: the node is
-left unpinned and the failure is reported once. When the session closes, a
-snapshot store grown past ``PACK_ABOVE`` is packed (git's delta compression)
-with only the pinned snapshots kept, so disk use stays bounded.
+bring the files back. The pin after a batch also records which paths Chimera's
+own ``write`` and ``edit`` wrote (and which ``write`` created), with the content
+they left: those are the only files a switch may count as the agent's. A
+snapshot that fails never stops the run: the node is left unpinned and the
+failure is reported once. When the session closes, a snapshot store grown past
+``PACK_ABOVE`` is packed (git's delta compression), keeping every snapshot the
+session refers to (pins, undo snapshots, a pending switch's), so disk use stays
+bounded and no switch loses its way back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Mapping
 
 from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ChimeraError
@@ -33,8 +38,12 @@ class WorkspacePins:
         self.store = store
         self.failure: str | None = None
 
-    async def pin(self, node_id: str) -> str | None:
-        """Snapshot the workspace as it is now and pin it to ``node_id``; None when that failed."""
+    async def pin(self, node_id: str, wrote: Mapping[str, bool] | None = None) -> str | None:
+        """Snapshot the workspace as it is now and pin it to ``node_id``; None when that failed.
+
+        ``wrote``: the paths Chimera's ``write``/``edit`` wrote in the batch just done, each
+        True when ``write`` created it; recorded with the content each holds in the snapshot.
+        """
         try:
             commit = await asyncio.to_thread(self.repo.snapshot)
         except (ChimeraError, OSError) as err:
@@ -42,14 +51,21 @@ class WorkspacePins:
                 self.failure = str(err)
                 log.warning("workspace snapshots stopped working: %s", err)
             return None
-        self.store.pin(node_id, commit)
+        blobs: dict[str, str] = {}
+        if wrote:
+            try:
+                blobs = await asyncio.to_thread(self.repo.blobs, commit, wrote)
+            except (ChimeraError, OSError) as err:  # recorded without: nothing counts as the agent's
+                log.warning("could not note which files the tools wrote: %s", err)
+        made = [path for path, created in (wrote or {}).items() if created and path in blobs]
+        self.store.pin(node_id, commit, wrote=blobs, made=made)
         return commit
 
     async def tidy(self) -> None:
-        """Keep disk use bounded: past ``PACK_ABOVE``, pack the snapshots the session pins, drop the rest."""
+        """Keep disk use bounded: past ``PACK_ABOVE``, pack every snapshot the session refers to, drop the rest."""
         try:
             if await asyncio.to_thread(self.repo.disk_bytes) > PACK_ABOVE:
-                keep = set(self.store.tree.snapshots.values())
+                keep = self.store.tree.referenced()
                 await asyncio.to_thread(self.repo.prune, keep)
         except (ChimeraError, OSError) as err:
             log.warning("could not pack the workspace snapshots: %s", err)

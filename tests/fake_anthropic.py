@@ -15,7 +15,9 @@ Replies are built with the helpers below:
 * :func:`stalled` - a stream that sends its first events (or, ``silent``, not even
   the status line), then nothing until released (a ``threading.Event``) or the
   server stops;
-* :func:`corrupt` - a 200 stream with an event whose data is not JSON.
+* :func:`corrupt` - a 200 stream with an event whose data is not JSON;
+* :func:`page` - a body that is not the Messages API at all (an HTML page, plain
+  text, some other JSON), with any status and content type.
 
 Streams use chunked transfer encoding, as the API does over HTTP/1.1, unless
 ``framing="close"`` asks for a body that ends when the connection closes. Every
@@ -44,6 +46,7 @@ __all__ = [
     "corrupt",
     "dropped",
     "message",
+    "page",
     "redacted_thinking",
     "stalled",
     "status",
@@ -133,7 +136,8 @@ class Reply:
     A streamed reply has ``events``; ``ending`` says how the body ends: ``complete``
     (the last chunk is sent), ``drop`` (the connection closes mid-body) or ``stall``
     (nothing more until ``release`` is set or the server stops). A plain reply has a
-    JSON ``body`` and a ``status``.
+    JSON ``body`` and a ``status``; a ``raw`` reply sends those bytes as they are, as
+    ``content_type``.
     """
 
     status: int = 200
@@ -145,6 +149,8 @@ class Reply:
     release: threading.Event | None = None
     stream: bool = True
     silent: bool = False  # stall before sending even the status line
+    raw: bytes | None = None
+    content_type: str = "application/json"
 
 
 def _message_start(model: str, input_tokens: int, cache_read: int, cache_write: int) -> Event:
@@ -233,6 +239,11 @@ def status(
     """An HTTP error status with the API's JSON error body."""
     body = {"type": "error", "error": {"type": error_type, "message": error_message}}
     return Reply(status=code, headers=dict(headers or {}), body=body, stream=False)
+
+
+def page(body: str, *, code: int = 200, content_type: str = "text/html; charset=utf-8") -> Reply:
+    """A response that is not the Messages API: ``body`` as it is, with status ``code`` and ``content_type``."""
+    return Reply(status=code, raw=body.encode(), content_type=content_type, stream=False)
 
 
 def stream_error(
@@ -367,9 +378,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _write(self, reply: Reply) -> None:
         self.close_connection = True
         if not reply.stream:
-            data = json.dumps(reply.body).encode()
+            data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
             self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", reply.content_type)
             self.send_header("Content-Length", str(len(data)))
             self.send_header("request-id", f"req_fake{next(_ids):04d}")
             for name, value in reply.headers.items():

@@ -38,11 +38,29 @@ class Reaper:
                 os.close(fd)
             if not ready:
                 pytest.fail(f"process {pid} is still running after the call returned")
-            _, status = os.waitpid(pid, 0)
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                return  # it ended, and not as our child: its own parent (a bash call's supervisor) reaps it
             assert os.WIFSIGNALED(status), f"process {pid} exited on its own (status {status})"
             assert os.WTERMSIG(status) == signal.SIGKILL
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+    def reap(self, pid: int) -> None:
+        """Wait for ``pid`` to end (whatever ended it) and reap it if it became our child."""
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            return
+        try:
+            ready, _, _ = select.select([fd], [], [], 10)  # an event wait, not a sleep
+        finally:
+            os.close(fd)
+        if not ready:
+            pytest.fail(f"process {pid} is still running")
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
 
     def cleanup(self) -> None:
         """Kill and reap what a failed test left behind: only our own unreaped children."""

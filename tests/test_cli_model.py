@@ -10,7 +10,7 @@ import pytest
 
 from chimera.core.session_store import SessionStore
 from tests.anthropic_harness import serve_fake
-from tests.fake_anthropic import FakeAnthropic, message, status, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, page, status, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera
 
 SECRET = "sk-ant-test-0123456789-do-not-leak"
@@ -31,7 +31,10 @@ def test_run_against_a_server_succeeds_and_never_writes_the_key(
     api: FakeAnthropic, tmp_path: Path, isolated_env: Path
 ) -> None:
     """A model run exits 0; the key reaches neither the tools, the events nor any file under CHIMERA_HOME."""
-    snoop = "env; echo; tr '\\0' '\\n' < /proc/$PPID/environ; tr '\\0' '\\n' < /proc/self/environ"
+    # The shell's parent is the call's supervisor; Chimera, whose environment holds the key, is above it.
+    parents = "$PPID $(cut -d' ' -f4 /proc/$PPID/stat)"
+    environs = f"for p in {parents} self; do tr '\\0' '\\n' < /proc/$p/environ; done"
+    snoop = f"env; echo; {environs}"
     api.script(
         message(text("Checking the environment."), tool_use("t1", "bash", {"command": snoop}), stop_reason="tool_use"),
         message(text("All good.")),
@@ -111,6 +114,14 @@ def test_unknown_model_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path
     api.script(status(404, "not_found_error", "model: claude-nope"))
     proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--model", "claude-nope", env=model_env(api))
     assert_one_line_error(proc, "claude-nope", "--model")
+
+
+def test_a_web_page_where_the_api_should_be_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path) -> None:
+    """A 200 HTML page at ANTHROPIC_BASE_URL ends at once, not retried: one line naming the URL and the fix, exit 2."""
+    api.fallback = page("<!doctype html>\n<html><body>Welcome to nginx!</body></html>\n")
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    assert_one_line_error(proc, f"{api.url}/v1/messages answered with an HTML page", "ANTHROPIC_BASE_URL")
+    assert len(api.requests) == 1
 
 
 def test_bad_request_fails_the_run_with_exit_1(api: FakeAnthropic, tmp_path: Path) -> None:

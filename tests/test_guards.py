@@ -13,6 +13,8 @@ from chimera.core.events import ReminderInjected, StepEvent, ToolCallFinished, T
 from chimera.core.loop_config import LoopConfig
 from chimera.core.providers.base import Usage
 from chimera.core.providers.replay import RecordedTurn
+from tests import anthropic_harness
+from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
 from tests.helpers_loop import (
     PidFifo,
     SnapshotReplay,
@@ -88,7 +90,7 @@ async def test_the_fourth_identical_call_stops_the_run_as_stuck(env: LocalEnviro
     events = await collect(core, "go")
     done = finished(events)
     assert (done.success, done.reason, done.steps) == (False, "stuck", 4)
-    assert done.error == "the same call gave the same result 4 times in a row; the run was stopped"
+    assert done.error == "the same call gave the same result 4 times in a row, even after a reminder"
     assert len(provider.sent) == 4
     assert [e.call_id for e in only(events, ToolCallFinished)] == ["t1", "t2", "t3", "t4"]
 
@@ -120,6 +122,51 @@ async def test_a_follow_up_after_a_stuck_stop_sends_a_valid_conversation(env: Lo
     assert finished(await collect(core, "go")).reason == "stuck"
     assert finished(await collect(core, "try something else")).reason == "completed"
     assert_alternates(provider.sent[-1].messages)
+
+
+SIX_SAME = "You made the same call 6 times and got the same result. " + STUCK.split(". ", 1)[1]
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    with anthropic_harness.serve_fake(monkeypatch) as fake:
+        yield fake
+
+
+def six_globs(first: int) -> Reply:
+    """One message of six identical glob calls (the same result each)."""
+    calls = [tool_use(f"g{i}", "glob", {"pattern": "*.txt"}) for i in range(first, first + 6)]
+    return message(*calls, stop_reason="tool_use")
+
+
+async def test_one_message_of_six_identical_calls_earns_the_reminder_turn_first(
+    api: FakeAnthropic, env: LocalEnvironment
+) -> None:
+    """Six identical calls in one message: all six answered, then a reminder turn; a new course completes the run."""
+    api.script(six_globs(1), message(text("Right, I will stop globbing.")))
+    async with anthropic_harness.open_provider(api.url) as provider:
+        events = await anthropic_harness.collect(anthropic_harness.make_core(provider, env), "go")
+
+    done = finished(events)
+    assert (done.success, done.reason, done.steps) == (True, "completed", 2)
+    assert [e.text for e in only(events, ReminderInjected)] == [SIX_SAME]
+    results = api.requests[1].messages[-1]["content"]
+    assert [b.get("tool_use_id") for b in results] == ["g1", "g2", "g3", "g4", "g5", "g6", None]
+    assert results[-1] == {"type": "text", "text": f"<system-reminder>{SIX_SAME}</system-reminder>"}
+
+
+async def test_a_repeat_after_the_reminder_stops_the_run_as_stuck(api: FakeAnthropic, env: LocalEnvironment) -> None:
+    """Six identical calls earn the reminder; the same call again after it stops the run as stuck, no third request."""
+    api.script(six_globs(1), message(tool_use("g7", "glob", {"pattern": "*.txt"}), stop_reason="tool_use"))
+    api.script(message(text("never sent")))
+    async with anthropic_harness.open_provider(api.url) as provider:
+        events = await anthropic_harness.collect(anthropic_harness.make_core(provider, env), "go")
+
+    done = finished(events)
+    assert (done.success, done.reason, done.steps) == (False, "stuck", 2)
+    assert done.error == "the same call gave the same result 7 times in a row, even after a reminder"
+    assert len(only(events, ReminderInjected)) == 1
+    assert len(api.requests) == 2
 
 
 # --- budgets ----------------------------------------------------------------------------
@@ -218,7 +265,14 @@ async def test_max_turns_stops_the_run_with_a_valid_conversation(env: LocalEnvir
     events = await collect(core, "go")
     done = finished(events)
     assert (done.success, done.reason, done.steps) == (False, "max_turns", 2)
-    assert "--max-turns" in done.error
+    assert done.error == "stopped after 2 turns (the limit): raise --max-turns to let it go on"
     assert provider.position == 2
     assert [e.call_id for e in only(events, ToolCallFinished)] == ["t1", "t2"]
     assert_alternates(core.messages)
+
+
+async def test_a_one_turn_limit_says_one_turn(env: LocalEnvironment) -> None:
+    """max_steps=1 stops after "1 turn", not "1 turns"."""
+    provider = SnapshotReplay([bash_turn("t1", "echo 1"), turn(say("never"))])
+    done = finished(await collect(make_core(provider, env, LoopConfig(max_steps=1)), "go"))
+    assert done.error == "stopped after 1 turn (the limit): raise --max-turns to let it go on"

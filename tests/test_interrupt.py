@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -291,12 +292,42 @@ def test_ctrl_c_in_a_headless_run_kills_the_command_and_exits_1(api: FakeAnthrop
     assert (result["call_id"], result["is_error"]) == ("t1", True)
     assert result["output"].startswith("Cancelled")
     assert has_ended(pidfd), "`sleep 300` outlived chimera"
-    assert err.strip().splitlines()[-1] == "chimera: the run failed (interrupted): the run was interrupted"
+    assert err.strip().splitlines()[-1] == "chimera: the run was interrupted"
     assert len(api.requests) == 1
 
 
+def test_ctrl_c_in_a_plain_run_says_interrupted_once_and_how_long_the_call_ran(
+    api: FakeAnthropic, ws: Path, fifo: PidFifo
+) -> None:
+    """SIGINT in a plain run: the call reads "cancelled after N.NNs", never 0.00s; one line says interrupted; exit 1."""
+    api.script(message(tool_use("t1", "bash", {"command": fifo.command(300)}), stop_reason="tool_use"))
+    proc = subprocess.Popen(
+        [*chimera_command(), "run", "wait", "--workdir", str(ws), "--permission-mode", "bypass"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test-key"},
+    )
+    with proc:
+        try:
+            pidfd = watch(fifo.pid())  # the command runs
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 1, err
+    assert has_ended(pidfd)
+    lines = err.splitlines()
+    assert lines[0].startswith("● bash ")
+    assert re.fullmatch(r"  ✗ cancelled after \d+\.\d\ds", lines[1]), err
+    assert lines[1] != "  ✗ cancelled after 0.00s"
+    assert lines[2:] == ["chimera: the run was interrupted"]
+
+
 def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(api: FakeAnthropic, ws: Path) -> None:
-    """`chimera run x --json | head -1`: once stdout's reader is gone the run stops, exit 1, no traceback."""
+    """`chimera run x --json | head -1`: once stdout's reader is gone the run stops, exit 141, no traceback."""
     held = threading.Event()
     api.script(
         stalled(text("Let me write it."), release=held),  # drops once released: the retry is the next event
@@ -322,7 +353,7 @@ def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(api: FakeAnthropic, 
             if proc.poll() is None:
                 proc.kill()
     assert first["type"] == "run_started"
-    assert proc.returncode == 1, err
+    assert proc.returncode == 141, err
     assert "Traceback" not in err
     assert "Exception ignored" not in err
     assert all(line.startswith("chimera: ") for line in err.splitlines()), err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from tests.test_cli import assert_one_line_error, run_chimera
 
 HEADLESS_REFUSAL = (
     "Error: not permitted: bash needs approval and nobody can answer in a headless run: "
-    "pass --permission-mode bypass (or accept-edits), or --allow 'bash(...)'"
+    "pass --permission-mode bypass, or --allow 'bash(touch *)'"
 )
 DECLINED = "Error: the person declined to run this bash call; ask or try another way"
 
@@ -446,3 +447,92 @@ def test_cli_with_a_broken_settings_file_prints_one_line_and_exits_2(isolated_en
         env={"CHIMERA_HOME": str(isolated_env), "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"},
     )
     assert_one_line_error(proc, str(path), "not valid TOML")
+
+
+@pytest.mark.usefixtures("model_server")
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('[permission]\nmode = "plan"\n', "unknown table [permission]: did you mean [permissions]?"),
+        ('[permissions]\ndenny = ["bash(rm *)"]\n', "unknown key permissions.denny in [permissions]: did you mean"),
+        ('[permissions]\nallows = ["bash"]\n', "did you mean permissions.allow?"),
+        ('mode = "plan"\n', "unknown key mode: did you mean permissions.mode?"),
+        ('[permissions]\ndeny = ["bahs(rm *)"]\n', "permissions.deny: the permission rule 'bahs(rm *)' names no tool"),
+        ('[permissions]\nallow = ["raed(src/**)"]\n', "did you mean 'read'?"),
+    ],
+)
+def test_a_misspelled_setting_is_an_error_naming_the_nearest_known_one(
+    isolated_env: Path, ws: Path, text: str, needle: str
+) -> None:
+    """A misspelled table, key or tool name would leave a rule off unseen: it is a ConfigError with the fix."""
+    path = write_config(isolated_env, text)
+    with pytest.raises(ConfigError) as caught:
+        prepare(RunOptions(workdir=ws))
+    assert str(caught.value).startswith(f"{path}: ")
+    assert needle in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_cli_with_a_misspelled_table_prints_one_line_and_exits_2(isolated_env: Path, ws: Path) -> None:
+    """`[permission]` with `denny = […]` stops `chimera run` with one line naming the key and the nearest one."""
+    path = write_config(isolated_env, '[permission]\ndenny = ["bash(rm *)"]\n')
+    proc = run_chimera("run", "x", "--workdir", str(ws), env={"CHIMERA_HOME": str(isolated_env)})
+    assert_one_line_error(proc, str(path), "[permission]", "did you mean [permissions]?")
+
+
+def test_cli_with_a_misspelled_tool_in_a_flag_rule_prints_one_line_and_exits_2(isolated_env: Path, ws: Path) -> None:
+    """`--allow 'bahs(ls)'` is refused (even for the offline demo) naming the flag and the tool meant."""
+    proc = run_chimera("run", "x", "--workdir", str(ws), "--deny", "bahs(ls)", env={"CHIMERA_HOME": str(isolated_env)})
+    assert_one_line_error(proc, "--deny", "'bahs(ls)'", "did you mean 'bash'?")
+
+
+def test_a_rule_for_a_tool_that_does_not_exist_is_refused_when_tools_are_known() -> None:
+    """Given the tools, `bahs(ls)` is a ConfigError naming `bash`; `*` is accepted for every tool."""
+    with pytest.raises(ConfigError, match=r"'bahs\(ls\)' names no tool Chimera has: did you mean 'bash'\?"):
+        PermissionPolicy.build("ask", allow=["bahs(ls)"], tools=DEFAULT_TOOLS.names)
+    policy = PermissionPolicy.build("bypass", deny=["*(.env)"], tools=DEFAULT_TOOLS.names)
+    assert policy.decide("read", {"path": ".env"}, read_only=True).verdict == "deny"
+
+
+def flags_that_allow(fix: str) -> list[tuple[str, list[str]]]:
+    """The (mode, allow rules) alternatives a refusal's "pass …" text names."""
+    out = []
+    for part in fix.split(", or "):
+        words = shlex.split(part)
+        if words[:1] == ["--permission-mode"]:
+            out.append((words[1], []))
+        elif words[:1] == ["--allow"]:
+            out.append(("ask", [words[1]]))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("mode", "name", "args"),
+    [
+        ("ask", "bash", {"command": "touch made-it"}),
+        ("accept-edits", "bash", {"command": "LANG=C timeout 5 pytest -q tests/test_x.py"}),
+        ("ask", "bash", {"command": "./run.sh --fast"}),
+        ("ask", "bash", {"command": "sudo apt install x"}),
+        ("ask", "bash", {"command": "make && make test"}),
+        ("ask", "bash", {"command": "git status > out"}),
+        ("ask", "bash", {"command": "eval make"}),
+        ("ask", "write", {"path": "a.txt", "content": "x"}),
+        ("ask", "edit", {"path": "src/a.py", "old": "a", "new": "b"}),
+        ("ask", "edit", {"path": "docs/[draft] it's.md", "old": "a", "new": "b"}),
+        ("ask", "bash", {"command": "'./my tool' --go"}),
+        ("accept-edits", "write", {"path": ".git/info/exclude", "content": "x"}),
+    ],
+)
+def test_the_flags_a_headless_refusal_names_really_allow_the_call(
+    ws: Path, mode: str, name: str, args: dict[str, Any]
+) -> None:
+    """Each flag the refusal suggests, passed alone, lets that very call run; none that would not is named."""
+    decision = PermissionPolicy(mode).decide(name, args, read_only=False, workspace=ws)
+    assert decision.verdict == "ask"
+    alternatives = flags_that_allow(decision.fix)
+    assert alternatives, decision.fix
+    for new_mode, allow in alternatives:
+        policy = PermissionPolicy.build(new_mode if allow == [] else mode, allow=allow, tools=DEFAULT_TOOLS.names)
+        assert policy.decide(name, args, read_only=False, workspace=ws).verdict == "allow", (new_mode, allow)
+    if name == "bash" and ("&&" in args["command"] or ">" in args["command"] or "eval" in args["command"]):
+        assert "--allow" not in decision.fix

@@ -39,6 +39,7 @@ from tests.fake_anthropic import (
     corrupt,
     dropped,
     message,
+    page,
     stalled,
     status,
     stream_error,
@@ -311,6 +312,58 @@ async def test_unreachable_server_is_retried_then_fails_naming_the_url(env: Loca
     assert "ANTHROPIC_BASE_URL" in done.error
 
 
+# --- not the Messages API -------------------------------------------------------------------
+
+HTML = "<!doctype html>\n<html><head><title>Welcome</title></head>\n<body><p>It works.</p></body></html>\n"
+
+
+@pytest.mark.parametrize(
+    ("reply", "what"),
+    [
+        (page(HTML), "an HTML page (HTTP 200)"),
+        (page("Ollama is running", content_type="text/plain; charset=utf-8"), "plain text (HTTP 200)"),
+        (page('{"object": "list", "data": []}', content_type="application/json"), "a JSON document (HTTP 200)"),
+        (page("<html><body><h1>404 Not Found</h1>\n</body></html>", code=404), "an HTML page (HTTP 404)"),
+        (page("404 page not found", code=404, content_type="text/plain"), "plain text (HTTP 404)"),
+        (page("<html>Method Not Allowed</html>", code=405), "an HTML page (HTTP 405)"),
+        (
+            Reply(events=[("message", '{"choices": [{"delta": {"content": "hi"}}]}')]),
+            "an event stream that does not begin with message_start (HTTP 200)",
+        ),
+        (Reply(events=[]), "an event stream with no message in it (HTTP 200)"),
+    ],
+    ids=["html", "text", "json", "html-404", "text-404", "html-405", "other-events", "no-events"],
+)
+async def test_a_server_that_does_not_speak_the_messages_api_is_a_setup_error_at_once(
+    api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment, reply: Reply, what: str
+) -> None:
+    """A response that is not the Messages API fails the run at once (protocol), naming the URL and the fix."""
+    api.fallback = reply
+    events = await collect(make_core(provider, env), TASK)
+
+    assert retries(events) == []
+    done = finished(events)
+    assert (done.success, done.reason) == (False, "protocol")
+    assert done.error == (
+        f"{api.url}/v1/messages answered with {what}, not the Messages API: "
+        "check ANTHROPIC_BASE_URL (Chimera adds /v1/messages to it)"
+    )
+    assert len(api.requests) == 1
+
+
+async def test_a_proxys_error_page_is_retried_and_said_in_one_line(
+    api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
+) -> None:
+    """A 502 HTML page from a proxy in front of the API is retried like any 5xx, its page never in the message."""
+    api.script(page("<html>\n<head><title>502 Bad Gateway</title></head>\n<body>nginx</body>\n</html>", code=502))
+    api.script(*recovered())
+    events = await collect(make_core(provider, env), TASK)
+
+    [retry] = only(events, RetryScheduled)
+    assert (retry.reason, retry.detail) == ("server", "the server failed (502): an HTML page")
+    assert_recovered(api, events, failed=1)
+
+
 # --- continued --------------------------------------------------------------------------
 
 
@@ -388,6 +441,20 @@ async def test_bad_request_400_fails_at_once_with_the_servers_reason(
     assert "400" in done.error
     assert "messages.0.content: field required" in done.error
     assert len(api.requests) == 1
+
+
+async def test_a_servers_error_text_becomes_one_clean_line(
+    api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
+) -> None:
+    """A 400 whose message spans lines and holds a lone surrogate fails with that message on one clean line."""
+    api.script(status(400, "invalid_request_error", "messages: bad\n  at line 3\r\n\ud800 here" + "x" * 1000))
+    events = await collect(make_core(provider, env), TASK)
+
+    done = finished(events)
+    assert done.error.startswith("the server refused the request (400): messages: bad at line 3 \ufffd herexxx")
+    assert done.error.endswith("x…")
+    assert len(done.error) < 400
+    done.error.encode("utf-8")  # no lone surrogate left
 
 
 async def test_rejected_key_401_fails_pointing_at_the_api_key(

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from chimera.core.session_store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import run_chimera
+from tests.test_cli import assert_one_line_error, run_chimera
 from tests.test_switch import folder_digest
 
 
@@ -65,21 +67,27 @@ def test_replay_stops_at_the_first_divergence_with_a_report(
     api: FakeAnthropic, tmp_path: Path, isolated_env: Path
 ) -> None:
     """When a re-run tool gives another result, replay stops there and says which call and line differ."""
-    outside = tmp_path / "weather.txt"
-    outside.write_text("sunny\n")
     workdir = tmp_path / "ws"
     workdir.mkdir()
     api.script(
         message(tool_use("t1", "bash", {"command": "echo start"}), stop_reason="tool_use"),
-        message(tool_use("t2", "bash", {"command": f"cat {outside}"}), stop_reason="tool_use"),
+        message(tool_use("t2", "bash", {"command": 'echo "$WEATHER"'}), stop_reason="tool_use"),
         message(text("It is sunny.")),
     )
     env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": "claude-sonnet-4-6"}
-    run = run_chimera("run", "weather?", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
+    run = run_chimera(
+        "run",
+        "weather?",
+        "--json",
+        "--workdir",
+        str(workdir),
+        "--permission-mode",
+        "bypass",
+        env={**env, "WEATHER": "sunny"},
+    )
     assert run.returncode == 0, run.stderr
     session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
-    outside.write_text("rainy\n")
-    proc = run_chimera("replay", session_id, "--rerun-tools", "--json")
+    proc = run_chimera("replay", session_id, "--rerun-tools", "--json", env={"WEATHER": "rainy"})
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]
     assert "replay stopped (diverged)" in last
@@ -95,3 +103,163 @@ def test_replay_of_an_unknown_session_is_one_line(isolated_env: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert "nope" in proc.stderr
+
+
+# --- re-running only what ran, where it ran (issue 9, item 4) --------------------------------
+
+MODEL_ENV = {"ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": "claude-sonnet-4-6"}
+
+
+def model_env(api: FakeAnthropic) -> dict[str, str]:
+    return {**MODEL_ENV, "ANTHROPIC_BASE_URL": api.url}
+
+
+def recorded_run(api: FakeAnthropic, workdir: Path, task: str, *flags: str) -> str:
+    """Run ``task`` against the scripted server; the session id."""
+    proc = run_chimera("run", task, "--json", "--workdir", str(workdir), *flags, env=model_env(api))
+    assert proc.returncode == 0, proc.stderr
+    return str(json.loads(proc.stdout.splitlines()[0])["session_id"])
+
+
+def test_rerun_runs_only_what_ran_when_recorded_and_only_in_the_scratch_copy(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """--rerun-tools never runs a call refused when recorded, nor one that names the real workspace."""
+    marker = tmp_path / "refused-marker"
+    workdir = tmp_path / "ws"
+    workdir.mkdir()
+    api.script(
+        message(tool_use("t1", "bash", {"command": f"touch {marker}"}), stop_reason="tool_use"),
+        message(tool_use("t2", "bash", {"command": f"echo recorded > {workdir}/note.txt"}), stop_reason="tool_use"),
+        message(
+            tool_use("t3", "bash", {"command": "echo inside > inside.txt && cat inside.txt"}), stop_reason="tool_use"
+        ),
+        message(text("Done.")),
+    )
+    session_id = recorded_run(api, workdir, "go", "--permission-mode", "bypass", "--deny", "bash(touch *)")
+    assert not marker.exists()  # refused when recorded
+    (workdir / "note.txt").write_text("the person's own words\n")
+
+    proc = run_chimera("replay", session_id, "--rerun-tools")
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists()
+    assert (workdir / "note.txt").read_text() == "the person's own words\n"
+    kept = [line for line in proc.stderr.splitlines() if "not re-run" in line]
+    assert len(kept) == 2, proc.stderr
+    assert "call t1" in kept[0]
+    assert "refused when recorded" in kept[0]
+    assert "call t2" in kept[1]
+    assert f"names {workdir}, outside the scratch copy" in kept[1]
+    # The call that ran inside the workspace under the recorded bypass mode did run again, and matched.
+    assert "replay completed: 1 run, 1 tool results matched, 2 kept as recorded" in proc.stderr
+
+    # A session recorded before permissions were kept is replayed as strictly as `ask` mode.
+    entries = isolated_env / "sessions" / session_id / "entries.jsonl"
+    lines = [line for line in entries.read_text().splitlines(keepends=True) if '"permissions"' not in line]
+    entries.write_text("".join(lines))
+    older = run_chimera("replay", session_id, "--rerun-tools")
+    assert older.returncode == 0, older.stderr
+    assert "call t3" in older.stderr
+    assert "ask first, and a replay cannot ask" in older.stderr
+    assert "0 tool results matched, 3 kept as recorded" in older.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "recorded", "why"),
+    [
+        ("bash", {"command": "rm -rf x"}, "Error: not permitted: bash is denied by the rule bash", "refused"),
+        ("bash", {"command": "make"}, "Error: the person declined to run this bash call; ask", "declined"),
+        ("bash", {"command": "make"}, "Error: not run: stopped at the budget", "not run when recorded"),
+        ("bash", {"command": "make"}, "Cancelled: the run was stopped", "did not finish"),
+        ("bash", {"command": "cat /etc/hostname"}, "x", "names /etc/hostname"),
+        ("bash", {"command": "cat ../secret"}, "x", "names .."),
+        ("bash", {"command": "echo x > a/../../out"}, "x", "names .."),
+        ("bash", {"command": "find / -name x"}, "x", "names /,"),
+        ("bash", {"command": "touch $CHIMERA_HOME/x"}, "x", "names $CHIMERA_HOME"),
+        ("bash", {"command": "cp a ~/b"}, "x", "names ~/b"),
+        ("bash", {"command": 'echo hi > "$HOME/x"'}, "x", "names $HOME"),
+        ("bash", {"command": "cd && touch x"}, "x", "the home folder"),
+        ("bash", {"command": "python3 -m unittest -v 2>&1 | tail -n 20"}, "OK", None),
+        ("bash", {"command": "curl -s https://example.com/a | wc -l"}, "1", None),
+        ("bash", {"command": "--ORIGINAL--"}, "x", "names --ORIGINAL--"),
+        ("write", {"path": "--ORIGINAL--/a.txt", "content": "x"}, "Created a.txt", "outside the scratch copy"),
+        ("read", {"path": "../up.txt"}, "x", "names ../up.txt"),
+        ("bash", {"command": "make 2>/dev/null | tail -n 3"}, "ok", None),
+        ("write", {"path": "sub/../a.txt", "content": "x"}, "Created a.txt", None),
+    ],
+)
+def test_which_recorded_calls_may_run_again(
+    tmp_path: Path, name: str, args: dict[str, str], recorded: str, why: str | None
+) -> None:
+    """A call is re-run only if it ran when recorded and names nothing outside the scratch copy."""
+    from chimera.core.executor import ToolCall
+    from chimera.core.permissions import PermissionPolicy
+    from chimera.core.replay import why_not_rerun
+    from chimera.core.tool_group import DEFAULT_TOOLS
+    from chimera.core.tools.base import ToolResult
+
+    original, scratch = tmp_path / "original", tmp_path / "scratch"
+    original.mkdir()
+    scratch.mkdir()
+    args = {k: v.replace("--ORIGINAL--", str(original)) for k, v in args.items()}
+    call = ToolCall("c1", name, args)
+    said = why_not_rerun(call, ToolResult(recorded), PermissionPolicy("bypass"), DEFAULT_TOOLS, original, scratch)
+    if why is None:
+        assert said is None
+    else:
+        assert said is not None
+        assert why.replace("--ORIGINAL--", str(original)) in said
+
+
+# --- every branch, run by run (issue 9, item 16) ---------------------------------------------
+
+
+def replayed(proc: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def test_replay_plays_every_branch_of_a_switched_and_resumed_session(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """Run, switch back to mid-run, resume with a second task: each branch replays, each run with its own turns."""
+    workdir = tmp_path / "ws"
+    workdir.mkdir()
+    api.script(
+        message(tool_use("a1", "write", {"path": "a.txt", "content": "one\n"}), stop_reason="tool_use"),
+        message(text("Task A done.")),
+    )
+    session_id = recorded_run(api, workdir, "task A", "--permission-mode", "bypass")
+    with SessionStore.open(isolated_env, session_id, writable=False) as store:
+        first = [node.id for node in store.tree.path()]  # user, assistant, tool_result, assistant
+    assert run_chimera("switch", session_id, first[2], "--yes").returncode == 0
+    assert run_chimera("checkpoint", session_id, "after-write", "--node", first[2]).returncode == 0
+    api.script(
+        message(tool_use("b1", "bash", {"command": "cat a.txt"}), stop_reason="tool_use"),
+        message(text("Task B done: it says one.")),
+    )
+    resumed = run_chimera(
+        "run", "task B", "--json", "--resume", session_id, "--permission-mode", "bypass", env=model_env(api)
+    )
+    assert resumed.returncode == 0, resumed.stderr
+
+    def ends(events: list[dict[str, object]]) -> list[tuple[object, ...]]:
+        return [(e["reason"], e["answer"]) for e in events if e["type"] == "run_finished"]
+
+    proc = run_chimera("replay", session_id, "--json")
+    assert ends(replayed(proc)) == [("recording_ended", ""), ("completed", "Task B done: it says one.")]
+    assert "replay completed: 2 runs" in proc.stderr
+    other = run_chimera("replay", session_id, "--json", "--node", first[3])
+    assert ends(replayed(other)) == [("completed", "Task A done.")]
+    rerun = run_chimera("replay", session_id, "--rerun-tools")
+    assert rerun.returncode == 0, rerun.stderr
+    assert "2 runs, 2 tool results matched, 0 kept as recorded" in rerun.stderr
+    assert "it says one." in rerun.stdout
+    # Stopping at a node mid-run is where that branch's recording stops: said so, with nothing to raise.
+    mid = run_chimera("replay", session_id, "--node", "after-write")
+    assert mid.returncode == 0, mid.stderr
+    last = mid.stderr.strip().splitlines()[-1]
+    assert f"replay completed: 1 run; it ends at node {first[2]}" in last
+    assert "--max-turns" not in mid.stderr + mid.stdout
+    assert_one_line_error(run_chimera("replay", session_id, "--node", "nope"), "nope", f"chimera tree {session_id}")

@@ -468,3 +468,99 @@ async def test_an_unusable_chimera_rg_falls_back_to_python(
     monkeypatch.setenv("CHIMERA_RG", str(tree / "no-such-rg"))
     result = await run(Grep(), ctx, pattern="TODO first")
     assert result.output == "main.py:2:# TODO first\n"
+
+
+# --- names that are not UTF-8 --------------------------------------------------------
+
+# Bytes no UTF-8 decoder accepts, in names at the top, in nested folders, in an ignored
+# folder and in a .gitignore rule; contents with such bytes too.
+ODD_NAMES: dict[bytes, bytes] = {
+    b".git/HEAD": b"ref: refs/heads/main\n",
+    b".gitignore": b"build/\nskip\xff.txt\n",
+    b"good.txt": b"TODO plain\n",
+    b"bad\xff.txt": b"TODO a name that is not UTF-8\n",
+    b"caf\xe9.txt": b"caf\xe9 TODO latin-1 name and text\n",
+    b"dir\xfe/inner.txt": b"TODO in a folder whose name is not UTF-8\n",
+    b"dir\xfe/deeper\xfd\xfc/x\x80.txt": b"TODO nested twice\n",
+    b"mixed-\xc3\xa9-\xc3(.txt": b"TODO valid and invalid in one name\n",
+    b"build/odd\xff.txt": b"TODO in an ignored folder\n",
+    b"skip\xff.txt": b"TODO named by a rule that is not UTF-8\n",
+}
+
+
+@pytest.fixture
+def odd(ws: Path) -> Path:
+    root = os.fsencode(ws)
+    for relative, content in ODD_NAMES.items():
+        path = os.path.join(root, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(content)
+    return ws
+
+
+ODD_LISTED = [
+    "bad\\xff.txt",
+    "caf\\xe9.txt",
+    "dir\\xfe/deeper\\xfd\\xfc/x\\x80.txt",
+    "dir\\xfe/inner.txt",
+    "good.txt",
+    "mixed-é-\\xc3(.txt",
+    "skip\\xff.txt",  # as in ripgrep, reading a rule file stops at its first line that is not UTF-8
+]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"pattern": "**"}, {"pattern": "*.txt"}, {"pattern": "**", "path": "dir\\xfe"}, {"pattern": "dir*/**"}],
+    ids=lambda a: " ".join(f"{k}={v}" for k, v in a.items()),
+)
+async def test_names_that_are_not_utf8_are_listed_alike_by_both_engines(
+    odd: Path, both: Both, args: dict[str, Any]
+) -> None:
+    """glob lists such names, nested and not, the same on ripgrep and Python, as valid UTF-8 text."""
+    result = await both.same(Glob(), **args)
+    assert not result.is_error, result.output
+    result.output.encode("utf-8")  # no lone surrogate
+
+
+async def test_glob_shows_each_byte_that_is_not_utf8_as_an_escape(odd: Path, ctx: ToolContext, engine: str) -> None:
+    """`**` lists every visible file, its stray bytes as \\xHH, and nothing from ignored folders or rules."""
+    result = await run(Glob(), ctx, pattern="**")
+    assert result.output == "".join(f"{name}\n" for name in ODD_LISTED)
+    nested = await run(Glob(), ctx, pattern="*", path="dir\\xfe")
+    assert nested.output == "dir\\xfe/deeper\\xfd\\xfc/x\\x80.txt\ndir\\xfe/inner.txt\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"pattern": "TODO"},
+        {"pattern": "caf"},
+        {"pattern": "TODO", "glob": "*.txt"},
+        {"pattern": "TODO", "path": "dir\\xfe"},
+    ],
+    ids=lambda a: " ".join(f"{k}={v}" for k, v in a.items()),
+)
+async def test_grep_finds_lines_in_files_whose_names_are_not_utf8_on_both_engines(
+    odd: Path, both: Both, args: dict[str, Any]
+) -> None:
+    """grep over such files gives the same lines on ripgrep and Python, names escaped, text decoded alike."""
+    result = await both.same(Grep(), **args)
+    assert not result.is_error, result.output
+    assert result.output != "No matches."
+    result.output.encode("utf-8")  # no lone surrogate
+
+
+async def test_grep_prints_escaped_names_and_replaced_bytes(odd: Path, ctx: ToolContext, engine: str) -> None:
+    """Names show their stray bytes as \\xHH; stray bytes in the text show as U+FFFD; ignored files stay out."""
+    result = await run(Grep(), ctx, pattern="TODO")
+    assert result.output == (
+        "bad\\xff.txt:1:TODO a name that is not UTF-8\n"
+        "caf\\xe9.txt:1:caf\ufffd TODO latin-1 name and text\n"
+        "dir\\xfe/deeper\\xfd\\xfc/x\\x80.txt:1:TODO nested twice\n"
+        "dir\\xfe/inner.txt:1:TODO in a folder whose name is not UTF-8\n"
+        "good.txt:1:TODO plain\n"
+        "mixed-é-\\xc3(.txt:1:TODO valid and invalid in one name\n"
+        "skip\\xff.txt:1:TODO named by a rule that is not UTF-8\n"
+    )

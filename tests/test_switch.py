@@ -200,3 +200,80 @@ def test_a_named_checkpoint_pins_the_files_and_switch_finds_it_by_name(
     back = run_chimera("switch", session_id, "before-cleanup", "--yes")
     assert back.returncode == 0, back.stderr
     assert (project / "a.txt").read_text() == "hand-edited\n"
+
+
+def test_leaving_the_point_before_the_first_message_says_how_to_come_back_and_that_works(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """A switch away from before the first message names the command back (never "None"), and it restores edits."""
+    session_id = two_runs(api, project)
+    document = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    first, leaf = document["nodes"][0]["id"], document["leaf"]
+    assert run_chimera("switch", session_id, first, "--yes").returncode == 0  # lands before the first message
+    assert not (project / "a.txt").exists()  # write made it, a later edit changed it: the agent's all along
+    assert not (project / "b.txt").exists()
+    (project / "README.md").write_text("edited before any message\n")
+    forth = run_chimera("switch", session_id, leaf, "--yes")
+    assert forth.returncode == 0, forth.stderr
+    assert "None" not in forth.stdout
+    way_back = f"Switching back to before the first message (`chimera switch {session_id} {first}`) brings the files"
+    assert way_back in forth.stdout
+    assert (project / "README.md").read_text() == "project\n"
+    back = run_chimera("switch", session_id, first, "--yes")
+    assert back.returncode == 0, back.stderr
+    assert (project / "README.md").read_text() == "edited before any message\n"
+
+
+def _two_nodes(home: Path, workdir: Path) -> tuple[str, str]:
+    """Session "s" with a prompt and its answer (the leaf); their ids."""
+    with SessionStore.create(home, "s", workdir=workdir, model=MODEL) as store:
+        prompt = store.add("user", {"role": "user", "content": "go"}, sync=True)
+        answer = store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "Done."}]})
+        return prompt.id, answer.id
+
+
+def test_a_checkpoint_name_is_on_one_node_and_moves_only_when_asked(isolated_env: Path, tmp_path: Path) -> None:
+    """A name another node has is refused; with move it moves; a name resolves to one node, on disk too."""
+    from chimera.core.errors import ConfigError
+    from chimera.core.switching import name_checkpoint
+
+    prompt, answer = _two_nodes(isolated_env, tmp_path)
+    with SessionStore.open(isolated_env, "s") as store:
+        assert name_checkpoint(store, "stable", prompt).node == prompt
+        with pytest.raises(ConfigError, match=f"already has a checkpoint 'stable', at {prompt}: pass --move"):
+            name_checkpoint(store, "stable", answer)
+        assert store.tree.resolve("stable") == prompt
+        moved = name_checkpoint(store, "stable", answer, move=True)
+        assert (moved.node, moved.moved_from) == (answer, prompt)
+        assert store.tree.labels == {answer: "stable"}
+        with pytest.raises(ConfigError, match="is the id of a node"):
+            name_checkpoint(store, prompt, answer)
+    with SessionStore.open(isolated_env, "s", writable=False) as again:
+        assert again.tree.labels == {answer: "stable"}
+        assert again.tree.resolve("stable") == answer
+
+
+def test_a_name_given_twice_by_an_older_chimera_resolves_to_the_latest_node_only(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """Two label records with one name (written before names were unique) leave the name on the later node only."""
+    prompt, answer = _two_nodes(isolated_env, tmp_path)
+    entries = isolated_env / "sessions" / "s" / "entries.jsonl"
+    with entries.open("a") as fh:
+        for node in (prompt, answer):
+            fh.write(json.dumps({"t": "label", "id": node, "label": "twice"}) + "\n")
+    document = json.loads(run_chimera("tree", "s", "--json").stdout)
+    assert [n["id"] for n in document["nodes"] if n["label"] == "twice"] == [answer]
+
+
+def test_checkpoint_refuses_a_taken_name_in_one_line_and_moves_it_with_move(isolated_env: Path, tmp_path: Path) -> None:
+    """`chimera checkpoint` with a name already used: one line naming --move; with --move, one line saying it moved."""
+    prompt, answer = _two_nodes(isolated_env, tmp_path)
+    assert run_chimera("checkpoint", "s", "stable", "--node", prompt).returncode == 0
+    assert_one_line_error(run_chimera("checkpoint", "s", "stable"), f"already has a checkpoint 'stable', at {prompt}")
+    moved = run_chimera("checkpoint", "s", "stable", "--move")
+    assert moved.returncode == 0, moved.stderr
+    (line,) = moved.stdout.splitlines()
+    assert line.startswith(f"Moved checkpoint 'stable' from {prompt} to {answer}, files pinned as snapshot ")
+    document = json.loads(run_chimera("tree", "s", "--json").stdout)
+    assert [n["id"] for n in document["nodes"] if n["label"] == "stable"] == [answer]

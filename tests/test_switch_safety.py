@@ -150,15 +150,24 @@ def test_a_failed_write_leaves_no_glued_record(
         assert [n.message["content"] for n in again.tree.path()] == ["first", "after"]
 
 
-def test_a_switch_cut_short_blocks_resume_until_finished(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
-    """A switch that died half way is detected: resume says how to finish it, and switching finishes it."""
+def test_a_switch_cut_short_blocks_resume_until_undone(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    """A switch that died half way is detected: resume names the command that undoes it, and that command does."""
     session_id = two_runs(api, project)
     target = answer_node(isolated_env, session_id, "Wrote v1.")
     with SessionStore.open(isolated_env, session_id) as store:
-        store.begin_switch(target, store.checkpoints().snapshot())  # ...and the process died here
+        leaf = store.tree.leaf
+        aim = store.tree.snapshot_for(target)
+        assert aim is not None
+        store.begin_switch(target, store.checkpoints().snapshot(), aim)
+    (project / "a.txt").write_text("v1\n")  # the switch got this far...
+    (project / "b.txt").unlink()  # ...and the process died here
     proc = run_chimera("run", "x", "--resume", session_id, env=model_env(api))
-    assert_one_line_error(proc, "middle of a switch", f"chimera switch {session_id} {target} --yes")
-    assert run_chimera("switch", session_id, target, "--yes").returncode == 0
+    assert_one_line_error(proc, "middle of a switch", f"chimera switch {session_id} {leaf} --yes", "undoes the switch")
+    undone = run_chimera("switch", session_id, str(leaf), "--yes")
+    assert undone.returncode == 0, undone.stderr
+    assert "Undone" in undone.stdout
+    assert (project / "a.txt").read_text() == "v2\n"  # as before the switch, which was not finished
+    assert (project / "b.txt").read_text() == "new\n"
     api.script(message(text("Back on track.")))
     assert run_chimera("run", "x", "--resume", session_id, env=model_env(api)).returncode == 0
 
@@ -299,3 +308,75 @@ def test_checkpoint_reports_damage_and_a_workspace_that_is_gone(
     document = json.loads(run_chimera("tree", session_id, "--json").stdout)
     (leaf,) = [n for n in document["nodes"] if n["id"] == document["leaf"]]
     assert leaf["label"] == "after-the-move"
+
+
+def test_a_file_that_appeared_while_a_command_ran_is_kept_and_the_preview_says_why(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """Files made while the agent's bash ran (by the person, or by the command) are kept; write's own file goes."""
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    fifo = tmp_path / "go.fifo"
+    os.mkfifo(fifo)
+    api.script(
+        message(
+            tool_use("w1", "write", {"path": "by_write.txt", "content": "the agent's\n"}),
+            tool_use("b1", "bash", {"command": f"read line < {fifo}; echo built > by_bash.txt"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Built.")),
+    )
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # both ends ours: the command's read waits for our line
+    run = subprocess.Popen(
+        [*chimera_command(), "run", "build", "--json", "--workdir", str(workdir), "--permission-mode", "bypass"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **model_env(api)},
+    )
+    try:
+        assert run.stdout is not None
+        events = []
+        for line in run.stdout:  # wait until the command is running
+            events.append(json.loads(line))
+            if events[-1]["type"] == "tool_call_started" and events[-1]["call_id"] == "b1":
+                break
+        (workdir / "notes.txt").write_text("the person's, made while the command ran\n")
+        os.write(fd, b"go\n")
+        _, err = run.communicate(timeout=60)
+    finally:
+        os.close(fd)
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert run.returncode == 0, err
+    session_id = str(events[0]["session_id"])
+    with SessionStore.open(isolated_env, session_id, writable=False) as store:
+        prompt = store.tree.path()[0].id
+    proc = run_chimera("switch", session_id, prompt, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert "delete  by_write.txt  (the agent's tools made it)" in proc.stdout
+    assert "keep    by_bash.txt  (appeared while a command ran: may be yours, kept)" in proc.stdout
+    assert "keep    notes.txt  (appeared while a command ran: may be yours, kept)" in proc.stdout
+    assert not (workdir / "by_write.txt").exists()
+    assert (workdir / "notes.txt").read_text() == "the person's, made while the command ran\n"
+    assert (workdir / "by_bash.txt").read_text() == "built\n"
+
+
+def test_a_session_recorded_before_tools_noted_their_files_keeps_every_file(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """A session whose pins do not say what write made (an older Chimera's) deletes nothing on a switch back."""
+    session_id = two_runs(api, project)
+    entries = isolated_env / "sessions" / session_id / "entries.jsonl"
+    records = [json.loads(line) for line in entries.read_text().splitlines()]
+    assert any("made" in r for r in records if r["t"] == "snap")  # this Chimera notes them...
+    older = [{k: v for k, v in r.items() if k not in ("wrote", "made")} for r in records]  # ...an older one did not
+    entries.write_text("".join(json.dumps(r) + "\n" for r in older))
+    prompt = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"][0]["id"]
+    proc = run_chimera("switch", session_id, prompt, "--yes")
+    assert proc.returncode == 0, proc.stderr
+    assert "delete" not in proc.stdout
+    assert (project / "a.txt").read_text() == "v2\n"
+    assert (project / "b.txt").read_text() == "new\n"

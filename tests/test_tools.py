@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import shlex
 import signal
+import socket
+import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+import chimera.core.tools.shell as shell_module
+from chimera.core.threads import use_daemon_threads
 from chimera.core.tools.base import ToolContext, ToolResult
 from chimera.core.tools.bash import Bash
 from chimera.core.tools.edit import Edit
@@ -520,6 +526,18 @@ async def test_bash_returns_promptly_and_kills_a_background_child(ctx: ToolConte
     reaper.assert_killed(child)
 
 
+async def test_bash_without_a_supervisor_still_kills_its_group(
+    ctx: ToolContext, reaper: Reaper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no supervisor can run (not Linux), output, exit code and the group kill work as before."""
+    monkeypatch.setattr(shell_module, "_can_supervise", lambda: False)
+    result = await run(Bash(), ctx, command="sleep 300 & echo $!; exit 3")
+    assert (result.data["exit_code"], result.data["seconds"] < 5) == (3, True)
+    child, note = result.output.split("\n")
+    assert note == "[exit code 3]"
+    reaper.assert_killed(int(child))
+
+
 async def test_bash_timeout_kills_the_whole_group(ctx: ToolContext, reaper: Reaper) -> None:
     """On timeout the command and its background children are killed, and the result says so."""
     result = await run(Bash(), ctx, command="sleep 300 & echo $!; sleep 300", timeout=1)
@@ -639,3 +657,69 @@ async def test_a_one_megabyte_single_line_stays_bounded_in_every_tool(ws: Path, 
     assert bash.output.startswith("aaaa")
     assert bash.output.rstrip().endswith("zzzz")
     assert Path(bash.data["full_output"]).read_text() == line
+
+
+# --- special files -------------------------------------------------------------------
+
+
+@pytest.fixture
+def pipe(ws: Path) -> Iterator[Path]:
+    """A FIFO in the workspace that nobody writes to; afterwards any reader still waiting on it is let go."""
+    path = ws / "p.fifo"
+    os.mkfifo(path)
+    yield path
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))  # succeeds only if a reader is blocked in open
+
+
+async def within(seconds: float, tool: Any, ctx: ToolContext, **args: Any) -> ToolResult:
+    """The tool's result, or a failure if it has not come within ``seconds`` (it blocked).
+
+    Its blocking work runs on daemon threads, as in a run: one stuck for ever cannot hang the test session.
+    """
+    use_daemon_threads(asyncio.get_running_loop())
+    try:
+        return await asyncio.wait_for(run(tool, ctx, **args), seconds)
+    except TimeoutError:
+        pytest.fail(f"{tool.name} blocked on {args}")
+
+
+async def test_read_edit_write_and_grep_refuse_a_fifo_at_once(pipe: Path, ctx: ToolContext) -> None:
+    """A FIFO nobody writes to: each file tool answers at once that it is not a regular file, and leaves it a FIFO."""
+    refusal = "Error: p.fifo is a named pipe (FIFO), not a regular file"
+    assert (await within(5, Read(), ctx, path="p.fifo")).output == refusal
+    assert (await within(5, Edit(), ctx, path="p.fifo", old="a", new="b")).output == refusal
+    assert (await within(5, Write(), ctx, path="p.fifo", content="x")).output == refusal
+    assert (await within(5, Grep(), ctx, pattern="x", path="p.fifo")).output == refusal
+    assert stat.S_ISFIFO(pipe.lstat().st_mode)
+
+
+async def test_read_and_write_refuse_a_socket(ws: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Unix socket in the workspace is named as one; write does not replace it with a file."""
+    monkeypatch.chdir(ws)  # a short relative address: socket paths are limited to about 100 bytes
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind("s.sock")
+        refusal = "Error: s.sock is a socket, not a regular file"
+        assert (await within(5, Read(), ctx, path="s.sock")).output == refusal
+        assert (await within(5, Write(), ctx, path="s.sock", content="x")).output == refusal
+        assert stat.S_ISSOCK((ws / "s.sock").lstat().st_mode)
+
+
+async def test_glob_and_grep_walk_past_a_fifo_named_like_a_rule_file(
+    ws: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A FIFO as `.gitignore` (or in a file's place) never stalls the Python walk; the real files are still found."""
+    monkeypatch.setenv("CHIMERA_RG", "off")  # ripgrep itself waits on such a .gitignore: a known limit
+    (ws / ".git").mkdir()
+    (ws / "sub").mkdir()
+    (ws / "sub" / "a.txt").write_text("needle\n")
+    os.mkfifo(ws / ".gitignore")
+    os.mkfifo(ws / "sub" / ".gitignore")
+    os.mkfifo(ws / "sub" / "b.txt")
+    try:
+        assert (await within(5, Glob(), ctx, pattern="**/*.txt")).output == "sub/a.txt\n"
+        assert (await within(5, Grep(), ctx, pattern="needle")).output == "sub/a.txt:1:needle\n"
+    finally:
+        for fifo in (ws / ".gitignore", ws / "sub" / ".gitignore"):
+            with contextlib.suppress(OSError):
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))

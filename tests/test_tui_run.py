@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
 
-from chimera.core.events import StepEvent, ToolCallStarted
+from chimera.core.events import StepEvent, ToolCallStarted, UsageReported
 from chimera.core.launch import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.screens.permission import PermissionScreen
@@ -92,8 +93,26 @@ async def test_always_allow_stops_asking_for_the_same_command(api: FakeAnthropic
         assert app.query_one(StatusLine).state == "done"
 
 
+async def test_the_prompt_says_why_a_command_that_hides_what_it_runs_is_asked(
+    api: FakeAnthropic, tmp_path: Path
+) -> None:
+    """An allow rule never covers `eval …`: the prompt shows it is asked for that reason, and the reason is an event."""
+    api.script(
+        message(tool_use("t1", "bash", {"command": "eval touch made-it"}), stop_reason="tool_use"),
+        message(text("Finished.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", allow=("bash(eval *)",)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "make the file")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
+        assert "Asked because eval runs its words as a command, which no allow rule covers." in screen_text(app)
+        await pilot.press("y")
+        await app.run_shown.wait()
+        assert (tmp_path / "made-it").exists()
+
+
 async def test_escape_interrupts_a_running_command(api: FakeAnthropic, tmp_path: Path) -> None:
-    """Escape stops the run: the command is killed, marked cancelled, and the run says interrupted."""
+    """Escape stops the run: the command is killed, shown cancelled after its time, the run said interrupted once."""
     api.script(message(tool_use("t1", "bash", {"command": "sleep 300"}), stop_reason="tool_use"))
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
     started: list[StepEvent] = []
@@ -107,8 +126,13 @@ async def test_escape_interrupts_a_running_command(api: FakeAnthropic, tmp_path:
         (call,) = app.query_one(Conversation).query(ToolCallView)
         assert call.is_error
         assert call.output.startswith("Cancelled")
-        assert "the run stopped (interrupted)" in screen_text(app)
-        assert app.query_one(StatusLine).state == "failed"
+        shown = screen_text(app)
+        assert "⏹ interrupted" in shown
+        assert "the run was interrupted" not in shown  # said once, by the notice
+        assert "failed" not in shown  # the person's own doing is no failure
+        assert re.search(r"cancelled after \d+\.\d\ds", shown), shown
+        assert "0.00s" not in shown
+        assert app.query_one(StatusLine).state == "interrupted"
         assert not app.running
 
 
@@ -129,6 +153,31 @@ async def test_a_retried_attempt_leaves_no_partial_thinking_or_text(api: FakeAnt
         shown = screen_text(app)
         assert "FIRST" not in shown
         assert "retry 1" in shown
+
+
+async def test_the_status_line_counts_tokens_and_cost_over_the_same_runs(api: FakeAnthropic, tmp_path: Path) -> None:
+    """After two runs the status line's tokens and cost are both the session's totals; one turn reads "1 turn"."""
+    api.script(
+        message(text("First."), input_tokens=1000, output_tokens=200),
+        message(text("Second."), input_tokens=3000, output_tokens=400),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    costs: list[float] = []
+    app.launch.bus.subscribe(lambda e: costs.append(e.cost) if isinstance(e, UsageReported) else None)
+    async with app.run_test(size=(160, 40)) as pilot:
+        for task in ("one", "two"):
+            await send(pilot, task)
+            await until(pilot, lambda: app.run_shown.is_set() and not app.running, f"run {task!r} to end")
+            app.run_shown.clear()
+        await pilot.pause()
+        status = app.query_one(StatusLine)
+        assert len(costs) == 2
+        assert (status.input_tokens, status.output_tokens) == (4000, 600)
+        assert status.cost == pytest.approx(sum(costs))
+        shown = screen_text(app)
+        assert f"session: 4.0k in / 600 out, ${sum(costs):.4f}" in shown
+        assert shown.count("done in 1 turn ·") == 2
+        assert "1 turns" not in shown
 
 
 async def test_a_failed_run_does_not_keep_partial_text_as_an_answer(api: FakeAnthropic, tmp_path: Path) -> None:
@@ -169,6 +218,7 @@ async def test_resuming_shows_the_earlier_turns_and_continues(api: FakeAnthropic
         shown = screen_text(app)
         assert "One file: notes.txt." in shown
         assert f"Resumed session {session_id}" in shown
+        assert "0.00s" not in shown  # a recorded call's time is not known: none is shown
         await send(pilot, "and now?")
         await app.run_shown.wait()
         await pilot.pause()

@@ -111,19 +111,17 @@ class ChimeraApp(App[int]):
                     status.turn = 0
                 case TurnStarted(turn=turn):
                     status.turn = turn
-                case UsageReported(input_tokens=tokens_in, output_tokens=tokens_out, total_cost=total):
-                    status.input_tokens += tokens_in
-                    status.output_tokens += tokens_out
-                    status.cost = total
-                case PermissionRequested(call_id=call_id, name=name, args=args, answer=answer):
-                    self._ask(call_id, name, args, answer)
-                case RunFinished(success=success):
-                    status.state = "done" if success else "failed"
+                case UsageReported():
+                    status.add_usage(event)
+                case PermissionRequested(call_id=call_id, name=name, args=args, answer=answer, reason=reason):
+                    self._ask(call_id, name, args, answer, reason)
+                case RunFinished(success=success, reason=reason):
+                    status.state = "done" if success else "interrupted" if reason == "interrupted" else "failed"
                     self.run_shown.set()
                 case _:
                     pass
 
-    def _ask(self, call_id: str, name: str, args: dict[str, object], answer: object) -> None:
+    def _ask(self, call_id: str, name: str, args: dict[str, object], answer: object, reason: str = "") -> None:
         if not isinstance(answer, asyncio.Future) or answer.done():
             return
 
@@ -131,7 +129,7 @@ class ChimeraApp(App[int]):
             if not answer.done():
                 answer.set_result(verdict or "deny")
 
-        self.push_screen(PermissionScreen(call_id, name, dict(args), answer), resolve)
+        self.push_screen(PermissionScreen(call_id, name, dict(args), answer, reason), resolve)
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         text = message.value.strip()

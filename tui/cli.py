@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -131,16 +132,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     checkpoint.add_argument("label", metavar="NAME", help="the checkpoint's name")
     checkpoint.add_argument("--node", metavar="NODE", help="the node to name (default: the leaf)")
+    checkpoint.add_argument("--move", action="store_true", help="move the name here if another node has it")
     replay = _session_command(
         commands,
         "replay",
         "play a session back with no model",
-        "Play a session's active path back through the loop, with the recorded tool results, "
-        "or re-running the tools on a scratch copy and stopping at the first divergence.",
+        "Play one branch of a session (its active path, or the path to NODE) back through the loop, run by run, "
+        "with the recorded tool results, or re-running the tools on a scratch copy and stopping at the first "
+        "divergence.",
         _replay,
     )
     replay.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
-    replay.add_argument("--rerun-tools", action="store_true", help="run the tools again and compare their results")
+    replay.add_argument(
+        "--rerun-tools",
+        action="store_true",
+        help="run again the tools that ran when recorded (in a scratch copy, under the recorded permissions) "
+        "and compare their results",
+    )
+    replay.add_argument("--node", metavar="NODE", help="replay the branch that ends at NODE (default: the leaf)")
     export = _session_command(
         commands, "export", "write a session as Markdown", "Write a session's active path as Markdown.", _export
     )
@@ -162,16 +171,47 @@ def _session_command(
     return parser
 
 
+READER_GONE = 128 + 13  # what a shell reports for a command ended by SIGPIPE, as `seq 9999 | head -1` is
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``chimera`` command; return its exit code."""
+    """Run the ``chimera`` command; return its exit code.
+
+    When the reader of stdout goes away (``chimera tree ID | head -1``) the command
+    ends quietly with READER_GONE (141), like the shell's own tools.
+    """
+    try:
+        try:
+            return _dispatch(argv)
+        finally:
+            sys.stdout.flush()  # here, not at exit, so that a reader gone by now is noticed
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", _workbench)
     try:
         return handler(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        raise
     except Exception as err:
         return _report(err)
+
+
+def _reader_gone() -> int:
+    """Point stdout at /dev/null, so nothing left in its buffer fails again at exit; return READER_GONE."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a file descriptor (a test's stream)
+        pass
+    finally:
+        os.close(devnull)
+    return READER_GONE
 
 
 def _report(err: Exception) -> int:
@@ -213,13 +253,15 @@ def _switch(args: argparse.Namespace) -> int:
 def _checkpoint(args: argparse.Namespace) -> int:
     from chimera.tui.session_commands import label_checkpoint
 
-    return label_checkpoint(args.session, args.label, args.node, sys.stdout)
+    return label_checkpoint(args.session, args.label, args.node, sys.stdout, move=args.move)
 
 
 def _replay(args: argparse.Namespace) -> int:
     from chimera.core.headless import replay_headless
 
-    return asyncio.run(replay_headless(args.session, json_lines=args.json, rerun_tools=args.rerun_tools))
+    return asyncio.run(
+        replay_headless(args.session, node=args.node, json_lines=args.json, rerun_tools=args.rerun_tools)
+    )
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -21,23 +21,31 @@ from chimera.core.home import chimera_home
 from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
-from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, switch
+from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, point_name, switch
+from chimera.core.wording import plural
 from chimera.core.workspace_lock import WorkspaceLock
 
 __all__ = ["export_session", "label_checkpoint", "print_sessions", "print_tree", "switch_session", "tree_document"]
 
 
 def print_sessions(out: TextIO, *, as_json: bool) -> int:
-    sessions = list_sessions(chimera_home())
+    """List every readable session on ``out``; name each unreadable one in one line on stderr; 0."""
+    problems: list[str] = []
+    sessions = list_sessions(chimera_home(), problems)
+    for problem in problems:
+        sys.stderr.write(f"chimera: {problem}\n")
     if as_json:
         out.write(json.dumps([s.to_dict() for s in sessions], ensure_ascii=False) + "\n")
         return 0
     if not sessions:
-        out.write("No sessions yet: `chimera` or `chimera run TASK` starts one.\n")
+        out.write(
+            "No readable sessions.\n" if problems else "No sessions yet: `chimera` or `chimera run TASK` starts one.\n"
+        )
         return 0
     for info in sessions:
         when = dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
-        out.write(f"{info.id}  {when}  {info.entries:>5} entries  {info.title}\n            {info.workdir}\n")
+        entries = plural(info.entries, "entry", "entries").rjust(len("99999 entries"))
+        out.write(f"{info.id}  {when}  {entries}  {info.title}\n            {info.workdir}\n")
     return 0
 
 
@@ -78,7 +86,7 @@ def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
         if as_json:
             out.write(json.dumps(tree_document(store), ensure_ascii=False) + "\n")
             return 0
-        out.write(f"session {store.id}  ({len(store.tree)} nodes; ● marks the active path, ◆ the leaf)\n")
+        out.write(f"session {store.id}  ({plural(len(store.tree), 'node')}; ● marks the active path, ◆ the leaf)\n")
         for line in _lines(store.tree):
             out.write(line + "\n")
     return 0
@@ -89,9 +97,13 @@ def _lines(tree: SessionTree) -> list[str]:
     active = {node.id for node in tree.path()} if tree.leaf else set()
     lines: list[str] = []
     stack: list[tuple[str, int]] = [(child, 0) for child in reversed(tree.children.get(None, []))]
+    shown: set[str] = set()
     while stack:
         node_id, depth = stack.pop()
-        node = tree.nodes[node_id]
+        node = tree.nodes.get(node_id)
+        if node is None or node_id in shown:  # never for a tree the store built; a walk that cannot loop
+            continue
+        shown.add(node_id)
         mark = "◆" if node_id == tree.leaf else "●" if node_id in active else "○"
         label = f"  [{tree.labels[node_id]}]" if node_id in tree.labels else ""
         lines.append(f"{'  ' * depth}{mark} {node_id}  {node.kind:<11} {node.summary}{label}")
@@ -130,9 +142,13 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
             repo = store.checkpoints()
             plan = plan_switch(store, repo, ref)
             node = store.tree.nodes[plan.requested]
-            out.write(f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})\n")
-            if plan.note:
-                out.write(f"  Lands {plan.note}.\n")
+            if plan.interrupted is not None:
+                cut = f"Session {store.id}'s switch to {point_name(plan.interrupted.to_node)} was cut short"
+                out.write(f"{cut}: {plan.note}.\n")
+            else:
+                out.write(f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})\n")
+                if plan.note:
+                    out.write(f"  Lands {plan.note}.\n")
             _print_preview(plan, out)
             count = len(plan.preview.changed) if plan.preview is not None else 0
             if count and not yes:
@@ -155,11 +171,23 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
                         changed_paths=changed,
                     )
                 )
-    if before is not None:
-        out.write(f"Switched. Switching back to {plan.leaf} brings the files back as they were.\n")
+    if plan.interrupted is not None:
+        out.write(f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}.\n")
+    elif before is not None:
+        out.write(f"Switched. {_way_back(store.tree, store.id, plan.leaf)} brings the files back as they were.\n")
     else:
         out.write("Switched.\n")
     return 0
+
+
+def _way_back(tree: SessionTree, session_id: str, leaf: str | None) -> str:
+    """How to return to ``leaf``, the point a switch left: a node, or before the first message."""
+    if leaf is not None:
+        return f"Switching back to {leaf}"
+    first = next((n for n in tree.children.get(None, []) if tree.nodes[n].kind == "user"), None)
+    if first is None:
+        return "Switching back to before the first message"
+    return f"Switching back to before the first message (`chimera switch {session_id} {first}`)"
 
 
 def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
@@ -167,33 +195,51 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
     if preview is None:
         out.write("  No snapshot pins this point: the files stay as they are.\n")
         return
+    gone = (
+        "  (the agent's tools made it)" if plan.interrupted is None else "  (the cut-short switch or the agent made it)"
+    )
+    appeared = [p for p in preview.keep if p in plan.appeared]
+    edited = [p for p in preview.keep if p in plan.made]
+    others = [p for p in preview.keep if p not in plan.appeared and p not in plan.made]
     rows = [
         ("rewrite", preview.rewrite, ""),
         ("create", preview.create, ""),
-        ("delete", preview.delete, "  (the agent's tools made it)"),
-        ("keep", preview.keep, "  (not the agent's: never deleted)"),
+        ("delete", preview.delete, gone),
+        ("keep", appeared, "  (appeared while a command ran: may be yours, kept)"),
+        ("keep", edited, "  (the agent's tools made it, but it changed since: kept)"),
+        ("keep", others, "  (not the agent's: never deleted)"),
         ("skip", preview.skip, "  (held by something no snapshot holds)"),
     ]
     for verb, paths, note in rows:
         for path in paths:
             out.write(f"  {verb:<8}{path}{note}\n")
     if not preview.changed:
-        out.write("  The files already match.\n")
+        out.write("  No file changes.\n" if preview.keep or preview.skip else "  The files already match.\n")
     if plan.unsaved:
         shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
         out.write(f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}\n")
 
 
-def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: TextIO) -> int:
-    """Name a node (the leaf by default); at the leaf, pin the workspace as it is now."""
+def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: TextIO, *, move: bool = False) -> int:
+    """Name a node (the leaf by default); at the leaf, pin the workspace as it is now.
+
+    A name already on another node is refused unless ``move``; the line printed says what happened.
+    """
     with SessionStore.open(chimera_home(), session_id) as store:
         _warn(store)
-        node_id, snapshot = name_checkpoint(store, label, node_ref)
-        gone = node_id == store.tree.leaf and not store.workdir.is_dir()
+        named = name_checkpoint(store, label, node_ref, move=move)
+        gone = named.node == store.tree.leaf and not store.workdir.is_dir()
+    snapshot = named.snapshot
     if gone:
         pinned = f"; the workspace {store.workdir} is gone, so it keeps the files last pinned there"
         pinned += f" (snapshot {snapshot[:12]})" if snapshot else " (none)"
     else:
         pinned = f", files pinned as snapshot {snapshot[:12]}" if snapshot else ", no files pinned"
-    out.write(f"Checkpoint {label!r} at {node_id}{pinned}. `chimera switch {session_id} {label}` comes back to it.\n")
+    if named.moved_from is not None:
+        what = f"Moved checkpoint {label!r} from {named.moved_from} to {named.node}"
+    else:
+        what = f"Checkpoint {label!r} at {named.node}"
+    if named.renamed_from is not None:
+        what += f" (it was named {named.renamed_from!r})"
+    out.write(f"{what}{pinned}. `chimera switch {session_id} {label}` comes back to it.\n")
     return 0

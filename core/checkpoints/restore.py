@@ -11,6 +11,7 @@ written to a temporary name and renamed, so it is either old or new.
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from collections.abc import Iterable, Iterator
@@ -19,12 +20,13 @@ from pathlib import Path
 
 from chimera.core.checkpoints.git import Change
 
-__all__ = ["TEMP_SUFFIX", "Preview", "Restored", "Version", "apply", "plan"]
+__all__ = ["TEMP_SUFFIX", "Preview", "Restored", "Version", "apply", "is_leftover", "plan"]
 
 Version = tuple[str, str]
 """(path, blob id): one content a path held in some snapshot."""
 
 TEMP_SUFFIX = ".chimera-tmp"
+_LEFTOVER = re.compile(r"\..{0,40}\.[0-9a-f]{8}" + re.escape(TEMP_SUFFIX), re.DOTALL)
 GITLINK = "160000"
 
 
@@ -91,6 +93,11 @@ def apply(workspace: Path, preview: Preview, contents: Iterable[tuple[Change, by
         _remove_empty_parents(workspace, path)
     for change, data in contents:
         _write(workspace, change, data)
+
+
+def is_leftover(path: str) -> bool:
+    """True for the name of a temporary file :func:`apply` writes before renaming it into place."""
+    return _LEFTOVER.fullmatch(path.rsplit("/", 1)[-1]) is not None
 
 
 def safe_path(path: str) -> bool:

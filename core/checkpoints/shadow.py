@@ -19,13 +19,14 @@ from chimera.core.checkpoints.git import (
     parse_raw,
     split,
 )
-from chimera.core.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, Version, apply, plan
+from chimera.core.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, Version, apply, is_leftover, plan
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home, private_dir
 
 __all__ = ["ShadowRepo"]
 
 BATCH_BYTES = 64_000_000  # blob bytes read from git in one call while restoring
+_PATHS_PER_CALL = 500  # paths named on one git command line
 
 # Highest-precedence attributes: no clean/smudge filter, no eol or encoding conversion, so blobs are the bytes on disk.
 _ATTRIBUTES = b"* -text -filter -ident -working-tree-encoding\n"
@@ -84,7 +85,8 @@ class ShadowRepo:
 
         ``known``: (path, content) versions that may be deleted, from :meth:`seen` or :meth:`added`;
         a path whose present content is not among them stays. ``on_before`` gets the
-        present's snapshot before any file is touched, to record it durably first.
+        present's snapshot before any file is touched, to record it durably first; the caller
+        then owns what undoes a restore cut short (CheckpointError), else the error names it.
         """
         target_tree = self._tree_of(target)
         before = self.snapshot(f"before restoring {target}")
@@ -94,9 +96,9 @@ class ShadowRepo:
         try:
             apply(self.workspace, preview, self._contents(writes))
         except OSError as err:
+            undo = "" if on_before is not None else f": restore {before} to undo the part done"
             raise CheckpointError(
-                f"restoring {target[:12]} stopped at {err.filename or 'a file'} ({err.strerror or err}): "
-                f"restore {before} to undo the part done"
+                f"restoring {target[:12]} stopped at {err.filename or 'a file'} ({err.strerror or err}){undo}"
             ) from None
         return Restored(before, preview)
 
@@ -161,6 +163,33 @@ class ShadowRepo:
         changes = parse_raw(out)
         created = {c.path for c in changes if c.status == "A"}
         return {(c.path, c.blob) for c in changes if c.path in created}
+
+    def blobs(self, commit: str, paths: Iterable[str]) -> dict[str, str]:
+        """The blob id of each of ``paths`` in snapshot ``commit`` (a path it does not hold is left out)."""
+        wanted = sorted(set(paths))
+        tree = self._tree_of(commit)
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), _PATHS_PER_CALL):
+            specs = [f":(literal){path}" for path in wanted[start : start + _PATHS_PER_CALL]]
+            out = self._git("ls-tree", "-r", "-z", "--full-tree", tree, "--", *specs, work_tree=False)
+            for record in split(out):
+                meta, _, path = record.partition(b"\t")
+                kind, blob = meta.split(b" ")[1:3]
+                if kind == b"blob":
+                    found[os.fsdecode(path)] = blob.decode()
+        return found
+
+    def remove_leftovers(self) -> list[str]:
+        """Delete the temporary files a restore killed mid-write left in the workspace; their paths."""
+        self._ensure_repo()
+        listed = self._git("ls-files", "-z", "--others", "--ignored", f"--exclude=*{TEMP_SUFFIX}")
+        removed = []
+        for raw in split(listed):
+            path = os.fsdecode(raw)
+            if is_leftover(path):
+                (self.workspace / path).unlink(missing_ok=True)
+                removed.append(path)
+        return removed
 
     def prune(self, keep: Iterable[str]) -> int:
         """Drop every snapshot not in ``keep`` (and contents only they held), pack the rest; bytes used after."""

@@ -31,6 +31,7 @@ from chimera.core.providers.base import (
     Usage,
 )
 from chimera.core.providers.pricing import cost_of
+from chimera.core.strict_json import SurrogateJoiner, clean_json, clean_text
 
 if TYPE_CHECKING:
     import anthropic
@@ -39,6 +40,8 @@ __all__ = ["DEFAULT_BASE_URL", "AnthropicProvider"]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 _RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+# Statuses that a proxy in front of a real API answers with its own page: keep their meaning.
+_STATUSES_OF_PROXIES = frozenset({401, 403, 407, 408, 413, 429})
 
 
 class AnthropicProvider:
@@ -132,8 +135,22 @@ class AnthropicProvider:
             params["thinking"] = thinking
         builder = _MessageBuilder()
         try:
-            stream = await asyncio.wait_for(client.messages.create(**params), self.stall_timeout)
+            try:
+                stream = await asyncio.wait_for(client.messages.create(**params), self.stall_timeout)
+            except (ValueError, TypeError) as err:
+                # The body could not be encoded (a lone surrogate, a NaN): a bug or bad data in the
+                # context, never a network fault. Sending it again would fail the same way.
+                raise ProviderError(
+                    f"the request could not be encoded as JSON ({type(err).__name__}: {err}): "
+                    "this is a bug in Chimera or damaged session data; please report it",
+                    kind="encoding",
+                    retryable=False,
+                ) from None
             async with stream:
+                url = str(stream.response.request.url)
+                content_type = stream.response.headers.get("content-type", "")
+                if content_type and not content_type.lower().startswith("text/event-stream"):
+                    raise _not_the_api(url, stream.response.status_code, _describe(content_type))
                 iterator = stream.__aiter__()
                 while True:
                     try:
@@ -141,7 +158,11 @@ class AnthropicProvider:
                     except StopAsyncIteration:
                         break
                     try:
-                        chunk = builder.feed(event.to_dict(mode="json"))
+                        data = event.to_dict(mode="json")
+                        if not builder.started and data.get("type") != "message_start":
+                            what = "an event stream that does not begin with message_start"
+                            raise _not_the_api(url, stream.response.status_code, what)
+                        chunk = builder.feed(data)
                     except (KeyError, TypeError, ValueError, AttributeError) as err:
                         # Asking again will not change the server's dialect: fail at once.
                         raise ProviderError(
@@ -152,6 +173,8 @@ class AnthropicProvider:
                         ) from None
                     if chunk is not None:
                         yield chunk
+                if not builder.started:  # a whole stream, and not one Messages API event in it
+                    raise _not_the_api(url, stream.response.status_code, "an event stream with no message in it")
         except ProviderError:
             raise
         except TimeoutError:
@@ -195,11 +218,17 @@ def _broken_stream_errors() -> tuple[type[BaseException], ...]:
 
 
 class _MessageBuilder:
-    """Assembles an assistant message from raw stream events (as JSON dicts)."""
+    """Assembles an assistant message from raw stream events (as JSON dicts).
+
+    The model's output is untrusted: streamed text and thinking go out as clean text (a
+    surrogate pair split across two deltas is joined, a lone surrogate becomes U+FFFD),
+    and the finished message holds only what strict JSON can carry (see ``strict_json``).
+    """
 
     def __init__(self) -> None:
         self.blocks: dict[int, dict[str, Any]] = {}
         self.partial_json: dict[int, list[str]] = {}
+        self.joiners: dict[int, SurrogateJoiner] = {}
         self.stop_reason = ""
         self.input_tokens = 0
         self.output_tokens = 0
@@ -226,6 +255,11 @@ class _MessageBuilder:
             if index in self.partial_json:
                 raw = "".join(self.partial_json.pop(index))
                 self.blocks[index]["input"] = _parse_tool_input(raw, self.blocks[index])
+            joiner = self.joiners.pop(index, None)
+            held = joiner.flush() if joiner is not None else ""
+            if held:  # a high surrogate whose pair never came
+                is_thinking = self.blocks.get(index, {}).get("type") == "thinking"
+                return ThinkingChunk(held) if is_thinking else TextChunk(held)
         elif kind == "message_delta":
             self.stop_reason = (event.get("delta") or {}).get("stop_reason") or self.stop_reason
             self._usage(event.get("usage") or {})
@@ -236,12 +270,14 @@ class _MessageBuilder:
     def _delta(self, index: int, delta: dict[str, Any]) -> ModelChunk | None:
         block = self.blocks.setdefault(index, {"type": "text", "text": ""})
         kind = delta.get("type")
-        if kind == "text_delta":
-            block["text"] = block.get("text", "") + delta["text"]
-            return TextChunk(delta["text"])
-        if kind == "thinking_delta":
-            block["thinking"] = block.get("thinking", "") + delta["thinking"]
-            return ThinkingChunk(delta["thinking"])
+        if kind in ("text_delta", "thinking_delta"):
+            field = "text" if kind == "text_delta" else "thinking"
+            piece = delta[field]
+            block[field] = block.get(field, "") + piece  # cleaned whole in done(), where pairs join the same way
+            shown = self.joiners.setdefault(index, SurrogateJoiner()).feed(piece)
+            if not shown:
+                return None
+            return TextChunk(shown) if field == "text" else ThinkingChunk(shown)
         if kind == "signature_delta":
             block["signature"] = block.get("signature", "") + delta["signature"]
         elif kind == "input_json_delta":
@@ -257,7 +293,11 @@ class _MessageBuilder:
         self.cache_write = usage.get("cache_creation_input_tokens") or self.cache_write
 
     def done(self, model: str) -> ModelDone:
-        content = [_clean_block(self.blocks[i]) for i in sorted(self.blocks)]
+        # Strict JSON only: a pair split across deltas joined, lone surrogates as U+FFFD, NaN and
+        # infinities as null. A thinking block changes only if its text held a lone surrogate, which
+        # could not be sent back as UTF-8 anyway; its signature then no longer matches, and a server
+        # that checks it answers 400 (not retried) instead of every request failing to encode.
+        content = [clean_json(_clean_block(self.blocks[i])) for i in sorted(self.blocks)]
         message: Message = {"role": "assistant", "content": content}
         usage = Usage(
             input_tokens=self.input_tokens,
@@ -279,8 +319,8 @@ def _parse_tool_input(raw: str, block: dict[str, Any]) -> Any:
     if not raw.strip():
         return block.get("input") or {}
     try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
+        return clean_json(json.loads(raw))  # NaN, Infinity and 1e400 parse, but become null
+    except (ValueError, RecursionError):  # not JSON, an integer past Python's digit limit, nested past its depth
         # Kept as text so the executor can tell the model its call was malformed.
         return {"__invalid_json__": raw}
 
@@ -304,6 +344,42 @@ def _clean_block(block: dict[str, Any]) -> dict[str, Any]:
     if kind == "tool_use":
         return {"type": "tool_use", "id": block["id"], "name": block["name"], "input": block.get("input", {})}
     return {k: v for k, v in block.items() if v is not None}
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    """The server's words for an error, as one clean line of at most ``limit`` characters."""
+    line = " ".join(clean_text(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _describe(content_type: str) -> str:
+    """What a response of ``content_type`` is, in words: ``an HTML page``, ``plain text``."""
+    media = content_type.split(";")[0].strip().lower()
+    if "html" in media:
+        return "an HTML page"
+    if media == "text/plain":
+        return "plain text"
+    if media.endswith("json"):
+        return "a JSON document"
+    return f"a response of type {media[:60]!r}" if media else "a response with no content type"
+
+
+def _not_the_api(url: str, status: int, what: str) -> ProviderError:
+    """The error for a server that answered, but not as the Messages API: a setup error, never retried."""
+    return ProviderError(
+        f"{url} answered with {what} (HTTP {status}), not the Messages API: "
+        "check ANTHROPIC_BASE_URL (Chimera adds /v1/messages to it)",
+        kind="protocol",
+        retryable=False,
+        status=status,
+    )
+
+
+def _is_json(err: Any) -> bool:
+    response = getattr(err, "response", None)
+    if response is None:
+        return True
+    return str(response.headers.get("content-type", "")).split(";")[0].strip().lower().endswith("json")
 
 
 def _retry_after(err: Any) -> float | None:
@@ -338,7 +414,15 @@ def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) 
     if not isinstance(err, sdk.APIStatusError):
         return ProviderError(f"the model request failed: {err}", kind="server", retryable=False)
     status = err.status_code
-    api_message = getattr(err, "api_message", None) or _body_message(err.body) or str(err)
+    if status >= 300 and not _is_json(err):  # (a 200 here is an error event in the stream: its body is JSON)
+        kind_of_body = _describe(str(err.response.headers.get("content-type", "")))
+        if 400 <= status < 500 and status not in _STATUSES_OF_PROXIES:
+            # A web page where the API should be (a 404 from a web server, a 405): the URL is wrong.
+            return _not_the_api(str(err.response.request.url), status, kind_of_body)
+        api_message = kind_of_body  # never a whole page in a one-line error
+    else:
+        api_message = getattr(err, "api_message", None) or _body_message(err.body) or str(err)
+    api_message = _one_line(api_message)
     error_type = getattr(err, "type", None) or _body_type(err.body)
     if status == 200:  # an `error` event after the stream began: the SDK never retries these
         return ProviderError(

@@ -27,7 +27,10 @@ from chimera.core.providers.base import (
     Usage,
 )
 
-__all__ = ["RecordedTurn", "Recording", "ReplayProvider"]
+__all__ = ["RECORDING_ENDED", "RecordedTurn", "Recording", "ReplayProvider"]
+
+RECORDING_ENDED = "recording_ended"
+"""The kind of the error a request past the end of a recorded run that stopped early gets."""
 
 _PIECE = re.compile(r"\S+\s*|\s+")
 
@@ -75,12 +78,18 @@ class ReplayProvider:
         turns: the recorded assistant turns, served in order.
         model: the name reported in events.
         pace: seconds to wait between streamed pieces (0 streams as fast as it can).
+        ending: why the recording has no turn after these (the recorded run stopped there):
+            a request past the last turn then fails with kind ``recording_ended`` and this
+            text, instead of ``replay_exhausted``.
     """
 
-    def __init__(self, turns: Iterable[RecordedTurn], *, model: str = "replay", pace: float = 0.0) -> None:
+    def __init__(
+        self, turns: Iterable[RecordedTurn], *, model: str = "replay", pace: float = 0.0, ending: str | None = None
+    ) -> None:
         self._turns = list(turns)
         self._model = model
         self.pace = pace
+        self.ending = ending
         self.position = 0
         self.requests: list[ModelRequest] = []
 
@@ -108,6 +117,8 @@ class ReplayProvider:
         return None
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
+        if self.position >= len(self._turns) and self.ending is not None:
+            raise ProviderError(self.ending, kind=RECORDING_ENDED, retryable=False)
         if self.position >= len(self._turns):
             raise ProviderError(
                 "the recording has no more turns: the run asked the model more often than it was recorded",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -40,6 +41,8 @@ class ToolContext:
         max_output: the cap, in characters, on output the model sees.
         call_id: the id of the call, for naming saved output.
         redactor: the secrets masked in saved output as it is written.
+        withheld: whether a deny rule keeps a file (workspace-relative posix path) from the model;
+            searches leave such files out.
     """
 
     workspace: Path
@@ -47,6 +50,7 @@ class ToolContext:
     max_output: int = DEFAULT_MAX_OUTPUT
     call_id: str = "call"
     redactor: Redactor = field(default_factory=Redactor)
+    withheld: Callable[[str], bool] | None = None
 
 
 @runtime_checkable

@@ -1,28 +1,23 @@
-"""Provides the ``bash`` tool: a shell command in the workspace, in its own process group.
+"""Provides the ``bash`` tool: a shell command in the workspace, ended with everything it started.
 
-stdout and stderr are merged in the order they were written. On timeout or
-cancellation the whole group is killed, background children included, and
-when the command exits any children it left behind are killed too, so no
-process outlives its call (if Chimera itself is killed, :mod:`watchdog` does
-it). Output goes through :class:`OutputSink`, so memory stays bounded
-whatever the command prints.
+stdout and stderr are merged in the order they were written. When the command
+exits, times out or is cancelled, every process it started is killed, however
+it detached (see :mod:`shell`), so no process outlives its call, even if
+Chimera itself is killed. Output goes through :class:`OutputSink`, so memory
+stays bounded whatever the command prints.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
-import contextlib
-import os
-import signal
-import subprocess
 import time
 from typing import Any
 
 from chimera.core.credentials import clean_environment
-from chimera.core.tools import watchdog
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.output import OutputSink
+from chimera.core.tools.shell import Shell, start_shell
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "Bash", "scrubbed_environment"]
 
@@ -30,10 +25,6 @@ DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 _CHUNK = 65536
 _DRAIN_AFTER_EXIT = 0.5  # seconds to collect output still in the pipe after the shell exits
-# The shell waits at this gate until its group is in the watchdog's list, then becomes the
-# command's shell (same pid, same group). If Chimera dies first, the gate reads EOF and the
-# command never starts: there is no moment at which it runs unwatched.
-_GATE = 'IFS= read -r -u {fd} _ || exit 125; exec {fd}<&-; exec bash -c "$1"'
 
 
 def scrubbed_environment() -> dict[str, str]:
@@ -70,45 +61,22 @@ class Bash:
         timeout = int(args.get("timeout", DEFAULT_TIMEOUT))
         sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt", redactor=ctx.redactor)
         started = time.monotonic()
-        watchdog.start()
-        gate, opener = os.pipe()
-        try:
-            # Popen, not asyncio's subprocess: asyncio's wait() also waits for the pipe to
-            # close, which a background child can hold open for as long as it lives.
-            proc = subprocess.Popen(  # noqa: ASYNC220 - fork/exec returns at once; waiting happens in a thread
-                ["bash", "-c", _GATE.format(fd=gate), "bash", args["command"]],
-                cwd=ctx.workspace,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                env=scrubbed_environment(),
-                pass_fds=(gate,),
-            )
-        except BaseException:
-            os.close(opener)
-            raise
-        finally:
-            os.close(gate)
-        watchdog.watch(proc.pid)  # killed even if Chimera itself is killed mid-call
-        with contextlib.suppress(OSError):
-            os.write(opener, b"go\n")
-        os.close(opener)
+        shell = start_shell(args["command"], ctx.workspace, scrubbed_environment())
         timed_out = False
         try:
             try:
-                await asyncio.wait_for(_pump(proc, sink), timeout)
+                await asyncio.wait_for(_pump(shell, sink), timeout)
             except TimeoutError:
                 timed_out = True
         finally:
-            # Normal exit, timeout or cancellation: nothing of the group survives the call.
-            _kill_group(proc.pid)
+            # Normal exit, timeout or cancellation: nothing the command started survives the call.
+            shell.kill()
             try:
-                await asyncio.to_thread(proc.wait)
-            finally:  # even if cancelled again here: the group is killed, so its id must leave the list
-                watchdog.forget(proc.pid)
+                await asyncio.to_thread(shell.wait)
+            finally:  # even if cancelled again here: the processes are killed already
+                shell.close()
                 sink.close()
-        code = proc.returncode
+        code = shell.wait()
         text = sink.render()
         data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3), "timeout": timeout}
         if sink.truncated:
@@ -116,23 +84,24 @@ class Bash:
         if timed_out:
             note = f"[killed after {timeout}s timeout; raise `timeout` (at most {MAX_TIMEOUT}) if it needs longer]"
             return ToolResult(_join(text, note), is_error=True, data=data)
+        if shell.note:
+            return ToolResult(_join(text, f"[{shell.note}]"), is_error=True, data=data)
         if code != 0:
             return ToolResult(_join(text, f"[exit code {code}]"), is_error=True, data=data)
         return ToolResult(text if text else "(no output)", data=data)
 
 
-async def _pump(proc: subprocess.Popen[bytes], sink: OutputSink) -> None:
-    """Copy output into the sink until the shell exits and its pipe drains.
+async def _pump(shell: Shell, sink: OutputSink) -> None:
+    """Copy output into the sink until the command ends and its pipe drains.
 
-    A background child can hold the pipe open (or keep writing) forever, so once
-    the shell has exited, reading goes on for at most ``_DRAIN_AFTER_EXIT``.
+    Should a process that escaped the command hold the pipe open (or keep
+    writing), reading goes on for at most ``_DRAIN_AFTER_EXIT`` after the end.
     """
-    assert proc.stdout is not None
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=_CHUNK)
-    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), proc.stdout)
+    transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), shell.output)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    exited = asyncio.ensure_future(asyncio.to_thread(proc.wait))
+    exited = asyncio.ensure_future(asyncio.to_thread(shell.wait))
     deadline: float | None = None
     read: asyncio.Future[bytes] | None = None
     drained = False
@@ -163,13 +132,8 @@ async def _pump(proc: subprocess.Popen[bytes], sink: OutputSink) -> None:
             read.cancel()
         transport.close()
         if not drained and not exited.done():
-            _kill_group(proc.pid)  # cancelled or timed out: end the group so the waiting thread returns
+            shell.kill()  # cancelled or timed out: end the command so the waiting thread returns
         await asyncio.gather(exited, return_exceptions=True)
-
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 def _join(text: str, note: str) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
-from chimera.core.tools.files import replace_text
+from chimera.core.tools.files import NotRegularFile, open_regular, replace_text
 from chimera.core.tools.paths import display_path, resolve_in_workspace
 
 __all__ = ["Edit"]
@@ -47,13 +47,17 @@ def _line_numbers(text: str, old: str) -> list[int]:
 
 def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -> ToolResult:
     shown = display_path(ctx.workspace, path)
-    if not path.is_file():
+    if not path.exists():
         return ToolResult.error(f"{shown} does not exist: use write to create it")
     if not old:
         return ToolResult.error("`old` is empty: give the exact text to replace")
     if old == new:
         return ToolResult.error("`old` and `new` are the same: nothing would change")
-    raw = path.read_bytes()
+    try:
+        with open_regular(path) as fh:  # a FIFO or a device is refused, never waited on
+            raw = fh.read()
+    except NotRegularFile as err:
+        return ToolResult.error(err.describe(shown))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -10,7 +10,7 @@ from typing import Any
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.globbing import glob_matches, glob_regex, names_hidden
 from chimera.core.tools.output import OutputSink
-from chimera.core.tools.paths import display_path, resolve_in_workspace
+from chimera.core.tools.paths import display_path, printable, resolve_in_workspace
 from chimera.core.tools.ripgrep import RipgrepFailed, find_rg, rg_files
 from chimera.core.tools.walk import walk_files
 
@@ -69,12 +69,15 @@ class _Listing:
         self.pattern = pattern
         self.prefix = prefix
         self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt", redactor=ctx.redactor)
+        self.withheld = ctx.withheld
         self.count = 0
 
     def add(self, relative: str) -> None:
+        if self.withheld is not None and self.withheld(self.prefix + relative):
+            return
         if glob_matches(relative, self.pattern):
             self.count += 1
-            self.sink.write(f"{self.prefix}{relative}\n")
+            self.sink.write(f"{self.prefix}{printable(relative)}\n")
 
     def discard(self) -> None:
         self.sink.close()

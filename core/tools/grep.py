@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.files import NotRegularFile, special_kind
 from chimera.core.tools.glob import shown_prefix
 from chimera.core.tools.globbing import glob_matches, glob_regex, names_hidden
 from chimera.core.tools.output import OutputSink
-from chimera.core.tools.paths import display_path, resolve_in_workspace
+from chimera.core.tools.paths import display_path, printable, resolve_in_workspace
 from chimera.core.tools.ripgrep import RipgrepFailed, find_rg, rg_can_run, rg_grep
 from chimera.core.tools.walk import text_blocks, walk_files
 
@@ -62,6 +63,8 @@ class Grep:
             return ToolResult.error(f"the pattern is not a valid regular expression: {err}")
         if not base.exists():
             return ToolResult.error(f"{display_path(ctx.workspace, base)} does not exist")
+        if not base.is_dir() and (kind := special_kind(base.stat().st_mode)) is not None:
+            return ToolResult.error(NotRegularFile(kind).describe(display_path(ctx.workspace, base)))
         try:
             if glob is not None:
                 glob_regex(glob)
@@ -103,10 +106,14 @@ class _Hits:
         self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt", redactor=ctx.redactor)
         self.single = display_path(ctx.workspace, base) if base.is_file() else None
         self.prefix = shown_prefix(ctx.workspace, base)
+        self.withheld = ctx.withheld
         self.count = 0
 
     def add(self, relative: str, number: object, text: str) -> None:
-        shown = self.single if self.single is not None else self.prefix + relative
+        path = self.single if self.single is not None else self.prefix + relative
+        if self.withheld is not None and self.withheld(path):
+            return
+        shown = self.single if self.single is not None else self.prefix + printable(relative)
         self.sink.write(f"{shown}:{number}:{text.rstrip()}\n")
         self.count += 1
 

@@ -2,16 +2,40 @@
 
 Paths are resolved with symlinks followed, so ``..``, absolute paths and links
 that point out of the workspace are all refused the same way.
+
+A file name need not be UTF-8. Python reads its stray bytes as lone surrogates,
+which no UTF-8 text (the model's, the events', the session's) can hold, so
+names are shown with each such byte as ``\\xHH`` (``bad\\xff.txt``, as bash's
+``$'…'`` writes it), and a path given back in that form finds the file.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from chimera.core.errors import WorkspaceError
 
-__all__ = ["display_path", "resolve_in_workspace"]
+__all__ = ["display_path", "printable", "resolve_in_workspace"]
+
+_ESCAPED_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")  # only bytes from 0x80 can fail to decode
+
+
+def printable(text: str) -> str:
+    """``text`` with every lone surrogate (a byte of a name that is not UTF-8) shown as ``\\xHH``: valid UTF-8."""
+    if text.isascii():
+        return text
+    try:
+        raw = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no file name decodes to: escape it as a code point
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _given(root: Path, path: str) -> Path:
+    candidate = Path(os.path.expanduser(path)) if path.startswith("~") else Path(path)
+    return candidate if candidate.is_absolute() else root / candidate
 
 
 def resolve_in_workspace(root: Path, path: str, *, extra_roots: tuple[Path, ...] = ()) -> Path:
@@ -23,9 +47,12 @@ def resolve_in_workspace(root: Path, path: str, *, extra_roots: tuple[Path, ...]
         raise WorkspaceError("the path is empty: give a path relative to the workspace")
     if "\x00" in path:
         raise WorkspaceError("the path contains a NUL byte")
-    candidate = Path(os.path.expanduser(path)) if path.startswith("~") else Path(path)
-    if not candidate.is_absolute():
-        candidate = root / candidate
+    candidate = _given(root, path)
+    if "\\x" in path and not os.path.lexists(candidate):
+        # Given as printable() shows it: read each \xHH as the byte it stands for.
+        raw = _given(root, _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), path))
+        if os.path.lexists(raw) or (os.path.lexists(raw.parent) and not os.path.lexists(candidate.parent)):
+            candidate = raw
     resolved = candidate.resolve(strict=False)
     for allowed in (root, *(r.resolve() for r in extra_roots)):
         if resolved == allowed or resolved.is_relative_to(allowed):
@@ -34,8 +61,8 @@ def resolve_in_workspace(root: Path, path: str, *, extra_roots: tuple[Path, ...]
 
 
 def display_path(root: Path, path: Path) -> str:
-    """``path`` relative to ``root`` when inside it, else as given."""
+    """``path`` relative to ``root`` when inside it, else as given; printable (see :func:`printable`)."""
     try:
-        return path.relative_to(root).as_posix() or "."
+        return printable(path.relative_to(root).as_posix() or ".")
     except ValueError:
-        return str(path)
+        return printable(str(path))

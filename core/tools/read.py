@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import os
 from pathlib import Path
 from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.files import NotRegularFile, open_regular
 from chimera.core.tools.paths import display_path, resolve_in_workspace
 
 __all__ = ["Read"]
@@ -46,16 +49,26 @@ def _read(path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolResult:
         return ToolResult.error(f"{shown} does not exist")
     if path.is_dir():
         return ToolResult.error(f"{shown} is a folder: use glob to list it")
-    with path.open("rb") as fh:
-        head = fh.read(_SNIFF)
-    if b"\x00" in head:
-        return _binary(path, shown)
+    try:
+        raw = open_regular(path)  # a FIFO or a device is refused, never waited on
+    except NotRegularFile as err:
+        return ToolResult.error(err.describe(shown))
+    with raw:
+        if b"\x00" in raw.read(_SNIFF):
+            return _binary(raw.fileno(), shown)
+        raw.seek(0)
+        return _numbered(
+            io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=""), shown, offset, limit, ctx
+        )
+
+
+def _numbered(fh: io.TextIOWrapper, shown: str, offset: int, limit: int, ctx: ToolContext) -> ToolResult:
     cap = ctx.max_output
     out: list[str] = []
     used = 0
     last = offset - 1
     more = False
-    with path.open("r", encoding="utf-8", errors="replace", newline="") as fh:
+    with fh:
         for number, line in enumerate(fh, start=1):
             if number < offset:
                 continue
@@ -63,7 +76,7 @@ def _read(path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolResult:
                 more = True
                 break
             if "\x00" in line:  # binary after all (grep agrees: a NUL anywhere makes a file binary)
-                return _binary(path, shown)
+                return _binary(fh.fileno(), shown)
             text = line.rstrip("\r\n")
             if len(text) > MAX_LINE:
                 text = f"{text[:MAX_LINE]}… [line cut at {MAX_LINE} of {len(text):,} characters]"
@@ -84,6 +97,6 @@ def _read(path: Path, offset: int, limit: int, ctx: ToolContext) -> ToolResult:
     return ToolResult(body, data={"path": shown, "first": offset, "last": last})
 
 
-def _binary(path: Path, shown: str) -> ToolResult:
-    size = path.stat().st_size
+def _binary(fd: int, shown: str) -> ToolResult:
+    size = os.fstat(fd).st_size
     return ToolResult(f"{shown} is a binary file ({size:,} bytes); it is not shown as text.")

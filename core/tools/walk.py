@@ -12,7 +12,8 @@
 
 File contents are decoded as ripgrep's BOM sniffing does (UTF-16 with a BOM,
 else UTF-8, invalid bytes as U+FFFD); a file whose text holds a NUL anywhere is
-binary.
+binary. Only regular files are ever opened (rule files included): a FIFO put
+in a file's place cannot block the walk.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from chimera.core.tools.files import open_regular
 from chimera.core.tools.gitignore import IGNORE, NONE, RuleFile, parse_rules
 
 __all__ = ["SKIP_DIRS", "is_binary", "text_blocks", "walk_files"]
@@ -83,7 +85,7 @@ class _Scope:
 
 def _read(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return fh.read()
     except OSError:
         return None
@@ -220,7 +222,7 @@ def _probe(fh: IO[bytes]) -> tuple[codecs.IncrementalDecoder, str, bool] | None:
 def is_binary(path: str | Path) -> bool:
     """True when the decoded file holds a NUL character anywhere (or it cannot be read)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path, listed=True) as fh:
             return _probe(fh) is None
     except OSError:
         return True
@@ -232,7 +234,7 @@ def text_blocks(path: str | Path) -> Iterator[str] | None:
     UTF-8 (a BOM is dropped) or UTF-16 with a BOM; invalid bytes become U+FFFD.
     """
     try:
-        fh = open(path, "rb")  # noqa: SIM115
+        fh = open_regular(path, listed=True)
     except OSError:
         return None
     try:

@@ -6,6 +6,9 @@ one small watcher process that holds the read end of a pipe: Chimera writes
 ``+PGID`` when a group starts and ``-PGID`` when it is gone. When the pipe
 closes, however Chimera exited, the kernel closes the write end and the
 watcher kills every group still listed, background children included.
+
+On Linux the bash tool does not need it: each call's supervisor (see
+``shell.py``) notices Chimera's death itself and kills more than a group.
 """
 
 from __future__ import annotations

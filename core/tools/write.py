@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
-from chimera.core.tools.files import replace_text
+from chimera.core.tools.files import NotRegularFile, replace_text, special_kind
 from chimera.core.tools.paths import display_path, resolve_in_workspace
 
 __all__ = ["Write"]
@@ -35,6 +35,9 @@ def _write(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     if path.is_dir():
         return ToolResult.error(f"{shown} is a folder")
     created = not path.exists()
+    kind = None if created else special_kind(path.stat().st_mode)
+    if kind is not None:  # a FIFO, socket or device is left alone, not replaced by a file
+        return ToolResult.error(NotRegularFile(kind).describe(shown))
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_text(path, content)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)

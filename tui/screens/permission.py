@@ -1,6 +1,8 @@
 """Provides ``PermissionScreen``: asks the person whether a tool call may run.
 
-The core's ``permission_requested`` event carries a future; this screen is
+The core's ``permission_requested`` event carries a future (and, when the
+question is not a plain one, the reason it is asked, shown under the title:
+a command that hides what it runs, a change inside ``.git``); this screen is
 dismissed with ``"allow"``, ``"always"`` (allow, and do not ask again for
 this command, or for edits) or ``"deny"``, and the app resolves the future
 with that answer. When the run is interrupted meanwhile the future is
@@ -44,6 +46,9 @@ class PermissionScreen(ModalScreen[str]):
         text-style: bold;
         margin-bottom: 1;
     }
+    PermissionScreen #permission-reason {
+        margin-bottom: 1;
+    }
     PermissionScreen #permission-detail {
         max-height: 16;
         margin-bottom: 1;
@@ -62,16 +67,21 @@ class PermissionScreen(ModalScreen[str]):
         Binding("n,escape", "answer('deny')", "Deny"),
     ]
 
-    def __init__(self, call_id: str, name: str, args: dict[str, Any], answer: asyncio.Future[str]) -> None:
+    def __init__(
+        self, call_id: str, name: str, args: dict[str, Any], answer: asyncio.Future[str], reason: str = ""
+    ) -> None:
         super().__init__()
         self.call_id = call_id
         self.tool_name = name
         self.args = args
         self.answer = answer
+        self.reason = reason
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(Text(f"Allow {self.tool_name}?"), id="permission-title")
+            if self.reason:
+                yield Static(Text(f"Asked because {self.reason}.", style="italic"), id="permission-reason")
             yield Static(self._detail(), id="permission-detail")
             with Horizontal():
                 yield Button("Allow (y)", id="allow", variant="success")
@@ -95,7 +105,8 @@ class PermissionScreen(ModalScreen[str]):
         return Text(describe_call(self.tool_name, self.args))
 
     def _always_label(self) -> str:
-        what = "this command" if self.tool_name == "bash" else "edits"
+        # An edit asked about for a reason (inside .git) is remembered for that file only.
+        what = "this command" if self.tool_name == "bash" else "edits to this file" if self.reason else "edits"
         return f"Always allow {what} (a)"
 
     def on_mount(self) -> None:

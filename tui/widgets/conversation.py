@@ -33,6 +33,7 @@ from chimera.core.events import (
 )
 from chimera.core.loop_types import CONTINUE_PROMPT
 from chimera.core.session_tree import Node
+from chimera.core.wording import plural
 from chimera.tui.widgets.assistant_message import AssistantMessage
 from chimera.tui.widgets.notice import Notice
 from chimera.tui.widgets.thinking_view import ThinkingView
@@ -111,7 +112,10 @@ class Conversation(VerticalScroll):
             case RunFinished(success=success, reason=reason, error=error, steps=steps, cost=cost):
                 if success:
                     await self._seal_attempt()
-                    await self.mount(Notice(f"✓ done in {steps} turns · ${cost:.4f}", "success"))
+                    await self.mount(Notice(f"✓ done in {plural(steps, 'turn')} · ${cost:.4f}", "success"))
+                elif reason == "interrupted":  # the person's own doing: said once, not as a failure
+                    await self._discard_attempt()
+                    await self.mount(Notice("⏹ interrupted", "warning"))
                 else:
                     await self._discard_attempt()
                     await self.mount(Notice(f"✗ the run stopped ({reason}): {error}", "error"))
@@ -155,7 +159,7 @@ class Conversation(VerticalScroll):
                 if result is not None:
                     output = result.get("content")
                     text = output if isinstance(output, str) else json.dumps(output)
-                    view.finish(text, is_error=bool(result.get("is_error")), duration_ms=0.0, data={})
+                    view.finish(text, is_error=bool(result.get("is_error")), duration_ms=None, data={})
                 widgets.append(view)
         return widgets
 

@@ -1,4 +1,8 @@
-"""Provides ``StatusLine``: model, strategy, turn, tokens, cost, permission mode and state."""
+"""Provides ``StatusLine``: model, strategy, turn, tokens, cost, permission mode and state.
+
+Tokens and cost cover the same span: every run since the workbench opened
+(the session's runs, as Claude Code counts them), labelled ``session``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from typing import ClassVar
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
+
+from chimera.core.events import UsageReported
 
 __all__ = ["StatusLine"]
 
@@ -18,6 +24,7 @@ class StatusLine(Static):
         "status-line--running",
         "status-line--done",
         "status-line--failed",
+        "status-line--interrupted",
         "status-line--idle",
         "status-line--model",
     }
@@ -32,6 +39,7 @@ class StatusLine(Static):
     StatusLine > .status-line--running { color: $accent; text-style: bold; }
     StatusLine > .status-line--done { color: $success; }
     StatusLine > .status-line--failed { color: $error; text-style: bold; }
+    StatusLine > .status-line--interrupted { color: $warning; }
     StatusLine > .status-line--idle { color: $text-muted; }
     StatusLine > .status-line--model { color: $text; text-style: bold; }
     """
@@ -45,6 +53,12 @@ class StatusLine(Static):
     cost: reactive[float] = reactive(0.0)
     state: reactive[str] = reactive("idle")
 
+    def add_usage(self, usage: UsageReported) -> None:
+        """Count one response's tokens and cost into the totals (which span every run)."""
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cost += usage.cost
+
     def render(self) -> Text:
         state_style = self.get_component_rich_style(f"status-line--{self.state}", partial=True)
         return Text.assemble(
@@ -52,8 +66,7 @@ class StatusLine(Static):
             "  ·  ",
             (self.model, self.get_component_rich_style("status-line--model", partial=True)),
             f"  ·  {self.loop}  ·  turn {self.turn}",
-            f"  ·  {_tokens(self.input_tokens)} in / {_tokens(self.output_tokens)} out",
-            f"  ·  ${self.cost:.4f}",
+            f"  ·  session: {_tokens(self.input_tokens)} in / {_tokens(self.output_tokens)} out, ${self.cost:.4f}",
             f"  ·  {self.mode}",
         )
 

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from chimera.core.tools.base import describe_call
+from chimera.core.wording import describe_timing
 
 __all__ = ["ToolCallView"]
 
@@ -44,14 +45,16 @@ class ToolCallView(Static):
     def _render_call(self, body: RenderableType) -> RenderableType:
         return Group(self._header(), Group(Text("  ⎿  ", style="dim", end=""), body))
 
-    def finish(self, output: str, *, is_error: bool, duration_ms: float, data: dict[str, Any]) -> None:
-        """Show the result: a few lines of output, or the diff of an edit."""
+    def finish(self, output: str, *, is_error: bool, duration_ms: float | None, data: dict[str, Any]) -> None:
+        """Show the result: a few lines of output, or the diff of an edit; then how long it ran.
+
+        ``duration_ms`` None (a call from a recorded session) shows no time.
+        """
         self.output = output
         self.is_error = is_error
         self.remove_class("-running")
         lines = output.splitlines() or [""]
-        seconds = duration_ms / 1000
-        summary = Text(f"{seconds:.2f}s", style="dim")
+        summary = Text("" if duration_ms is None else describe_timing(output, duration_ms), style="dim")
         preview = Text()
         for index, line in enumerate(lines[:_PREVIEW_LINES]):
             preview.append("  ⎿  " if index == 0 else "\n     ", style="dim")
@@ -62,5 +65,6 @@ class ToolCallView(Static):
         diff = data.get("diff")
         if isinstance(diff, str) and diff and not is_error:
             parts.append(Syntax(diff, "diff", theme="monokai", background_color="default"))
-        parts.append(Text.assemble("     ", summary))
+        if summary:
+            parts.append(Text.assemble("     ", summary))
         self.update(Group(*parts))

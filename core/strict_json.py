@@ -1,0 +1,109 @@
+"""Provides the cleaning that keeps what Chimera holds encodable as strict JSON in UTF-8.
+
+What a model sends is untrusted input: a server may split a UTF-16 surrogate
+pair across two streamed deltas (each half arrives as an escaped lone
+surrogate), send a lone surrogate outright, or put ``NaN``, ``Infinity`` or
+``1e400`` (an overflowing float) in a tool call's input. Tools can meet such
+values too (a file name that is not UTF-8 becomes lone surrogates). None of
+these can be encoded as strict JSON in UTF-8, so a context or a session that
+held one could never be sent to the model again.
+
+* :func:`clean_text` joins surrogate pairs and replaces a lone surrogate with
+  U+FFFD (the replacement character);
+* :func:`clean_json` does that to every string of a JSON value (keys too) and
+  replaces every non-finite number with ``null``;
+* :class:`SurrogateJoiner` cleans streamed text piece by piece, holding back a
+  trailing high surrogate until the next piece shows whether its pair follows.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, TypeVar
+
+__all__ = ["SurrogateJoiner", "clean_json", "clean_text"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_T = TypeVar("_T")
+
+
+def clean_text(text: str) -> str:
+    """Return ``text`` with surrogate pairs joined into their character and lone surrogates as U+FFFD."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def clean_json(value: _T) -> _T:
+    """Return ``value`` (a JSON value) with every string cleaned and every NaN or infinity as None.
+
+    A value that needs no cleaning comes back as it was (the same object); otherwise a cleaned
+    copy. Both walks are iterative, so no nesting depth the JSON parser accepts can overflow them.
+    """
+    if not _needs_cleaning(value):
+        return value
+    return _cleaned_copy(value)  # type: ignore[no-any-return]
+
+
+def _needs_cleaning(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item) is not None:
+                return True
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, dict):
+            stack += item.keys()
+            stack += item.values()
+        elif isinstance(item, list | tuple):
+            stack += item
+    return False
+
+
+def _cleaned_copy(value: Any) -> Any:
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (item, the container it goes into, its key there)
+    while stack:
+        item, into, key = stack.pop()
+        if isinstance(item, dict):
+            copy: dict[Any, Any] = {}
+            for k, v in item.items():
+                k = clean_text(k) if isinstance(k, str) else k
+                copy[k] = None  # a place kept in order, filled when its value is taken
+                stack.append((v, copy, k))
+            into[key] = copy
+        elif isinstance(item, list | tuple):
+            items: list[Any] = [None] * len(item)
+            stack += ((v, items, i) for i, v in enumerate(item))
+            into[key] = items
+        elif isinstance(item, str):
+            into[key] = clean_text(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            into[key] = None
+        else:
+            into[key] = item
+    return root[0]
+
+
+class SurrogateJoiner:
+    """Cleans text that arrives in pieces, so a surrogate pair split across two pieces is joined."""
+
+    def __init__(self) -> None:
+        self._held = ""
+
+    def feed(self, piece: str) -> str:
+        """Take the next piece; return the clean text that can be shown now (maybe empty)."""
+        text = self._held + piece
+        self._held = ""
+        if text and "\ud800" <= text[-1] <= "\udbff":
+            text, self._held = text[:-1], text[-1]
+        return clean_text(text)
+
+    def flush(self) -> str:
+        """The text still held back at the end: a high surrogate whose pair never came, as U+FFFD."""
+        held, self._held = self._held, ""
+        return clean_text(held)
