@@ -64,24 +64,25 @@ def tool_outputs(proc: subprocess.CompletedProcess[str]) -> list[str]:
     return [e["output"] for e in events if e["type"] == "tool_call_finished"]
 
 
-# Every process from the command's shell up to init, and every child of Chimera (the watcher):
-# each one's environment, or the word "unreadable" when the kernel says no.
+# Every process from the command's shell up to init (its supervisor, Chimera, ...), and every
+# child of Chimera: each one's environment, or the word "unreadable" when the kernel says no.
 SNOOP = r"""
 show() { echo "== $1 $(tr '\0' ' ' < /proc/$1/cmdline 2>/dev/null | cut -c1-200)"
          if env_text=$(tr '\0' '\n' < /proc/$1/environ 2>/dev/null); then echo "$env_text"; else echo unreadable; fi; }
 p=$$
 while [ "$p" -gt 1 ]; do show "$p"; p=$(awk '/^PPid:/{print $2}' /proc/$p/status); done
+chimera=$(awk '/^PPid:/{print $2}' /proc/$PPID/status)
 for d in /proc/[0-9]*; do
-  [ "$(awk '/^PPid:/{print $2}' $d/status 2>/dev/null)" = "$PPID" ] && show "${d#/proc/}"
+  [ "$(awk '/^PPid:/{print $2}' $d/status 2>/dev/null)" = "$chimera" ] && show "${d#/proc/}"
 done
-echo "chimera is $PPID"
+echo "chimera is $chimera"
 """
 
 
 def test_no_process_of_chimera_shows_the_key_in_its_environment(
     api: FakeAnthropic, tmp_path: Path, isolated_env: Path
 ) -> None:
-    """bash reads the environment of Chimera, its watcher and every ancestor: the key and token are in none."""
+    """bash reads the environment of its supervisor, Chimera, Chimera's children and every ancestor: no key or token."""
     api.script(
         message(tool_use("t1", "bash", {"command": SNOOP}), stop_reason="tool_use"),
         message(text("Looked everywhere.")),
@@ -100,8 +101,8 @@ def test_no_process_of_chimera_shows_the_key_in_its_environment(
     (output,) = tool_outputs(proc)
     chimera = int(output.rsplit("chimera is ", 1)[1])
     assert f"== {chimera} " in output  # Chimera itself was looked at ...
-    assert output.count("== ") >= 4  # ... and its watcher, the shell and the ancestors
-    assert "-I -S -c" in output  # the watcher is one of them
+    assert output.count("== ") >= 4  # ... and the command's supervisor, the shell and the ancestors
+    assert "-I -S " in output  # the supervisor is one of them
     if os.geteuid() == 0:  # root reads any environment: Chimera's must simply not hold the key
         chimera_env = output.split(f"== {chimera} ", 1)[1].split("\n== ", 1)[0]
         assert "ANTHROPIC_BASE_URL=" in chimera_env
@@ -125,7 +126,8 @@ def _without_ptrace() -> list[str]:
 PROBE = "sk-ant-memprobe-"
 _SCAN = """
 import os, re
-pid = os.getppid()
+supervisor = os.getppid()  # the command's supervisor; Chimera is its parent
+pid = int(next(line.split()[1] for line in open(f"/proc/{supervisor}/status") if line.startswith("PPid:")))
 try:
     mem = open(f"/proc/{pid}/mem", "rb", 0)
 except OSError as err:
