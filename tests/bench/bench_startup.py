@@ -58,11 +58,13 @@ def main() -> None:
     chimera = str(Path(sys.executable).with_name("chimera"))
     bare = _median_ms([sys.executable, "-c", "pass"], runs, env)
     helped = _median_ms([chimera, "--help"], runs, env)
+    keyed = _median_ms([chimera, "--help"], runs, {**env, "ANTHROPIC_API_KEY": "sk-ant-bench-not-a-real-key-0000"})
     frame = _median_ms([sys.executable, "-c", FIRST_FRAME], runs, env, until="ready")
     sdk = _median_ms([sys.executable, "-c", "import anthropic"], runs, env)
     print(f"runs: {runs} (median)")
     print(f"python -c pass            {bare:8.0f} ms")
     print(f"chimera --help            {helped:8.0f} ms   ({helped / bare:.1f}x bare python)")
+    print(f"the same, with a key set  {keyed:8.0f} ms   ({keyed / bare:.1f}x: it restarts without the key)")
     print(f"workbench to first frame  {frame:8.0f} ms   ({frame / bare:.1f}x bare python)")
     print(f"import anthropic (avoided){sdk:8.0f} ms   ({sdk / bare:.1f}x bare python)")
 
