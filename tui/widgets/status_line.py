@@ -35,6 +35,8 @@ class StatusLine(Static):
         padding: 0 1;
         background: $panel;
         color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     StatusLine > .status-line--running { color: $accent; text-style: bold; }
     StatusLine > .status-line--done { color: $success; }
@@ -60,14 +62,14 @@ class StatusLine(Static):
         self.cost += usage.cost
 
     def render(self) -> Text:
+        """The line, most telling first (state, model, permission mode); cut with an ellipsis when narrow."""
         state_style = self.get_component_rich_style(f"status-line--{self.state}", partial=True)
         return Text.assemble(
             (self.state, state_style),
-            "  ·  ",
+            " · ",
             (self.model, self.get_component_rich_style("status-line--model", partial=True)),
-            f"  ·  {self.loop}  ·  turn {self.turn}",
-            f"  ·  session: {_tokens(self.input_tokens)} in / {_tokens(self.output_tokens)} out, ${self.cost:.4f}",
-            f"  ·  {self.mode}",
+            f" · {self.mode} · {self.loop} · turn {self.turn}",
+            f" · session: {_tokens(self.input_tokens)} in / {_tokens(self.output_tokens)} out, ${self.cost:.4f}",
         )
 
 
