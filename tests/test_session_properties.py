@@ -59,7 +59,8 @@ def expected(lines: list[bytes]) -> Expected:
                 out.partials.pop(record["parent"], None)
         elif kind == "leaf" and (record["id"] is None or record["id"] in out.nodes):
             out.leaf = record["id"]
-        elif kind == "label" and record["id"] in out.nodes:
+        elif kind == "label" and record["id"] in out.nodes:  # a name is on one node: it moves here
+            out.labels = {node: name for node, name in out.labels.items() if name != record["label"]}
             out.labels[record["id"]] = record["label"]
         elif kind == "snap" and record["id"] in out.nodes:
             out.snapshots[record["id"]] = record["commit"]
