@@ -124,6 +124,12 @@ class Rule:
                 f"the permission rule {text!r} is not understood: a bash pattern is one command of words and "
                 "wildcards, such as bash(git status *), with no chain, redirection or $-expansion"
             )
+        if tool == "bash" and rule.pattern is not None:
+            from chimera.core.rule_match import pattern_problem
+
+            problem = pattern_problem(rule.pattern)
+            if problem:
+                raise ConfigError(f"the permission rule {text!r} would never match as meant: {problem}")
         return rule
 
     @property
@@ -318,27 +324,26 @@ class PermissionPolicy:
     def _bash(self, call: _Call) -> Decision:
         line = call.line()
         single = line.single
+        plain = single.layers[0] if single is not None and isinstance(line.plain, tuple) else None
         for rule in self.allow:
             if not rule.names("bash"):
                 continue
             if rule.pattern is None:
                 return Decision("allow", f"allowed by the rule {rule}")
             pattern = rule.command
-            if single is not None and pattern is not None and any(pattern.allows(c) for c in single.runs):
+            if plain is not None and pattern is not None and pattern.allows(plain):
                 return Decision("allow", f"allowed by the rule {rule}")
-        if single is not None:
+        if plain is not None:
             from chimera.core.rule_match import rule_word
 
-            word = shlex.quote(rule_word(single.runs[-1]))
+            word = shlex.quote(rule_word(plain))
             return Decision("ask", "", f"--permission-mode bypass, or --allow {shlex.quote(f'bash({word} *)')}")
         if line.unknown:
             return Decision("ask", f"{line.unknown}, which no allow rule covers", "--permission-mode bypass")
-        what = "a substitution" if line.substituted else "a redirection" if line.redirected else "a chain of commands"
-        return Decision(
-            "ask",
-            f"it holds {what}, which no allow rule covers",
-            "--permission-mode bypass",
-        )
+        what = line.plain if isinstance(line.plain, str) and line.plain else "a chain of commands"
+        if isinstance(line.plain, tuple):
+            what = "a substitution" if line.substituted else "a redirection" if line.redirected else what
+        return Decision("ask", f"it holds {what}, which no allow rule covers", "--permission-mode bypass")
 
 
 class _Call:

@@ -28,9 +28,9 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from chimera.core.shell import parse_words
-from chimera.core.shell_words import Command, flag_spellings
+from chimera.core.shell_words import Command, Word, flag_spellings
 
-__all__ = ["CommandPattern", "command_pattern", "path_matches", "rule_word"]
+__all__ = ["CommandPattern", "command_pattern", "path_matches", "pattern_problem", "rule_word"]
 
 _SYSTEM_BIN = frozenset(
     {"/bin", "/usr/bin", "/usr/local/bin", "/sbin", "/usr/sbin", "/usr/local/sbin", "/opt/homebrew/bin"}
@@ -74,8 +74,10 @@ class CommandPattern:
         for at, want in enumerate(self.command.operands):
             if at >= len(operands):
                 return call.open
-            text = operands[at].text
-            if text is not None and not _operand_matches(text, want.text or ""):
+            arg = operands[at]
+            if arg.glob:  # it may stand for any number of files, so what follows may shift
+                return _glob_meets(arg.glob, arg.text or "", want.text or "")
+            if arg.text is not None and not _operand_matches(arg.text, want.text or ""):
                 return False
         return True
 
@@ -113,9 +115,23 @@ def _operand_matches(text: str, want: str) -> bool:
     return fnmatchcase(text, want) or fnmatchcase(_lexical(text), _lexical(want))
 
 
+def _glob_meets(glob: str, text: str, want: str) -> bool:
+    """Whether a call's wildcard word ``glob`` (``text`` when nothing matches it) may expand to a name the
+    pattern word ``want`` matches: a literal ``want`` it matches, or any ``want`` holding wildcards itself."""
+    if any(c in want for c in "*?["):
+        return True
+    return _operand_matches(text, want) or fnmatchcase(want, glob) or fnmatchcase(_lexical(want), _lexical(glob))
+
+
+_CLUSTER_REST = re.compile(r"(-[A-Za-z0-9]+)\*")
+
+
 @lru_cache(maxsize=256)
 def command_pattern(text: str) -> CommandPattern | None:
-    """``text`` as a command pattern; None when it is not one plain command of literal words and wildcards."""
+    """``text`` as a command pattern; None when it is not one plain command of literal words and wildcards.
+
+    A last word that is a flag cluster ending in ``*`` (``rm -rf*``) is those flags, then anything.
+    """
     words = parse_words(text)
     if words is None:
         return None
@@ -124,7 +140,23 @@ def command_pattern(text: str) -> CommandPattern | None:
     rest = last.endswith("*")
     if args and last == "*":
         args.pop()
+    elif args and (cluster := _CLUSTER_REST.fullmatch(last)):
+        args[-1] = Word(cluster.group(1), cluster.group(1))
     return CommandPattern(Command.of(head.pattern, args, pattern=True), rest)
+
+
+def pattern_problem(text: str) -> str:
+    """Why the command pattern ``text`` could never match as meant ("" when it can): a wildcard inside a cluster
+    of one-letter flags (``-r*f``), which is matched against each flag alone."""
+    words = parse_words(text)
+    for at, word in enumerate(words[1:] if words else ()):
+        flag = word.pattern
+        if not word.glob or not flag.startswith("-") or flag.startswith("--") or not re.search(r"[A-Za-z0-9]", flag):
+            continue
+        if at == len(words or ()) - 2 and _CLUSTER_REST.fullmatch(flag):
+            continue
+        return f"the flag word {flag} mixes flags and wildcards; write the flags apart, such as bash(rm -rf *)"
+    return ""
 
 
 @lru_cache(maxsize=256)

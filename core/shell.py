@@ -6,35 +6,38 @@ functions, negation, command and process substitutions, heredoc bodies).
 Each simple command becomes an ``Invocation``: its layers, outermost first,
 so ``sudo env A=1 rm -rf x`` is ``sudo …``, ``env …`` and ``rm -rf x``. In
 each ``Command`` the command word is unquoted and reduced to its base name
-(``/bin/'r'm`` is ``rm``), leading assignments are dropped, and its words
-are unquoted and told apart as flags and operands (``shell_words.py``).
+(``/bin/'r'm`` is ``rm``), words are brace-expanded as bash does
+(``rm -{r,f}`` is ``rm -r -f``), leading assignments are dropped, and words
+are told apart as flags and operands (``shell_words.py``).
+
+The wrappers unwrapped (``shell_options.WRAPPERS``: ``env``, ``sudo``,
+``timeout``, ``xargs``, ``flock``, ``chrt``, ``strace``, …) have their options
+read from a spec; an option not in the spec hides what runs. The commands
+that run strings or files (shells, ``eval``, ``trap``, ``source``, ``find
+-exec``, git's own options, and the builtins that change what later words
+mean: ``alias``, ``set -x``, ``shopt``, ``hash -p``, ``enable``) are read in
+``shell_special.py``; ``shell_markers.py`` finds commands bash would run
+that the tree does not show. ``shell_plain.py`` says whether the line is one
+plain command, the only kind an allow rule covers.
 
 What cannot be decided from the text is reported: ``unknown`` (no allow rule
-may cover the line: a command word that only an expansion yields, ``eval``,
-``source``, ``sh -c``, text that does not parse) and ``opaque`` (a deny rule
-cannot see what runs either: the string given to ``eval`` or ``sh -c`` is not
-a literal, a shell reads its commands from its input). Literal strings given
-to ``eval``, ``trap``, ``watch``, ``env -S``, ``su -c`` or ``sh -c`` are
-parsed in turn, so their commands are listed too, as are the commands
-``find -exec`` runs.
-
-The wrappers unwrapped are ``_WRAPPERS``: ``command``, ``builtin``, ``exec``,
-``time``, ``nice``, ``nohup``, ``setsid``, ``env``, ``timeout``, ``stdbuf``,
-``ionice``, ``xargs`` (the command then takes more words from its input),
-``busybox``, ``toybox``, and ``sudo``, ``doas``, ``coproc`` (which change how
-it runs, so an allow rule must name them). Assignments that choose what runs
-(``PATH=…``, ``LD_PRELOAD=…``, ``GIT_…``, ``…PAGER``, ``…EDITOR``) make the
-line unknown. tree-sitter is imported on first use.
+may cover the line) and ``opaque`` (a deny rule cannot see what runs
+either). tree-sitter is imported on first use.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from chimera.core.shell_words import Command, Word, read_word, text_of
+from chimera.core.shell_markers import unseen_commands
+from chimera.core.shell_options import WRAPPERS
+from chimera.core.shell_plain import RESERVED, harmless_redirect, plain_words
+from chimera.core.shell_special import assignment_problem, evaluating_node, special, unwrap
+from chimera.core.shell_words import Command, Word, read_word, read_words, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -42,68 +45,9 @@ if TYPE_CHECKING:
 __all__ = ["Invocation", "Line", "parse_line", "parse_words"]
 
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_WRITE_OPERATORS = frozenset({">", ">>", "&>", "&>>", ">|", ">&"})
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "su"})
-_SHELL_OPTION_ARGS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
-_STRING_RUNNERS = frozenset({"eval", "trap"})
-_FILE_RUNNERS = frozenset({"source", "."})
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_WRITE_OPERATORS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<>"})
+_KEYWORD_WRAPPERS = frozenset({"time", "coproc"})  # reserved words: the word after them is a command position
 _MAX_DEPTH = 8
-
-
-@dataclass(frozen=True, slots=True)
-class _Wrapper:
-    """A command that runs the command after its own options: which of those take a value, and how many operands."""
-
-    takes_value: frozenset[str] = frozenset()
-    operands: int = 0  # words before the command (timeout's duration)
-    assignments: bool = False  # NAME=VALUE words before the command (env, sudo)
-    transparent: bool = True  # runs the command as it is (sudo and doas change who runs it)
-    none_if: frozenset[str] = frozenset()  # options with which it runs no command (command -v)
-    string: frozenset[str] = frozenset()  # options whose value is a command line (env -S)
-
-
-def _opts(*names: str) -> frozenset[str]:
-    return frozenset(names)
-
-
-_WRAPPERS: dict[str, _Wrapper] = {
-    "command": _Wrapper(none_if=_opts("-v", "-V")),
-    "builtin": _Wrapper(),
-    "exec": _Wrapper(_opts("-a")),
-    "time": _Wrapper(_opts("-f", "-o", "--format", "--output")),
-    "nice": _Wrapper(_opts("-n", "--adjustment")),
-    "nohup": _Wrapper(),
-    "setsid": _Wrapper(),
-    "env": _Wrapper(
-        _opts("-u", "-C", "-S", "--unset", "--chdir", "--split-string"),
-        assignments=True,
-        string=_opts("-S", "--split-string"),
-    ),
-    "timeout": _Wrapper(_opts("-s", "-k", "--signal", "--kill-after"), operands=1),
-    "stdbuf": _Wrapper(_opts("-i", "-o", "-e", "--input", "--output", "--error")),
-    "ionice": _Wrapper(_opts("-c", "-n", "-t", "--class", "--classdata")),
-    "xargs": _Wrapper(
-        _opts("-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args")
-        | _opts("--max-lines", "--max-procs", "--max-chars", "--process-slot-var", "--eof", "--replace")
-    ),
-    "sudo": _Wrapper(
-        _opts("-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "-R", "--user", "--group", "--chdir"),
-        assignments=True,
-        transparent=False,
-    ),
-    "doas": _Wrapper(_opts("-u", "-C"), transparent=False),
-    "coproc": _Wrapper(transparent=False),
-    "busybox": _Wrapper(),
-    "toybox": _Wrapper(),
-}
-
-# Assignments that choose which program runs, or what it runs on the side.
-_RISKY_NAME = re.compile(
-    r"PATH|BASH_ENV|ENV|IFS|SHELLOPTS|BASHOPTS|PS4|PROMPT_COMMAND|LD_\w+|DYLD_\w+|GIT_\w+"
-    r"|\w*PAGER|\w*EDITOR|VISUAL|\w*_COMMAND|\w*ASKPASS"
-)
-_HARMLESS_VALUES = frozenset({"", "cat", "0", "1", "true", "false"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +55,6 @@ class Invocation:
     """One simple command: its layers, outermost first (``sudo rm x``: ``sudo rm x``, then ``rm x``)."""
 
     layers: tuple[Command, ...]
-    transparent: int = 1  # how many layers, from the outside, run as the line's own command
-
-    @property
-    def runs(self) -> tuple[Command, ...]:
-        """The layers an allow rule may name: the outermost and those only plain wrappers lead to."""
-        return self.layers[: self.transparent]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +69,8 @@ class Line:
     opaque: str = ""  # why a deny rule cannot see all it runs
     reads: tuple[str, ...] = ()  # words that may name files it reads, and input redirections
     writes: tuple[str, ...] = ()  # output redirection targets
+    evaluates: bool = False  # it evaluates strings later (arithmetic, let, [[ ]], declare, read, …)
+    plain: tuple[Word, ...] | str = ""  # its words when it is one plain command (shell_plain.py), else why not
 
     @property
     def single(self) -> Invocation | None:
@@ -178,25 +118,16 @@ def _join_continuations(source: bytes) -> bytes:
     return source
 
 
-def _harmless_redirect(operator: str, target: str | None) -> bool:
-    """A redirection that touches no file: one descriptor copied onto another (``2>&1``, ``>&2``),
-    or pointed at ``/dev/null``. An allow rule may cover a command carrying it."""
-    if target is None:
-        return False
-    if operator in {">&", "<&"}:
-        return target.isdigit() or target == "-"
-    return target == "/dev/null" and operator in {">", ">>", "&>", "&>>", "<", ">|"}
-
-
 class _Walker:
     """Collects the invocations and facts of one parsed line."""
 
-    def __init__(self, depth: int) -> None:
+    def __init__(self, depth: int, source: bytes) -> None:
         self.depth = depth
+        self.source = source
         self.invocations: list[Invocation] = []
         self.reads: list[str] = []
         self.writes: list[str] = []
-        self.chained = self.has_redirect = self.substituted = False
+        self.chained = self.has_redirect = self.substituted = self.evaluates = False
         self.unknown = ""
         self.opaque = ""
 
@@ -210,6 +141,7 @@ class _Walker:
             opaque=self.opaque,
             reads=tuple(self.reads),
             writes=tuple(self.writes),
+            evaluates=self.evaluates,
         )
 
     def not_known(self, why: str, *, opaque: bool = False) -> None:
@@ -233,17 +165,23 @@ class _Walker:
             kind = node.type
             if kind == "ERROR" or node.is_missing:
                 self.not_known("the command is not complete shell syntax", opaque=True)
+            if evaluating_node(node):
+                self.evaluates = True
             if kind == "command":
                 later = self.command(node, [])
             elif kind == "redirected_statement":
                 later = self.redirected_statement(node)
             elif kind in _REDIRECTS:
                 later = self.redirect(node)[1]
+            elif kind == "variable_assignment":
+                later = self.assignment(node)
             else:
                 if kind in {"command_substitution", "process_substitution"}:
                     self.substituted = True
                 elif kind in {"subshell", "compound_statement", "function_definition", "negated_command", "pipeline"}:
                     self.chained = True
+                elif kind == "declaration_command":
+                    self.declaration(node)
                 later = node.children
             stack.extend(reversed(later))
 
@@ -262,16 +200,31 @@ class _Walker:
         self.chained = True
         return [*([body] if body is not None else []), *extra, *later]
 
+    def operator(self, node: Node) -> str:
+        """The redirection operator of ``node``; ``<>`` (read and write), which the grammar splits, made whole."""
+        token = next((c for c in node.children if not c.is_named), None)
+        if token is None:
+            return ""
+        text = text_of(token)
+        before = self.source[token.start_byte - 1 : token.start_byte]
+        after = self.source[token.end_byte : token.end_byte + 1]
+        if (text == ">" and before == b"<") or (text == "<" and after == b">"):
+            return "<>"
+        return text
+
     def redirect(self, node: Node) -> tuple[list[Node], list[Node]]:
         """Note a redirection and its target; return the words the grammar put after the target (arguments
         of the command), and the nodes still to walk."""
-        operator = next((text_of(c) for c in node.children if not c.is_named), "")
+        operator = self.operator(node)
         words = [c for c in node.named_children if c.type not in {"file_descriptor", "heredoc_start", "heredoc_end"}]
+        words = [w for w in words if w.type != "ERROR"]
         if node.type == "file_redirect" and words:
             target = read_word(words[0]).value
-            if not _harmless_redirect(operator, target):
+            if not harmless_redirect(operator, target):
                 self.has_redirect = True
             if target is not None and not target.isdigit() and target != "-":
+                if operator == "<>":
+                    self.reads.append(target)
                 (self.writes if operator in _WRITE_OPERATORS else self.reads).append(target)
             return words[1:], words[:1]
         self.has_redirect = True
@@ -292,128 +245,70 @@ class _Walker:
                 words[:0] = child.named_children[:1]
             elif child.type != "comment":
                 words.append(child)
-        self.run([read_word(w) for w in (*words, *extra)], open=False)
+        if any(a.end_byte == b.start_byte for a, b in itertools.pairwise(words)):
+            self.not_known("two words the parser tells apart are one word to bash", opaque=True)
+        self.run([w for node in (*words, *extra) for w in read_words(node)], open=False)
         return [*words, *extra, *later]
 
     def assignment(self, node: Node) -> list[Node]:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
+        if name_node is not None and name_node.type == "subscript":
+            self.evaluates = True
+            name_node = name_node.child_by_field_name("name") or name_node
         name = text_of(name_node) if name_node is not None else ""
         value = read_word(value_node).value if value_node is not None else ""
-        if _RISKY_NAME.fullmatch(name) and value not in _HARMLESS_VALUES:
-            self.not_known(f"setting {name} before a command changes what runs")
+        problem = assignment_problem(name, value)
+        if problem:
+            self.not_known(problem[0], opaque=problem[1])
         return node.named_children
+
+    def declaration(self, node: Node) -> None:
+        """``declare``, ``export``, ``local``, ``readonly``, ``typeset``: they evaluate, and name variables."""
+        self.evaluates = True
+        for child in node.named_children:
+            if child.type in {"word", "variable_name"}:
+                problem = assignment_problem(text_of(child), None)
+                if problem:
+                    self.not_known(problem[0], opaque=problem[1])
 
     def run(self, words: list[Word], *, open: bool) -> None:
         """Add the invocation ``words`` spell (command word first), through its wrappers."""
         self.reads.extend(_reads(words[1:]))
         layers: list[Command] = []
-        transparent = 1
+        keyword = True  # the first word is where bash looks for reserved words
         while words:
             head, rest = words[0], words[1:]
             if head.value is None or head.glob:
                 shown = head.value if head.value is not None else "an expansion"
                 self.not_known(f"the command word ({shown}) is only known when the shell expands it", opaque=True)
                 break
+            nestable = head.value == "time" and all(layer.name == "time" for layer in layers)  # time time cmd
+            if keyword and head.value in RESERVED and not nestable and (layers or head.value != "coproc"):
+                self.not_known(
+                    f"bash reads {head.value!r} there as a reserved word, which is not followed", opaque=True
+                )
+                break
+            if head.value.startswith(("/proc/", "/dev/")):
+                self.not_known(f"the program {head.value} is not known from its name", opaque=True)
+                break
             command = Command.of(head.value, rest, open=open)
             layers.append(command)
-            wrapper = _WRAPPERS.get(command.name)
-            if wrapper is not None:
-                inner = self.unwrap(command.name, wrapper, rest)
+            if re.fullmatch(r"git-[a-z][a-z0-9-]*", command.name):  # git-push is git push
+                sub = command.name[4:]
+                layers.append(Command.of("git", [Word(sub, sub), *rest], open=open))
+            spec = WRAPPERS.get(command.name)
+            if spec is not None:
+                inner = unwrap(self, command.name, spec, rest)
                 if inner is None:
                     break
-                words, open = inner, open or command.name == "xargs"
-                if wrapper.transparent and transparent == len(layers):
-                    transparent += 1
+                words, open = inner, open or spec.more_input
+                keyword = keyword and command.name in _KEYWORD_WRAPPERS
                 continue
-            self.special(command, rest)
+            special(self, command, rest)
             break
         if layers:
-            self.invocations.append(Invocation(tuple(layers), min(transparent, len(layers))))
-
-    def unwrap(self, name: str, wrapper: _Wrapper, words: list[Word]) -> list[Word] | None:
-        """The words of the command ``name`` runs after its own options; None when it runs none."""
-        at, operands = 0, wrapper.operands
-        while at < len(words):
-            text = words[at].value
-            if text is None:
-                return words[at:]
-            if text == "--":
-                return words[at + 1 :] or None
-            key = text.partition("=")[0]
-            if wrapper.assignments and re.fullmatch(r"[A-Za-z_]\w*=.*", text, re.DOTALL):
-                if _RISKY_NAME.fullmatch(key) and text.partition("=")[2] not in _HARMLESS_VALUES:
-                    self.not_known(f"setting {key} before a command changes what runs")
-            elif text.startswith("-") and len(text) > 1:
-                if key in wrapper.none_if:
-                    return None
-                has_value = key in wrapper.takes_value and "=" not in text and at + 1 < len(words)
-                value = words[at + 1].value if has_value else None
-                option = key if key in wrapper.string else "-" + text[1]
-                if option in wrapper.string:
-                    string = value if has_value else text.partition("=")[2] or text[2:]
-                    self.nested(f"{name} {option} runs a string as a command", string)
-                if key in wrapper.takes_value and "=" not in text:
-                    at += 1
-            elif operands:
-                operands -= 1
-            else:
-                return words[at:]
-            at += 1
-        return None
-
-    def special(self, command: Command, words: list[Word]) -> None:
-        """Commands that run other commands from their words: shells, eval, source, find -exec."""
-        name = command.name
-        if name in _SHELLS:
-            self.shell(name, words)
-        elif name in _STRING_RUNNERS:
-            texts = [w.value for w in words if name != "trap" or w is words[0]]
-            if name == "trap" and (not words or (words[0].value or "").startswith("-")):
-                return
-            joined = None if any(t is None for t in texts) else " ".join(t for t in texts if t is not None)
-            self.nested(f"{name} runs its words as a command", joined)
-        elif name == "watch":  # watch [options] command…: the words, joined, go to sh -c
-            at = 0
-            while at < len(words) and (words[at].value or "").startswith("-"):
-                at += 2 if words[at].value in {"-n", "--interval"} else 1
-            texts = [w.value for w in words[at:]]
-            joined = None if None in texts else " ".join(t for t in texts if t is not None)
-            self.nested("watch runs its words as a command", joined)
-        elif name in _FILE_RUNNERS:
-            self.not_known(f"{name} runs the commands in a file")
-        elif name == "find":
-            for start, word in enumerate(words):
-                if word.value in _FIND_EXEC:
-                    end = next((i for i in range(start + 1, len(words)) if words[i].value in {";", "+"}), len(words))
-                    if end > start + 1:
-                        self.chained = True
-                        self.run(words[start + 1 : end], open=False)
-
-    def shell(self, name: str, words: list[Word]) -> None:
-        if name == "su":  # su [options] [user] -c string: the string may follow the user
-            at = next((i for i, w in enumerate(words) if w.value in {"-c", "--command"}), None)
-            if at is not None:
-                string = words[at + 1].value if at + 1 < len(words) else None
-                self.nested("su -c runs a string as a command", string)
-            return
-        at, command_flag = 0, False
-        while at < len(words):
-            text = words[at].value
-            if text is None or text == "--" or not (text.startswith("-") or text.startswith("+")) or text in "-+":
-                break
-            if text in _SHELL_OPTION_ARGS:
-                at += 1
-            elif not text.startswith("--") and "c" in text[1:]:
-                command_flag = True
-            at += 1
-        if at < len(words) and words[at].value == "--":
-            at += 1
-        if command_flag:
-            string = words[at].value if at < len(words) else None
-            self.nested(f"{name} -c runs a string as a command", string)
-        elif at >= len(words):
-            self.not_known(f"{name} reads the commands it runs from its input", opaque=True)
+            self.invocations.append(Invocation(tuple(layers)))
 
     def nested(self, why: str, string: str | None) -> None:
         """A string the shell will run as a command line: parsed too when it is a literal."""
@@ -430,6 +325,7 @@ class _Walker:
         self.writes.extend(inner.writes)
         self.has_redirect = self.has_redirect or inner.redirected
         self.substituted = self.substituted or inner.substituted
+        self.evaluates = self.evaluates or inner.evaluates
         if inner.opaque:
             self.not_known(inner.opaque, opaque=True)
 
@@ -450,9 +346,16 @@ def _reads(words: list[Word]) -> list[str]:
 
 def _parse(text: str, depth: int) -> Line:
     source = _join_continuations(text.encode("utf-8", "surrogateescape"))
-    walker = _Walker(depth)
-    walker.program(_tree(source))
-    return walker.result()
+    root = _tree(source)
+    walker = _Walker(depth, source)
+    walker.program(root)
+    hidden = unseen_commands(root, source, evaluates=walker.evaluates)
+    if hidden:
+        walker.not_known(hidden, opaque=True)
+    line = walker.result()
+    if depth == 0:
+        line = replace(line, plain=plain_words(root))
+    return line
 
 
 @lru_cache(maxsize=512)

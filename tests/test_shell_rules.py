@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -27,10 +28,28 @@ def verdict(policy: PermissionPolicy, command: str, workspace: Path | None = Non
 # --- spellings the shell reads as the same command --------------------------------------------
 
 
+def ansi_c(draw: st.DrawFn, word: str) -> str:
+    """``word`` as ``$'…'`` with some characters written as escapes bash decodes (hex, octal, \\u, \\U); an escape
+    of variable length only where the next character cannot extend it."""
+    short = ["\\x{:x}", "\\{:o}", "\\u{:x}"]
+    fixed = ["", "\\x{:02X}", "\\{:03o}", "\\u{:04x}", "\\U{:08x}"]
+    out = []
+    for at, char in enumerate(word):
+        following = word[at + 1 : at + 2]
+        form = draw(st.sampled_from(fixed if following and following in string.hexdigits else [*fixed, *short]))
+        out.append(form.format(ord(char)) if form else char)
+    tail = draw(st.sampled_from(["", "\\0junk", "\\x00", "\\u0"]))
+    return "$'" + "".join(out) + tail + "'"
+
+
 @st.composite
-def quoted(draw: st.DrawFn, word: str) -> str:
-    """``word`` as the shell reads it after quote removal: bare, quoted whole or in part, escaped, continued."""
-    style = draw(st.sampled_from(["bare", "single", "double", "split", "escape", "continued"]))
+def quoted(draw: st.DrawFn, word: str, *, plain: bool = True) -> str:
+    """``word`` as the shell reads it after quote removal: bare, quoted whole or in part, escaped, continued;
+    unless ``plain``, also as ``$'…'`` with escapes."""
+    styles = ["bare", "single", "double", "split", "escape", "continued"]
+    style = draw(st.sampled_from(styles if plain else [*styles, "ansi", "ansi"]))
+    if style == "ansi":
+        return ansi_c(draw, word)
     if style == "single":
         return f"'{word}'"
     if style == "double":
@@ -48,19 +67,62 @@ def quoted(draw: st.DrawFn, word: str) -> str:
 
 
 BLANKS = st.sampled_from([" ", "  ", "\t", " \\\n", " \\\n  ", "\\\n "])
+# Wrappers with their options spelled the ways getopt reads them: clustered, attached, shortened, after --.
 WRAPPERS = st.lists(
-    st.sampled_from(["command", "env", "time", "nice -n 5", "timeout 10", "nohup", "env LC_ALL=C", "exec"]),
+    st.sampled_from(
+        [
+            "command",
+            "env",
+            "time",
+            "nice -n 5",
+            "timeout 10",
+            "nohup",
+            "env LC_ALL=C",
+            "exec",
+            "timeout --sig KILL 5",
+            "timeout -k1 -sKILL 5",
+            "nice --adj 5",
+            "nice -5",
+            "stdbuf --out L",
+            "stdbuf -oL",
+            "env -iu X",
+            "env --un X",
+            "env -",
+            "env -u X --",
+            "exec -ca foo",
+            "exec -l --",
+            "command -p --",
+            "chrt 1",
+            "chrt -o 0",
+            "taskset -c 0",
+            "flock /tmp/l",
+            "setpriv --reset-env",
+            "prlimit --nofile=100",
+            "strace -fo/dev/null",
+            "ltrace -o /dev/null",
+            "unshare -r",
+            "setarch x86_64 -R",
+            "nsenter -t 1",
+            "runuser -u root --",
+            "sudo --user=root -E",
+            "xargs -a/dev/null -r",
+            "ionice -c3",
+            "time -p",
+        ]
+    ),
     max_size=2,
 )
 ASSIGNMENTS = st.lists(st.sampled_from(["A=1", "LANG=C", "X=''", 'Y="a b"']), max_size=2)
 
 
 @st.composite
-def spelled(draw: st.DrawFn, name: str, words: list[str], assignments: bool = True) -> str:
-    """One spelling of ``name words…``: path prefix, wrappers, assignments, quoting and blanks varied."""
+def spelled(draw: st.DrawFn, name: str, words: list[str], assignments: bool = True, *, plain: bool = False) -> str:
+    """One spelling of ``name words…``: path prefix, quoting and blanks varied; unless ``plain`` (the spellings
+    an allow rule covers), also wrappers, assignments and ``$'…'``."""
     head = draw(st.sampled_from(["", "/bin/", "/usr/bin/"])) + name if name == "rm" else name
-    before = draw(ASSIGNMENTS) if assignments else []
-    parts = [*before, *draw(WRAPPERS), draw(quoted(head)), *[draw(quoted(w)) for w in words]]
+    before = draw(ASSIGNMENTS) if assignments and not plain else []
+    wrappers = [] if plain else draw(WRAPPERS)
+    parts = [*before, *wrappers, draw(quoted(head, plain=plain)), *[draw(quoted(w, plain=plain)) for w in words]]
     line = draw(st.sampled_from(["", " "]))
     for index, part in enumerate(parts):
         line += (draw(BLANKS) if index else "") + part
@@ -118,11 +180,58 @@ def test_every_spelling_of_a_denied_command_is_denied_at_any_depth(command: str,
 
 @given(command=rm_rf())
 def test_a_denied_command_inside_sh_c_or_eval_is_denied(command: str) -> None:
-    """A literal string given to `sh -c`, `bash -lc`, `su -c` or `eval` is read as commands too."""
+    """A literal string given to `sh -c`, `bash -lc`, `su -c`, `eval` or `trap`, their options spelled any way
+    getopt reads them, is read as commands too."""
     one_line = command.replace("\\\n", "")
-    for runner in ("sh -c", "bash -lc", "eval", "su root -c", "trap"):
-        line = f"{runner} {shlex.quote(one_line)}" + (" EXIT" if runner == "trap" else "")
+    runners = ["sh -c", "bash -lc", "eval", "su root -c", "trap", "bash -c --", "bash -O extglob -ec", "eval --"]
+    runners += ["su --comm", "su root --command", "runuser root -c", "flock /tmp/l -c", "script -qc", "trap --"]
+    for runner in runners:
+        line = f"{runner} {shlex.quote(one_line)}" + (" EXIT" if runner.startswith("trap") else "")
         assert verdict(RM_DENIED, line) == "deny", line
+    for runner in ("su -c", "env -S", "env -vS", "env --split-string="):
+        glued = f"{runner}{shlex.quote(one_line.rstrip('; '))}"  # env -S does not read `;`
+        assert verdict(RM_DENIED, glued) in {"deny", "ask"}, glued
+
+
+# Places the grammar does not read as bash does, or where bash runs a string it reads later.
+HIDING = [
+    "time {{ {}; }}",
+    "time -p {{ {}; }}",
+    "! {{ {}; }}",
+    "! ! {}",
+    "time ! {}",
+    "coproc {{ {}; }}",
+    "coproc f {{ {}; }}",
+    "time if true; then {}; fi",
+    "time while true; do {}; break; done",
+    'echo "${{x:-`{}`}}"',
+    "echo ${{x:-`{}`}}",
+    "echo ${{x:-${{y:-`{}`}}}}",
+    "echo $(( {s} ))",
+    "echo $[ {s} ]",
+    "echo ${{a[{s}]}}",
+    "[[ {s} -eq 0 ]]",
+    "v={s}; echo $((v))",
+    "v={s}; echo ${{!v}}",
+    "let {s}",
+    "bash -s <<< {q}",
+    "sh <<< {q}",
+    "bash <(echo {q})",
+    "source <(echo {q})",
+    "xargs -I% sh -c % <<< {q}",
+    "PS4={q}; set -x; :",
+    "env --sp={q}",
+    "alias x={q}",
+]
+
+
+@given(command=rm_rf(assignments=False), form=st.sampled_from(HIDING))
+def test_a_denied_command_hidden_where_the_grammar_misreads_is_never_allowed(command: str, form: str) -> None:
+    """Reserved words, backquotes in `${…}`, strings bash evaluates later, shells reading input: refused or
+    asked in bypass, never run unasked."""
+    one_line = command.replace("\\\n", "")
+    line = form.format(one_line, q=shlex.quote(one_line), s=shlex.quote(f"a[$({one_line})]"))
+    assert verdict(RM_DENIED, line) in {"deny", "ask"}, line
 
 
 @given(command=rm_rf(assignments=False))
@@ -164,15 +273,63 @@ def test_deny_rules_meet_other_spellings_of_flags_operands_and_runners(rule: str
 
 
 @st.composite
-def git_status(draw: st.DrawFn) -> str:
+def git_status(draw: st.DrawFn, *, plain: bool = False) -> str:
     words = ["status", *draw(st.lists(st.sampled_from(["-s", "--short", "-b", "--porcelain", "."]), max_size=2))]
-    return draw(spelled("git", words))
+    return draw(spelled("git", words, plain=plain))
 
 
-@given(command=git_status())
-def test_every_spelling_of_an_allowed_command_is_allowed(command: str) -> None:
-    """`bash(git status*)` covers git status however it is quoted, continued, wrapped or prefixed by assignments."""
+@given(command=git_status(plain=True))
+def test_every_plain_spelling_of_an_allowed_command_is_allowed(command: str) -> None:
+    """`bash(git status*)` covers git status however it is quoted, continued or blank-separated."""
     assert verdict(STATUS_ALLOWED, command) == "allow", command
+
+
+NOT_PLAIN = [
+    "$x",
+    "${x}",
+    "${x:-a}",
+    "$((1))",
+    "$['$(rm x)']",
+    "$(( '$(rm x)' ))",
+    "${a['$(rm x)']}",
+    "\"${x:-'$(rm x)'}\"",
+    "$'a'",
+    '$"a"',
+    "$(true)",
+    "`true`",
+    "<(true)",
+    "*",
+    "a?",
+    "[ab]",
+    "{a,b}",
+    "x{1..2}",
+    "> f",
+    ">> f",
+    "<<< x",
+    "<> f",
+    "&",
+    "; ls",
+    "| cat",
+    "&& ls",
+]
+PREFIXES = ["A=1 ", "HOME=. ", "XDG_CONFIG_HOME=. ", "env ", "command ", "exec -ca x ", "time ", "nice -n 5 "]
+
+
+@given(
+    command=git_status(plain=True),
+    construct=st.sampled_from(NOT_PLAIN),
+    prefix=st.sampled_from(["", *PREFIXES]),
+    at=st.integers(0, 3),
+)
+def test_a_line_with_any_construct_that_is_not_plain_never_gets_an_allow(
+    command: str, construct: str, prefix: str, at: int
+) -> None:
+    """Expansions, `$'…'`, wildcards, braces, redirections, chains, assignments and wrappers: always asked."""
+    words = command.rstrip(";").split(" ")
+    words.insert(min(at, len(words)), construct) if construct[0] not in ";|&<>" else words.append(construct)
+    line = prefix + " ".join(words)
+    assert verdict(STATUS_ALLOWED, line) == "ask", line
+    assert verdict(STATUS_ALLOWED, prefix + command) == ("allow" if not prefix else "ask"), prefix + command
 
 
 REDIRECTIONS = ["> f", ">> ../outside", "&> log", "< in", "<<< x", ">| f", "2> /dev/nullx", ">& log", "2>&1 > f"]
