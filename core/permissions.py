@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.core.errors import ConfigError, WorkspaceError
+from chimera.core.git_dirs import git_owned, names_git
 from chimera.core.tools.paths import resolve_in_workspace
 
 if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's modes, not its parser
@@ -59,6 +60,9 @@ __all__ = ["MODES", "Decision", "PermissionPolicy", "Rule", "subject_of"]
 MODES = ("ask", "accept-edits", "plan", "bypass")
 _EDIT_TOOLS = frozenset({"write", "edit"})
 _SEARCH_TOOLS = frozenset({"grep", "glob"})
+# A path rule on one tool also covers these: edit reads the file (its answers tell what it holds), and
+# write and edit both change it. read's cover of grep and glob is in _search_refusal and withheld.
+_FAMILY = {"read": frozenset({"read", "edit"}), "write": _EDIT_TOOLS, "edit": _EDIT_TOOLS}
 _RULE = re.compile(r"^\s*(\*|[A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _MAX_EXPANSION = 500  # files a wildcard in a command word is expanded to, when checking read rules
 
@@ -91,10 +95,6 @@ def _normal_pattern(pattern: str, workspace: Path | None) -> str:
     if workspace is not None and pattern.startswith(str(workspace) + "/"):
         pattern = pattern[len(str(workspace)) + 1 :]
     return posixpath.normpath(pattern) if pattern else pattern
-
-
-def _names_git(path: str) -> bool:
-    return any(part.lower() == ".git" for part in path.split("/"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +141,11 @@ class Rule:
 
     def names(self, tool: str) -> bool:
         return self.tool in (tool, "*")
+
+    def covers(self, tool: str) -> bool:
+        """Whether this rule, as a deny rule, applies to ``tool`` (a rule on read also covers edit; on write or
+        edit, both)."""
+        return self.names(tool) or tool in _FAMILY.get(self.tool, ())
 
     def denies_path(self, path: str, workspace: Path | None) -> bool:
         """Whether this rule's pattern covers the normalized ``path`` or a folder above it."""
@@ -207,16 +212,17 @@ class PermissionPolicy:
             return Decision("allow")
         if tool == "bash":
             return self._bash(call)
-        protected = tool in _EDIT_TOOLS and _names_git(call.path)
+        protected = tool in _EDIT_TOOLS and git_owned(call.path, workspace)
         for rule in self.allow:
-            names_git = rule.pattern is not None and _names_git(rule.pattern)
-            if rule.names(tool) and rule.allows_path(call.subject, workspace) and (names_git or not protected):
+            names_it = rule.pattern is not None and (names_git(rule.pattern) or git_owned(rule.pattern, workspace))
+            if rule.names(tool) and rule.allows_path(call.subject, workspace) and (names_it or not protected):
                 return Decision("allow", f"allowed by the rule {rule}")
         exact = f"--allow {shlex.quote(f'{tool}({globbing.escape(call.subject)})')}" if call.subject else ""
         if protected:
             return Decision(
                 "ask",
-                f"{call.subject} belongs to git (a .git folder), and a change there is not an ordinary edit",
+                f"{call.subject} belongs to git ({'a .git folder' if names_git(call.path) else 'a git directory'}), "
+                "and a change there is not an ordinary edit",
                 f"--permission-mode bypass, or {exact}",
             )
         if self.mode == "accept-edits" and tool in _EDIT_TOOLS:
@@ -232,7 +238,7 @@ class PermissionPolicy:
         file only; any other call for every call of its tool.
         """
         call = _Call(tool, args, workspace)
-        if tool == "bash" or (tool in _EDIT_TOOLS and _names_git(call.path)):
+        if tool == "bash" or (tool in _EDIT_TOOLS and git_owned(call.path, workspace)):
             return replace(self, approved=self.approved | {(tool, call.key)})
         return replace(self, allow=(*self.allow, Rule(tool)))
 
@@ -260,7 +266,7 @@ class PermissionPolicy:
         """Why a deny rule refuses the call, or None."""
         tool = call.tool
         for rule in self.deny:
-            if not rule.names(tool):
+            if not rule.covers(tool):
                 continue
             if rule.pattern is None:
                 return f"{tool} is denied by the rule {rule}"
@@ -370,9 +376,19 @@ class _Call:
         return itertools.chain.from_iterable(inv.layers for inv in self.line().invocations)
 
 
+def _tilde(word: str, workspace: Path | None) -> str:
+    """``word`` with a leading ``~+`` (the working folder: the workspace) or ``~`` (the home folder) expanded."""
+    if workspace is not None and (word == "~+" or word.startswith("~+/")):
+        return str(workspace) + word[2:]
+    if word == "~" or word.startswith("~/"):
+        return str(Path.home()) + word[1:]
+    return word
+
+
 def _paths(words: Iterable[str], workspace: Path | None) -> Iterator[str]:
     """The normalized paths ``words`` may name; a word with wildcards as the files it expands to."""
     for word in words:
+        word = _tilde(word, workspace)
         yield _normal_path(word, workspace)
         if workspace is not None and any(c in word for c in "*?["):
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,113 @@ async def test_always_for_a_git_edit_covers_that_file_only(repo: Path) -> None:
     assert [o.result.is_error for o in outcomes] == [False, False, True]
     assert (repo / ".git" / "config").read_text() == "b\n"
     assert [e.decision for e in events if isinstance(e, PermissionDecided)] == ["always", "deny"]
+
+
+# --- rule families: read covers edit, write and edit cover each other -----------------------------------
+
+
+async def test_a_read_rule_refuses_edit_so_its_answers_cannot_tell_the_secret(ws: Path) -> None:
+    """`read(.env)` refuses `edit .env` the same way whether or not the guess is right: no oracle for the secret."""
+    policy = PermissionPolicy.build("bypass", deny=["read(.env)"])
+    right = await run_one(ws, policy, "edit", {"path": ".env", "old": "hunter2", "new": "x"})
+    wrong = await run_one(ws, policy, "edit", {"path": ".env", "old": "nope", "new": "x"})
+    assert right == wrong == "Error: not permitted: edit is denied by the rule read(.env)"
+    assert (ws / ".env").read_text() == "TOKEN=hunter2\n"
+
+
+@pytest.mark.parametrize("rule", ["edit(secrets/**)", "write(secrets/**)"])
+@pytest.mark.parametrize("tool", ["write", "edit"])
+async def test_a_write_or_edit_rule_refuses_both_tools(ws: Path, rule: str, tool: str) -> None:
+    """`edit(secrets/**)` also refuses `write` there, and `write(…)` also refuses `edit`: nothing is changed."""
+    args = (
+        {"path": "secrets/key.txt", "content": "x"}
+        if tool == "write"
+        else {"path": "secrets/key.txt", "old": "TOKEN", "new": "x"}
+    )
+    output = await run_one(ws, PermissionPolicy.build("bypass", deny=[rule]), tool, args)
+    assert output == f"Error: not permitted: {tool} is denied by the rule {rule}"
+    assert (ws / "secrets" / "key.txt").read_text() == "TOKEN=swordfish\n"
+    reading = PermissionPolicy.build("bypass", deny=[rule]).decide("read", {"path": "secrets/key.txt"}, read_only=True)
+    assert reading.verdict == "allow"
+
+
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("read(.env)", "cat <>.env"),
+        ("read(.env)", "cat 3<> .env"),
+        ("read(.env)", "cat .{env,}"),
+        ("read(.env)", "cat .e{n,x}v"),
+        ("read(.env)", "cat ~+/.env"),
+        ("read(.env)", "cat ~+/sub/../.env"),
+        ("edit(secrets/**)", "exec 3<>secrets/key.txt"),
+        ("edit(secrets/**)", "echo x > ~+/secrets/key.txt"),
+        ("edit(secrets/**)", "echo x >> secrets/{key,other}.txt"),
+    ],
+)
+def test_bash_path_checks_read_both_ways_redirections_braces_and_tilde_plus(ws: Path, rule: str, command: str) -> None:
+    """`<>` reads and writes, `.{env,}` expands to `.env`, `~+` is the working folder: all meet the rule."""
+    policy = PermissionPolicy.build("bypass", deny=[rule])
+    assert policy.decide("bash", {"command": command}, read_only=False, workspace=ws).verdict == "deny", command
+
+
+# --- any git directory, whatever its name ----------------------------------------------------------------
+
+
+@pytest.fixture
+def separate(ws: Path) -> Path:
+    """A workspace whose repository keeps its git directory in `.gd` (`.git` is a file naming it), and a link."""
+    subprocess.run(["git", "init", "-q", "--separate-git-dir=.gd", "."], cwd=ws, check=True)
+    (ws / "gd-link").symlink_to(ws / ".gd")
+    return ws
+
+
+@pytest.mark.parametrize("path", [".gd/hooks/pre-commit", ".gd/config", "./.gd/HEAD", "gd-link/hooks/post-checkout"])
+@pytest.mark.parametrize("tool", ["write", "edit"])
+def test_a_separate_git_directory_is_protected_like_git(separate: Path, tool: str, path: str) -> None:
+    """`git init --separate-git-dir=.gd`: writes in `.gd` (or through a link to it) are asked in accept-edits."""
+    args = {"path": path, "content": "x"} if tool == "write" else {"path": path, "old": "a", "new": "b"}
+    decision = PermissionPolicy("accept-edits").decide(tool, args, read_only=False, workspace=separate)
+    assert decision.verdict == "ask", path
+    assert "belongs to git (a git directory)" in decision.reason
+
+
+def test_a_git_directory_cannot_be_built_a_file_at_a_time(ws: Path) -> None:
+    """A folder with objects/ and refs/ becomes a git directory with HEAD: that last write is asked, then all."""
+    policy = PermissionPolicy("accept-edits")
+
+    def write(path: str) -> str:
+        return policy.decide("write", {"path": path, "content": "x"}, read_only=False, workspace=ws).verdict
+
+    assert write("repo/config") == "allow"
+    (ws / "repo" / "objects").mkdir(parents=True)
+    (ws / "repo" / "refs").mkdir()
+    assert write("repo/objects/x") == "allow"
+    assert write("repo/HEAD") == "ask"
+    (ws / "repo" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert write("repo/config") == "ask"
+    assert write("repo/hooks/pre-commit") == "ask"
+    assert write("notes/HEAD") == "allow"
+
+
+@pytest.fixture
+def git_ws(ws: Path) -> Path:
+    """The workspace as a git repository."""
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    return ws
+
+
+async def test_git_status_with_home_pointing_into_the_workspace_is_not_allowed(git_ws: Path) -> None:
+    """accept-edits with `bash(git status*)`: a written `.gitconfig` with an fsmonitor and `HOME=. git status`
+    (or XDG_CONFIG_HOME) is refused headless, and the fsmonitor command never runs."""
+    ws = git_ws
+    policy = PermissionPolicy.build("accept-edits", allow=["bash(git status*)"])
+    config = "[core]\n\tfsmonitor = touch ran-fsmonitor; false\n"
+    assert (await run_one(ws, policy, "write", {"path": ".gitconfig", "content": config})).startswith("Created")
+    (ws / "git").mkdir()
+    (ws / "git" / "config").write_text(config)
+    for command in ("HOME=. git status", "XDG_CONFIG_HOME=. git status", "env HOME=. git status"):
+        output = await run_one(ws, policy, "bash", {"command": command})
+        assert output.startswith("Error: not permitted: bash needs approval"), command
+    assert not (ws / "ran-fsmonitor").exists()
+    assert (await run_one(ws, policy, "bash", {"command": "git status --short"})).startswith("?? ")
