@@ -12,24 +12,30 @@ Rules judge what a call means, not how it is spelled:
 
 - A ``bash`` command is parsed as the shell will run it (``shell.py``) and
   patterns are compared word by word (``rule_match.py``). A deny rule refuses
-  the call when any command in it, at any depth, matches (``true; /bin/rm -fr
-  x``, ``if …; then rm …; fi``, ``sudo rm -r -f x``, ``$(rm -rf x)``). An
-  allow rule covers only a line that is one command, with no redirection,
-  substitution or chaining, and nothing only known at run time.
+  the call when any command in it, at any depth and behind any known wrapper,
+  matches (``true; /bin/rm -fr x``, ``if …; then rm …; fi``, ``sudo -E rm -r -f
+  x``, ``$(rm -rf x)``, ``rm -{r,f} x``, ``$'\\x72m' -rf x``). An allow rule
+  covers only a line that is one plain command (``shell_plain.py``): plain
+  words, no expansion of any kind, no wildcard, no assignment, no wrapper, no
+  redirection to a file.
 - A command whose text does not say what runs (``eval``, ``sh -c``, a command
   word that is an expansion) is never covered by an allow rule, so it is
   asked about. When the text hides what runs from the deny rules for
-  ``bash`` too (``eval "$x"``), it is asked about even in ``bypass``, because a
-  deny rule cannot be shown not to apply.
+  ``bash`` too (``eval "$x"``, a shell reading a file, an option of a wrapper
+  that is not in its spec, text the parser reads otherwise than bash), it is
+  asked about even in ``bypass``, because a deny rule cannot be shown not to
+  apply.
 - A path is taken relative to the workspace with ``.``, ``..`` and links
   resolved. A deny rule on a path also covers what lies inside it. A ``read``
-  deny rule covers every tool that reads the path: ``grep`` and ``glob`` given
-  it (their results never show it; see ``withheld``) and, as a best effort,
-  a ``bash`` word or input redirection that names it. A ``write``/``edit`` deny
-  rule covers a ``bash`` output redirection to the path.
-- A write or edit under ``.git`` (the workspace's or a nested repository's) is
-  not an ordinary edit: it is asked about in ``accept-edits`` unless an allow
-  rule names ``.git``.
+  deny rule covers every tool that reads the path: ``edit`` (its answers tell
+  what the file holds), ``grep`` and ``glob`` given it (their results never
+  show it; see ``withheld``) and, as a best effort, a ``bash`` word or input
+  redirection that names it. A ``write`` or ``edit`` deny rule covers both
+  tools, and a ``bash`` output redirection to the path.
+- A write or edit inside a git directory (a ``.git`` folder, the workspace's
+  or a nested repository's, or any folder git would take for one:
+  ``git_dirs.py``) is not an ordinary edit: it is asked about in
+  ``accept-edits`` unless an allow rule names it.
 """
 
 from __future__ import annotations

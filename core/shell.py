@@ -297,9 +297,13 @@ class _Walker:
             if re.fullmatch(r"git-[a-z][a-z0-9-]*", command.name):  # git-push is git push
                 sub = command.name[4:]
                 layers.append(Command.of("git", [Word(sub, sub), *rest], open=open))
-            spec = WRAPPERS.get(command.name)
+            name, spec = command.name, WRAPPERS.get(command.name)
+            if spec is None and rest and rest[0].value is not None:  # uv run, bundle exec, …
+                name = f"{command.name} {rest[0].value}"
+                spec = WRAPPERS.get(name)
+                rest = rest[1:] if spec is not None else rest
             if spec is not None:
-                inner = unwrap(self, command.name, spec, rest)
+                inner = unwrap(self, name, spec, rest)
                 if inner is None:
                     break
                 words, open = inner, open or spec.more_input

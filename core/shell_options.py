@@ -45,6 +45,7 @@ class Spec:
     shell: bool = False  # with no command it runs a shell that reads its input (unshare)
     shell_options: frozenset[str] = frozenset()  # options that make it run such a shell (sudo -s)
     options: bool = True  # False: every word is the command's (coproc)
+    any_long: bool = False  # every --name[=value] is its own word (valgrind): read without a spec
     more_input: bool = False  # the command gets more words from the input (xargs)
 
     @cached_property
@@ -117,6 +118,8 @@ def read_options(name: str, spec: Spec, words: list[Word]) -> Options:
             break
         if text == "-" and spec.lone_dash:
             out.options.append((spec.lone_dash, None))
+        elif text.startswith("--") and spec.any_long:
+            out.options.append((text.partition("=")[0], text.partition("=")[2] or None))
         elif text.startswith("--") and len(text) > 2 and not (spec.numeric and re.fullmatch(r"--?\d+", text)):
             found = _long(spec, text)
             if isinstance(found, str):
@@ -249,6 +252,9 @@ _CHRT = ("batch", "deadline", "fifo", "idle", "other", "rr", "reset-on-fork", "s
 _CHRT_MORE = ("sched-deadline=", "all-tasks", "max", "pid", "verbose", *_GNU)
 _FLOCK = ("shared", "exclusive", "unlock", "nonblock", "nb", "timeout=", "wait=", "conflict-exit-code=", "close")
 _ENV = ("ignore-environment", "null", "unset=", "chdir=", "split-string=", "block-signal?", "default-signal?")
+_XVFB = ("auto-servernum", "error-file=", "auth-file=", "server-num=", "listen-tcp", "xauth-protocol=", "wait=")
+_UV = ("frozen", "locked", "no-sync", "isolated", "all-extras", "no-dev", "no-project", "offline", "quiet", "verbose")
+_UV_MORE = ("with=", "python=", "extra=", "group=", "package=", "project=", "directory=", "env-file=", "module")
 _ENV_MORE = ("ignore-signal?", "list-signal-handling", "debug", "argv0=", *_GNU)
 
 # Programs that run the command given in their words, and how they read them.
@@ -317,6 +323,36 @@ WRAPPERS: dict[str, Spec] = {
     "pkexec": Spec("+", ("user=", "disable-internal-agent", "keep-cwd", *_GNU), shell=True),
     "unbuffer": Spec("+p"),
     "watch": Spec("+bcCd::eghn:pq:rtvwx", (*_WATCH, *_WATCH_MORE)),
+    "fakeroot": Spec("+l:s:i:ub:hv", ("lib=", "faked=", "unknown-is-real", *_GNU)),
+    "valgrind": Spec("+hvqd", any_long=True),
+    "systemd-run": Spec("+", shell=True),
+    "run0": Spec("+", shell=True),
+    "eatmydata": Spec("+"),
+    "nocache": Spec("+"),
+    "catchsegv": Spec("+"),
+    "chronic": Spec("+ev"),
+    "ifne": Spec("+n"),
+    "dbus-run-session": Spec("+", ("config-file=", "dbus-daemon=", *_GNU)),
+    "tini": Spec("+hsvwgle:p:"),
+    "dumb-init": Spec("+cr:vVh", ("single-child", "rewrite=", "verbose", *_GNU)),
+    "gosu": Spec("+", (), 1),
+    "su-exec": Spec("+", (), 1),
+    "setuidgid": Spec("+", (), 1),
+    "envdir": Spec("+", (), 1),
+    "faketime": Spec("+fm", ("exclude-monotonic", "date-prog=", *_GNU), 1),
+    "xvfb-run": Spec("+ae:f:hln:p:s:w:", (*_XVFB, *_GNU)),
+    "nix-shell": Spec("+", ("run=", "command="), string=_set("--run", "--command")),
+    # project runners: `uv run CMD`, `poetry run CMD`, … (the subcommand is part of the name)
+    "uv run": Spec("+qvmsp:", (*_UV, *_UV_MORE)),
+    "poetry run": Spec("+"),
+    "pipenv run": Spec("+"),
+    "pdm run": Spec("+"),
+    "hatch run": Spec("+"),
+    "bundle exec": Spec("+"),
+    "conda run": Spec("+"),
+    "direnv exec": Spec("+", (), 1),
+    "npm exec": Spec("+c:", ("call=",), string=_set("-c", "--call")),
+    "npx": Spec("+c:", ("call=",), string=_set("-c", "--call")),
     "su": Spec(
         "+c:fg:G:lmpPs:hVw:", (*_SU, *_SU_MORE), permute=True, string=_set("-c", "--command", "--session-command")
     ),
@@ -330,3 +366,5 @@ WRAPPERS: dict[str, Spec] = {
         "+ac:eE:fhI:B:O:o:qm:T:t::V", (*_SCRIPT, *_SCRIPT_MORE), permute=True, string=_set("-c", "--command")
     ),
 }
+for _gnu in ("timeout", "nice", "env", "stdbuf", "xargs", "chroot", "nohup"):
+    WRAPPERS["g" + _gnu] = WRAPPERS[_gnu]  # GNU coreutils as installed on macOS

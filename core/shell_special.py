@@ -48,6 +48,15 @@ _SHELL_LONG = frozenset(
 )
 _SHELL_LONG_VALUE = frozenset({"--rcfile", "--init-file"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# Programs that run commands later, in a session or at a time; with these first words they only list or remove.
+_LATER = {
+    "at": frozenset({"-l", "-d", "-r", "-c", "-V"}),
+    "batch": frozenset({"-V"}),
+    "crontab": frozenset({"-l", "-r"}),
+    "tmux": frozenset({"ls", "list-sessions", "list-windows", "list-panes", "kill-session", "kill-server"})
+    | frozenset({"has-session", "capture-pane", "-V"}),
+    "screen": frozenset({"-ls", "-list", "-v", "-wipe"}),
+}
 # Builtins after which bash evaluates strings (arithmetic in subscripts, names it assigns).
 _EVALUATORS = frozenset(
     {"let", "declare", "typeset", "local", "export", "readonly", "read", "mapfile", "readarray", "unset", "test", "["}
@@ -209,6 +218,8 @@ def special(walker: Walker, command: Command, words: list[Word]) -> None:
             walker.nested(f"{name} {option} runs a string as a command", value)
     elif name == "parallel":
         walker.not_known("parallel builds the commands it runs from its words and input", opaque=True)
+    elif name in _LATER and not (words and (words[0].value or "") in _LATER[name]):
+        walker.not_known(f"{name} runs commands it reads from its input, a file or a string later", opaque=True)
     elif name == "sg":
         _sg(walker, words)
     elif name == "git":

@@ -1,13 +1,17 @@
 """Provides the words of a bash command as the shell reads them, and ``Command``: flags told from operands.
 
-``word`` unquotes one word node of tree-sitter's bash grammar: quotes and
-backslashes removed, ``$'…'`` decoded, a word holding an expansion has no
-value (only the run knows it). ``Command.of`` splits short flag clusters
-(``-rf`` is ``-r -f``, except for commands whose single-dash options are
-words, such as ``find -name``), folds a few long spellings onto their short
-flag (``_ALIASES``; ``rm`` also takes any unambiguous start of a long option,
-as GNU rm does), skips the value of options that take one (``git -C dir``),
-and treats every word after ``--`` as an operand.
+``read_word`` unquotes one word node of tree-sitter's bash grammar: quotes
+and backslashes removed, ``$'…'`` decoded exactly as bash does (``ansi_c``),
+a word holding an expansion has no value (only the run knows it).
+``read_words`` also brace-expands it as bash does (``shell_braces.py``).
+``Command.of`` splits short flag clusters (``-rf`` is ``-r -f``, except for
+commands whose single-dash options are words, such as ``find -name``), folds
+a few long spellings onto their short flag (``_ALIASES``; ``rm`` also takes
+any unambiguous start of a long option, as GNU rm does), skips the value of
+options that take one (``git -C dir``), and treats every word after ``--`` as
+an operand. A command is ``open`` (its words may be others at run time) when
+a word is an expansion, or a wildcard that may match a file named like a
+flag.
 """
 
 from __future__ import annotations
