@@ -278,8 +278,9 @@ class PermissionPolicy:
                 return f"{tool} is denied by the rule {rule}"
             if tool == "bash":
                 pattern = rule.command
-                if pattern is not None and any(pattern.denies(c) for c in call.commands()):
-                    return f"bash is denied by the rule {rule}"
+                denied = next((c for c in call.commands() if pattern is not None and pattern.denies(c)), None)
+                if denied is not None and pattern is not None:
+                    return f"bash is denied by the rule {rule}{_wildcard_hint(pattern, denied)}"
             elif rule.denies_path(call.subject, call.workspace):
                 return f"{tool} is denied by the rule {rule}"
         if tool in _SEARCH_TOOLS:
@@ -380,6 +381,16 @@ class _Call:
     def commands(self) -> Iterator[Command]:
         """Every command the line runs, each layer of each (``sudo rm x``: ``sudo …`` and ``rm x``)."""
         return itertools.chain.from_iterable(inv.layers for inv in self.line().invocations)
+
+
+def _wildcard_hint(pattern: CommandPattern, command: Command) -> str:
+    """Why a command matched only because a wildcard may expand to a flag, and how to say it does not."""
+    if not command.open or pattern.denies(replace(command, open=False)):
+        return ""
+    globs = [a.text for a in command.operands if a.glob and (a.text or "")[:1] in "*?["]
+    if not globs:
+        return ""
+    return f": {globs[0]} may expand to a file named like a flag (write ./{globs[0]}, or -- before it)"
 
 
 def _tilde(word: str, workspace: Path | None) -> str:

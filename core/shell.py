@@ -243,12 +243,21 @@ class _Walker:
                 later.extend(inside)
             elif child.type == "command_name":
                 words[:0] = child.named_children[:1]
+            elif self.fd_variable(child):
+                self.evaluates = True  # exec {fd}>file: bash assigns the descriptor to the variable named
             elif child.type != "comment":
                 words.append(child)
         if any(a.end_byte == b.start_byte for a, b in itertools.pairwise(words)):
             self.not_known("two words the parser tells apart are one word to bash", opaque=True)
         self.run([w for node in (*words, *extra) for w in read_words(node)], open=False)
         return [*words, *extra, *later]
+
+    def fd_variable(self, node: Node) -> bool:
+        """Whether ``node`` is ``{name}`` written right before a redirection operator (``{fd}>file``)."""
+        after = self.source[node.end_byte : node.end_byte + 1]
+        return (
+            after in (b"<", b">") and re.fullmatch(r"\{[A-Za-z_]\w*(\[.*\])?\}", text_of(node), re.DOTALL) is not None
+        )
 
     def assignment(self, node: Node) -> list[Node]:
         name_node = node.child_by_field_name("name")

@@ -20,8 +20,8 @@
   ``SHELLOPTS``, ``BASHOPTS``, ``HOME``, ``XDG_*``, ``GIT_CONFIG*``: they hide
   what runs).
 - ``evaluating_node``: the parse nodes after which bash evaluates strings
-  (arithmetic, subscripts, ``[[ ]]``, ``declare``, ``unset``, ``${!v}``,
-  ``${v@P}``, substrings).
+  (arithmetic, subscripts, ``[[ ]]``, ``unset``, ``${!v}``, ``${v@P}``,
+  substrings, ``a=([i]=v)``).
 """
 
 from __future__ import annotations
@@ -135,9 +135,11 @@ def evaluating_node(node: Node) -> bool:
         return True
     if kind == "compound_statement":
         return (node.children[0].type if node.children else "") == "(("
-    if kind == "expansion":
+    if kind == "expansion":  # ${!v}, ${a[i]}, ${v@P}, ${v:offset} (of any parameter, $@ too)
         text = text_of(node)
-        return text.startswith("${!") or "[" in text or "@P" in text or bool(re.match(r"\$\{#?\w+:[^-=?+]", text))
+        return text.startswith("${!") or "[" in text or "@P" in text or bool(re.search(r":[^-=?+]", text))
+    if kind == "array":  # a=([i]=v): indexed subscripts are arithmetic
+        return "[" in text_of(node)
     return False
 
 

@@ -216,6 +216,8 @@ DENIED = [
     "busybox sh -c 'rm -rf x'",
     # a wildcard may expand to a file named like a flag
     "touch ./-rf; rm *",
+    # a brace word before a redirection is not a descriptor variable
+    "rm {-rf,x}>/dev/null",
 ]
 
 
@@ -261,6 +263,10 @@ HIDDEN = [
     "v='$(rm -rf x)'; echo \"${v@P}\"",
     "a='$'; b='(rm -rf x)'; let \"i[$a$b]\"",
     "[ -v 'a[$(rm -rf x)]' ]",
+    "a=(['a[$(rm -rf x)]']=1)",
+    "a=([$'\\x24(rm -rf x)']=1)",
+    "set -- a b; echo ${@:'a[$(rm -rf x)]'}",
+    "exec {a['$(rm -rf x)']}>/dev/null",
     "PS4='$(rm -rf x)'; set -x; :",
     "export PS4='$(rm -rf x)'; set -x; :",
     "PS4='$(rm -rf x)' bash -xc :",
@@ -332,6 +338,9 @@ def test_a_command_the_text_hides_is_asked_even_in_bypass(command: str) -> None:
         "shopt -s expand_aliases\nalias r=rm\nr -rf x",
         "hash -p /bin/rm ls; ls -rf x",
         "touch ./-rf; rm *",
+        "a=(['a[$(rm -rf x)]']=1)",
+        "exec {a['$(rm -rf x)']}>/dev/null",
+        "rm {-rf,x}>/dev/null",
     ],
 )
 def test_the_reviewed_deny_bypasses_really_delete_and_are_now_refused_or_asked(command: str, tmp_path: Path) -> None:
@@ -362,6 +371,8 @@ def test_the_reviewed_deny_bypasses_really_delete_and_are_now_refused_or_asked(c
         "command -v rm",
         "hash -r",
         "alias",
+        "exec {fd}>/dev/null; echo hi >&$fd",
+        "a=(1 2 3); echo '$(not run)'",
     ],
 )
 def test_ordinary_lines_are_not_hidden_by_the_new_checks(command: str) -> None:
@@ -452,3 +463,14 @@ def test_a_wildcard_inside_a_flag_cluster_is_a_config_error(rule: str) -> None:
 def test_a_wildcard_operand_meets_the_names_it_may_expand_to(rule: str, command: str, expected: str) -> None:
     """`rm -rf bui*` may delete build, so `bash(rm -rf build)` refuses it; `src/*` cannot be build."""
     assert verdict(PermissionPolicy.build("bypass", deny=[rule]), command) == expected
+
+
+def test_a_wildcard_that_may_expand_to_a_flag_is_refused_saying_how_to_write_it() -> None:
+    """`rm -f *.pyc` may be `rm -f -rf.pyc …`: refused by `bash(rm -rf *)`, naming `./*.pyc` and `--`."""
+    decision = RM_DENIED.decide("bash", {"command": "rm -f *.pyc"}, read_only=False)
+    assert decision.verdict == "deny"
+    assert decision.reason == (
+        "bash is denied by the rule bash(rm -rf *): *.pyc may expand to a file named like a flag "
+        "(write ./*.pyc, or -- before it)"
+    )
+    assert verdict(RM_DENIED, "rm -f ./*.pyc") == verdict(RM_DENIED, "rm -f -- *.pyc") == "allow"
