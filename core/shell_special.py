@@ -184,7 +184,9 @@ def unwrap(walker: Walker, name: str, spec: Spec, words: list[Word]) -> list[Wor
     if name in {"su", "runuser", "script"} and not (name == "runuser" and out.given(frozenset({"-u", "--user"}))):
         walker.not_known(f"{name} without -c runs a shell that reads its input", opaque=True)
         return None
-    for _option, value in out.given(spec.replace):
+    for option, value in out.given(spec.replace):
+        if value is None and option == "-I":  # a text only known at run time: any word may hold it
+            command = [Word(None) for _ in command]
         mark = value or "{}"
         command = [Word(None) if mark in (w.value or "") else w for w in command]
     if not command:

@@ -290,6 +290,7 @@ HIDDEN = [
     'rbash -c "$CMD"',
     "zsh -Z -c 'rm -rf x'",
     "xargs -I% sh -c % <<< 'rm -rf x'",
+    'xargs -I "$R" sh -c "$R" <<< \'rm -rf x\'',
     "find . -exec sh -c {} \\;",
     "su root <<< 'rm -rf x'",
     "script -q /dev/null",
