@@ -29,7 +29,7 @@ def _completes_git_dir(folder: Path, entry: str) -> bool:
         if entry == name:
             return True
         target = folder / name
-        return target.is_dir() if directory else target.is_file()
+        return target.is_dir() if directory else target.is_file() or target.is_symlink()
 
     if not has("HEAD", directory=False):
         return False

@@ -394,9 +394,11 @@ def _wildcard_hint(pattern: CommandPattern, command: Command) -> str:
 
 
 def _tilde(word: str, workspace: Path | None) -> str:
-    """``word`` with a leading ``~+`` (the working folder: the workspace) or ``~`` (the home folder) expanded."""
-    if workspace is not None and (word == "~+" or word.startswith("~+/")):
-        return str(workspace) + word[2:]
+    """``word`` with a leading ``~+`` or ``/proc/self/cwd`` (the working folder: the workspace) or ``~`` (the home
+    folder) expanded."""
+    for here in ("~+", "/proc/self/cwd", "/proc/thread-self/cwd"):
+        if workspace is not None and (word == here or word.startswith(here + "/")):
+            return str(workspace) + word[len(here) :]
     if word == "~" or word.startswith("~/"):
         return str(Path.home()) + word[1:]
     return word

@@ -274,6 +274,7 @@ async def test_a_write_or_edit_rule_refuses_both_tools(ws: Path, rule: str, tool
         ("read(.env)", "cat .e{n,x}v"),
         ("read(.env)", "cat ~+/.env"),
         ("read(.env)", "cat ~+/sub/../.env"),
+        ("read(.env)", "cat /proc/self/cwd/.env"),
         ("edit(secrets/**)", "exec 3<>secrets/key.txt"),
         ("edit(secrets/**)", "echo x > ~+/secrets/key.txt"),
         ("edit(secrets/**)", "echo x >> secrets/{key,other}.txt"),
