@@ -66,9 +66,13 @@ def tool_outputs(proc: subprocess.CompletedProcess[str]) -> list[str]:
 
 # Every process from the command's shell up to init (its supervisor, Chimera, ...), and every
 # child of Chimera: each one's environment, or the word "unreadable" when the kernel says no.
+# Only the lines that could matter are printed (a CI machine's environment is long enough to be
+# cut by the tool's output limit): anything named ANTHROPIC or CHIMERA, and any value holding a key.
 SNOOP = r"""
 show() { echo "== $1 $(tr '\0' ' ' < /proc/$1/cmdline 2>/dev/null | cut -c1-200)"
-         if env_text=$(tr '\0' '\n' < /proc/$1/environ 2>/dev/null); then echo "$env_text"; else echo unreadable; fi; }
+         if env_text=$(tr '\0' '\n' < /proc/$1/environ 2>/dev/null); then
+           printf '%s\n' "$env_text" | grep -a -e ANTHROPIC -e CHIMERA -e sk-ant -e do-not-leak
+         else echo unreadable; fi; }
 p=$$
 while [ "$p" -gt 1 ]; do show "$p"; p=$(awk '/^PPid:/{print $2}' /proc/$p/status); done
 chimera=$(awk '/^PPid:/{print $2}' /proc/$PPID/status)
