@@ -2,18 +2,18 @@
 
 ``AgentLoop.run(task)`` is an async generator of step events; every event also
 goes to the bus, when there is one, as it happens. Inside, a strategy (ReAct
-by default) calls the core's primitives: :meth:`react` runs turns (query the
-model, run the tools it asks for) until the model answers without a tool call;
-:meth:`query` makes one model request with staged recovery. The conversation
+by default, see ``chimera.core.loops``) drives the core through the narrow
+``Core`` protocol: :meth:`user_turn` adds the person's message, :meth:`step`
+does one turn (a model request with staged recovery, its tool calls, the
+reminders and guards after them) and returns a ``StepResult``; :meth:`query`
+is the bare model request. The conversation is a ``Context`` value that
 survives between runs, so a second ``run`` is a follow-up in the same context.
 
-Recovery, in stages: failures worth retrying (rate limits, overload, a
-mid-stream ``error`` event, a stream cut before ``message_stop``, a stalled
-stream, an unreachable server) are retried with backoff, each kind with its
-own budget, each attempt announced by a ``retry`` event, the partial output of
-the failed attempt discarded. A response cut by ``max_tokens`` is continued.
-A refusal ends the run and leaves the context as it was before the request.
-A 400 fails at once.
+Recovery (``loops.recovery``): failures worth retrying are retried with
+backoff, each attempt announced by a ``retry`` event, the partial output of the
+failed attempt discarded. A response cut by ``max_tokens`` is continued. A
+refusal ends the run and leaves the context as it was before the request. A
+400 fails at once.
 
 Secrets (the provider's credentials) are masked in everything that leaves the
 core: every event as it is emitted (streamed text too, even a secret cut across
@@ -32,7 +32,6 @@ import asyncio
 import dataclasses
 import time
 import uuid
-from collections import Counter
 from collections.abc import AsyncGenerator, Iterable
 from typing import Any, TypeVar
 
@@ -56,13 +55,15 @@ from chimera.core.events import (
 )
 from chimera.core.executor import Executor, ToolCall, ToolOutcome
 from chimera.core.guards import STUCK_REMINDER, StuckDetector, over_budget
-from chimera.core.loop_types import CONTINUE_PROMPT, LoopStrategy, Outcome, Pins, Recorder, RunInProgress, Stop
+from chimera.core.loops.base import LoopStrategy, Outcome, Pins, Recorder, RunInProgress, StepResult, Stop
+from chimera.core.loops.context import CONTINUE_PROMPT, Context, joined_text, reminder_block
+from chimera.core.loops.react import ReAct
+from chimera.core.loops.recovery import Recovery
 from chimera.core.permissions import PermissionPolicy
 from chimera.core.prompts import system_prompt
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
 from chimera.core.redact import Redactor
 from chimera.core.reminders import ReminderState
-from chimera.core.session_tree import REMINDER_OPEN, content_blocks
 from chimera.core.strict_json import clean_json
 from chimera.core.tool_group import ToolGroup
 from chimera.core.wording import plural
@@ -70,6 +71,7 @@ from chimera.core.wording import plural
 __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress"]
 
 _E = TypeVar("_E", bound=StepEvent)
+_DECLINED = "the model declined the request"
 
 
 class AgentLoop:
@@ -108,8 +110,6 @@ class AgentLoop:
         pins: Pins | None = None,
     ) -> None:
         if strategy is None:
-            from chimera.core.loop import ReAct
-
             strategy = ReAct()
         self.provider = provider
         self.strategy = strategy
@@ -119,9 +119,8 @@ class AgentLoop:
         self.tools = tools.without("think") if provider.native_thinking else tools
         self.session_id = session_id or new_id()
         # A session saved before its values were cleaned may hold what strict JSON cannot carry.
-        self.messages: list[Message] = [clean_json(m) for m in messages or []]
+        self.context = Context.of((clean_json(m) for m in messages or []), node_id)
         self.recorder = recorder
-        self.node_id = node_id
         self.pins = pins
         self.redactor = Redactor(getattr(provider, "secrets", ()))
         self.executor = Executor(
@@ -139,7 +138,8 @@ class AgentLoop:
         self.steps = 0
         self.cost = 0.0
         self.tokens = 0
-        self._reached_model = False
+        self._recovery = Recovery(self.config.retry, self.emit)
+        self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
         self._reminders = ReminderState()
         self._stuck = StuckDetector(self.config.stuck_after)
         self._interrupt_pending = False
@@ -147,6 +147,16 @@ class AgentLoop:
         self._seq = 0
         self._out: asyncio.Queue[StepEvent | None] | None = None
         self._work: asyncio.Task[Outcome] | None = None
+
+    @property
+    def messages(self) -> list[Message]:
+        """The conversation as the model is sent it."""
+        return self.context.messages
+
+    @property
+    def node_id(self) -> str | None:
+        """The session node the conversation stands at."""
+        return self.context.node_id
 
     # --- events -----------------------------------------------------------------------
 
@@ -263,47 +273,64 @@ class AgentLoop:
 
     # --- primitives for strategies ---------------------------------------------------
 
-    async def react(self, prompt: str | list[dict[str, Any]]) -> Outcome:
-        """Add ``prompt`` as a user message and run turns until the model stops calling tools."""
+    async def user_turn(self, prompt: str | list[dict[str, Any]]) -> None:
+        """Add ``prompt`` as the person's message and pin the workspace to it.
+
+        When the node the context stands at already has children, the message starts a branch.
+        """
         if self.recorder is not None and self.recorder.children_of(self.node_id):
             self.emit(BranchCreated(from_node=self.node_id or ""))
         self._append("user", {"role": "user", "content": prompt}, sync=True)
+        self._cut.clear()
         await self._pin()
-        cut: list[str] = []  # the text of responses cut by max_tokens, which the next one continues
-        while True:
-            if self.steps >= self.config.max_steps:
-                turns = plural(self.steps, "turn")
-                error = f"stopped after {turns} (the limit): raise --max-turns to let it go on"
-                raise Stop(Outcome(False, "max_turns", error=error))
-            self.steps += 1
-            self.emit(TurnStarted(turn=self.steps))
-            done = await self.query()
-            if done.stop_reason == "refusal":
-                return Outcome(False, "refusal", answer=_text_of(done.message), error="the model declined the request")
-            calls = [ToolCall.from_block(b) for b in done.message["content"] if b.get("type") == "tool_use"]
-            try:
-                self._check_budgets()
-            except Stop as over:
-                if calls:  # the calls will not run: answer them so the conversation stays valid
-                    skipped = [self.executor.skipped(c, over.outcome.error) for c in calls]
-                    self._append("tool_result", _results(skipped), sync=True)
-                raise
-            if done.stop_reason == "max_tokens" and not calls:
-                if len(cut) >= self.config.retry.max_continuations:
-                    return Outcome(False, "max_tokens", error="the answer kept hitting the output limit")
-                cut.append(_joined_text(done.message))
-                self.emit(RetryScheduled(reason="max_tokens", attempt=len(cut), wait_s=0.0, discards_partial=False))
-                self._append("user", {"role": "user", "content": CONTINUE_PROMPT})
-                continue
-            if not calls:
-                return Outcome(True, "completed", answer=("".join(cut) + _joined_text(done.message)).strip())
-            cut.clear()
-            stop = await self._run_tools(calls)
-            if stop is not None:
-                raise Stop(stop)
 
-    async def _run_tools(self, calls: list[ToolCall]) -> Outcome | None:
-        """Run one message's calls; their results become the next node. Returns the outcome that stops a stuck run.
+    async def step(self) -> StepResult:
+        """One turn: the guards before it, a model request with staged recovery, its tool calls,
+        the reminders and guards after them.
+
+        Raises :class:`Stop` when a guard ends the run (the turn limit, a budget).
+        """
+        if self.steps >= self.config.max_steps:
+            turns = plural(self.steps, "turn")
+            error = f"stopped after {turns} (the limit): raise --max-turns to let it go on"
+            raise Stop(Outcome(False, "max_turns", error=error))
+        self.steps += 1
+        self.emit(TurnStarted(turn=self.steps))
+        done = await self.query()
+        if done.stop_reason == "refusal":
+            answer = joined_text(done.message).strip()
+            return StepResult(
+                done, outcome=Outcome(False, "refusal", answer=answer, error="the model declined the request")
+            )
+        calls = [ToolCall.from_block(b) for b in done.message["content"] if b.get("type") == "tool_use"]
+        try:
+            self._check_budgets()
+        except Stop as over:
+            if calls:  # the calls will not run: answer them so the conversation stays valid
+                skipped = [self.executor.skipped(c, over.outcome.error) for c in calls]
+                self._append("tool_result", _results(skipped), sync=True)
+            raise
+        if done.stop_reason == "max_tokens" and not calls:
+            return self._continue(done)
+        if not calls:
+            answer = ("".join(self._cut) + joined_text(done.message)).strip()
+            return StepResult(done, outcome=Outcome(True, "completed", answer=answer))
+        self._cut.clear()
+        outcomes, stop = await self._run_tools(calls)
+        return StepResult(done, calls, outcomes, outcome=stop)
+
+    def _continue(self, done: ModelDone) -> StepResult:
+        """The answer was cut by the output limit: ask the model to go on (a bounded number of times)."""
+        if len(self._cut) >= self.config.retry.max_continuations:
+            error = "the answer kept hitting the output limit"
+            return StepResult(done, outcome=Outcome(False, "max_tokens", error=error))
+        self._cut.append(joined_text(done.message))
+        self.emit(RetryScheduled(reason="max_tokens", attempt=len(self._cut), wait_s=0.0, discards_partial=False))
+        self._append("user", {"role": "user", "content": CONTINUE_PROMPT})
+        return StepResult(done, continued=True)
+
+    async def _run_tools(self, calls: list[ToolCall]) -> tuple[list[ToolOutcome], Outcome | None]:
+        """Run one message's calls; their results become the next node. Also returns the outcome of a stuck run.
 
         Calls that can change files are framed by two pins (before and after), so a
         switch can tell the agent's changes from the person's. Interrupted, every call
@@ -339,7 +366,7 @@ class AgentLoop:
             self.emit(ReminderInjected(text=text))
         if changes_files:
             await self._pin(_written(outcomes))
-        return stop
+        return outcomes, stop
 
     def _read_only(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name)
@@ -377,67 +404,43 @@ class AgentLoop:
         holds, the context and the session get it as strict JSON (``strict_json.clean_json``).
         """
         message = self.redactor.mask_value(clean_json(message))
+        node_id = None
         if self.recorder is not None:  # first on disk: if saving fails, memory does not run ahead of it
-            self.node_id = self.recorder.record(kind, message, sync=sync)
-        last = self.messages[-1] if self.messages else None
-        if last is not None and last["role"] == message["role"] == "user":
-            merged = content_blocks(last["content"]) + content_blocks(message["content"])
-            self.messages[-1] = {"role": "user", "content": merged}
-        else:
-            self.messages.append(message)
+            node_id = self.recorder.record(kind, message, parent=self.context.node_id, sync=sync)
+        self.context.add(message, node_id)
 
     async def query(self) -> ModelDone:
         """One model request over the current context, retried in stages; partial output is never kept.
 
         The answer joins the conversation (and the session) as the new leaf, unless it is a refusal.
         """
-        policy = self.config.retry
-        attempts: Counter[str] = Counter()
-        while True:
-            request = ModelRequest(
-                system=self.system or "",
-                messages=self.messages,
-                tools=self.tools.schemas(),
-                max_tokens=self.config.max_tokens,
+        done = await self._recovery.request(self._attempt)
+        usage = done.usage
+        self.cost += usage.cost
+        self.tokens += usage.input_tokens + usage.output_tokens
+        if done.stop_reason != "refusal":  # a refusal leaves the context as it was
+            self._append("assistant", _sendable(done.message))
+        self.emit(MessageCompleted(message=_sendable(done.message), stop_reason=done.stop_reason))
+        self.emit(
+            UsageReported(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                cache_write_tokens=usage.cache_write_tokens,
+                cost=round(usage.cost, 6),
+                total_cost=round(self.cost, 6),
             )
-            try:
-                done = await self._stream(request)
-            except ProviderError as err:
-                if err.kind == "unreachable" and self._reached_model:
-                    # The server answered before, so this is a dropped network, not a wrong URL.
-                    err = ProviderError(str(err), kind="connection", retryable=True)
-                budget = policy.unreachable_retries if err.kind == "unreachable" else policy.max_retries
-                if not err.retryable or attempts[err.kind] >= budget:
-                    raise err from None
-                attempts[err.kind] += 1
-                wait = policy.wait(attempts[err.kind], err.retry_after)
-                if wait > policy.max_retry_after:
-                    raise ProviderError(
-                        f"{err} — the server asks to wait {wait:.0f}s; try again later",
-                        kind=err.kind,
-                        retryable=False,
-                    ) from None
-                self.emit(RetryScheduled(reason=err.kind, attempt=attempts[err.kind], wait_s=wait, detail=str(err)))
-                await asyncio.sleep(wait)
-                continue
-            self._reached_model = True
-            usage = done.usage
-            self.cost += usage.cost
-            self.tokens += usage.input_tokens + usage.output_tokens
-            if done.stop_reason != "refusal":  # a refusal leaves the context as it was
-                self._append("assistant", _sendable(done.message))
-            self.emit(MessageCompleted(message=_sendable(done.message), stop_reason=done.stop_reason))
-            self.emit(
-                UsageReported(
-                    input_tokens=usage.input_tokens,
-                    output_tokens=usage.output_tokens,
-                    cache_read_tokens=usage.cache_read_tokens,
-                    cache_write_tokens=usage.cache_write_tokens,
-                    cost=round(usage.cost, 6),
-                    total_cost=round(self.cost, 6),
-                )
-            )
-            return done
+        )
+        return done
+
+    async def _attempt(self) -> ModelDone:
+        request = ModelRequest(
+            system=self.system or "",
+            messages=self.messages,
+            tools=self.tools.schemas(),
+            max_tokens=self.config.max_tokens,
+        )
+        return await self._stream(request)
 
     async def _stream(self, request: ModelRequest) -> ModelDone:
         # A secret may straddle two deltas: each kind's text is masked as one stream, in order.
@@ -488,15 +491,7 @@ def _written(outcomes: Iterable[ToolOutcome]) -> dict[str, bool]:
 
 
 def _reminder_blocks(texts: Iterable[str]) -> list[dict[str, Any]]:
-    return [{"type": "text", "text": f"{REMINDER_OPEN}{text}</system-reminder>"} for text in texts]
-
-
-def _text_of(message: Message) -> str:
-    return _joined_text(message).strip()
-
-
-def _joined_text(message: Message) -> str:
-    return "".join(b.get("text", "") for b in message.get("content", []) if b.get("type") == "text")
+    return [reminder_block(text) for text in texts]
 
 
 def _sendable(message: Message) -> Message:

@@ -12,9 +12,9 @@ import json
 from typing import Any
 
 from chimera.core.errors import SessionError
-from chimera.core.loop_types import CONTINUE_PROMPT
+from chimera.core.loops.context import content_blocks, is_continue_prompt, is_reminder
 from chimera.core.session_store import SessionStore
-from chimera.core.session_tree import Node, content_blocks, is_reminder
+from chimera.core.session_tree import Node
 
 __all__ = ["export_markdown"]
 
@@ -45,7 +45,7 @@ def export_markdown(store: SessionStore) -> str:
 def _node(node: Node, calls: dict[str, dict[str, Any]]) -> list[str]:
     blocks = content_blocks(node.message.get("content"))
     if node.kind == "user":
-        if node.message.get("content") == CONTINUE_PROMPT:
+        if is_continue_prompt(node.message):
             return []
         text = "\n\n".join(b["text"] for b in blocks if b.get("type") == "text" and not is_reminder(b))
         return ["## You", "", text, ""] if text else []

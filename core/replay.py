@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chimera.core.agent_loop import CONTINUE_PROMPT, AgentLoop
+from chimera.core.agent_loop import AgentLoop
 from chimera.core.bus import EventBus
 from chimera.core.checkpoints import ShadowRepo
 from chimera.core.env.local import LocalEnvironment
@@ -42,9 +42,10 @@ from chimera.core.events import RunFinished
 from chimera.core.executor import NOT_FINISHED, UNFINISHED_PREFIX, ToolCall
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
+from chimera.core.loops.context import content_blocks, is_continue_prompt
 from chimera.core.permissions import PermissionPolicy, Rule
 from chimera.core.providers.replay import RECORDING_ENDED, RecordedTurn, ReplayProvider
-from chimera.core.session_tree import Node, SessionTree, content_blocks
+from chimera.core.session_tree import Node, SessionTree
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import ToolResult, describe_call
 from chimera.core.tools.paths import resolve_in_workspace
@@ -142,7 +143,7 @@ def recorded_runs(tree: SessionTree, node_id: str | None = None) -> list[Recorde
         following = path[index + 1] if index + 1 < len(path) else None
         if node.kind == "user":
             content = node.message["content"]
-            if content == CONTINUE_PROMPT and runs:
+            if is_continue_prompt(node.message) and runs:
                 runs[-1].last = node.id
             elif runs and path[index - 1].kind == "user" and not runs[-1].turns:
                 runs[-1].add_prompt(content, node.id)  # the earlier prompt got no answer: one turn, as the loop sent it
@@ -180,7 +181,7 @@ class _Building:
         blocks = content_blocks(node.message["content"])
         calls = [ToolCall.from_block(b) for b in blocks if b["type"] == "tool_use"]
         stop = "tool_use" if calls else "end_turn"
-        if following is not None and following.kind == "user" and following.message["content"] == CONTINUE_PROMPT:
+        if following is not None and is_continue_prompt(following.message):
             stop = "max_tokens"  # the loop asked the model to go on
         self.turns.append(RecordedTurn(message=node.message, stop_reason=stop))
         self.calls += calls

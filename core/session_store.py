@@ -207,9 +207,9 @@ class SessionStore:
         _add_node(node, self.meta, self.tree)
         return node
 
-    def record(self, kind: str, message: dict[str, Any], *, sync: bool = False) -> str:
-        """The agent loop's recorder: append at the leaf, return the new node's id."""
-        return self.add(kind, message, sync=sync).id
+    def record(self, kind: str, message: dict[str, Any], *, parent: str | None, sync: bool = False) -> str:
+        """The agent loop's recorder: append after ``parent`` (where its context stands), return the new node's id."""
+        return self.add(kind, message, parent=parent, sync=sync).id
 
     def record_result(self, parent_id: str, block: dict[str, Any]) -> None:
         """Keep one finished tool result of ``parent_id``'s calls before the whole batch is done."""

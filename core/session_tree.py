@@ -24,16 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.core.errors import SessionError
+from chimera.core.loops.context import Context, content_blocks, is_reminder
 
-__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "content_blocks", "is_reminder", "message_problem"]
+__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "message_problem"]
 
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_result", "compaction"})
-REMINDER_OPEN = "<system-reminder>"
-
-
-def content_blocks(content: Any) -> list[dict[str, Any]]:
-    """A message's content as a list of blocks (a plain string becomes one text block)."""
-    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
 
 
 _BLOCK_FIELDS = {
@@ -78,11 +73,6 @@ def _content_problem(content: object, *, nested: bool) -> str | None:
             if problem is not None or not isinstance(block.get("is_error", False), bool):
                 return "a tool_result block's content or is_error has the wrong type"
     return None
-
-
-def is_reminder(block: dict[str, Any]) -> bool:
-    """True for the text blocks the loop injects as reminders (not the person's words)."""
-    return block.get("type") == "text" and str(block.get("text", "")).startswith(REMINDER_OPEN)
 
 
 class Node:
@@ -299,17 +289,14 @@ class SessionTree:
                 keep.add(self.pending_switch.target)
         return keep
 
+    def context(self, node_id: str | None = None) -> Context:
+        """The model's context at ``node_id`` (the leaf when None): the path's messages, user turns merged."""
+        path = self.path(node_id)
+        return Context.of((node.message for node in path), path[-1].id if path else None)
+
     def messages(self, node_id: str | None = None) -> list[dict[str, Any]]:
-        """The model's context at ``node_id``: the path's messages, neighbouring user turns merged."""
-        out: list[dict[str, Any]] = []
-        for node in self.path(node_id):
-            message = node.message
-            if out and out[-1]["role"] == message["role"] == "user":
-                merged = content_blocks(out[-1]["content"]) + content_blocks(message["content"])
-                out[-1] = {"role": "user", "content": merged}
-            else:
-                out.append(message)
-        return out
+        """The messages of :meth:`context`."""
+        return self.context(node_id).messages
 
     def open_calls(self) -> list[str]:
         """Ids of the leaf's tool calls that have no result (the process stopped, or the person moved back)."""

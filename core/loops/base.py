@@ -1,0 +1,142 @@
+"""Provides the shapes the loop, its strategies and its collaborators agree on.
+
+A strategy sees the loop only through :class:`Core`: add the person's turn,
+take a :meth:`Core.step`, make a bare :meth:`Core.query`, emit an event. The
+loop (``chimera.core.agent_loop.AgentLoop``) implements it; strategies import
+this module, never the loop, so nothing imports in a circle.
+
+``StepResult`` is what one step did; ``Outcome`` says how a drive ended
+(``Stop`` carries one out of a guard); ``Recorder`` (the session store) and
+``Pins`` (workspace checkpoints) are what the loop is given to keep things.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from chimera.core.events import StepEvent
+from chimera.core.executor import ToolCall, ToolOutcome
+from chimera.core.loop_config import LoopConfig
+from chimera.core.loops.context import Context
+from chimera.core.providers.base import Message, ModelDone
+
+__all__ = ["Core", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress", "StepResult", "Stop"]
+
+_E = TypeVar("_E", bound=StepEvent)
+
+
+class RunInProgress(RuntimeError):
+    """``run`` was called while another run of the same loop was going."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a drive (or one step of it) ended."""
+
+    success: bool
+    reason: str
+    answer: str = ""
+    error: str = ""
+
+
+class Stop(Exception):
+    """A guard ended the run; carries the outcome."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__(outcome.error)
+        self.outcome = outcome
+
+
+@dataclass(frozen=True, slots=True)
+class StepResult:
+    """One step: the model's answer, the calls it made and how they ended.
+
+    ``outcome`` is set when the step ends the work: a text-only answer (``completed``),
+    a refusal, a response that kept hitting the output limit, or a stuck run. A step
+    whose answer was cut by the output limit asked the model to go on (``continued``).
+    """
+
+    done: ModelDone
+    calls: list[ToolCall] = field(default_factory=list)
+    outcomes: list[ToolOutcome] = field(default_factory=list)
+    outcome: Outcome | None = None
+    continued: bool = False
+
+    @property
+    def message(self) -> Message:
+        return self.done.message
+
+    @property
+    def stop_reason(self) -> str:
+        return self.done.stop_reason
+
+
+class Core(Protocol):
+    """What a strategy may use of the loop."""
+
+    @property
+    def config(self) -> LoopConfig: ...
+
+    @property
+    def context(self) -> Context: ...
+
+    async def user_turn(self, prompt: str | list[dict[str, Any]]) -> None:
+        """Add ``prompt`` as the person's message (a new branch when the node has children) and pin the files."""
+        ...
+
+    async def step(self) -> StepResult:
+        """One turn: a model request with staged recovery, its tool calls, the reminders and guards after them."""
+        ...
+
+    async def query(self) -> ModelDone:
+        """One model request over the context, retried in stages; the answer joins the context."""
+        ...
+
+    def emit(self, event: _E) -> _E:
+        """Stamp ``event`` with the run's ids and publish it."""
+        ...
+
+
+class LoopStrategy(Protocol):
+    """A way to drive the core: ReAct, plan-and-execute, reflexion, tree of thought."""
+
+    name: str
+    config: LoopConfig
+
+    async def drive(self, core: Core, task: str) -> Outcome:
+        """Work on ``task`` through the core's primitives and say how it ended."""
+        ...
+
+
+class Recorder(Protocol):
+    """Where messages are kept: the session store."""
+
+    def record(self, kind: str, message: Message, *, parent: str | None, sync: bool = False) -> str:
+        """Keep ``message`` (``user``, ``assistant`` or ``tool_result``) after ``parent`` as the new leaf; its id."""
+        ...
+
+    def record_result(self, parent_id: str, block: dict[str, Any]) -> None:
+        """Keep one finished tool result of the calls ``parent_id`` made, before the batch ends."""
+        ...
+
+    def children_of(self, node_id: str | None) -> int:
+        """How many nodes already follow ``node_id`` (more than none: a new message branches)."""
+        ...
+
+
+class Pins(Protocol):
+    """Where the workspace is pinned to session nodes (checkpoints)."""
+
+    async def pin(self, node_id: str, wrote: Mapping[str, bool] | None = None) -> str | None:
+        """Snapshot the workspace and pin it to ``node_id``; the snapshot id, or None.
+
+        ``wrote``: after a batch, the paths Chimera's ``write``/``edit`` wrote, each True when
+        ``write`` created it (the only files a switch may treat as the agent's creations).
+        """
+        ...
+
+    async def tidy(self) -> None:
+        """Bound the disk the snapshots take (when the session closes)."""
+        ...

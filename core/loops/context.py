@@ -1,0 +1,102 @@
+"""Provides ``Context``, the conversation as a value, and the one place that knows how turns combine.
+
+A ``Context`` is the list of messages the model is sent and the session node
+they stand at. It is a value: :meth:`Context.fork` gives an independent copy,
+so several can exist at once (TreeOfThought's candidates, branch-and-compare).
+Messages are never changed in place, so a fork shares them safely.
+
+The Messages API wants user and assistant turns to alternate; the session keeps
+every user message as its own node (a prompt, tool results, a reminder, a
+steering message). :func:`merged_into` joins neighbouring user messages, for
+the loop as it runs and for a conversation rebuilt from the session tree alike.
+The continue prompt (sent after a response cut by the output limit) is
+recognised only by :func:`is_continue_prompt`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chimera.core.providers.base import Message
+
+__all__ = [
+    "CONTINUE_PROMPT",
+    "REMINDER_OPEN",
+    "Context",
+    "content_blocks",
+    "is_continue_prompt",
+    "is_reminder",
+    "joined_text",
+    "merged_into",
+    "reminder_block",
+]
+
+CONTINUE_PROMPT = "Your last response was cut off by the output limit. Continue exactly where it stopped."
+REMINDER_OPEN = "<system-reminder>"
+_REMINDER_CLOSE = "</system-reminder>"
+
+
+def content_blocks(content: Any) -> list[dict[str, Any]]:
+    """A message's content as a list of blocks (a plain string becomes one text block)."""
+    return [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+
+
+def is_continue_prompt(message: Message) -> bool:
+    """True for the user message the loop sends after a response cut by the output limit."""
+    return message.get("role") == "user" and message.get("content") == CONTINUE_PROMPT
+
+
+def reminder_block(text: str) -> dict[str, Any]:
+    """A reminder as the text block the loop injects after tool results."""
+    return {"type": "text", "text": f"{REMINDER_OPEN}{text}{_REMINDER_CLOSE}"}
+
+
+def is_reminder(block: dict[str, Any]) -> bool:
+    """True for the text blocks the loop injects as reminders (not the person's words)."""
+    return block.get("type") == "text" and str(block.get("text", "")).startswith(REMINDER_OPEN)
+
+
+def joined_text(message: Message) -> str:
+    """The text blocks of ``message``, joined."""
+    return "".join(b.get("text", "") for b in content_blocks(message.get("content")) if b.get("type") == "text")
+
+
+def merged_into(messages: list[Message], message: Message) -> None:
+    """Append ``message`` to ``messages``, merging it into the last one when both are the user's."""
+    last = messages[-1] if messages else None
+    if last is not None and last["role"] == message["role"] == "user":
+        messages[-1] = {"role": "user", "content": content_blocks(last["content"]) + content_blocks(message["content"])}
+    else:
+        messages.append(message)
+
+
+@dataclass(slots=True)
+class Context:
+    """The messages the model is sent, and the session node they stand at (None before the first)."""
+
+    messages: list[Message] = field(default_factory=list)
+    node_id: str | None = None
+
+    @classmethod
+    def of(cls, messages: Iterable[Message], node_id: str | None = None) -> Context:
+        """A context from messages as a session keeps them (one per node): user turns are merged."""
+        context = cls(node_id=node_id)
+        for message in messages:
+            merged_into(context.messages, message)
+        return context
+
+    def add(self, message: Message, node_id: str | None = None) -> None:
+        """Add ``message`` (kept at session node ``node_id``, when there is a session)."""
+        merged_into(self.messages, message)
+        if node_id is not None:
+            self.node_id = node_id
+
+    def fork(self) -> Context:
+        """An independent copy: what is added to one is not in the other."""
+        return Context(list(self.messages), self.node_id)
+
+    @property
+    def last(self) -> Message | None:
+        return self.messages[-1] if self.messages else None
