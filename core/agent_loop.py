@@ -213,6 +213,10 @@ class AgentLoop:
                     driver.cancel()
             self._out = None
 
+    def answer(self, request_id: str, decision: str) -> bool:
+        """Answer the permission request ``request_id`` (``allow``, ``always``, ``deny``); False when it is not open."""
+        return self.executor.answer(request_id, decision)
+
     def interrupt(self) -> None:
         """Stop the current run: the stream ends, tools are killed, ``run_finished`` says ``interrupted``."""
         if self._work is not None and not self._work.done():

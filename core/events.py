@@ -3,8 +3,9 @@
 Every event is a frozen dataclass with a snake_case ``type`` and the common
 fields ``run_id``, ``session_id``, ``node_id``, ``seq`` and ``ts``. Each one
 round-trips through one JSON object: ``event_from_dict(event.to_dict())``
-equals the event. Fields that cannot be serialised (a future awaiting an
-answer) are marked ``transient`` and left out of the JSON form.
+equals the event. Events are plain data: a question (a permission request, a
+proposed plan) carries a ``request_id``, and the answer goes back through the
+core's API, never through the event.
 """
 
 from __future__ import annotations
@@ -53,11 +54,6 @@ _REGISTRY: dict[str, type[StepEvent]] = {}
 _E = TypeVar("_E", bound="type[StepEvent]")
 
 
-def _transient() -> Any:
-    """A field kept in memory only: not compared, not serialised."""
-    return field(default=None, compare=False, repr=False, metadata={"transient": True})
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StepEvent:
     """One observable step of a run. Subclasses set ``type``."""
@@ -70,11 +66,10 @@ class StepEvent:
     ts: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-ready form: ``type`` first, then every non-transient field."""
+        """Return the JSON-ready form: ``type`` first, then every field."""
         out: dict[str, Any] = {"type": self.type}
         for f in dataclasses.fields(self):
-            if not f.metadata.get("transient"):
-                out[f.name] = getattr(self, f.name)
+            out[f.name] = getattr(self, f.name)
         return out
 
     def to_json(self) -> str:
@@ -96,7 +91,7 @@ def event_from_dict(data: dict[str, Any]) -> StepEvent:
     cls = _REGISTRY.get(str(kind))
     if cls is None:
         raise ValueError(f"unknown event type {kind!r}")
-    names = {f.name for f in dataclasses.fields(cls) if not f.metadata.get("transient")}
+    names = {f.name for f in dataclasses.fields(cls)}
     return cls(**{k: v for k, v in data.items() if k in names})
 
 
@@ -225,10 +220,10 @@ class ToolCallFinished(StepEvent):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionRequested(StepEvent):
     type: ClassVar[str] = "permission_requested"
+    request_id: str  # answered with ``answer(request_id, decision)``
     call_id: str
     name: str
     args: dict[str, Any]
-    answer: Any = _transient()  # noqa: RUF009 - a field() spec, made by a helper
     reason: str = ""  # why it is asked when that is not plain (a command that hides what it runs, .git)
 
 
@@ -237,8 +232,9 @@ class PermissionRequested(StepEvent):
 class PermissionDecided(StepEvent):
     type: ClassVar[str] = "permission_decided"
     call_id: str
-    decision: str
+    decision: str  # allow, always, deny; or cancelled when the run stopped before an answer
     reason: str = ""
+    request_id: str = ""  # the request it answers, when the person was asked
 
 
 # --- context ---------------------------------------------------------------------
@@ -282,7 +278,7 @@ class CompactionDone(StepEvent):
 class PlanProposed(StepEvent):
     type: ClassVar[str] = "plan_proposed"
     steps: list[str]
-    answer: Any = _transient()  # noqa: RUF009 - a field() spec, made by a helper
+    request_id: str = ""
 
 
 @register

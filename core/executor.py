@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,7 +43,7 @@ from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
 from chimera.core.tools.paths import printable
 from chimera.core.tools.schema import validate
 
-__all__ = ["CANCELLED", "NOT_FINISHED", "UNFINISHED_PREFIX", "Executor", "ToolCall", "ToolOutcome"]
+__all__ = ["CANCELLED", "DECISIONS", "NOT_FINISHED", "UNFINISHED_PREFIX", "Executor", "ToolCall", "ToolOutcome"]
 
 Emit = Callable[[StepEvent], object]
 CANCELLED = "Cancelled: the run was stopped (interrupted or out of time) before this call finished."
@@ -51,6 +52,7 @@ NOT_FINISHED = (
     "check the workspace before relying on it."
 )
 UNFINISHED_PREFIX = "Cancelled:"  # every result of a call that never ran to its end starts so
+DECISIONS = ("allow", "always", "deny")  # the answers to a permission request
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -138,6 +140,7 @@ class Executor:
         self.recorded: Mapping[str, ToolResult] = {}
         self.observe: Callable[[ToolCall, ToolResult], None] | None = None
         self._on_done: Callable[[ToolOutcome], object] | None = None
+        self._questions: dict[str, asyncio.Future[str]] = {}  # open permission requests by id
         self._clocks: dict[str, list[float]] = {}  # when each running call started (or was let run)
 
     async def run(
@@ -242,18 +245,44 @@ class Executor:
             reason = f"{call.name} needs approval{why} and nobody can answer in a headless run: {fix}"
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=reason))
             return ToolResult.error(f"not permitted: {reason}")
+        request_id = f"{call.id}:{uuid.uuid4().hex[:8]}"
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._questions[request_id] = answer  # before the request is out: an answer may come at once
+        try:
+            emit(
+                PermissionRequested(
+                    request_id=request_id, call_id=call.id, name=call.name, args=call.args, reason=decision.reason
+                )
+            )
+            verdict = await answer
+        except asyncio.CancelledError:
+            moot = "the run stopped before an answer"
+            emit(PermissionDecided(call_id=call.id, decision="cancelled", reason=moot, request_id=request_id))
+            raise
+        finally:
+            del self._questions[request_id]
         emit(
-            PermissionRequested(call_id=call.id, name=call.name, args=call.args, answer=answer, reason=decision.reason)
+            PermissionDecided(call_id=call.id, decision=verdict, reason="answered by the person", request_id=request_id)
         )
-        verdict = await answer
-        emit(PermissionDecided(call_id=call.id, decision=verdict, reason="answered by the person"))
         if verdict == "always":
             # Not again this session: this exact command, this file inside .git, or any edit.
             self.policy = self.policy.remembering(call.name, call.args, self.workspace)
         if verdict in {"allow", "always"}:
             return None
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way")
+
+    def answer(self, request_id: str, decision: str) -> bool:
+        """Answer an open permission request: ``allow``, ``always`` or ``deny``.
+
+        False when no request with that id is open (already answered, or its run stopped).
+        """
+        if decision not in DECISIONS:
+            raise ValueError(f"a permission answer is one of {', '.join(DECISIONS)}, not {decision!r}")
+        pending = self._questions.get(request_id)
+        if pending is None or pending.done():
+            return False
+        pending.set_result(decision)
+        return True
 
     def _mask(self, result: ToolResult) -> ToolResult:
         return self.redactor.mask_fields(result)

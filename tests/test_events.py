@@ -95,11 +95,11 @@ def test_events_are_frozen() -> None:
         event.output = "changed"  # type: ignore[misc]
 
 
-def test_transient_answer_future_stays_out_of_json() -> None:
-    """A permission request's answer future is kept in memory, never serialised."""
-    event = PermissionRequested(call_id="c", name="bash", args={"command": "ls"}, answer=object())
-    data = event.to_dict()
-    assert "answer" not in data
+def test_a_permission_request_is_plain_data_with_an_id_to_answer() -> None:
+    """A question carries no future: its request id is all a front end needs to answer it."""
+    event = PermissionRequested(request_id="t1:ab12", call_id="t1", name="bash", args={"command": "ls"})
+    data = json.loads(event.to_json())
+    assert data["request_id"] == "t1:ab12"
     assert event_from_dict(data) == event
 
 

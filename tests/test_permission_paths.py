@@ -222,7 +222,7 @@ async def test_always_for_a_git_edit_covers_that_file_only(repo: Path) -> None:
     def emit(event: StepEvent) -> None:
         events.append(event)
         if isinstance(event, PermissionRequested):
-            event.answer.set_result("always" if len(events) < 3 else "deny")
+            assert executor.answer(event.request_id, "always" if len(events) < 3 else "deny")
 
     calls = [
         ToolCall("t1", "write", {"path": ".git/config", "content": "a\n"}),

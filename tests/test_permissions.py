@@ -237,14 +237,14 @@ def test_an_allow_rule_for_a_command_does_not_cover_commands_chained_after_it() 
 # --- asking the person ------------------------------------------------------------------
 
 
-def answering(verdicts: list[str], events: list[StepEvent]) -> Any:
+def answering(executor: Executor, verdicts: list[str], events: list[StepEvent]) -> Any:
     """An emit callback that records events and answers each permission request with the next verdict."""
     pending = list(verdicts)
 
     def emit(event: StepEvent) -> None:
         events.append(event)
         if isinstance(event, PermissionRequested):
-            event.answer.set_result(pending.pop(0))
+            assert executor.answer(event.request_id, pending.pop(0))
 
     return emit
 
@@ -253,7 +253,9 @@ async def test_answering_allow_runs_the_asked_call(ws: Path, tmp_path: Path) -> 
     """In ask mode a bash call waits for the person; "allow" runs it and the decision is an event."""
     executor = Executor(DEFAULT_TOOLS, ws, tmp_path / "spill", policy=PermissionPolicy("ask"), can_ask=True)
     events: list[StepEvent] = []
-    [outcome] = await executor.run([ToolCall("t1", "bash", {"command": "touch made-it"})], answering(["allow"], events))
+    [outcome] = await executor.run(
+        [ToolCall("t1", "bash", {"command": "touch made-it"})], answering(executor, ["allow"], events)
+    )
     assert tools_of(events) == [
         ("tool_call_started", "t1"),
         ("permission_requested", "t1"),
@@ -267,11 +269,48 @@ async def test_answering_allow_runs_the_asked_call(ws: Path, tmp_path: Path) -> 
     assert (ws / "made-it").exists()
 
 
+async def test_an_answer_goes_to_an_open_request_once(ws: Path, tmp_path: Path) -> None:
+    """An unknown or already answered request id is refused; a decision that is not one of the three is an error."""
+    executor = Executor(DEFAULT_TOOLS, ws, tmp_path / "spill", policy=PermissionPolicy("ask"), can_ask=True)
+    asked: list[PermissionRequested] = []
+
+    def emit(event: StepEvent) -> None:
+        if isinstance(event, PermissionRequested):
+            asked.append(event)
+            with pytest.raises(ValueError, match="allow, always, deny"):
+                executor.answer(event.request_id, "yes")
+            assert not executor.answer("t1:nope", "allow")
+            assert executor.answer(event.request_id, "deny")
+            assert not executor.answer(event.request_id, "allow")  # answered already: the first answer stands
+
+    [outcome] = await executor.run([ToolCall("t1", "bash", {"command": "touch made-it"})], emit)
+    assert outcome.result.is_error
+    assert not (ws / "made-it").exists()
+    assert not executor.answer(asked[0].request_id, "allow")  # the call is over
+
+
+async def test_a_run_stopped_while_asking_says_the_request_is_moot(env: LocalEnvironment) -> None:
+    """Interrupted with a question open, the run publishes that it no longer waits (a front end closes its prompt)."""
+    provider = SnapshotReplay([turn(call("t1", "bash", command="touch made-it")), turn(say("never sent"))])
+    core = make_core(provider, env, policy=PermissionPolicy("ask"), can_ask=True)
+    events: list[StepEvent] = []
+    async for event in core.run("make a file"):
+        events.append(event)
+        if isinstance(event, PermissionRequested):
+            core.interrupt()
+    (asked,) = only(events, PermissionRequested)
+    (decided,) = only(events, PermissionDecided)
+    assert (decided.decision, decided.request_id) == ("cancelled", asked.request_id)
+    assert events[-1].reason == "interrupted"  # type: ignore[attr-defined]
+    assert not (env.workdir / "made-it").exists()
+    assert not core.answer(asked.request_id, "allow")
+
+
 async def test_answering_always_stops_asking_for_that_command_only(ws: Path, tmp_path: Path) -> None:
     """Answering "always" runs the call; the same command then runs unasked, while another one is still asked."""
     executor = Executor(DEFAULT_TOOLS, ws, tmp_path / "spill", policy=PermissionPolicy("ask"), can_ask=True)
     events: list[StepEvent] = []
-    emit = answering(["always", "deny"], events)
+    emit = answering(executor, ["always", "deny"], events)
     calls = [
         ToolCall("t1", "bash", {"command": "echo x >> log"}),
         ToolCall("t2", "bash", {"command": "echo x >> log"}),
@@ -291,7 +330,7 @@ async def test_answering_deny_gives_the_model_an_error_it_reads(env: LocalEnviro
     async for event in core.run("make a file"):
         events.append(event)
         if isinstance(event, PermissionRequested):
-            event.answer.set_result("deny")
+            assert core.answer(event.request_id, "deny")
     assert tools_of(events) == [
         ("tool_call_started", "t1"),
         ("permission_requested", "t1"),

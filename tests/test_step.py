@@ -65,8 +65,10 @@ async def test_a_strategy_built_from_steps_sees_each_turns_calls_and_results(env
 
     first, second = strategy.results
     assert [c.name for c in first.calls] == ["read"]
-    assert "alpha" in first.outcomes[0].result.output and first.outcome is None
-    assert second.calls == [] and second.outcome == Outcome(True, "completed", answer="It says alpha.")
+    assert "alpha" in first.outcomes[0].result.output
+    assert first.outcome is None
+    assert second.calls == []
+    assert second.outcome == Outcome(True, "completed", answer="It says alpha.")
     done = finished(events)
     assert (done.success, done.steps, done.answer) == (True, 2, "It says alpha.")
 
@@ -90,7 +92,8 @@ async def test_a_cut_answer_is_continued_by_the_next_step_and_joined(env: LocalE
 
     assert [r.continued for r in strategy.results] == [True, False]
     assert finished(events).answer == "The answer is forty-two."
-    assert is_continue_prompt(core.messages[2]) and core.messages[2]["content"] == CONTINUE_PROMPT
+    assert is_continue_prompt(core.messages[2])
+    assert core.messages[2]["content"] == CONTINUE_PROMPT
     assert isinstance(events[-1], RunFinished)
 
 

@@ -75,6 +75,20 @@ async def test_permission_prompt_allows_or_denies_a_command(
         assert (tool_result["is_error"], "declined" in tool_result["content"]) == (not made, not made)
 
 
+async def test_a_run_stopped_while_asking_closes_the_prompt(api: FakeAnthropic, tmp_path: Path) -> None:
+    """When the run stops with the question open (interrupted, out of time), the prompt closes unanswered."""
+    api.script(*touch_then_answer())
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "make the file")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
+        app.launch.agent.interrupt()
+        await app.run_shown.wait()
+        await until(pilot, lambda: not isinstance(app.screen, PermissionScreen), "the prompt to close")
+        assert not (tmp_path / "made-it").exists()
+        assert "interrupted" in screen_text(app)
+
+
 async def test_always_allow_stops_asking_for_the_same_command(api: FakeAnthropic, tmp_path: Path) -> None:
     """Answering 'always' runs the command and the same command later runs without a prompt."""
     api.script(

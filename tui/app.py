@@ -1,7 +1,7 @@
 """Provides ``ChimeraApp``, the workbench, and ``build_app``, the factory the CLI and tests share.
 
 The app talks to the core only through its API (``Launch.run``, ``Agent.interrupt``,
-the futures carried by permission requests) and its bus. One long-lived worker
+``Agent.answer`` with a permission request's id) and its bus. One long-lived worker
 reads the bus and forwards events in per-frame batches as a single message
 type, ``BusEvents``; widgets react to those.
 """
@@ -20,7 +20,14 @@ from textual.worker import Worker, WorkerState
 
 from chimera.core.bus import StreamSubscription
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.events import PermissionRequested, RunFinished, RunStarted, TurnStarted, UsageReported
+from chimera.core.events import (
+    PermissionDecided,
+    PermissionRequested,
+    RunFinished,
+    RunStarted,
+    TurnStarted,
+    UsageReported,
+)
 from chimera.core.launch import Launch, RunOptions, prepare
 from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
 from chimera.tui.messages import BusEvents
@@ -113,23 +120,28 @@ class ChimeraApp(App[int]):
                     status.turn = turn
                 case UsageReported():
                     status.add_usage(event)
-                case PermissionRequested(call_id=call_id, name=name, args=args, answer=answer, reason=reason):
-                    self._ask(call_id, name, args, answer, reason)
+                case PermissionRequested():
+                    self._ask(event)
+                case PermissionDecided(decision="cancelled", request_id=request_id):
+                    self._withdraw(request_id)
                 case RunFinished(success=success, reason=reason):
                     status.state = "done" if success else "interrupted" if reason == "interrupted" else "failed"
                     self.run_shown.set()
                 case _:
                     pass
 
-    def _ask(self, call_id: str, name: str, args: dict[str, object], answer: object, reason: str = "") -> None:
-        if not isinstance(answer, asyncio.Future) or answer.done():
-            return
-
+    def _ask(self, asked: PermissionRequested) -> None:
         def resolve(verdict: str | None) -> None:
-            if not answer.done():
-                answer.set_result(verdict or "deny")
+            if verdict is not None:  # None: withdrawn, the run no longer waits
+                self.launch.agent.answer(asked.request_id, verdict)
 
-        self.push_screen(PermissionScreen(call_id, name, dict(args), answer, reason), resolve)
+        screen = PermissionScreen(asked.request_id, asked.call_id, asked.name, dict(asked.args), asked.reason)
+        self.push_screen(screen, resolve)
+
+    def _withdraw(self, request_id: str) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, PermissionScreen) and screen.request_id == request_id:
+                screen.withdraw()
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         text = message.value.strip()

@@ -1,17 +1,16 @@
 """Provides ``PermissionScreen``: asks the person whether a tool call may run.
 
-The core's ``permission_requested`` event carries a future (and, when the
-question is not a plain one, the reason it is asked, shown under the title:
-a command that hides what it runs, a change inside ``.git``); this screen is
-dismissed with ``"allow"``, ``"always"`` (allow, and do not ask again for
-this command, or for edits) or ``"deny"``, and the app resolves the future
-with that answer. When the run is interrupted meanwhile the future is
-cancelled, and the screen closes itself.
+The core's ``permission_requested`` event names the call, its request id and,
+when the question is not a plain one, the reason it is asked (shown under the
+title: a command that hides what it runs, a change inside ``.git``). This
+screen is dismissed with ``"allow"``, ``"always"`` (allow, and do not ask
+again for this command, or for edits) or ``"deny"``, and the app sends that
+answer to the core with the request id. When the run stops meanwhile, the app
+closes the screen with :meth:`withdraw`: there is nothing left to answer.
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, ClassVar
 
 from rich.syntax import Syntax
@@ -67,14 +66,12 @@ class PermissionScreen(ModalScreen[str]):
         Binding("n,escape", "answer('deny')", "Deny"),
     ]
 
-    def __init__(
-        self, call_id: str, name: str, args: dict[str, Any], answer: asyncio.Future[str], reason: str = ""
-    ) -> None:
+    def __init__(self, request_id: str, call_id: str, name: str, args: dict[str, Any], reason: str = "") -> None:
         super().__init__()
+        self.request_id = request_id
         self.call_id = call_id
         self.tool_name = name
         self.args = args
-        self.answer = answer
         self.reason = reason
 
     def compose(self) -> ComposeResult:
@@ -109,13 +106,10 @@ class PermissionScreen(ModalScreen[str]):
         what = "this command" if self.tool_name == "bash" else "edits to this file" if self.reason else "edits"
         return f"Always allow {what} (a)"
 
-    def on_mount(self) -> None:
-        # The run may be interrupted while the question is open; then there is nothing to answer.
-        self.answer.add_done_callback(lambda _: self._close_if_moot())
-
-    def _close_if_moot(self) -> None:
-        if self.is_attached and self.answer.cancelled():
-            self.dismiss("deny")
+    def withdraw(self) -> None:
+        """The run stopped while the question was open: close without an answer."""
+        if self.is_attached:
+            self.dismiss(None)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.action_answer(event.button.id or "deny")
