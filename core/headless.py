@@ -38,10 +38,10 @@ from chimera.core.events import (
     ToolCallStarted,
 )
 from chimera.core.home import chimera_home
-from chimera.core.launch import RunOptions, prepare
 from chimera.core.redact import Redactor
 from chimera.core.replay import replay_session
 from chimera.core.session_store import CHECKPOINTS, SessionStore
+from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing, plural
 
@@ -170,24 +170,24 @@ async def run_headless(
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    launch = prepare(options)
-    mask = launch.redactor.mask
-    for warning in launch.warnings:
+    session = start_session(options)
+    mask = session.redactor.mask
+    for warning in session.warnings:
         err.write(mask(f"chimera: {warning}\n"))
-    if launch.demo:
+    if session.demo:
         err.write(f"chimera: {DEMO_NOTICE}\n")
-        err.write(f"chimera: demo task: {launch.demo_task} (workspace: {launch.env.workdir})\n")
-        task = launch.demo_task
+        err.write(f"chimera: demo task: {session.demo_task} (workspace: {session.env.workdir})\n")
+        task = session.demo_task
     printer = _Printer(
-        out, err, json_lines=json_lines, on_gone=_threadsafe(launch.agent.interrupt), redactor=launch.redactor
+        out, err, json_lines=json_lines, on_gone=_threadsafe(session.interrupt), redactor=session.redactor
     )
-    launch.bus.subscribe(printer, name="printer")
+    session.bus.subscribe(printer, name="printer")
     loop = asyncio.get_running_loop()
-    with _on_sigint(loop, launch.agent.interrupt):
+    with _on_sigint(loop, session.interrupt):
         try:
-            result = await launch.run(task)
+            result = await session.run(task)
         finally:
-            await launch.close()
+            await session.close()
     if printer.gone:
         raise BrokenPipeError("the reader of the output went away")  # the command ends quietly
     if result.success:

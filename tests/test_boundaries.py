@@ -44,7 +44,7 @@ def test_building_a_provider_does_not_import_the_sdk() -> None:
         "os.environ['ANTHROPIC_API_KEY'] = 'k'\n"
         "from chimera.core.providers.factory import create_provider\n"
         "create_provider('claude-sonnet-4-5')\n"
-        "import chimera.core.launch, chimera.core.headless\n"
+        "import chimera.core.sessions.start, chimera.core.headless\n"
         "print('anthropic' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)

@@ -19,8 +19,8 @@ from chimera.core.events import (
     ToolCallStarted,
 )
 from chimera.core.executor import Executor, ToolCall
-from chimera.core.launch import RunOptions, prepare
 from chimera.core.permissions import PermissionPolicy, Rule
+from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.tool_group import DEFAULT_TOOLS
 from tests.helpers_loop import SnapshotReplay, call, finished, make_core, only, say, turn
 from tests.test_cli import assert_one_line_error, run_chimera
@@ -413,32 +413,34 @@ async def test_prepare_takes_mode_and_rules_from_the_settings_file(isolated_env:
         isolated_env,
         '[permissions]\nmode = "accept-edits"\nallow = ["bash(git status*)"]\ndeny = ["bash(rm *)"]\n',
     )
-    launch = prepare(RunOptions(workdir=ws))
+    session = start_session(RunOptions(workdir=ws))
     try:
-        assert launch.demo is False
-        assert launch.policy == PermissionPolicy.build("accept-edits", allow=["bash(git status*)"], deny=["bash(rm *)"])
-        assert launch.agent.policy == launch.policy
-        assert launch.policy.decide("bash", {"command": "git status -s"}, read_only=False).verdict == "allow"
-        assert launch.policy.decide("bash", {"command": "rm -rf x"}, read_only=False).verdict == "deny"
+        assert session.demo is False
+        assert session.policy == PermissionPolicy.build(
+            "accept-edits", allow=["bash(git status*)"], deny=["bash(rm *)"]
+        )
+        assert session.agent.policy == session.policy
+        assert session.policy.decide("bash", {"command": "git status -s"}, read_only=False).verdict == "allow"
+        assert session.policy.decide("bash", {"command": "rm -rf x"}, read_only=False).verdict == "deny"
     finally:
-        await launch.close()
-    launch = prepare(RunOptions(workdir=ws, permission_mode="plan", allow=("bash(ls*)",), deny=("read(.env)",)))
+        await session.close()
+    session = start_session(RunOptions(workdir=ws, permission_mode="plan", allow=("bash(ls*)",), deny=("read(.env)",)))
     try:
-        assert launch.policy == PermissionPolicy.build(
+        assert session.policy == PermissionPolicy.build(
             "plan", allow=["bash(git status*)", "bash(ls*)"], deny=["bash(rm *)", "read(.env)"]
         )
     finally:
-        await launch.close()
+        await session.close()
 
 
 @pytest.mark.usefixtures("model_server")
 async def test_without_a_settings_file_the_mode_is_ask(ws: Path) -> None:
     """No config.toml and no flag: the run asks before changes."""
-    launch = prepare(RunOptions(workdir=ws))
+    session = start_session(RunOptions(workdir=ws))
     try:
-        assert launch.policy == PermissionPolicy("ask")
+        assert session.policy == PermissionPolicy("ask")
     finally:
-        await launch.close()
+        await session.close()
 
 
 @pytest.mark.usefixtures("model_server")
@@ -458,7 +460,7 @@ def test_a_broken_settings_file_is_a_config_error_naming_it(
     """Invalid TOML or wrongly typed permissions give a ConfigError naming the file and the fault."""
     path = write_config(isolated_env, text)
     with pytest.raises(ConfigError) as caught:
-        prepare(RunOptions(workdir=ws))
+        start_session(RunOptions(workdir=ws))
     assert str(path) in str(caught.value)
     assert needle in str(caught.value)
 
@@ -471,7 +473,7 @@ def test_an_unknown_mode_or_bad_rule_in_the_settings_file_names_the_file(
     """mode = "yolo" or a malformed rule in config.toml is an error that names the file to fix."""
     path = write_config(isolated_env, text)
     with pytest.raises(ConfigError) as caught:
-        prepare(RunOptions(workdir=ws))
+        start_session(RunOptions(workdir=ws))
     assert str(path) in str(caught.value)
 
 
@@ -506,7 +508,7 @@ def test_a_misspelled_setting_is_an_error_naming_the_nearest_known_one(
     """A misspelled table, key or tool name would leave a rule off unseen: it is a ConfigError with the fix."""
     path = write_config(isolated_env, text)
     with pytest.raises(ConfigError) as caught:
-        prepare(RunOptions(workdir=ws))
+        start_session(RunOptions(workdir=ws))
     assert str(caught.value).startswith(f"{path}: ")
     assert needle in str(caught.value)
     assert "\n" not in str(caught.value)

@@ -457,7 +457,7 @@ def test_a_chain_of_thousands_of_commands_is_judged_without_crashing() -> None:
 def test_the_shell_parser_is_loaded_only_when_a_command_is_judged() -> None:
     """Importing the CLI, the policy and the settings does not import tree-sitter; judging a bash call does."""
     code = (
-        "import sys, chimera.tui.cli, chimera.core.settings, chimera.core.launch\n"
+        "import sys, chimera.tui.cli, chimera.core.settings, chimera.core.sessions.start\n"
         "from chimera.core.permissions import PermissionPolicy\n"
         "print('tree_sitter' in sys.modules)\n"
         "PermissionPolicy('ask').decide('bash', {'command': 'ls'}, read_only=False)\n"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.launch import RunOptions
+from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.assistant_message import AssistantMessage
 from chimera.tui.widgets.conversation import Conversation
@@ -32,7 +32,7 @@ async def test_demo_final_answer_appears_on_screen(isolated_env: Path) -> None:
         conversation = app.query_one(Conversation)
         assert app.query_one("#demo-banner").visible
         assert "Demo mode" in screen_text(app)
-        assert [m.text for m in conversation.query(UserMessage)] == [app.launch.demo_task]
+        assert [m.text for m in conversation.query(UserMessage)] == [app.session.demo_task]
         answers = list(conversation.query(AssistantMessage))
         assert all(a.finished for a in answers)
         assert answers[-1].text.startswith("All 3 tests pass now.")
@@ -59,7 +59,7 @@ async def test_typing_a_task_in_the_demo_says_how_to_connect_a_model(isolated_en
         await pilot.press(*"again", "enter")
         await pilot.pause()
         assert app.query_one(PromptInput).value == ""
-        assert [m.text for m in app.query_one(Conversation).query(UserMessage)] == [app.launch.demo_task]
+        assert [m.text for m in app.query_one(Conversation).query(UserMessage)] == [app.session.demo_task]
         assert "ANTHROPIC_API_KEY" in screen_text(app)
         assert not app.running
 

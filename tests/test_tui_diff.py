@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chimera.core.launch import RunOptions
+from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.conversation import Conversation
 from chimera.tui.widgets.tool_call_view import ToolCallView

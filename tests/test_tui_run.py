@@ -10,7 +10,7 @@ import pytest
 from textual.pilot import Pilot
 
 from chimera.core.events import StepEvent, ToolCallStarted, UsageReported
-from chimera.core.launch import RunOptions
+from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.widgets.assistant_message import AssistantMessage
@@ -82,7 +82,7 @@ async def test_a_run_stopped_while_asking_closes_the_prompt(api: FakeAnthropic, 
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "make the file")
         await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
-        app.launch.agent.interrupt()
+        app.session.interrupt()
         await app.run_shown.wait()
         await until(pilot, lambda: not isinstance(app.screen, PermissionScreen), "the prompt to close")
         assert not (tmp_path / "made-it").exists()
@@ -130,7 +130,7 @@ async def test_escape_interrupts_a_running_command(api: FakeAnthropic, tmp_path:
     api.script(message(tool_use("t1", "bash", {"command": "sleep 300"}), stop_reason="tool_use"))
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
     started: list[StepEvent] = []
-    app.launch.bus.subscribe(lambda e: started.append(e) if isinstance(e, ToolCallStarted) else None)
+    app.session.bus.subscribe(lambda e: started.append(e) if isinstance(e, ToolCallStarted) else None)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "wait a while")
         await until(pilot, lambda: bool(started) and bool(app.query(ToolCallView)), "the command to start")
@@ -177,7 +177,7 @@ async def test_the_status_line_counts_tokens_and_cost_over_the_same_runs(api: Fa
     )
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
     costs: list[float] = []
-    app.launch.bus.subscribe(lambda e: costs.append(e.cost) if isinstance(e, UsageReported) else None)
+    app.session.bus.subscribe(lambda e: costs.append(e.cost) if isinstance(e, UsageReported) else None)
     async with app.run_test(size=(160, 40)) as pilot:
         for task in ("one", "two"):
             await send(pilot, task)
@@ -220,7 +220,7 @@ async def test_resuming_shows_the_earlier_turns_and_continues(api: FakeAnthropic
     async with first.run_test(size=(120, 40)) as pilot:
         await send(pilot, "count text files")
         await first.run_shown.wait()
-    session_id = first.launch.session_id
+    session_id = first.session.id
     app = build_app(RunOptions(resume=session_id, model="claude-sonnet-4-6"))
     async with app.run_test(size=(120, 40)) as pilot:
         await app.history_shown.wait()

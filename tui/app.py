@@ -1,7 +1,7 @@
 """Provides ``ChimeraApp``, the workbench, and ``build_app``, the factory the CLI and tests share.
 
-The app talks to the core only through its API (``Launch.run``, ``Agent.interrupt``,
-``Agent.answer`` with a permission request's id) and its bus. One long-lived worker
+The app talks to the core only through its ``Session`` (``run``, ``interrupt``,
+``answer`` with a permission request's id) and its bus. One long-lived worker
 reads the bus and forwards events in per-frame batches as a single message
 type, ``BusEvents``; widgets react to those.
 """
@@ -28,7 +28,8 @@ from chimera.core.events import (
     TurnStarted,
     UsageReported,
 )
-from chimera.core.launch import Launch, RunOptions, prepare
+from chimera.core.sessions.session import Session
+from chimera.core.sessions.start import RunOptions, start_session
 from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
 from chimera.tui.messages import BusEvents
 from chimera.tui.screens.permission import PermissionScreen
@@ -57,9 +58,9 @@ class ChimeraApp(App[int]):
         Binding("escape", "interrupt", "Interrupt", show=True),
     ]
 
-    def __init__(self, launch: Launch, options: RunOptions) -> None:
+    def __init__(self, session: Session, options: RunOptions) -> None:
         super().__init__()
-        self.launch = launch
+        self.session = session
         self.options = options
         self.running = False
         self.run_shown = asyncio.Event()
@@ -67,7 +68,7 @@ class ChimeraApp(App[int]):
         self._events: StreamSubscription | None = None
 
     def compose(self) -> ComposeResult:
-        if self.launch.demo:
+        if self.session.demo:
             yield Static(DEMO_NOTICE, id="demo-banner", markup=False)
         yield Conversation(id="conversation")
         yield StatusLine(id="status")
@@ -78,17 +79,17 @@ class ChimeraApp(App[int]):
             self.register_theme(theme)
         self.theme = DEFAULT_THEME
         status = self.query_one(StatusLine)
-        status.model = self.launch.agent.provider.model
-        status.loop = self.launch.agent.loop.name
-        status.mode = self.launch.policy.mode
-        self.sub_title = str(self.launch.env.workdir)
-        self._events = self.launch.bus.stream()
+        status.model = self.session.model
+        status.loop = self.session.loop_name
+        status.mode = self.session.policy.mode
+        self.sub_title = str(self.session.env.workdir)
+        self._events = self.session.bus.stream()
         self.bridge(self._events)
         self.query_one(PromptInput).focus()
-        for warning in self.launch.warnings:
+        for warning in self.session.warnings:
             self.notify(warning, severity="warning", timeout=8)
-        if self.launch.demo:
-            self.start_run(self.launch.demo_task)
+        if self.session.demo:
+            self.start_run(self.session.demo_task)
         elif self.options.resume:
             self.show_history()
 
@@ -96,8 +97,8 @@ class ChimeraApp(App[int]):
     async def show_history(self) -> None:
         """A resumed session: its earlier turns first, then the input is the next turn."""
         conversation = self.query_one(Conversation)
-        await conversation.show_history(self.launch.store.tree.path())
-        await conversation.mount(Notice(f"Resumed session {self.launch.session_id}", "info"))
+        await conversation.show_history(self.session.store.tree.path())
+        await conversation.mount(Notice(f"Resumed session {self.session.id}", "info"))
         conversation.scroll_end(animate=False)
         self.history_shown.set()
 
@@ -133,7 +134,7 @@ class ChimeraApp(App[int]):
     def _ask(self, asked: PermissionRequested) -> None:
         def resolve(verdict: str | None) -> None:
             if verdict is not None:  # None: withdrawn, the run no longer waits
-                self.launch.agent.answer(asked.request_id, verdict)
+                self.session.answer(asked.request_id, verdict)
 
         screen = PermissionScreen(asked.request_id, asked.call_id, asked.name, dict(asked.args), asked.reason)
         self.push_screen(screen, resolve)
@@ -151,7 +152,7 @@ class ChimeraApp(App[int]):
             self.notify("Chimera is still working; press escape to interrupt it.", severity="warning")
             return
         message.input.value = ""
-        if self.launch.demo:
+        if self.session.demo:
             self.notify(DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
             return
         self.start_run(text)
@@ -164,13 +165,13 @@ class ChimeraApp(App[int]):
     def action_interrupt(self) -> None:
         """Stop the run: the stream ends, tools are killed, the conversation stays valid."""
         if self.running:
-            self.launch.agent.interrupt()
+            self.session.interrupt()
             self.notify("Interrupting…", timeout=2)
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def run_task(self, task: str) -> None:
         try:
-            await self.launch.run(task)
+            await self.session.run(task)
         finally:
             self.running = False
 
@@ -187,10 +188,10 @@ class ChimeraApp(App[int]):
     async def on_unmount(self) -> None:
         if self._events is not None:
             self._events.cancel()
-        await self.launch.close()
+        await self.session.close()
 
 
 def build_app(options: RunOptions, *, demo_pace: float = DEMO_PACE) -> ChimeraApp:
     """Prepare the session for ``options`` (raising ConfigError on bad input) and build the app."""
-    launch = prepare(replace(options, demo_pace=demo_pace, interactive=True))
-    return ChimeraApp(launch, options)
+    session = start_session(replace(options, demo_pace=demo_pace, interactive=True))
+    return ChimeraApp(session, options)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
-    from chimera.core.launch import RunOptions
+    from chimera.core.sessions.start import RunOptions
 
 __all__ = ["main"]
 
@@ -271,7 +271,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
-    from chimera.core.launch import RunOptions
+    from chimera.core.sessions.start import RunOptions
 
     return RunOptions(
         workdir=args.workdir,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 FIRST_FRAME = """
 import sys
-from chimera.core.launch import RunOptions, prepare
+from chimera.core.sessions.start import RunOptions, start_session
 from chimera.tui.app import ChimeraApp
 
 class FirstFrame(ChimeraApp):
@@ -27,7 +27,7 @@ class FirstFrame(ChimeraApp):
         self.exit()
 
 options = RunOptions()
-FirstFrame(prepare(options), options).run(headless=True, size=(120, 40))
+FirstFrame(start_session(options), options).run(headless=True, size=(120, 40))
 """
 
 

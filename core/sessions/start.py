@@ -1,4 +1,4 @@
-"""Provides ``prepare``: what a front end needs to start runs, from its options.
+"""Provides ``start_session``: a live :class:`Session` from a front end's options.
 
 It picks the provider (the configured model, or the offline demo when none is
 configured), opens the workspace, sets the permission policy, builds the agent
@@ -8,14 +8,12 @@ same options make the same run in both.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from chimera.core.agent import Agent, AgentResult
+from chimera.core.agent import Agent
 from chimera.core.agent_loop import new_id
-from chimera.core.bus import EventBus
 from chimera.core.demo import demo_provider, demo_recording, prepare_demo_workspace
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ChimeraError, ConfigError
@@ -29,14 +27,14 @@ from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.redact import Redactor
 from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore
+from chimera.core.sessions.session import Session
 from chimera.core.settings import load_settings
 from chimera.core.switching import interrupted_switch
-from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.workspace_lock import WorkspaceLock
 from chimera.core.workspace_pins import WorkspacePins
 
-__all__ = ["Launch", "RunOptions", "prepare"]
+__all__ = ["RunOptions", "start_session"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,47 +58,6 @@ class RunOptions:
     resume: str | None = None
     interactive: bool = False
     demo_pace: float = 0.0
-
-
-@dataclass(slots=True)
-class Launch:
-    """A ready agent over a workspace, recording into a session."""
-
-    agent: Agent
-    env: LocalEnvironment
-    store: SessionStore
-    log: SessionLog
-    policy: PermissionPolicy
-    demo: bool
-    demo_task: str = ""
-    warnings: list[str] = field(default_factory=list)
-    lock: WorkspaceLock | None = None
-    redactor: Redactor = field(default_factory=Redactor)  # the provider's secrets, masked in what the run writes
-
-    @property
-    def session_id(self) -> str:
-        return self.store.id
-
-    @property
-    def bus(self) -> EventBus:
-        return self.agent.bus
-
-    async def run(self, task: str) -> AgentResult:
-        use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
-        return await self.agent.run(task, self.env, session_id=self.session_id)
-
-    async def close(self) -> None:
-        """Let readers finish, then release everything, even when one step fails."""
-        async with contextlib.AsyncExitStack() as stack:
-            stack.push_async_callback(self.agent.provider.aclose)
-            stack.callback(self.env.close)
-            if self.lock is not None:
-                stack.callback(self.lock.release)
-            stack.callback(self.store.close)
-            stack.callback(self.log.close)
-            if self.agent.pins is not None:
-                stack.push_async_callback(self.agent.pins.tidy)
-            await self.agent.bus.close()
 
 
 def _check(options: RunOptions) -> None:
@@ -132,7 +89,7 @@ def _config(options: RunOptions) -> LoopConfig:
     )
 
 
-def prepare(options: RunOptions) -> Launch:
+def start_session(options: RunOptions) -> Session:
     """Build the agent, workspace and session for ``options``; raise ConfigError on bad input."""
     _check(options)
     home = chimera_home()
@@ -193,7 +150,7 @@ def prepare(options: RunOptions) -> Launch:
         store.close()
         raise
     agent.bus.subscribe(log, name="session-log")
-    return Launch(
+    return Session(
         agent=agent,
         env=env,
         store=store,

@@ -1,0 +1,1 @@
+"""A session: the live handle front ends drive, and how one is started from options."""
