@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, Iterable
@@ -56,7 +57,7 @@ from chimera.core.events import (
 from chimera.core.executor import Executor, ToolCall, ToolOutcome
 from chimera.core.guards import STUCK_REMINDER, StuckDetector, over_budget
 from chimera.core.loops.base import LoopStrategy, Outcome, Pins, Recorder, RunInProgress, StepResult, Stop
-from chimera.core.loops.context import CONTINUE_PROMPT, Context, joined_text, reminder_block
+from chimera.core.loops.context import CONTINUE_PROMPT, Context, Prompt, joined_text, reminder_block
 from chimera.core.loops.react import ReAct
 from chimera.core.loops.recovery import Recovery
 from chimera.core.permissions import PermissionPolicy
@@ -71,6 +72,7 @@ from chimera.core.wording import plural
 __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress"]
 
 _E = TypeVar("_E", bound=StepEvent)
+log = logging.getLogger("chimera.loop")
 _DECLINED = "the model declined the request"
 
 
@@ -81,7 +83,8 @@ class AgentLoop:
         provider: the model.
         tools: the tools offered; ``think`` is dropped when the model thinks natively.
         env: the workspace the tools act on.
-        strategy: how turns are driven (ReAct when None).
+        strategy: how turns are driven (ReAct when None); its ``config`` gives the limits, and the
+            policy, bus, stuck detector and event handler where the arguments here give none.
         session_id: the session this run belongs to (a new id when None).
         messages: an earlier conversation to continue.
         bus: where every event is published as it happens.
@@ -115,7 +118,7 @@ class AgentLoop:
         self.strategy = strategy
         self.config = strategy.config
         self.env = env
-        self.bus = bus
+        self.bus = bus if bus is not None else self.config.event_bus
         self.tools = tools.without("think") if provider.native_thinking else tools
         self.session_id = session_id or new_id()
         # A session saved before its values were cleaned may hold what strict JSON cannot carry.
@@ -129,7 +132,7 @@ class AgentLoop:
             env.spill_dir,
             max_output=self.config.max_output,
             concurrency=self.config.concurrency,
-            policy=policy,
+            policy=policy if policy is not None else self.config.permissions,
             can_ask=can_ask,
             secrets=getattr(provider, "secrets", ()),
         )
@@ -141,7 +144,7 @@ class AgentLoop:
         self._recovery = Recovery(self.config.retry, self.emit)
         self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
         self._reminders = ReminderState()
-        self._stuck = StuckDetector(self.config.stuck_after)
+        self._stuck = self.config.detector or StuckDetector(self.config.stuck_after)
         self._interrupt_pending = False
         self._started = 0.0
         self._seq = 0
@@ -173,6 +176,11 @@ class AgentLoop:
         )
         if self.bus is not None:
             self.bus.publish(stamped)
+        if self.config.handler is not None:
+            try:
+                self.config.handler(stamped)
+            except Exception:  # the handler's own fault: said in the log, the run goes on
+                log.exception("the loop's handler failed on a %s event", stamped.type)
         if self._out is not None:
             self._out.put_nowait(stamped)
         return stamped
@@ -181,7 +189,7 @@ class AgentLoop:
     def running(self) -> bool:
         return self._out is not None
 
-    async def run(self, task: str) -> AsyncGenerator[StepEvent, None]:
+    async def run(self, task: Prompt) -> AsyncGenerator[StepEvent, None]:
         """Work on ``task``; yield every step event, ending with ``run_finished``.
 
         Close the iterator (``contextlib.aclosing``) to stop early: the run is then
@@ -224,7 +232,7 @@ class AgentLoop:
         elif self._out is not None and self._work is None:
             self._interrupt_pending = True  # the run is still starting: cancel its work as soon as it exists
 
-    async def _drive(self, task: str, out: asyncio.Queue[StepEvent | None]) -> None:
+    async def _drive(self, task: Prompt, out: asyncio.Queue[StepEvent | None]) -> None:
         if self.system is None:
             self.system = await asyncio.to_thread(self._build_system)
         self.emit(
@@ -277,7 +285,7 @@ class AgentLoop:
 
     # --- primitives for strategies ---------------------------------------------------
 
-    async def user_turn(self, prompt: str | list[dict[str, Any]]) -> None:
+    async def user_turn(self, prompt: Prompt) -> None:
         """Add ``prompt`` as the person's message and pin the workspace to it.
 
         When the node the context stands at already has children, the message starts a branch.

@@ -107,7 +107,7 @@ def event_from_json(line: str) -> StepEvent:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunStarted(StepEvent):
     type: ClassVar[str] = "run_started"
-    task: str
+    task: str | list[dict[str, Any]]  # the person's words; blocks when the prompt held more than text
     model: str
     loop: str
     workdir: str = ""

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT
+
+if TYPE_CHECKING:
+    from chimera.core.bus import EventBus
+    from chimera.core.guards import StuckDetector
+    from chimera.core.permissions import PermissionPolicy
 
 __all__ = ["LOOPS", "LoopConfig", "RetryPolicy"]
 
@@ -63,6 +70,13 @@ class LoopConfig:
         time_limit: seconds of wall time for the run; past it the run stops (``time_limit``).
         stuck_after: identical calls in a row (same tool, arguments and output) that earn a
             reminder; one more and the run stops as ``stuck``.
+
+    The seeds' hooks, each None by default:
+
+        permissions: the permission policy (every call allowed when None).
+        detector: the stuck detector (one that acts after ``stuck_after`` repeats when None).
+        handler: called with every event as it happens: text deltas stream the tokens to a UI.
+        event_bus: where every event is published.
     """
 
     max_steps: int = 50
@@ -74,3 +88,7 @@ class LoopConfig:
     max_output: int = field(default_factory=lambda: _env_int("CHIMERA_MAX_TOOL_OUTPUT", DEFAULT_MAX_OUTPUT))
     concurrency: int = 10
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    permissions: PermissionPolicy | None = None
+    detector: StuckDetector | None = None
+    handler: Callable[[Any], object] | None = None
+    event_bus: EventBus | None = None

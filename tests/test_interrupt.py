@@ -168,7 +168,7 @@ async def test_agent_interrupt_ends_agent_run_as_interrupted(env: LocalEnvironme
 
     watching = asyncio.create_task(watcher())
     try:
-        result = await asyncio.wait_for(agent.run("wait for it", env), RUN_TIMEOUT)
+        result = await asyncio.wait_for(agent.arun("wait for it", env), RUN_TIMEOUT)
         pidfd = await asyncio.wait_for(watching, RUN_TIMEOUT)
     finally:
         watching.cancel()

@@ -375,7 +375,7 @@ async def test_coding_agent_run_publishes_every_event_and_returns_the_result(
     agent = CodingAgent(provider, config=config())
     seen: list[StepEvent] = []
     agent.bus.subscribe(seen.append)
-    result = await agent.run("Say hi.", env)
+    result = await agent.arun("Say hi.", env)
     await agent.bus.close()
 
     assert (result.success, result.reason, result.answer, result.steps) == (True, "completed", "Hi there.", 1)

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 from chimera.core.events import StepEvent
 from chimera.core.executor import ToolCall, ToolOutcome
 from chimera.core.loop_config import LoopConfig
-from chimera.core.loops.context import Context
+from chimera.core.loops.context import Context, Prompt
 from chimera.core.providers.base import Message, ModelDone
 
 __all__ = ["Core", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress", "StepResult", "Stop"]
@@ -82,7 +82,7 @@ class Core(Protocol):
     @property
     def context(self) -> Context: ...
 
-    async def user_turn(self, prompt: str | list[dict[str, Any]]) -> None:
+    async def user_turn(self, prompt: Prompt) -> None:
         """Add ``prompt`` as the person's message (a new branch when the node has children) and pin the files."""
         ...
 
@@ -105,7 +105,7 @@ class LoopStrategy(Protocol):
     name: str
     config: LoopConfig
 
-    async def drive(self, core: Core, task: str) -> Outcome:
+    async def drive(self, core: Core, task: Prompt) -> Outcome:
         """Work on ``task`` through the core's primitives and say how it ended."""
         ...
 

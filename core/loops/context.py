@@ -25,13 +25,17 @@ __all__ = [
     "CONTINUE_PROMPT",
     "REMINDER_OPEN",
     "Context",
+    "Prompt",
     "content_blocks",
     "is_continue_prompt",
     "is_reminder",
     "joined_text",
     "merged_into",
+    "prompt_text",
     "reminder_block",
 ]
+
+Prompt = str | list[dict[str, Any]]  # what the person says: text, or content blocks
 
 CONTINUE_PROMPT = "Your last response was cut off by the output limit. Continue exactly where it stopped."
 REMINDER_OPEN = "<system-reminder>"
@@ -61,6 +65,12 @@ def is_reminder(block: dict[str, Any]) -> bool:
 def joined_text(message: Message) -> str:
     """The text blocks of ``message``, joined."""
     return "".join(b.get("text", "") for b in content_blocks(message.get("content")) if b.get("type") == "text")
+
+
+def prompt_text(content: Any) -> str:
+    """The person's words in a prompt: its text blocks, reminders left out."""
+    blocks = content_blocks(content)
+    return "\n\n".join(b.get("text", "") for b in blocks if b.get("type") == "text" and not is_reminder(b))
 
 
 def merged_into(messages: list[Message], message: Message) -> None:
@@ -100,3 +110,10 @@ class Context:
     @property
     def last(self) -> Message | None:
         return self.messages[-1] if self.messages else None
+
+    def split_prompt(self) -> tuple[Context, Prompt]:
+        """The conversation before the person's last message, and that message: what a run answers."""
+        last = self.last
+        if last is None or last.get("role") != "user":
+            raise ValueError("a context to run must end with the person's message: add the task as a user message")
+        return Context(self.messages[:-1], self.node_id), last["content"]

@@ -60,7 +60,7 @@ class Session:
     async def run(self, task: str) -> AgentResult:
         """Work on ``task`` from where the conversation stands; every event goes to the bus."""
         use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
-        return await self.agent.run(task, self.env, session_id=self.id)
+        return await self.agent.arun(task, self.env, session_id=self.id)
 
     def interrupt(self) -> None:
         """Stop the run in progress, if any: the stream ends, tools are killed, it ends as ``interrupted``."""

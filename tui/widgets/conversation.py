@@ -31,7 +31,7 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from chimera.core.loops.context import is_continue_prompt
+from chimera.core.loops.context import is_continue_prompt, prompt_text
 from chimera.core.session_tree import Node
 from chimera.core.wording import plural
 from chimera.tui.widgets.assistant_message import AssistantMessage
@@ -92,7 +92,7 @@ class Conversation(VerticalScroll):
             case ("thinking", text):
                 await self._stream_into(ThinkingView, text)
             case RunStarted(task=task):
-                await self.mount(UserMessage(task))
+                await self.mount(UserMessage(task if isinstance(task, str) else prompt_text(task)))
             case MessageCompleted():
                 await self._seal_attempt()
             case RetryScheduled(reason="max_tokens"):
