@@ -296,6 +296,14 @@ class AgentLoop:
         self._cut.clear()
         await self._pin()
 
+    def note(self, text: str) -> None:
+        """Add a message of the loop's own (a reflection, a plan's next step) before the next request.
+
+        It is the person's side of the conversation, marked as the loop's (a reminder block), so
+        the transcript, an export and a replay tell it from the person's words.
+        """
+        self._append("user", {"role": "user", "content": [reminder_block(text)]}, sync=True)
+
     async def step(self) -> StepResult:
         """One turn: the guards before it, a model request with staged recovery, its tool calls,
         the reminders and guards after them.

@@ -42,7 +42,7 @@ from chimera.core.events import RunFinished
 from chimera.core.executor import NOT_FINISHED, UNFINISHED_PREFIX, ToolCall
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
-from chimera.core.loops.context import content_blocks, is_continue_prompt
+from chimera.core.loops.context import content_blocks, is_continue_prompt, is_loop_note
 from chimera.core.permissions import PermissionPolicy, Rule
 from chimera.core.providers.replay import RECORDING_ENDED, RecordedTurn, ReplayProvider
 from chimera.core.session_tree import Node, SessionTree
@@ -143,7 +143,7 @@ def recorded_runs(tree: SessionTree, node_id: str | None = None) -> list[Recorde
         following = path[index + 1] if index + 1 < len(path) else None
         if node.kind == "user":
             content = node.message["content"]
-            if is_continue_prompt(node.message) and runs:
+            if is_loop_note(node.message) and runs:
                 runs[-1].last = node.id
             elif runs and path[index - 1].kind == "user" and not runs[-1].turns:
                 runs[-1].add_prompt(content, node.id)  # the earlier prompt got no answer: one turn, as the loop sent it

@@ -106,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-tokens", type=_positive, metavar="N", help="stop once the run has used N tokens")
     run.add_argument("--max-cost", type=_money, metavar="USD", help="stop once the run has cost this many dollars")
     run.add_argument("--max-time", type=_money, metavar="SECONDS", help="stop after this much wall time")
+    run.add_argument(
+        "--reflect-every",
+        type=_positive,
+        default=3,
+        metavar="N",
+        help="with --loop reflexion: reflect after every N tool calls (default: 3)",
+    )
     run.set_defaults(handler=_run)
 
     sessions = commands.add_parser("sessions", help="list sessions", description="List the sessions, newest first.")
@@ -278,6 +285,7 @@ def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
         model=args.model,
         loop=args.loop,
         max_turns=getattr(args, "max_turns", 50),
+        reflect_every=getattr(args, "reflect_every", 3),
         permission_mode=args.permission_mode,
         allow=tuple(args.allow),
         deny=tuple(args.deny),

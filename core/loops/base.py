@@ -86,6 +86,10 @@ class Core(Protocol):
         """Add ``prompt`` as the person's message (a new branch when the node has children) and pin the files."""
         ...
 
+    def note(self, text: str) -> None:
+        """Add a message of the loop's own (a reflection, a plan's next step) before the next request."""
+        ...
+
     async def step(self) -> StepResult:
         """One turn: a model request with staged recovery, its tool calls, the reminders and guards after them."""
         ...

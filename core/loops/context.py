@@ -28,6 +28,7 @@ __all__ = [
     "Prompt",
     "content_blocks",
     "is_continue_prompt",
+    "is_loop_note",
     "is_reminder",
     "joined_text",
     "merged_into",
@@ -60,6 +61,15 @@ def reminder_block(text: str) -> dict[str, Any]:
 def is_reminder(block: dict[str, Any]) -> bool:
     """True for the text blocks the loop injects as reminders (not the person's words)."""
     return block.get("type") == "text" and str(block.get("text", "")).startswith(REMINDER_OPEN)
+
+
+def is_loop_note(message: Message) -> bool:
+    """True for a user message the loop wrote itself: the continue prompt, or only reminder blocks
+    (a reflection, a plan's next step). It belongs to the run it is in, never starts one."""
+    if is_continue_prompt(message):
+        return True
+    blocks = content_blocks(message.get("content"))
+    return message.get("role") == "user" and bool(blocks) and all(is_reminder(b) for b in blocks)
 
 
 def joined_text(message: Message) -> str:

@@ -2,42 +2,20 @@
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.base import Core, Outcome
-from chimera.core.loops.context import Context, Prompt
-
-if TYPE_CHECKING:
-    from chimera.core.agent import AgentResult
-    from chimera.core.env import Environment
-    from chimera.core.events import StepEvent
-    from chimera.core.providers.base import Provider
-    from chimera.core.tools.base import Tool
+from chimera.core.loops.context import Prompt
+from chimera.core.loops.strategy import Strategy
 
 __all__ = ["ReAct"]
 
 
 @dataclass(slots=True)
-class ReAct:
-    """Steps until the model answers without calling a tool, or a guard stops it.
+class ReAct(Strategy):
+    """Steps until the model answers without calling a tool, or a guard stops it."""
 
-    Args:
-        config: the limits and hooks of a run.
-        max_steps: the turn limit, when given (else ``config.max_steps``).
-    """
-
-    config: LoopConfig = field(default_factory=LoopConfig)
-    max_steps: int | None = None
     name: str = "react"
-
-    def __post_init__(self) -> None:
-        if self.max_steps is not None:
-            self.config = dataclasses.replace(self.config, max_steps=self.max_steps)
-        self.max_steps = self.config.max_steps
 
     async def drive(self, core: Core, task: Prompt) -> Outcome:
         await core.user_turn(task)
@@ -45,19 +23,3 @@ class ReAct:
             result = await core.step()
             if result.outcome is not None:
                 return result.outcome
-
-    def run(
-        self, provider: Provider, tools: Iterable[Tool], context: Context | Prompt, env: Environment
-    ) -> AgentResult:
-        """Answer ``context`` (a task, or a conversation ending with the person's message) synchronously."""
-        from chimera.core.agent import run_strategy  # the loop imports strategies; strategies reach it only here
-
-        return run_strategy(self, provider, tools, context, env)
-
-    def events(
-        self, provider: Provider, tools: Iterable[Tool], context: Context | Prompt, env: Environment
-    ) -> AsyncIterator[StepEvent]:
-        """Every event of the run that answers ``context``, as it happens, ending with ``run_finished``."""
-        from chimera.core.agent import strategy_events
-
-        return strategy_events(self, provider, tools, context, env)

@@ -21,6 +21,8 @@ from chimera.core.executor import NOT_FINISHED
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
+from chimera.core.loops.base import LoopStrategy
+from chimera.core.loops.reflexion import Reflexion
 from chimera.core.permissions import MODES, PermissionPolicy, Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
@@ -48,6 +50,7 @@ class RunOptions:
     workdir: Path | None = None
     model: str | None = None
     loop: str = "react"
+    reflect_every: int = 3
     max_turns: int = 50
     permission_mode: str | None = None
     allow: tuple[str, ...] = ()
@@ -63,8 +66,11 @@ class RunOptions:
 def _check(options: RunOptions) -> None:
     if options.loop not in LOOPS:
         raise ConfigError(f"--loop {options.loop!r} is unknown: use one of {', '.join(LOOPS)}")
-    if options.loop != "react":
-        raise ConfigError(f"--loop {options.loop} is not available in this version yet: use --loop react")
+    if options.loop not in STRATEGIES:
+        ready = ", ".join(STRATEGIES)
+        raise ConfigError(f"--loop {options.loop} is not available in this version yet: use one of {ready}")
+    if options.reflect_every < 1:
+        raise ConfigError(f"--reflect-every must be at least 1, not {options.reflect_every}")
     if options.permission_mode is not None and options.permission_mode not in MODES:
         raise ConfigError(f"--permission-mode {options.permission_mode!r} is unknown: use one of {', '.join(MODES)}")
     for flag, rules in (("--allow", options.allow), ("--deny", options.deny)):
@@ -78,6 +84,15 @@ def _check(options: RunOptions) -> None:
     if options.workdir is not None and not options.workdir.is_dir():
         what = "is not a folder" if options.workdir.exists() else "does not exist"
         raise ConfigError(f"the workdir {options.workdir} {what}: pass --workdir an existing folder")
+
+
+STRATEGIES = ("react", "reflexion")  # the loops a session can run today
+
+
+def _strategy(options: RunOptions, config: LoopConfig) -> LoopStrategy:
+    if options.loop == "reflexion":
+        return Reflexion(config, reflect_every=options.reflect_every)
+    return ReAct(config)
 
 
 def _config(options: RunOptions) -> LoopConfig:
@@ -134,7 +149,7 @@ def start_session(options: RunOptions) -> Session:
         agent = Agent(
             provider,
             DEFAULT_TOOLS,
-            ReAct(config),
+            _strategy(options, config),
             policy=policy,
             can_ask=options.interactive,
             recorder=store,

@@ -31,7 +31,7 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from chimera.core.loops.context import is_continue_prompt, prompt_text
+from chimera.core.loops.context import is_loop_note, prompt_text
 from chimera.core.session_tree import Node
 from chimera.core.wording import plural
 from chimera.tui.widgets.assistant_message import AssistantMessage
@@ -137,7 +137,7 @@ class Conversation(VerticalScroll):
         widgets: list[Widget] = []
         for node in shown:
             content = node.message.get("content")
-            if node.kind == "user" and not is_continue_prompt(node.message):
+            if node.kind == "user" and not is_loop_note(node.message):
                 text = (
                     content
                     if isinstance(content, str)

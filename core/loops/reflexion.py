@@ -1,0 +1,53 @@
+"""Provides ``Reflexion``: ReAct that stops to reflect every few tool calls.
+
+Every ``reflect_every`` tool calls the loop adds the reflection prompt to the
+conversation (a ``reflection`` event says so) before the next request, so the
+model looks back at what worked before it goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chimera.core.events import Reflected
+from chimera.core.loops.base import Core, Outcome
+from chimera.core.loops.context import Prompt
+from chimera.core.loops.strategy import Strategy
+
+__all__ = ["REFLECTION_PROMPT", "Reflexion"]
+
+REFLECTION_PROMPT = (
+    "Reflect on what you just did. What worked? What didn't? What should you do differently in the next step?"
+)
+
+
+@dataclass(slots=True)
+class Reflexion(Strategy):
+    """Steps as ReAct does; after every ``reflect_every`` tool calls, a reflection before the next request.
+
+    Args:
+        config: the limits and hooks of a run.
+        max_steps: the turn limit, when given (else ``config.max_steps``).
+        reflect_every: tool calls between reflections (at least 1).
+    """
+
+    reflect_every: int = 3
+    name: str = "reflexion"
+
+    def __post_init__(self) -> None:
+        if self.reflect_every < 1:
+            raise ValueError(f"reflect_every must be at least 1, not {self.reflect_every}")
+        Strategy.__post_init__(self)
+
+    async def drive(self, core: Core, task: Prompt) -> Outcome:
+        await core.user_turn(task)
+        calls = 0
+        while True:
+            result = await core.step()
+            if result.outcome is not None:
+                return result.outcome
+            calls += len(result.calls)
+            if calls >= self.reflect_every:
+                calls = 0
+                core.note(REFLECTION_PROMPT)
+                core.emit(Reflected(text=REFLECTION_PROMPT))
