@@ -33,7 +33,7 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from chimera.core.bus import EventBus
@@ -304,11 +304,13 @@ class AgentLoop:
         """
         self._append("user", {"role": "user", "content": [reminder_block(text)]}, sync=True)
 
-    async def step(self) -> StepResult:
+    async def step(self, answer: Callable[[], Awaitable[ModelDone]] | None = None) -> StepResult:
         """One turn: the guards before it, a model request with staged recovery, its tool calls,
         the reminders and guards after them.
 
-        Raises :class:`Stop` when a guard ends the run (the turn limit, a budget).
+        ``answer`` gets the turn's answer and adopts it (:meth:`query` when None; TreeOfThought
+        samples several and adopts one). Raises :class:`Stop` when a guard ends the run (the turn
+        limit, a budget).
         """
         if self.steps >= self.config.max_steps:
             turns = plural(self.steps, "turn")
@@ -316,12 +318,10 @@ class AgentLoop:
             raise Stop(Outcome(False, "max_turns", error=error))
         self.steps += 1
         self.emit(TurnStarted(turn=self.steps))
-        done = await self.query()
+        done = await (answer or self.query)()
         if done.stop_reason == "refusal":
-            answer = joined_text(done.message).strip()
-            return StepResult(
-                done, outcome=Outcome(False, "refusal", answer=answer, error="the model declined the request")
-            )
+            said = joined_text(done.message).strip()
+            return StepResult(done, outcome=Outcome(False, "refusal", answer=said, error=_DECLINED))
         calls = [ToolCall.from_block(b) for b in done.message["content"] if b.get("type") == "tool_use"]
         try:
             self._check_budgets()
@@ -333,8 +333,8 @@ class AgentLoop:
         if done.stop_reason == "max_tokens" and not calls:
             return self._continue(done)
         if not calls:
-            answer = ("".join(self._cut) + joined_text(done.message)).strip()
-            return StepResult(done, outcome=Outcome(True, "completed", answer=answer))
+            text = ("".join(self._cut) + joined_text(done.message)).strip()
+            return StepResult(done, outcome=Outcome(True, "completed", answer=text))
         self._cut.clear()
         outcomes, stop = await self._run_tools(calls)
         return StepResult(done, calls, outcomes, outcome=stop)
@@ -434,13 +434,44 @@ class AgentLoop:
 
         The answer joins the conversation (and the session) as the new leaf, unless it is a refusal.
         """
-        done = await self._recovery.request(self._attempt)
-        usage = done.usage
-        self.cost += usage.cost
-        self.tokens += usage.input_tokens + usage.output_tokens
-        if done.stop_reason != "refusal":  # a refusal leaves the context as it was
+        done = await self.request(self.context, report=False)
+        self.adopt(done)
+        self._report(done)
+        return done
+
+    async def request(self, context: Context, *, quiet: bool = False, report: bool = True) -> ModelDone:
+        """One model request over ``context``, retried in stages; it joins no context (see :meth:`adopt`).
+
+        Its tokens and cost count toward the run's budgets and, with ``report``, a ``usage`` event
+        says so at once. ``quiet``: no text or thinking deltas (answers requested side by side).
+        """
+        request = ModelRequest(
+            system=self.system or "",
+            messages=context.messages,
+            tools=self.tools.schemas(),
+            max_tokens=self.config.max_tokens,
+        )
+        done = await self._recovery.request(lambda: self._stream(request, quiet=quiet))
+        self.cost += done.usage.cost
+        self.tokens += done.usage.input_tokens + done.usage.output_tokens
+        if report:
+            self._report(done)
+        return done
+
+    def adopt(self, done: ModelDone, *, aside: Sequence[ModelDone] = ()) -> None:
+        """``done`` answers this turn: it joins the conversation and the session as the new leaf (a
+        refusal leaves the context as it was). ``aside``, other answers to the same context, are kept
+        in the session as its siblings, so the tree shows what was not taken."""
+        if self.recorder is not None:
+            for other in aside:
+                message = self.redactor.mask_value(_sendable(other.message))
+                self.recorder.record("assistant", message, parent=self.context.node_id)
+        if done.stop_reason != "refusal":
             self._append("assistant", _sendable(done.message))
         self.emit(MessageCompleted(message=_sendable(done.message), stop_reason=done.stop_reason))
+
+    def _report(self, done: ModelDone) -> None:
+        usage = done.usage
         self.emit(
             UsageReported(
                 input_tokens=usage.input_tokens,
@@ -451,21 +482,13 @@ class AgentLoop:
                 total_cost=round(self.cost, 6),
             )
         )
-        return done
 
-    async def _attempt(self) -> ModelDone:
-        request = ModelRequest(
-            system=self.system or "",
-            messages=self.messages,
-            tools=self.tools.schemas(),
-            max_tokens=self.config.max_tokens,
-        )
-        return await self._stream(request)
-
-    async def _stream(self, request: ModelRequest) -> ModelDone:
+    async def _stream(self, request: ModelRequest, *, quiet: bool = False) -> ModelDone:
         # A secret may straddle two deltas: each kind's text is masked as one stream, in order.
         text, thinking = self.redactor.stream(), self.redactor.stream()
         async for chunk in self.provider.stream(request):
+            if quiet and not isinstance(chunk, ModelDone):
+                continue
             if isinstance(chunk, TextChunk):
                 self._emit_delta(ThinkingDelta, thinking.flush())
                 self._emit_delta(TextDelta, text.feed(chunk.text))

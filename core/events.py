@@ -18,6 +18,8 @@ from typing import Any, ClassVar, TypeVar
 __all__ = [
     "AssistantMessage",
     "BranchCreated",
+    "CandidateChosen",
+    "CandidateProposed",
     "CheckpointCreated",
     "CompactionDone",
     "MessageCompleted",
@@ -259,6 +261,28 @@ class SteeringDelivered(StepEvent):
 class Reflected(StepEvent):
     type: ClassVar[str] = "reflection"
     text: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CandidateProposed(StepEvent):
+    """TreeOfThought: one of the answers sampled for this turn (``index`` from 0)."""
+
+    type: ClassVar[str] = "candidate"
+    index: int
+    message: AssistantMessage
+    stop_reason: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CandidateChosen(StepEvent):
+    """TreeOfThought: the candidate taken, the evaluator's score of each (None: not scored), and why."""
+
+    type: ClassVar[str] = "candidate_chosen"
+    index: int
+    scores: list[int | None]
+    reason: str
 
 
 @register

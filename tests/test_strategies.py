@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ import pytest
 
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.loops.reflexion import REFLECTION_PROMPT, Reflexion
+from chimera.core.loops.tree_of_thought import TreeOfThought
 from chimera.core.providers.factory import create_provider
 from chimera.core.tool_group import DEFAULT_TOOLS
 from tests.anthropic_harness import serve_fake
@@ -104,3 +106,80 @@ def test_reflexion_from_python(api: FakeAnthropic, project: Path, monkeypatch: p
     assert texts_sent(api.requests[1].messages).count(REFLECTION_PROMPT) == 1
     with pytest.raises(ValueError, match="at least 1"):
         Reflexion(reflect_every=0)
+
+
+# --- TreeOfThought -------------------------------------------------------------------------
+
+
+def run_tot(
+    api: FakeAnthropic, project: Path, *flags: str
+) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
+    proc = run_chimera(
+        "run",
+        "look around",
+        "--workdir",
+        str(project),
+        "--loop",
+        "tot",
+        "--json",
+        "--permission-mode",
+        "bypass",
+        *flags,
+        env=model_env(api),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc, events_of(proc.stdout)
+
+
+def test_tree_of_thought_samples_candidates_takes_a_tool_call_then_the_best_scored(
+    api: FakeAnthropic, project: Path
+) -> None:
+    api.script(
+        message(text("I could guess.")),
+        reads("a.txt"),
+        message(text("Or ask you.")),
+        message(text("A holds a.")),
+        message(text("It says a, clearly and briefly.")),
+        message(text("Not sure.")),
+        message(text("1: 4\n2: 9\n3: 2")),  # the evaluation of turn 2's three answers
+    )
+    _, events = run_tot(api, project)
+
+    bodies = [r.body for r in api.requests]
+    assert not [b for b in bodies if "temperature" in b]  # the Messages API of 2026-10-21 refuses sampling parameters
+    assert bodies[0]["messages"] == bodies[1]["messages"] == bodies[2]["messages"]  # one context, forked
+    assert "Rate how well each one moves" in json.dumps(bodies[6]["messages"][-1])
+    chosen = [e for e in events if e["type"] == "candidate_chosen"]
+    assert [c["reason"] for c in chosen] == [
+        "the first candidate that calls a tool",
+        "the evaluation scored it highest (9 of 10)",
+    ]
+    assert chosen[1]["scores"] == [4, 9, 2]
+    proposed = [e for e in events if e["type"] == "candidate"]
+    assert len(proposed) == 6
+    best = next(p for p in proposed[3:] if p["index"] == chosen[1]["index"])
+    done = events[-1]
+    assert (done["type"], done["success"], done["steps"]) == ("run_finished", True, 2)
+    assert done["answer"] == best["message"]["content"][0]["text"]
+    assert [e["name"] for e in events if e["type"] == "tool_call_finished"] == ["read"]
+    assert not [e for e in events if e["type"] == "text_delta" and e["text"] in {"I could guess.", "Or ask you."}]
+
+
+def test_candidates_not_taken_stay_in_the_tree_as_siblings(api: FakeAnthropic, project: Path) -> None:
+    api.script(message(text("One.")), message(text("Two.")), message(text("no scores here")))
+    _, events = run_tot(api, project, "--candidates", "2")
+    chosen = next(e for e in events if e["type"] == "candidate_chosen")
+    assert (chosen["index"], chosen["reason"]) == (0, "the evaluation gave no scores: the first candidate")
+
+    tree = json.loads(run_chimera("tree", events[0]["session_id"], "--json").stdout)
+    answers = [n for n in tree["nodes"] if n["kind"] == "assistant"]
+    assert len(answers) == 2
+    assert answers[0]["parent_id"] == answers[1]["parent_id"]  # siblings: both answer the task
+    assert tree["leaf"] == next(n["id"] for n in answers if n["summary"] == events[-1]["answer"])
+    assert not any("Rate how well" in n["summary"] for n in tree["nodes"])  # the evaluation joins no conversation
+
+
+def test_candidates_must_be_positive(isolated_env: Path) -> None:
+    assert_one_line_error(run_chimera("run", "x", "--loop", "tot", "--candidates", "0"), "candidates")
+    with pytest.raises(ValueError, match="at least 1"):
+        TreeOfThought(n_candidates=0)

@@ -113,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --loop reflexion: reflect after every N tool calls (default: 3)",
     )
+    run.add_argument(
+        "--candidates",
+        type=_positive,
+        default=3,
+        metavar="N",
+        help="with --loop tot: answers sampled each turn, the best one taken (default: 3)",
+    )
     run.set_defaults(handler=_run)
 
     sessions = commands.add_parser("sessions", help="list sessions", description="List the sessions, newest first.")
@@ -286,6 +293,7 @@ def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
         loop=args.loop,
         max_turns=getattr(args, "max_turns", 50),
         reflect_every=getattr(args, "reflect_every", 3),
+        candidates=getattr(args, "candidates", 3),
         permission_mode=args.permission_mode,
         allow=tuple(args.allow),
         deny=tuple(args.deny),

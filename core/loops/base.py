@@ -12,7 +12,7 @@ this module, never the loop, so nothing imports in a circle.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -90,12 +90,21 @@ class Core(Protocol):
         """Add a message of the loop's own (a reflection, a plan's next step) before the next request."""
         ...
 
-    async def step(self) -> StepResult:
-        """One turn: a model request with staged recovery, its tool calls, the reminders and guards after them."""
+    async def step(self, answer: Callable[[], Awaitable[ModelDone]] | None = None) -> StepResult:
+        """One turn: a model request with staged recovery (or ``answer``, which gets and adopts the
+        turn's answer), its tool calls, the reminders and guards after them."""
         ...
 
     async def query(self) -> ModelDone:
         """One model request over the context, retried in stages; the answer joins the context."""
+        ...
+
+    async def request(self, context: Context, *, quiet: bool = False, report: bool = True) -> ModelDone:
+        """One model request over ``context``, counted in the run's usage; it joins no context."""
+        ...
+
+    def adopt(self, done: ModelDone, *, aside: Sequence[ModelDone] = ()) -> None:
+        """Make ``done`` this turn's answer; ``aside`` are kept in the session as its siblings."""
         ...
 
     def emit(self, event: _E) -> _E:

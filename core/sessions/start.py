@@ -23,6 +23,7 @@ from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
 from chimera.core.loops.base import LoopStrategy
 from chimera.core.loops.reflexion import Reflexion
+from chimera.core.loops.tree_of_thought import TreeOfThought
 from chimera.core.permissions import MODES, PermissionPolicy, Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
@@ -51,6 +52,7 @@ class RunOptions:
     model: str | None = None
     loop: str = "react"
     reflect_every: int = 3
+    candidates: int = 3
     max_turns: int = 50
     permission_mode: str | None = None
     allow: tuple[str, ...] = ()
@@ -71,6 +73,8 @@ def _check(options: RunOptions) -> None:
         raise ConfigError(f"--loop {options.loop} is not available in this version yet: use one of {ready}")
     if options.reflect_every < 1:
         raise ConfigError(f"--reflect-every must be at least 1, not {options.reflect_every}")
+    if options.candidates < 1:
+        raise ConfigError(f"--candidates must be at least 1, not {options.candidates}")
     if options.permission_mode is not None and options.permission_mode not in MODES:
         raise ConfigError(f"--permission-mode {options.permission_mode!r} is unknown: use one of {', '.join(MODES)}")
     for flag, rules in (("--allow", options.allow), ("--deny", options.deny)):
@@ -86,12 +90,14 @@ def _check(options: RunOptions) -> None:
         raise ConfigError(f"the workdir {options.workdir} {what}: pass --workdir an existing folder")
 
 
-STRATEGIES = ("react", "reflexion")  # the loops a session can run today
+STRATEGIES = ("react", "reflexion", "tot")  # the loops a session can run today
 
 
 def _strategy(options: RunOptions, config: LoopConfig) -> LoopStrategy:
     if options.loop == "reflexion":
         return Reflexion(config, reflect_every=options.reflect_every)
+    if options.loop == "tot":
+        return TreeOfThought(config, n_candidates=options.candidates)
     return ReAct(config)
 
 
