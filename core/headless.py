@@ -4,7 +4,8 @@ With ``json_lines`` every event goes to stdout as one JSON object a line;
 otherwise the answer goes to stdout (streamed on a terminal, else each message
 once it is complete, so a retried attempt never reaches a file) and tool
 activity to stderr. Every line, the run's closing error included, is
-written with the provider's secrets masked. Returns the process exit code: 0
+written with the provider's secrets masked, and plain output with every
+character that could steer a terminal shown as an escape (``terminal_safe``). Returns the process exit code: 0
 when the run succeeds, 1 when it fails (max turns, refusal, interrupted, a
 model error), 2 when the setup is wrong (a rejected key, an unknown model, an
 unreachable server, a server that does not speak the Messages API). A reader that goes away raises
@@ -42,6 +43,7 @@ from chimera.core.launch import RunOptions, prepare
 from chimera.core.redact import Redactor
 from chimera.core.replay import replay_session
 from chimera.core.session_store import CHECKPOINTS, SessionStore
+from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing, plural
 
@@ -55,7 +57,8 @@ class _Printer:
     the text streams as it comes, and a retry that voids it says so on stderr; to a pipe
     or a file each message's text is written once its ``message_completed`` arrives, so
     a voided attempt never reaches it. A character the output's encoding lacks is
-    replaced (in JSON, escaped), never taken for a closed reader.
+    replaced (in JSON, escaped), never taken for a closed reader; one that could steer
+    a terminal is shown as an escape.
     """
 
     def __init__(
@@ -100,16 +103,16 @@ class _Printer:
             case TextDelta(text=text):
                 self._attempt.append(text)
                 if self.live:
-                    _write(self.out, text)
+                    _write(self.out, terminal_safe(text))
                     self.out.flush()
             case MessageCompleted():
                 if not self.live:
-                    _write(self.out, "".join(self._attempt))
+                    _write(self.out, terminal_safe("".join(self._attempt)))
                     self.out.flush()
                 self._attempt.clear()
             case ToolCallStarted(name=name, args=args):
                 self.out.write("\n")
-                _write(self.err, f"● {name} {describe_call(name, args)}\n")
+                _line(self.err, f"● {name} {describe_call(name, args)}")
             case ToolCallFinished(is_error=is_error, output=output, duration_ms=ms):
                 mark = "✗" if is_error else "✓"
                 timing = describe_timing(output, ms)
@@ -118,7 +121,7 @@ class _Printer:
                     timing = f"{lines} in {timing}"
                 self.err.write(f"  {mark} {timing}\n")
             case PermissionDecided(decision="deny", reason=reason):
-                _write(self.err, f"  ⊘ {reason}\n")
+                _line(self.err, f"  ⊘ {reason}")
             case RetryScheduled(reason=reason, attempt=attempt, wait_s=wait, discards_partial=discards):
                 void = ""
                 if discards and self._attempt:
@@ -127,7 +130,7 @@ class _Printer:
                         self.out.flush()
                         void = ": the text above is discarded"
                     self._attempt.clear()
-                self.err.write(f"  ↻ retry {attempt} ({reason}) in {wait:.1f}s{void}\n")
+                _line(self.err, f"  ↻ retry {attempt} ({reason}) in {wait:.1f}s{void}")
             case RunFinished():
                 self._attempt.clear()  # an attempt cut short is not an answer
                 self.out.write("\n")
@@ -142,6 +145,11 @@ def _is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (OSError, ValueError):
         return False
+
+
+def _line(stream: TextIO, text: str) -> None:
+    """Write ``text`` as one line: nothing in it can steer a terminal or start another line."""
+    _write(stream, terminal_safe(text, one_line=True) + "\n")
 
 
 def _write(stream: TextIO, text: str) -> None:
@@ -173,10 +181,10 @@ async def run_headless(
     launch = prepare(options)
     mask = launch.redactor.mask
     for warning in launch.warnings:
-        err.write(mask(f"chimera: {warning}\n"))
+        _line(err, mask(f"chimera: {warning}"))
     if launch.demo:
         err.write(f"chimera: {DEMO_NOTICE}\n")
-        err.write(f"chimera: demo task: {launch.demo_task} (workspace: {launch.env.workdir})\n")
+        _line(err, f"chimera: demo task: {launch.demo_task} (workspace: {launch.env.workdir})")
         task = launch.demo_task
     printer = _Printer(
         out, err, json_lines=json_lines, on_gone=_threadsafe(launch.agent.interrupt), redactor=launch.redactor
@@ -195,7 +203,7 @@ async def run_headless(
     if result.reason == "interrupted":
         err.write("chimera: the run was interrupted\n")
     else:
-        err.write(mask(f"chimera: the run failed ({result.reason}): {result.error}\n"))
+        _line(err, mask(f"chimera: the run failed ({result.reason}): {result.error}"))
     return 2 if result.reason in CONFIG_KINDS else 1
 
 
@@ -243,7 +251,7 @@ async def replay_headless(
     home = chimera_home()
     with SessionStore.open(home, session_id, writable=False) as store:
         for warning in store.warnings:
-            err.write(f"chimera: session {store.id}: {warning}\n")
+            _line(err, f"chimera: session {store.id}: {warning}")
         node_id = store.require(node) if node is not None else None
         if not store.tree.path(node_id):
             raise ConfigError(f"session {session_id} has no messages to replay")
@@ -270,16 +278,16 @@ async def replay_headless(
     if printer.gone:
         raise BrokenPipeError("the reader of the output went away")  # the command ends quietly
     for path in report.left_out:
-        err.write(f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out\n")
+        _line(err, f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out")
     for line in report.not_rerun:
-        err.write(f"chimera: not re-run, recorded result kept: {line}\n")
+        _line(err, f"chimera: not re-run, recorded result kept: {line}")
     if not report.success:
-        err.write(f"chimera: replay stopped ({report.reason}) in run {report.runs}: {report.error}\n")
+        _line(err, f"chimera: replay stopped ({report.reason}) in run {report.runs}: {report.error}")
         return 1
     done = plural(report.runs, "run")
     if rerun_tools:
         done += f", {report.checked} tool results matched, {len(report.not_rerun)} kept as recorded"
     if report.stops_at is not None:
         done += f"; it ends at node {report.stops_at}, where the recording of this branch stops before an answer"
-    err.write(f"chimera: replay completed: {done}\n")
+    _line(err, f"chimera: replay completed: {done}")
     return 0

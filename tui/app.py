@@ -22,6 +22,7 @@ from chimera.core.bus import StreamSubscription
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.events import PermissionRequested, RunFinished, RunStarted, TurnStarted, UsageReported
 from chimera.core.launch import Launch, RunOptions, prepare
+from chimera.core.terminal_text import terminal_safe
 from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
 from chimera.tui.messages import BusEvents
 from chimera.tui.screens.permission import PermissionScreen
@@ -74,12 +75,12 @@ class ChimeraApp(App[int]):
         status.model = self.launch.agent.provider.model
         status.loop = self.launch.agent.loop.name
         status.mode = self.launch.policy.mode
-        self.sub_title = str(self.launch.env.workdir)
+        self.sub_title = terminal_safe(str(self.launch.env.workdir), one_line=True)
         self._events = self.launch.bus.stream()
         self.bridge(self._events)
         self.query_one(PromptInput).focus()
         for warning in self.launch.warnings:
-            self.notify(warning, severity="warning", timeout=8)
+            self.notify(terminal_safe(warning), severity="warning", timeout=8, markup=False)
         if self.launch.demo:
             self.start_run(self.launch.demo_task)
         elif self.options.resume:
