@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+from chimera.core import credentials
 from chimera.core.bus import EventBus
 from chimera.core.checkpoints import ShadowRepo
 from chimera.core.demo import DEMO_NOTICE
@@ -245,13 +246,19 @@ async def replay_headless(
     ``rerun_tools`` the tools that ran when recorded run again on a scratch copy of the
     workspace as each run found it, and the first result that differs from the recording
     stops the replay with a report (exit 1); calls that may not run again are named.
+    The process's credentials are masked in all it prints, as in a live run.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     home = chimera_home()
+    redactor = Redactor(credentials.values())
+
+    def say(line: str) -> None:
+        _line(err, redactor.mask(line))
+
     with SessionStore.open(home, session_id, writable=False) as store:
         for warning in store.warnings:
-            _line(err, f"chimera: session {store.id}: {warning}")
+            say(f"chimera: session {store.id}: {warning}")
         node_id = store.require(node) if node is not None else None
         if not store.tree.path(node_id):
             raise ConfigError(f"session {session_id} has no messages to replay")
@@ -259,7 +266,7 @@ async def replay_headless(
             workspace = Path(scratch) / "workspace"
             workspace.mkdir()
             bus = EventBus()
-            printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None)
+            printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None, redactor=redactor)
             bus.subscribe(printer, name="printer")
             try:
                 report = await replay_session(
@@ -272,22 +279,23 @@ async def replay_headless(
                     rerun_tools=rerun_tools,
                     repo=ShadowRepo(store.workdir, store.folder / CHECKPOINTS) if rerun_tools else None,
                     model=str(store.meta.get("model", "replay")),
+                    secrets=credentials.values(),
                 )
             finally:
                 await bus.close()
     if printer.gone:
         raise BrokenPipeError("the reader of the output went away")  # the command ends quietly
     for path in report.left_out:
-        _line(err, f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out")
+        say(f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out")
     for line in report.not_rerun:
-        _line(err, f"chimera: not re-run, recorded result kept: {line}")
+        say(f"chimera: not re-run, recorded result kept: {line}")
     if not report.success:
-        _line(err, f"chimera: replay stopped ({report.reason}) in run {report.runs}: {report.error}")
+        say(f"chimera: replay stopped ({report.reason}) in run {report.runs}: {report.error}")
         return 1
     done = plural(report.runs, "run")
     if rerun_tools:
         done += f", {report.checked} tool results matched, {len(report.not_rerun)} kept as recorded"
     if report.stops_at is not None:
         done += f"; it ends at node {report.stops_at}, where the recording of this branch stops before an answer"
-    _line(err, f"chimera: replay completed: {done}")
+    say(f"chimera: replay completed: {done}")
     return 0
