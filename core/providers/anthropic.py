@@ -158,7 +158,9 @@ class AnthropicProvider:
                     except StopAsyncIteration:
                         break
                     try:
-                        data = event.to_dict(mode="json")
+                        # The server's values are checked here (usage counts may be any JSON at all),
+                        # so the SDK's warnings about values that do not fit its types are not wanted.
+                        data = event.to_dict(mode="json", warnings=False)
                         if not builder.started and data.get("type") != "message_start":
                             what = "an event stream that does not begin with message_start"
                             raise _not_the_api(url, stream.response.status_code, what)
@@ -286,11 +288,14 @@ class _MessageBuilder:
             block.setdefault("citations", []).append(delta["citation"])
         return None
 
-    def _usage(self, usage: dict[str, Any]) -> None:
-        self.input_tokens = usage.get("input_tokens") or self.input_tokens
-        self.output_tokens = usage.get("output_tokens") or self.output_tokens
-        self.cache_read = usage.get("cache_read_input_tokens") or self.cache_read
-        self.cache_write = usage.get("cache_creation_input_tokens") or self.cache_write
+    def _usage(self, usage: Any) -> None:
+        """Take the counts of a ``usage`` object; a count that is not a sound whole number is ignored."""
+        if not isinstance(usage, dict):
+            return
+        self.input_tokens = _token_count(usage.get("input_tokens")) or self.input_tokens
+        self.output_tokens = _token_count(usage.get("output_tokens")) or self.output_tokens
+        self.cache_read = _token_count(usage.get("cache_read_input_tokens")) or self.cache_read
+        self.cache_write = _token_count(usage.get("cache_creation_input_tokens")) or self.cache_write
 
     def done(self, model: str) -> ModelDone:
         # Strict JSON only: a pair split across deltas joined, lone surrogates as U+FFFD, NaN and
@@ -313,6 +318,24 @@ class _MessageBuilder:
             ),
         )
         return ModelDone(message=message, stop_reason=self.stop_reason or "end_turn", usage=usage)
+
+
+MAX_TOKEN_COUNT = 10**9
+"""More tokens than any model reads or writes in one response: a larger count is nonsense."""
+
+
+def _token_count(value: Any) -> int | None:
+    """``value`` as a token count, or None when it is not one: negative, fractional, non-finite, huge, not a number.
+
+    The server is untrusted (a local one may be buggy or hostile): whatever it sends, the totals
+    built from these counts stay finite, non-negative whole numbers.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not value.is_integer():  # NaN and infinities are not whole either
+        return None
+    count = int(value)
+    return count if 0 <= count <= MAX_TOKEN_COUNT else None
 
 
 def _parse_tool_input(raw: str, block: dict[str, Any]) -> Any:
