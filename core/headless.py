@@ -8,7 +8,8 @@ written with the provider's secrets masked, and plain output with every
 character that could steer a terminal shown as an escape (``terminal_safe``). Returns the process exit code: 0
 when the run succeeds, 1 when it fails (max turns, refusal, interrupted, a
 model error), 2 when the setup is wrong (a rejected key, an unknown model, an
-unreachable server, a server that does not speak the Messages API). A reader that goes away raises
+unreachable server, a server that does not speak the Messages API: a redirect, a
+status the API never sends, a reply that is not HTTP). A reader that goes away raises
 BrokenPipeError once the run is closed.
 """
 
