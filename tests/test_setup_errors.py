@@ -230,8 +230,10 @@ def test_a_server_that_hangs_up_unanswered_is_named_for_that(
         ("sk-ant-ключ-0123456789", "a character that is not ASCII"),
         ("sk-ant-\x00nul-0123456789", "a control character"),
         (" " + KEY, "a space"),
+        (KEY + "\t", "a tab"),
+        ("sk-ant-\u200b-0123456789", "an invisible character"),
     ],
-    ids=["trailing-newline", "newline", "cyrillic", "nul", "space"],
+    ids=["trailing-newline", "newline", "cyrillic", "nul", "space", "tab", "zero-width"],
 )
 def test_a_key_a_header_cannot_carry_is_one_line_and_never_printed(
     api: FakeAnthropic, tmp_path: Path, key: str, said: str

@@ -94,9 +94,10 @@ class AnthropicProvider:
         token = auth_token if auth_token is not None else credentials.get("ANTHROPIC_AUTH_TOKEN")
         self._auth_token = None if self._api_key else token
         self._secrets = tuple(s for s in (self._api_key, token, *credentials.values()) if s)
-        for name, value in (("ANTHROPIC_API_KEY", self._api_key), ("ANTHROPIC_AUTH_TOKEN", token)):
-            if value:
-                check_credential(name, value)
+        if self._api_key:  # the credential that will be sent, and only that one
+            check_credential("ANTHROPIC_API_KEY", self._api_key)
+        elif self._auth_token:
+            check_credential("ANTHROPIC_AUTH_TOKEN", self._auth_token)
         configured = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
         check_base_url(configured, "ANTHROPIC_BASE_URL" if base_url is None else "the base URL")
         self.base_url = configured.rstrip("/")

@@ -84,10 +84,14 @@ def _unsendable(char: str) -> str | None:
         return "bytes that are not UTF-8"
     if char in "\r\n":
         return "a line break"
+    if char == "\t":
+        return "a tab"
     if char.isspace():
         return "a space"
-    if not char.isprintable():
+    if char < " " or "\x7f" <= char <= "\x9f":
         return "a control character"
+    if not char.isprintable():  # a zero-width space, a bidi mark
+        return "an invisible character"
     if not char.isascii():
         return "a character that is not ASCII"
     return None
