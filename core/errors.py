@@ -24,7 +24,8 @@ class ProviderError(ChimeraError):
     ``kind`` names the cause in one word (``rate_limit``, ``overloaded``,
     ``stream_error``, ``incomplete``, ``stalled``, ``connection``, ``server``,
     ``bad_request``, ``auth``, ``not_found``, ``permission``, ``unreachable``,
-    ``protocol`` (the server does not speak the Messages API), ``encoding`` (the
+    ``protocol`` (the server does not speak the Messages API: another kind of
+    page or stream, a redirect, a status the API never sends, no HTTP at all), ``encoding`` (the
     request could not be encoded: a bug or bad data, never retried));
     ``retryable`` says whether trying again may help, and ``retry_after`` is
     the server's hint in seconds when it gave one.

@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
+from chimera.core.terminal_text import inert_json
+
 __all__ = [
     "AssistantMessage",
     "BranchCreated",
@@ -75,8 +77,8 @@ class StepEvent:
         return out
 
     def to_json(self) -> str:
-        """Return the event as one line of JSON."""
-        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        """Return the event as one line of JSON, with nothing in it that could steer a terminal raw."""
+        return inert_json(json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":")))
 
 
 def register(cls: _E) -> _E:

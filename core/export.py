@@ -2,7 +2,10 @@
 
 The person's messages, the model's answers, and each tool call with its
 result (long results folded into ``<details>``), in the order they happened.
-Thinking is left out: it is working, not the record.
+Thinking is left out: it is working, not the record. What the session holds
+is untrusted: every character that could steer a terminal (ESC, C1, bidi
+overrides; see ``terminal_safe``) is written as a visible escape, so the
+document is safe to print, page or ``cat``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from chimera.core.errors import SessionError
 from chimera.core.loops.context import content_blocks, is_continue_prompt, is_reminder
 from chimera.core.session_store import SessionStore
 from chimera.core.session_tree import Node
+from chimera.core.terminal_text import terminal_safe
 
 __all__ = ["export_markdown"]
 
@@ -22,7 +26,7 @@ _FOLD_AFTER = 12  # result lines shown before the rest is folded
 
 
 def export_markdown(store: SessionStore) -> str:
-    """The active path of ``store`` as Markdown."""
+    """The active path of ``store`` as Markdown, with nothing in it that could steer a terminal."""
     created = dt.datetime.fromtimestamp(float(store.meta.get("created", 0))).strftime("%Y-%m-%d %H:%M")
     out = [
         f"# {store.title}",
@@ -39,7 +43,7 @@ def export_markdown(store: SessionStore) -> str:
             out += _node(node, calls)
         except SessionError as err:  # one damaged message: say so where it was, keep the rest
             out += [f"*({err})*", ""]
-    return "\n".join(out).rstrip() + "\n"
+    return terminal_safe("\n".join(out).rstrip()) + "\n"
 
 
 def _node(node: Node, calls: dict[str, dict[str, Any]]) -> list[str]:

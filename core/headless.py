@@ -4,10 +4,12 @@ With ``json_lines`` every event goes to stdout as one JSON object a line;
 otherwise the answer goes to stdout (streamed on a terminal, else each message
 once it is complete, so a retried attempt never reaches a file) and tool
 activity to stderr. Every line, the run's closing error included, is
-written with the provider's secrets masked. Returns the process exit code: 0
+written with the provider's secrets masked, and plain output with every
+character that could steer a terminal shown as an escape (``terminal_safe``). Returns the process exit code: 0
 when the run succeeds, 1 when it fails (max turns, refusal, interrupted, a
 model error), 2 when the setup is wrong (a rejected key, an unknown model, an
-unreachable server, a server that does not speak the Messages API). A reader that goes away raises
+unreachable server, a server that does not speak the Messages API: a redirect, a
+status the API never sends, a reply that is not HTTP). A reader that goes away raises
 BrokenPipeError once the run is closed.
 """
 
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+from chimera.core import credentials
 from chimera.core.bus import EventBus
 from chimera.core.checkpoints import ShadowRepo
 from chimera.core.demo import DEMO_NOTICE
@@ -42,6 +45,7 @@ from chimera.core.redact import Redactor
 from chimera.core.replay import replay_session
 from chimera.core.session_store import CHECKPOINTS, SessionStore
 from chimera.core.sessions.start import RunOptions, start_session
+from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing, plural
 
@@ -55,7 +59,8 @@ class _Printer:
     the text streams as it comes, and a retry that voids it says so on stderr; to a pipe
     or a file each message's text is written once its ``message_completed`` arrives, so
     a voided attempt never reaches it. A character the output's encoding lacks is
-    replaced (in JSON, escaped), never taken for a closed reader.
+    replaced (in JSON, escaped), never taken for a closed reader; one that could steer
+    a terminal is shown as an escape.
     """
 
     def __init__(
@@ -100,16 +105,16 @@ class _Printer:
             case TextDelta(text=text):
                 self._attempt.append(text)
                 if self.live:
-                    _write(self.out, text)
+                    _write(self.out, terminal_safe(text))
                     self.out.flush()
             case MessageCompleted():
                 if not self.live:
-                    _write(self.out, "".join(self._attempt))
+                    _write(self.out, terminal_safe("".join(self._attempt)))
                     self.out.flush()
                 self._attempt.clear()
             case ToolCallStarted(name=name, args=args):
                 self.out.write("\n")
-                _write(self.err, f"● {name} {describe_call(name, args)}\n")
+                _line(self.err, f"● {name} {describe_call(name, args)}")
             case ToolCallFinished(is_error=is_error, output=output, duration_ms=ms):
                 mark = "✗" if is_error else "✓"
                 timing = describe_timing(output, ms)
@@ -118,7 +123,7 @@ class _Printer:
                     timing = f"{lines} in {timing}"
                 self.err.write(f"  {mark} {timing}\n")
             case PermissionDecided(decision="deny", reason=reason):
-                _write(self.err, f"  ⊘ {reason}\n")
+                _line(self.err, f"  ⊘ {reason}")
             case RetryScheduled(reason=reason, attempt=attempt, wait_s=wait, discards_partial=discards):
                 void = ""
                 if discards and self._attempt:
@@ -127,7 +132,7 @@ class _Printer:
                         self.out.flush()
                         void = ": the text above is discarded"
                     self._attempt.clear()
-                self.err.write(f"  ↻ retry {attempt} ({reason}) in {wait:.1f}s{void}\n")
+                _line(self.err, f"  ↻ retry {attempt} ({reason}) in {wait:.1f}s{void}")
             case RunFinished():
                 self._attempt.clear()  # an attempt cut short is not an answer
                 self.out.write("\n")
@@ -142,6 +147,11 @@ def _is_terminal(stream: TextIO) -> bool:
         return stream.isatty()
     except (OSError, ValueError):
         return False
+
+
+def _line(stream: TextIO, text: str) -> None:
+    """Write ``text`` as one line: nothing in it can steer a terminal or start another line."""
+    _write(stream, terminal_safe(text, one_line=True) + "\n")
 
 
 def _write(stream: TextIO, text: str) -> None:
@@ -173,10 +183,10 @@ async def run_headless(
     session = start_session(options)
     mask = session.redactor.mask
     for warning in session.warnings:
-        err.write(mask(f"chimera: {warning}\n"))
+        _line(err, mask(f"chimera: {warning}"))
     if session.demo:
         err.write(f"chimera: {DEMO_NOTICE}\n")
-        err.write(f"chimera: demo task: {session.demo_task} (workspace: {session.env.workdir})\n")
+        _line(err, f"chimera: demo task: {session.demo_task} (workspace: {session.env.workdir})")
         task = session.demo_task
     printer = _Printer(
         out, err, json_lines=json_lines, on_gone=_threadsafe(session.interrupt), redactor=session.redactor
@@ -195,7 +205,7 @@ async def run_headless(
     if result.reason == "interrupted":
         err.write("chimera: the run was interrupted\n")
     else:
-        err.write(mask(f"chimera: the run failed ({result.reason}): {result.error}\n"))
+        _line(err, mask(f"chimera: the run failed ({result.reason}): {result.error}"))
     return 2 if result.reason in CONFIG_KINDS else 1
 
 
@@ -237,13 +247,19 @@ async def replay_headless(
     ``rerun_tools`` the tools that ran when recorded run again on a scratch copy of the
     workspace as each run found it, and the first result that differs from the recording
     stops the replay with a report (exit 1); calls that may not run again are named.
+    The process's credentials are masked in all it prints, as in a live run.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     home = chimera_home()
+    redactor = Redactor(credentials.values())
+
+    def say(line: str) -> None:
+        _line(err, redactor.mask(line))
+
     with SessionStore.open(home, session_id, writable=False) as store:
         for warning in store.warnings:
-            err.write(f"chimera: session {store.id}: {warning}\n")
+            say(f"chimera: session {store.id}: {warning}")
         node_id = store.require(node) if node is not None else None
         if not store.tree.path(node_id):
             raise ConfigError(f"session {session_id} has no messages to replay")
@@ -251,7 +267,7 @@ async def replay_headless(
             workspace = Path(scratch) / "workspace"
             workspace.mkdir()
             bus = EventBus()
-            printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None)
+            printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None, redactor=redactor)
             bus.subscribe(printer, name="printer")
             try:
                 report = await replay_session(
@@ -264,22 +280,23 @@ async def replay_headless(
                     rerun_tools=rerun_tools,
                     repo=ShadowRepo(store.workdir, store.folder / CHECKPOINTS) if rerun_tools else None,
                     model=str(store.meta.get("model", "replay")),
+                    secrets=credentials.values(),
                 )
             finally:
                 await bus.close()
     if printer.gone:
         raise BrokenPipeError("the reader of the output went away")  # the command ends quietly
     for path in report.left_out:
-        err.write(f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out\n")
+        say(f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out")
     for line in report.not_rerun:
-        err.write(f"chimera: not re-run, recorded result kept: {line}\n")
+        say(f"chimera: not re-run, recorded result kept: {line}")
     if not report.success:
-        err.write(f"chimera: replay stopped ({report.reason}) in run {report.runs}: {report.error}\n")
+        say(f"chimera: replay stopped ({report.reason}) in run {report.runs}: {report.error}")
         return 1
     done = plural(report.runs, "run")
     if rerun_tools:
         done += f", {report.checked} tool results matched, {len(report.not_rerun)} kept as recorded"
     if report.stops_at is not None:
         done += f"; it ends at node {report.stops_at}, where the recording of this branch stops before an answer"
-    err.write(f"chimera: replay completed: {done}\n")
+    say(f"chimera: replay completed: {done}")
     return 0

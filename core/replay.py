@@ -19,6 +19,12 @@ or cut short then, that the recorded permissions would not let run unasked, or
 that names a path outside the scratch copy keeps its recorded result and is
 reported as not re-run. Comparisons ignore what changes from run to run by
 nature: the workspace's own path, durations and memory addresses.
+
+A replay masks secrets as a live run does: given the process's credentials,
+every event, every re-run result (and its saved full output) has them masked,
+and a re-run result is compared with its recording with both masked, so a key
+a command prints again matches the ``[secret removed]`` the run recorded, and a
+divergence is never reported with the key in it.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import contextlib
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +51,7 @@ from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import content_blocks, is_continue_prompt, is_loop_note
 from chimera.core.permissions import PermissionPolicy, Rule
 from chimera.core.providers.replay import RECORDING_ENDED, RecordedTurn, ReplayProvider
+from chimera.core.redact import Redactor
 from chimera.core.session_tree import Node, SessionTree
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import ToolResult, describe_call
@@ -310,12 +317,13 @@ def _check_scratch(scratch: Path, original: Path, repo: ShadowRepo | None) -> No
 
 
 class _Comparer:
-    """Checks each re-run result against the recording; the first difference raises ReplayDiverged."""
+    """Checks each re-run result against the recording, both masked; the first difference raises ReplayDiverged."""
 
-    def __init__(self, workspace: Path, original: Path) -> None:
+    def __init__(self, workspace: Path, original: Path, redactor: Redactor) -> None:
         self.recorded: Mapping[str, ToolResult] = {}
         self.workspace = workspace
         self.original = original
+        self.redactor = redactor
         self.checked = 0
 
     def __call__(self, call: ToolCall, result: ToolResult) -> None:
@@ -323,8 +331,8 @@ class _Comparer:
         if before is None:
             return
         self.checked += 1
-        then = normalize_output(before.output, self.original)
-        now = normalize_output(result.output, self.workspace)
+        then = normalize_output(self.redactor.mask(before.output), self.original)
+        now = normalize_output(self.redactor.mask(result.output), self.workspace)
         if then != now or before.is_error != result.is_error:
             raise ReplayDiverged(_report(call, then, now))
 
@@ -358,12 +366,14 @@ async def replay_session(
     rerun_tools: bool = False,
     repo: ShadowRepo | None = None,
     model: str = "replay",
+    secrets: Iterable[str] = (),
 ) -> ReplayReport:
     """Play the branch of ``tree`` that ends at ``node_id`` (the leaf when None) back; events go to ``bus``.
 
     ``workspace`` is where re-run tools act (a scratch folder); with ``repo``, each run
     starts from the snapshot pinned at its prompt (the first needs one: ConfigError
     without). ``original_workspace`` is the path the recording used, masked in comparisons.
+    ``secrets`` (the process's credentials) are masked in every event, result and comparison.
     """
     if rerun_tools:
         _check_scratch(workspace, original_workspace, repo)
@@ -376,8 +386,9 @@ async def replay_session(
         )
     config = LoopConfig(max_steps=max(len(run.turns) for run in runs) + 1)  # a run ends on its recording first
     with LocalEnvironment(workspace, spill_dir=spill_dir) as env:
-        core = AgentLoop(
-            ReplayProvider([t for run in runs for t in run.turns]), DEFAULT_TOOLS, env, strategy=ReAct(config), bus=bus
+        every_turn = [t for run in runs for t in run.turns]
+        core = AgentLoop(  # the loop masks the first provider's secrets in all it emits and runs, for every run
+            ReplayProvider(every_turn, secrets=secrets), DEFAULT_TOOLS, env, strategy=ReAct(config), bus=bus
         )
         rerun = _Rerun(core, tree, repo, original_workspace) if rerun_tools and repo is not None else None
         for number, run in enumerate(runs, start=1):
@@ -385,7 +396,7 @@ async def replay_session(
             core.executor.policy = _NOTHING_RUNS
             if rerun is not None:
                 await rerun.arm(run, first=number == 1)
-            provider = ReplayProvider(run.turns, model=f"{model} (replay)", ending=_ending(run))
+            provider = ReplayProvider(run.turns, model=f"{model} (replay)", ending=_ending(run), secrets=secrets)
             core.provider = provider
             finished: RunFinished | None = None
             async with contextlib.aclosing(core.run(run.task)) as events:
@@ -409,7 +420,7 @@ class _Rerun:
         self.tree = tree
         self.repo = repo
         self.original = original
-        self.comparer = _Comparer(core.env.workdir, original)
+        self.comparer = _Comparer(core.env.workdir, original, core.redactor)
         self.not_rerun: list[str] = []
         self.left_out: list[str] = []
 

@@ -263,3 +263,54 @@ def test_replay_plays_every_branch_of_a_switched_and_resumed_session(
     assert f"replay completed: 1 run; it ends at node {first[2]}" in last
     assert "--max-turns" not in mid.stderr + mid.stdout
     assert_one_line_error(run_chimera("replay", session_id, "--node", "nope"), "nope", f"chimera tree {session_id}")
+
+
+# --- replay masks the key as a live run does -------------------------------------------------
+
+KEY = "sk-ant-replay-0123456789-never-shown"
+
+
+def test_rerun_compares_masked_outputs_and_never_shows_the_key(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """A re-run command that prints the key matches its masked recording; a real divergence quotes it masked."""
+    workdir = tmp_path / "ws"
+    workdir.mkdir()
+    (workdir / "key.txt").write_text(KEY + "\n")
+    api.script(
+        message(tool_use("t1", "bash", {"command": "cat key.txt"}), stop_reason="tool_use"),
+        message(tool_use("t2", "bash", {"command": 'echo "$WEATHER $(cat key.txt)"'}), stop_reason="tool_use"),
+        message(text("Done.")),
+    )
+    env = {**model_env(api), "ANTHROPIC_API_KEY": KEY, "WEATHER": "sunny"}
+    run = run_chimera("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
+    assert run.returncode == 0, run.stderr
+    session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
+    outputs = [e["output"] for e in map(json.loads, run.stdout.splitlines()) if e["type"] == "tool_call_finished"]
+    assert outputs == ["[secret removed]\n", "sunny [secret removed]\n"]  # as the live run recorded them
+
+    same = run_chimera(
+        "replay", session_id, "--rerun-tools", "--json", env={"ANTHROPIC_API_KEY": KEY, "WEATHER": "sunny"}
+    )
+    assert same.returncode == 0, same.stderr
+    assert "2 tool results matched" in same.stderr
+    assert KEY not in same.stdout + same.stderr
+    assert "[secret removed]" in same.stdout
+
+    other = run_chimera("replay", session_id, "--rerun-tools", env={"ANTHROPIC_API_KEY": KEY, "WEATHER": "rainy"})
+    assert other.returncode == 1
+    assert KEY not in other.stdout + other.stderr
+    last = other.stderr.strip().splitlines()[-1]
+    assert "recorded 'sunny [secret removed]', now 'rainy [secret removed]'" in last
+
+
+def test_plain_replay_masks_a_key_the_recording_holds(isolated_env: Path, tmp_path: Path) -> None:
+    """A session holding the raw key (recorded without it known) replays with the key masked, in text and JSON."""
+    with SessionStore.create(isolated_env, "s1", workdir=tmp_path, model="claude-sonnet-4-6") as store:
+        store.add("user", {"role": "user", "content": f"use {KEY}"}, sync=True)
+        store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": f"The key is {KEY}."}]})
+    for flags in ([], ["--json"]):
+        proc = run_chimera("replay", "s1", *flags, env={"ANTHROPIC_API_KEY": KEY})
+        assert proc.returncode == 0, proc.stderr
+        assert KEY not in proc.stdout + proc.stderr
+        assert "The key is [secret removed]." in proc.stdout

@@ -30,6 +30,7 @@ from chimera.core.events import (
 )
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
+from chimera.core.terminal_text import terminal_safe
 from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
 from chimera.tui.messages import BusEvents
 from chimera.tui.screens.permission import PermissionScreen
@@ -82,12 +83,12 @@ class ChimeraApp(App[int]):
         status.model = self.session.model
         status.loop = self.session.loop_name
         status.mode = self.session.policy.mode
-        self.sub_title = str(self.session.env.workdir)
+        self.sub_title = terminal_safe(str(self.session.env.workdir), one_line=True)
         self._events = self.session.bus.stream()
         self.bridge(self._events)
         self.query_one(PromptInput).focus()
         for warning in self.session.warnings:
-            self.notify(warning, severity="warning", timeout=8)
+            self.notify(terminal_safe(warning), severity="warning", timeout=8, markup=False)
         if self.session.demo:
             self.start_run(self.session.demo_task)
         elif self.options.resume:

@@ -28,7 +28,9 @@ class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line, with the way to get help."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        from chimera.core.terminal_text import terminal_safe  # the message quotes what was typed
+
+        self.exit(2, terminal_safe(f"{self.prog}: {message} (see {self.prog} --help)", one_line=True) + "\n")
 
 
 def _positive(text: str) -> int:
@@ -229,19 +231,25 @@ def _reader_gone() -> int:
 
 
 def _report(err: Exception) -> int:
-    """One line on stderr for an error a person can act on, and its exit code; anything else is a bug."""
+    """One line on stderr for an error a person can act on, and its exit code; anything else is a bug.
+
+    The line names what it is about (a path, a session, the server's words) with every
+    character that could steer a terminal shown as an escape.
+    """
     from chimera.core.credentials import values
     from chimera.core.errors import ChimeraError, SessionError
     from chimera.core.redact import Redactor
+    from chimera.core.terminal_text import terminal_safe
 
-    mask = Redactor(values()).mask
+    def say(line: str) -> None:
+        print(terminal_safe(Redactor(values()).mask(line), one_line=True), file=sys.stderr)
+
     if isinstance(err, ChimeraError):
-        print(mask(f"chimera: {err}"), file=sys.stderr)
+        say(f"chimera: {err}")
         return 1 if isinstance(err, SessionError) else 2
     if isinstance(err, OSError):  # the machine said no (a full disk, a file too large)
         where = f" ({err.filename})" if err.filename else ""
-        line = f"chimera: {err.strerror or err}{where}: free space or fix permissions, then try again"
-        print(mask(line), file=sys.stderr)
+        say(f"chimera: {err.strerror or err}{where}: free space or fix permissions, then try again")
         return 1
     raise err
 

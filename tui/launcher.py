@@ -2,7 +2,8 @@
 
 :func:`chimera.core.credentials.take_from_environment` runs first (it may execute
 the command again, without the key in its environment), then the command itself.
-An error that escapes as a traceback is printed with every credential masked.
+An error that escapes as a traceback is printed with every credential masked,
+and nothing in it that could steer the terminal.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ def main() -> int:
 def _masked_excepthook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
     from chimera.core.credentials import values
     from chimera.core.redact import Redactor
+    from chimera.core.terminal_text import terminal_safe
 
     text = "".join(traceback.format_exception(kind, value, tb))
-    sys.stderr.write(Redactor(values()).mask(text))
+    sys.stderr.write(terminal_safe(Redactor(values()).mask(text)))
     sys.stderr.flush()
 
 

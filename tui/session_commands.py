@@ -1,7 +1,10 @@
 """Provides the session commands of ``chimera``: ``sessions``, ``tree``, ``switch``, ``checkpoint``, ``export``.
 
 Each prints for a person by default and, with ``--json``, one JSON document
-for scripts (the shapes DESIGN §6 fixes).
+for scripts (the shapes DESIGN §6 fixes). What a session holds is untrusted
+(a model wrote it, or someone crafted the file): printed for a person, each
+line shows every character that could steer a terminal as an escape; in JSON
+the values stay exact.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
 from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, point_name, switch
+from chimera.core.terminal_text import inert_json, terminal_safe
 from chimera.core.wording import plural
 from chimera.core.workspace_lock import WorkspaceLock
 
@@ -33,9 +37,9 @@ def print_sessions(out: TextIO, *, as_json: bool) -> int:
     problems: list[str] = []
     sessions = list_sessions(chimera_home(), problems)
     for problem in problems:
-        sys.stderr.write(f"chimera: {problem}\n")
+        _line(sys.stderr, f"chimera: {problem}")
     if as_json:
-        out.write(json.dumps([s.to_dict() for s in sessions], ensure_ascii=False) + "\n")
+        out.write(inert_json(json.dumps([s.to_dict() for s in sessions], ensure_ascii=False)) + "\n")
         return 0
     if not sessions:
         out.write(
@@ -45,8 +49,14 @@ def print_sessions(out: TextIO, *, as_json: bool) -> int:
     for info in sessions:
         when = dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
         entries = plural(info.entries, "entry", "entries").rjust(len("99999 entries"))
-        out.write(f"{info.id}  {when}  {entries}  {info.title}\n            {info.workdir}\n")
+        _line(out, f"{info.id}  {when}  {entries}  {info.title}")
+        _line(out, f"            {info.workdir}")
     return 0
+
+
+def _line(out: TextIO, text: str) -> None:
+    """Write ``text`` as one line, whatever it holds: what could steer a terminal or break the line shows escaped."""
+    out.write(terminal_safe(text, one_line=True) + "\n")
 
 
 def tree_document(store: SessionStore) -> dict[str, Any]:
@@ -77,18 +87,18 @@ def tree_document(store: SessionStore) -> dict[str, Any]:
 def _warn(store: SessionStore) -> None:
     """Say what opening the session found damaged (it was skipped, never deleted)."""
     for warning in store.warnings:
-        sys.stderr.write(f"chimera: session {store.id}: {warning}\n")
+        _line(sys.stderr, f"chimera: session {store.id}: {warning}")
 
 
 def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
     with SessionStore.open(chimera_home(), session_id, writable=False) as store:
         _warn(store)
         if as_json:
-            out.write(json.dumps(tree_document(store), ensure_ascii=False) + "\n")
+            out.write(inert_json(json.dumps(tree_document(store), ensure_ascii=False)) + "\n")
             return 0
-        out.write(f"session {store.id}  ({plural(len(store.tree), 'node')}; ● marks the active path, ◆ the leaf)\n")
+        _line(out, f"session {store.id}  ({plural(len(store.tree), 'node')}; ● marks the active path, ◆ the leaf)")
         for line in _lines(store.tree):
-            out.write(line + "\n")
+            _line(out, line)
     return 0
 
 
@@ -144,11 +154,11 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
             node = store.tree.nodes[plan.requested]
             if plan.interrupted is not None:
                 cut = f"Session {store.id}'s switch to {point_name(plan.interrupted.to_node)} was cut short"
-                out.write(f"{cut}: {plan.note}.\n")
+                _line(out, f"{cut}: {plan.note}.")
             else:
-                out.write(f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})\n")
+                _line(out, f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})")
                 if plan.note:
-                    out.write(f"  Lands {plan.note}.\n")
+                    _line(out, f"  Lands {plan.note}.")
             _print_preview(plan, out)
             count = len(plan.preview.changed) if plan.preview is not None else 0
             if count and not yes:
@@ -172,9 +182,9 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
                     )
                 )
     if plan.interrupted is not None:
-        out.write(f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}.\n")
+        _line(out, f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}.")
     elif before is not None:
-        out.write(f"Switched. {_way_back(store.tree, store.id, plan.leaf)} brings the files back as they were.\n")
+        _line(out, f"Switched. {_way_back(store.tree, store.id, plan.leaf)} brings the files back as they were.")
     else:
         out.write("Switched.\n")
     return 0
@@ -212,12 +222,12 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
     ]
     for verb, paths, note in rows:
         for path in paths:
-            out.write(f"  {verb:<8}{path}{note}\n")
+            _line(out, f"  {verb:<8}{path}{note}")
     if not preview.changed:
         out.write("  No file changes.\n" if preview.keep or preview.skip else "  The files already match.\n")
     if plan.unsaved:
         shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
-        out.write(f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}\n")
+        _line(out, f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}")
 
 
 def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: TextIO, *, move: bool = False) -> int:
@@ -241,5 +251,5 @@ def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: Tex
         what = f"Checkpoint {label!r} at {named.node}"
     if named.renamed_from is not None:
         what += f" (it was named {named.renamed_from!r})"
-    out.write(f"{what}{pinned}. `chimera switch {session_id} {label}` comes back to it.\n")
+    _line(out, f"{what}{pinned}. `chimera switch {session_id} {label}` comes back to it.")
     return 0

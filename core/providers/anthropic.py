@@ -3,7 +3,10 @@
 It always streams, and builds the assistant message from the raw stream events
 so that every block (thinking with its signature, redacted thinking, tool use)
 goes back to the model exactly as it came. The SDK's own retries are off: the
-agent loop retries, so that every attempt is a visible ``retry`` event.
+agent loop retries, so that every attempt is a visible ``retry`` event. Redirects
+are not followed (the key would go along): a redirect is a setup error, as are a
+malformed base URL, a key a header cannot carry, a status the API never sends
+and a reply that is not HTTP (see ``server_checks``).
 
 ``import anthropic`` takes about two seconds, so this module imports it only
 when the first request is made (in a thread, off the event loop).
@@ -15,6 +18,7 @@ import asyncio
 import functools
 import json
 import os
+import ssl
 import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -31,6 +35,16 @@ from chimera.core.providers.base import (
     Usage,
 )
 from chimera.core.providers.pricing import cost_of
+from chimera.core.providers.server_checks import (
+    check_base_url,
+    check_credential,
+    expected_status,
+    first_bytes,
+    not_http,
+    not_tls,
+    odd_status,
+    redirected,
+)
 from chimera.core.strict_json import SurrogateJoiner, clean_json, clean_text
 
 if TYPE_CHECKING:
@@ -42,6 +56,9 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 _RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 # Statuses that a proxy in front of a real API answers with its own page: keep their meaning.
 _STATUSES_OF_PROXIES = frozenset({401, 403, 407, 408, 413, 429})
+# Statuses that say the server does not do what the API does: a web server's "Not Implemented", another HTTP.
+_STATUSES_OF_OTHER_SERVERS = frozenset({501, 505})
+_DISCONNECTED = "Server disconnected without sending a response"  # httpx's words for a connection closed unanswered
 
 
 class AnthropicProvider:
@@ -53,6 +70,9 @@ class AnthropicProvider:
             Never stored elsewhere; whatever would carry it out of the process is masked.
         auth_token: a bearer token, used when there is no key; ``ANTHROPIC_AUTH_TOKEN`` when None.
         base_url: the server; ``ANTHROPIC_BASE_URL`` or Anthropic's when None.
+
+    Raises ConfigError for a base URL that is not an http(s) address, or a key or token
+    that an HTTP header cannot carry.
         thinking: the ``thinking`` request parameter, or None to leave it out.
         stall_timeout: seconds without a stream event before the stream counts as stalled.
         connect_timeout: seconds to open a connection.
@@ -74,7 +94,13 @@ class AnthropicProvider:
         token = auth_token if auth_token is not None else credentials.get("ANTHROPIC_AUTH_TOKEN")
         self._auth_token = None if self._api_key else token
         self._secrets = tuple(s for s in (self._api_key, token, *credentials.values()) if s)
-        self.base_url = (base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if self._api_key:  # the credential that will be sent, and only that one
+            check_credential("ANTHROPIC_API_KEY", self._api_key)
+        elif self._auth_token:
+            check_credential("ANTHROPIC_AUTH_TOKEN", self._auth_token)
+        configured = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        check_base_url(configured, "ANTHROPIC_BASE_URL" if base_url is None else "the base URL")
+        self.base_url = configured.rstrip("/")
         self.thinking = thinking
         self.stall_timeout = stall_timeout
         self.connect_timeout = connect_timeout
@@ -105,11 +131,14 @@ class AnthropicProvider:
                 # A local server may need no key; the SDK insists on one.
                 else {"api_key": self._api_key or "no-key-set"}
             )
+            timeout = sdk.Timeout(self.stall_timeout + 5.0, connect=self.connect_timeout)
             self._client = sdk.AsyncAnthropic(
                 **credential,
                 base_url=self.base_url,
                 max_retries=0,
-                timeout=sdk.Timeout(self.stall_timeout + 5.0, connect=self.connect_timeout),
+                timeout=timeout,
+                # The SDK's own client, but a redirect is answered, not followed: the key would go along.
+                http_client=sdk.DefaultAsyncHttpxClient(follow_redirects=False, timeout=timeout),
             )
         return self._client
 
@@ -148,6 +177,8 @@ class AnthropicProvider:
                 ) from None
             async with stream:
                 url = str(stream.response.request.url)
+                if stream.response.status_code != 200:  # another 2xx: the API streams with 200 alone
+                    raise odd_status(url, stream.response.status_code)
                 content_type = stream.response.headers.get("content-type", "")
                 if content_type and not content_type.lower().startswith("text/event-stream"):
                     raise _not_the_api(url, stream.response.status_code, _describe(content_type))
@@ -158,7 +189,9 @@ class AnthropicProvider:
                     except StopAsyncIteration:
                         break
                     try:
-                        data = event.to_dict(mode="json")
+                        # The server's values are checked here (usage counts may be any JSON at all),
+                        # so the SDK's warnings about values that do not fit its types are not wanted.
+                        data = event.to_dict(mode="json", warnings=False)
                         if not builder.started and data.get("type") != "message_start":
                             what = "an event stream that does not begin with message_start"
                             raise _not_the_api(url, stream.response.status_code, what)
@@ -184,7 +217,13 @@ class AnthropicProvider:
                 retryable=True,
             ) from None
         except sdk.APIError as err:
-            raise _translate(err, sdk, self._model, self.base_url, started=builder.started) from None
+            error = _translate(err, sdk, self._model, self.base_url, started=builder.started)
+            if error.kind == "unreachable" and _DISCONNECTED in _causes(err):
+                # It took the connection and closed it unanswered: is something other than HTTP there?
+                answer = await asyncio.to_thread(first_bytes, self.base_url)
+                if answer and not answer.startswith(b"HTTP/"):
+                    error = not_http(self.base_url, f"it answers {answer.decode('latin-1')[:40]!r}")
+            raise error from None
         except _broken_stream_errors() as err:
             # The SDK wraps failures to send the request, not those met while reading the
             # streamed body: a connection cut mid-chunk, an event that is not JSON. Anything
@@ -286,11 +325,14 @@ class _MessageBuilder:
             block.setdefault("citations", []).append(delta["citation"])
         return None
 
-    def _usage(self, usage: dict[str, Any]) -> None:
-        self.input_tokens = usage.get("input_tokens") or self.input_tokens
-        self.output_tokens = usage.get("output_tokens") or self.output_tokens
-        self.cache_read = usage.get("cache_read_input_tokens") or self.cache_read
-        self.cache_write = usage.get("cache_creation_input_tokens") or self.cache_write
+    def _usage(self, usage: Any) -> None:
+        """Take the counts of a ``usage`` object; a count that is not a sound whole number is ignored."""
+        if not isinstance(usage, dict):
+            return
+        self.input_tokens = _token_count(usage.get("input_tokens")) or self.input_tokens
+        self.output_tokens = _token_count(usage.get("output_tokens")) or self.output_tokens
+        self.cache_read = _token_count(usage.get("cache_read_input_tokens")) or self.cache_read
+        self.cache_write = _token_count(usage.get("cache_creation_input_tokens")) or self.cache_write
 
     def done(self, model: str) -> ModelDone:
         # Strict JSON only: a pair split across deltas joined, lone surrogates as U+FFFD, NaN and
@@ -313,6 +355,24 @@ class _MessageBuilder:
             ),
         )
         return ModelDone(message=message, stop_reason=self.stop_reason or "end_turn", usage=usage)
+
+
+MAX_TOKEN_COUNT = 10**9
+"""More tokens than any model reads or writes in one response: a larger count is nonsense."""
+
+
+def _token_count(value: Any) -> int | None:
+    """``value`` as a token count, or None when it is not one: negative, fractional, non-finite, huge, not a number.
+
+    The server is untrusted (a local one may be buggy or hostile): whatever it sends, the totals
+    built from these counts stay finite, non-negative whole numbers.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not value.is_integer():  # NaN and infinities are not whole either
+        return None
+    count = int(value)
+    return count if 0 <= count <= MAX_TOKEN_COUNT else None
 
 
 def _parse_tool_input(raw: str, block: dict[str, Any]) -> Any:
@@ -406,6 +466,20 @@ def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) 
             return ProviderError(
                 "the connection dropped in the middle of the response", kind="connection", retryable=True
             )
+        causes = _causes(err)
+        tls = next((e for e in _chain(err) if isinstance(e, ssl.SSLError)), None)
+        if tls is not None:
+            return not_tls(base_url, tls)
+        protocol = next((e for e in _chain(err) if type(e).__name__ == "RemoteProtocolError"), None)
+        if protocol is not None and _DISCONNECTED not in causes:
+            return not_http(base_url, _one_line(str(protocol), 80))
+        if _DISCONNECTED in causes:
+            return ProviderError(
+                f"the server at {base_url} closed the connection without an answer: "
+                "check that it serves the Messages API, and the port in ANTHROPIC_BASE_URL",
+                kind="unreachable",
+                retryable=True,
+            )
         return ProviderError(
             f"cannot reach the model server at {base_url}: start it, or fix ANTHROPIC_BASE_URL",
             kind="unreachable",
@@ -414,11 +488,18 @@ def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) 
     if not isinstance(err, sdk.APIStatusError):
         return ProviderError(f"the model request failed: {err}", kind="server", retryable=False)
     status = err.status_code
+    url = str(err.response.request.url)
+    if 300 <= status < 400:
+        return redirected(url, status, err.response.headers.get("location"))
+    if not expected_status(status):
+        return odd_status(url, status)
+    if status in _STATUSES_OF_OTHER_SERVERS:
+        return _not_the_api(url, status, _describe(str(err.response.headers.get("content-type", ""))))
     if status >= 300 and not _is_json(err):  # (a 200 here is an error event in the stream: its body is JSON)
         kind_of_body = _describe(str(err.response.headers.get("content-type", "")))
         if 400 <= status < 500 and status not in _STATUSES_OF_PROXIES:
             # A web page where the API should be (a 404 from a web server, a 405): the URL is wrong.
-            return _not_the_api(str(err.response.request.url), status, kind_of_body)
+            return _not_the_api(url, status, kind_of_body)
         api_message = kind_of_body  # never a whole page in a one-line error
     else:
         api_message = getattr(err, "api_message", None) or _body_message(err.body) or str(err)
@@ -484,6 +565,21 @@ def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) 
         retryable=False,
         status=status,
     )
+
+
+def _chain(err: BaseException) -> list[BaseException]:
+    """``err`` and the exceptions it was raised from, outermost first (the SDK wraps the HTTP client's)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = err
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _causes(err: BaseException) -> str:
+    """The words of every exception in ``err``'s chain."""
+    return " | ".join(str(e) for e in _chain(err))
 
 
 def _body_error(body: object) -> dict[str, Any]:

@@ -81,15 +81,24 @@ class ReplayProvider:
         ending: why the recording has no turn after these (the recorded run stopped there):
             a request past the last turn then fails with kind ``recording_ended`` and this
             text, instead of ``replay_exhausted``.
+        secrets: values masked wherever the loop it drives writes (the process's API keys,
+            for a replay): the loop reads them as it reads a live provider's.
     """
 
     def __init__(
-        self, turns: Iterable[RecordedTurn], *, model: str = "replay", pace: float = 0.0, ending: str | None = None
+        self,
+        turns: Iterable[RecordedTurn],
+        *,
+        model: str = "replay",
+        pace: float = 0.0,
+        ending: str | None = None,
+        secrets: Iterable[str] = (),
     ) -> None:
         self._turns = list(turns)
         self._model = model
         self.pace = pace
         self.ending = ending
+        self.secrets = tuple(secrets)
         self.position = 0
         self.requests: list[ModelRequest] = []
 

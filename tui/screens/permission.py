@@ -6,7 +6,10 @@ title: a command that hides what it runs, a change inside ``.git``). This
 screen is dismissed with ``"allow"``, ``"always"`` (allow, and do not ask
 again for this command, or for edits) or ``"deny"``, and the app sends that
 answer to the core with the request id. When the run stops meanwhile, the app
-closes the screen with :meth:`withdraw`: there is nothing left to answer.
+closes the screen with :meth:`withdraw`: there is nothing left to answer. The
+call is the model's: it is shown with every character that could steer the
+terminal, or hide part of the command (a carriage return, a bidi override), as
+an escape.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 
 __all__ = ["PermissionScreen"]
@@ -76,9 +80,10 @@ class PermissionScreen(ModalScreen[str]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(f"Allow {self.tool_name}?"), id="permission-title")
+            yield Static(Text(f"Allow {terminal_safe(self.tool_name, one_line=True)}?"), id="permission-title")
             if self.reason:
-                yield Static(Text(f"Asked because {self.reason}.", style="italic"), id="permission-reason")
+                reason = terminal_safe(self.reason, one_line=True)
+                yield Static(Text(f"Asked because {reason}.", style="italic"), id="permission-reason")
             yield Static(self._detail(), id="permission-detail")
             with Horizontal():
                 yield Button("Allow (y)", id="allow", variant="success")
@@ -86,20 +91,22 @@ class PermissionScreen(ModalScreen[str]):
                 yield Button("Deny (n)", id="deny", variant="error")
 
     def _detail(self) -> Syntax | Text:
+        def shown(key: str, *, one_line: bool = False) -> str:
+            return terminal_safe(str(self.args.get(key, "")), one_line=one_line)
+
         if self.tool_name == "bash":
-            return Syntax(str(self.args.get("command", "")), "bash", word_wrap=True, background_color="default")
+            return Syntax(shown("command"), "bash", word_wrap=True, background_color="default")
         if self.tool_name == "write":
-            body = str(self.args.get("content", ""))
-            lines = body.splitlines()
+            lines = shown("content").splitlines()
             preview = "\n".join(lines[:12]) + (f"\n… {len(lines) - 12} more lines" if len(lines) > 12 else "")
-            return Text.assemble((f"{self.args.get('path', '')}\n", "bold"), preview)
+            return Text.assemble((f"{shown('path', one_line=True)}\n", "bold"), preview)
         if self.tool_name == "edit":
             return Text.assemble(
-                (f"{self.args.get('path', '')}\n", "bold"),
-                ("- " + str(self.args.get("old", "")).replace("\n", "\n- ") + "\n", "red"),
-                ("+ " + str(self.args.get("new", "")).replace("\n", "\n+ "), "green"),
+                (f"{shown('path', one_line=True)}\n", "bold"),
+                ("- " + shown("old").replace("\n", "\n- ") + "\n", "red"),
+                ("+ " + shown("new").replace("\n", "\n+ "), "green"),
             )
-        return Text(describe_call(self.tool_name, self.args))
+        return Text(terminal_safe(describe_call(self.tool_name, self.args), one_line=True))
 
     def _always_label(self) -> str:
         # An edit asked about for a reason (inside .git) is remembered for that file only.

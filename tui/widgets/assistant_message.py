@@ -3,7 +3,8 @@
 While the answer streams, a Textual ``Markdown`` widget takes fragments through
 ``Markdown.get_stream``. Once the message is complete it becomes one static
 Rich renderable: a finished message costs the layout almost nothing, which
-keeps long conversations fast.
+keeps long conversations fast. The model's text is drawn with every character
+that could steer the terminal shown as an escape (``terminal_safe``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownStream
+
+from chimera.core.terminal_text import terminal_safe
 
 __all__ = ["AssistantMessage"]
 
@@ -51,7 +54,7 @@ class AssistantMessage(Widget):
         yield Static(self._frozen()) if self.finished else Markdown()
 
     def _frozen(self) -> RichMarkdown:
-        return RichMarkdown(self.text, code_theme="monokai")
+        return RichMarkdown(terminal_safe(self.text), code_theme="monokai")
 
     async def append(self, fragment: str) -> None:
         """Add streamed text to the end of the message."""
@@ -60,7 +63,7 @@ class AssistantMessage(Widget):
         self._parts.append(fragment)
         if self._stream is None:
             self._stream = Markdown.get_stream(self.query_one(Markdown))
-        await self._stream.write(fragment)
+        await self._stream.write(terminal_safe(fragment))
 
     async def _stop_stream(self) -> None:
         if self._stream is not None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
+from chimera.core.terminal_text import terminal_safe
+
 __all__ = ["Notice"]
 
 
 class Notice(Static):
-    """A short line styled by kind: ``-info``, ``-warning`` or ``-error``."""
+    """A short line styled by kind: ``-info``, ``-warning`` or ``-error``; what it quotes cannot steer the terminal."""
 
     DEFAULT_CSS = """
     Notice {
@@ -23,4 +25,4 @@ class Notice(Static):
     """
 
     def __init__(self, text: str, kind: str = "info") -> None:
-        super().__init__(text, markup=False, classes=f"-{kind}")
+        super().__init__(terminal_safe(text), markup=False, classes=f"-{kind}")

@@ -13,6 +13,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from chimera.core.events import UsageReported
+from chimera.core.terminal_text import terminal_safe
 
 __all__ = ["StatusLine"]
 
@@ -67,7 +68,10 @@ class StatusLine(Static):
         return Text.assemble(
             (self.state, state_style),
             " · ",
-            (self.model, self.get_component_rich_style("status-line--model", partial=True)),
+            (
+                terminal_safe(self.model, one_line=True),
+                self.get_component_rich_style("status-line--model", partial=True),
+            ),
             f" · {self.mode} · {self.loop} · turn {self.turn}",
             f" · session: {_tokens(self.input_tokens)} in / {_tokens(self.output_tokens)} out, ${self.cost:.4f}",
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from chimera.core.terminal_text import terminal_safe
+
 __all__ = ["ThinkingView"]
 
 
@@ -31,7 +33,7 @@ class ThinkingView(Static):
 
     async def append(self, fragment: str) -> None:
         self._parts.append(fragment)
-        self.update(Text.assemble(("✻ ", "bold"), self.text))
+        self.update(Text.assemble(("✻ ", "bold"), terminal_safe(self.text)))
 
     async def finish(self) -> None:
         """Thinking is already static; nothing to freeze."""

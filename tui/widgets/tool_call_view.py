@@ -1,4 +1,8 @@
-"""Provides ``ToolCallView``: one tool call in the conversation, its arguments and its result."""
+"""Provides ``ToolCallView``: one tool call in the conversation, its arguments and its result.
+
+The call and its output are the model's and the tool's: drawn with every character that
+could steer the terminal shown as an escape (``terminal_safe``); the attributes keep them exact.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
 
+from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing
 
@@ -40,7 +45,10 @@ class ToolCallView(Static):
 
     def _header(self) -> Text:
         mark = ("● ", "bold red" if self.is_error else "bold green")
-        return Text.assemble(mark, (self.tool_name, "bold"), "  ", describe_call(self.tool_name, self.args))
+        call = describe_call(self.tool_name, self.args)
+        return Text.assemble(
+            mark, (terminal_safe(self.tool_name, one_line=True), "bold"), "  ", terminal_safe(call, one_line=True)
+        )
 
     def _render_call(self, body: RenderableType) -> RenderableType:
         return Group(self._header(), Group(Text("  ⎿  ", style="dim", end=""), body))
@@ -53,7 +61,7 @@ class ToolCallView(Static):
         self.output = output
         self.is_error = is_error
         self.remove_class("-running")
-        lines = output.splitlines() or [""]
+        lines = terminal_safe(output).splitlines() or [""]
         summary = Text("" if duration_ms is None else describe_timing(output, duration_ms), style="dim")
         preview = Text()
         for index, line in enumerate(lines[:_PREVIEW_LINES]):
@@ -64,7 +72,7 @@ class ToolCallView(Static):
         parts: list[RenderableType] = [self._header(), preview]
         diff = data.get("diff")
         if isinstance(diff, str) and diff and not is_error:
-            parts.append(Syntax(diff, "diff", theme="monokai", background_color="default"))
+            parts.append(Syntax(terminal_safe(diff), "diff", theme="monokai", background_color="default"))
         if summary:
             parts.append(Text.assemble("     ", summary))
         self.update(Group(*parts))

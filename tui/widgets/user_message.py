@@ -5,6 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from chimera.core.terminal_text import terminal_safe
+
 __all__ = ["UserMessage"]
 
 
@@ -23,5 +25,5 @@ class UserMessage(Static):
     """
 
     def __init__(self, text: str) -> None:
-        super().__init__(Text.assemble(("› ", "bold"), text))
+        super().__init__(Text.assemble(("› ", "bold"), terminal_safe(text)))  # a resumed session's: untrusted
         self.text = text
