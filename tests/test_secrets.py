@@ -267,7 +267,13 @@ def test_the_watcher_never_inherits_the_key(tmp_path: Path) -> None:
         f"os.environ['ANTHROPIC_API_KEY'] = {KEY!r}\n"
         "from chimera.core.tools import watchdog\n"
         "watchdog.start()\n"
-        "print(open(f'/proc/{watchdog._watcher.pid}/environ', 'rb').read().decode(errors='replace'))\n"
+        # Popen returns once exec has begun; the kernel sets the new environment a moment later
+        # (until then environ reads empty), so read until it is there.
+        "import time\n"
+        "deadline = time.monotonic() + 10\n"
+        "while not (text := open(f'/proc/{watchdog._watcher.pid}/environ', 'rb').read()):\n"
+        "    assert time.monotonic() < deadline, 'the watcher never finished starting'\n"
+        "print(text.decode(errors='replace'))\n"
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=30, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
