@@ -118,9 +118,9 @@ class Agent:
             )
         return self._core
 
-    def answer(self, request_id: str, decision: str) -> bool:
-        """Answer an open permission request of the run in progress; False when it is not open."""
-        return self._core is not None and self._core.answer(request_id, decision)
+    def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
+        """Answer an open question of the run in progress (see ``AgentLoop.answer``); False when it is not open."""
+        return self._core is not None and self._core.answer(request_id, decision, plan)
 
     def interrupt(self) -> None:
         """Stop the run in progress, if any; it ends with reason ``interrupted``."""

@@ -29,11 +29,13 @@ the conversation stays valid, and the run still ends with ``run_finished``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from chimera.core.bus import EventBus
@@ -44,6 +46,7 @@ from chimera.core.events import (
     BranchCreated,
     CheckpointCreated,
     MessageCompleted,
+    PlanProposed,
     ReminderInjected,
     RetryScheduled,
     RunFinished,
@@ -56,7 +59,17 @@ from chimera.core.events import (
 )
 from chimera.core.executor import Executor, ToolCall, ToolOutcome
 from chimera.core.guards import STUCK_REMINDER, StuckDetector, over_budget
-from chimera.core.loops.base import LoopStrategy, Outcome, Pins, Recorder, RunInProgress, StepResult, Stop
+from chimera.core.loops.base import (
+    PLAN_DECISIONS,
+    LoopStrategy,
+    Outcome,
+    Pins,
+    PlanAnswer,
+    Recorder,
+    RunInProgress,
+    StepResult,
+    Stop,
+)
 from chimera.core.loops.context import CONTINUE_PROMPT, Context, Prompt, joined_text, reminder_block
 from chimera.core.loops.react import ReAct
 from chimera.core.loops.recovery import Recovery
@@ -142,6 +155,7 @@ class AgentLoop:
         self.cost = 0.0
         self.tokens = 0
         self._recovery = Recovery(self.config.retry, self.emit)
+        self._plans: dict[str, asyncio.Future[PlanAnswer]] = {}  # proposed plans awaiting an answer, by id
         self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
         self._reminders = ReminderState()
         self._stuck = self.config.detector or StuckDetector(self.config.stuck_after)
@@ -221,9 +235,58 @@ class AgentLoop:
                     driver.cancel()
             self._out = None
 
-    def answer(self, request_id: str, decision: str) -> bool:
-        """Answer the permission request ``request_id`` (``allow``, ``always``, ``deny``); False when it is not open."""
-        return self.executor.answer(request_id, decision)
+    def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
+        """Answer an open question by its request id; False when it is not open (answered, or its run stopped).
+
+        A permission request takes ``allow``, ``always`` or ``deny``; a proposed plan takes
+        ``approve``, ``edit`` (with ``plan``, the edited Markdown) or ``cancel``.
+        """
+        pending = self._plans.get(request_id)
+        if pending is None:
+            return self.executor.answer(request_id, decision)
+        if decision not in PLAN_DECISIONS:
+            raise ValueError(f"a plan answer is one of {', '.join(PLAN_DECISIONS)}, not {decision!r}")
+        if decision == "edit" and not (plan or "").strip():
+            raise ValueError("an edited plan needs its text")
+        if pending.done():
+            return False
+        pending.set_result(PlanAnswer(decision, plan or ""))
+        return True
+
+    @property
+    def workdir(self) -> Path:
+        """The workspace the tools act on."""
+        return self.env.workdir
+
+    @property
+    def can_ask(self) -> bool:
+        """Whether someone answers questions (a front end listening), or they are refused at once."""
+        return self.executor.can_ask
+
+    @contextlib.contextmanager
+    def read_only(self) -> Iterator[None]:
+        """While inside, only read-only tools are offered, and the executor refuses any other call."""
+        self.executor.planning = True
+        try:
+            yield
+        finally:
+            self.executor.planning = False
+
+    async def check(self, command: str) -> tuple[bool, str]:
+        """Run the person's check command (``--verify``) in the workspace: whether it passed, and its output."""
+        result = await self.executor.check(command)
+        return not result.is_error, result.output
+
+    async def ask_plan(self, steps: list[str]) -> PlanAnswer:
+        """Publish ``steps`` as a proposed plan and wait for the person's answer (see :meth:`answer`)."""
+        request_id = f"plan:{uuid.uuid4().hex[:8]}"
+        pending: asyncio.Future[PlanAnswer] = asyncio.get_running_loop().create_future()
+        self._plans[request_id] = pending
+        try:
+            self.emit(PlanProposed(steps=steps, request_id=request_id))
+            return await pending
+        finally:
+            del self._plans[request_id]
 
     def interrupt(self) -> None:
         """Stop the current run: the stream ends, tools are killed, ``run_finished`` says ``interrupted``."""
@@ -445,10 +508,11 @@ class AgentLoop:
         Its tokens and cost count toward the run's budgets and, with ``report``, a ``usage`` event
         says so at once. ``quiet``: no text or thinking deltas (answers requested side by side).
         """
+        offered = self.tools.only(lambda tool: tool.read_only) if self.executor.planning else self.tools
         request = ModelRequest(
             system=self.system or "",
             messages=context.messages,
-            tools=self.tools.schemas(),
+            tools=offered.schemas(),
             max_tokens=self.config.max_tokens,
         )
         done = await self._recovery.request(lambda: self._stream(request, quiet=quiet))

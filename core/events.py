@@ -325,14 +325,19 @@ class PlanEdited(StepEvent):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanCancelled(StepEvent):
     type: ClassVar[str] = "plan_cancelled"
+    reason: str = ""
 
 
 @register
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PlanStepChecked(StepEvent):
     type: ClassVar[str] = "plan_step_checked"
-    index: int
+    index: int  # from 0
     step: str = ""
+    passed: bool = True
+    by: str = ""  # the --verify command, or "model" for the model's own check
+    detail: str = ""  # what the check said (the end of its output)
+    attempt: int = 1
 
 
 @register

@@ -53,6 +53,10 @@ NOT_FINISHED = (
 )
 UNFINISHED_PREFIX = "Cancelled:"  # every result of a call that never ran to its end starts so
 DECISIONS = ("allow", "always", "deny")  # the answers to a permission request
+PLANNING_REFUSAL = (
+    "not permitted while planning: {name} can change things, and only read-only tools run until the plan "
+    "is approved; answer with the plan"
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -141,6 +145,7 @@ class Executor:
         self.observe: Callable[[ToolCall, ToolResult], None] | None = None
         self._on_done: Callable[[ToolOutcome], object] | None = None
         self._questions: dict[str, asyncio.Future[str]] = {}  # open permission requests by id
+        self.planning = False  # while True only read-only tools run, whatever the policy says
         self._clocks: dict[str, list[float]] = {}  # when each running call started (or was let run)
 
     async def run(
@@ -211,6 +216,8 @@ class Executor:
             validate(call.args, tool.input_schema)
         except ToolInputError as err:
             return ToolResult.error(f"{err}. {call.name} takes: {_signature(tool.input_schema)}")
+        if self.planning and not tool.read_only:
+            return ToolResult.error(PLANNING_REFUSAL.format(name=call.name))
         refusal = await self._permit(call, tool.read_only, emit)
         if refusal is not None:
             return refusal
@@ -270,6 +277,17 @@ class Executor:
         if verdict in {"allow", "always"}:
             return None
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way")
+
+    async def check(self, command: str, *, timeout: int = 600) -> ToolResult:
+        """Run the person's own check command (``--verify``) in the workspace, as ``bash`` runs commands.
+
+        It is the person's, so no permission rule applies; the output is masked like any tool's.
+        """
+        bash = self.tools.get("bash")
+        if bash is None:
+            return ToolResult.error("the check needs the bash tool, which this run does not have")
+        ctx = ToolContext(self.workspace, self.spill_dir, self.max_output, "verify", redactor=self.redactor)
+        return _strict(_printable(self._mask(await bash.run({"command": command, "timeout": timeout}, ctx))))
 
     def answer(self, request_id: str, decision: str) -> bool:
         """Answer an open permission request: ``allow``, ``always`` or ``deny``.

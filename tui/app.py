@@ -23,6 +23,7 @@ from chimera.core.demo import DEMO_NOTICE
 from chimera.core.events import (
     PermissionDecided,
     PermissionRequested,
+    PlanProposed,
     RunFinished,
     RunStarted,
     TurnStarted,
@@ -34,6 +35,7 @@ from chimera.core.terminal_text import terminal_safe
 from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
 from chimera.tui.messages import BusEvents
 from chimera.tui.screens.permission import PermissionScreen
+from chimera.tui.screens.plan import PlanScreen
 from chimera.tui.widgets.conversation import Conversation
 from chimera.tui.widgets.notice import Notice
 from chimera.tui.widgets.prompt_input import PromptInput
@@ -126,7 +128,10 @@ class ChimeraApp(App[int]):
                     self._ask(event)
                 case PermissionDecided(decision="cancelled", request_id=request_id):
                     self._withdraw(request_id)
+                case PlanProposed(request_id=request_id, steps=steps) if request_id:
+                    self._propose(request_id, steps)
                 case RunFinished(success=success, reason=reason):
+                    self._withdraw_plans()
                     status.state = "done" if success else "interrupted" if reason == "interrupted" else "failed"
                     self.run_shown.set()
                 case _:
@@ -139,6 +144,18 @@ class ChimeraApp(App[int]):
 
         screen = PermissionScreen(asked.request_id, asked.call_id, asked.name, dict(asked.args), asked.reason)
         self.push_screen(screen, resolve)
+
+    def _propose(self, request_id: str, steps: list[str]) -> None:
+        def resolve(answer: tuple[str, str] | None) -> None:
+            if answer is not None:  # None: withdrawn, the run no longer waits
+                self.session.answer(request_id, answer[0], answer[1] or None)
+
+        self.push_screen(PlanScreen(request_id, steps), resolve)
+
+    def _withdraw_plans(self) -> None:
+        for screen in self.screen_stack:
+            if isinstance(screen, PlanScreen):
+                screen.withdraw()
 
     def _withdraw(self, request_id: str) -> None:
         for screen in self.screen_stack:

@@ -122,6 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="with --loop tot: answers sampled each turn, the best one taken (default: 3)",
     )
+    run.add_argument(
+        "--approve-plan", action="store_true", help="with --loop plan: approve the plan as proposed, without asking"
+    )
+    run.add_argument(
+        "--verify",
+        metavar="CMD",
+        help="with --loop plan: a command that checks each step (it passes when it exits 0)",
+    )
     run.set_defaults(handler=_run)
 
     sessions = commands.add_parser("sessions", help="list sessions", description="List the sessions, newest first.")
@@ -302,6 +310,8 @@ def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
         max_turns=getattr(args, "max_turns", 50),
         reflect_every=getattr(args, "reflect_every", 3),
         candidates=getattr(args, "candidates", 3),
+        approve_plan=getattr(args, "approve_plan", False),
+        verify=getattr(args, "verify", None),
         permission_mode=args.permission_mode,
         allow=tuple(args.allow),
         deny=tuple(args.deny),

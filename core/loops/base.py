@@ -13,7 +13,9 @@ this module, never the loop, so nothing imports in a circle.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from chimera.core.events import StepEvent
@@ -22,7 +24,20 @@ from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import Context, Prompt
 from chimera.core.providers.base import Message, ModelDone
 
-__all__ = ["Core", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress", "StepResult", "Stop"]
+__all__ = [
+    "PLAN_DECISIONS",
+    "Core",
+    "LoopStrategy",
+    "Outcome",
+    "Pins",
+    "PlanAnswer",
+    "Recorder",
+    "RunInProgress",
+    "StepResult",
+    "Stop",
+]
+
+PLAN_DECISIONS = ("approve", "edit", "cancel")
 
 _E = TypeVar("_E", bound=StepEvent)
 
@@ -73,8 +88,38 @@ class StepResult:
         return self.done.stop_reason
 
 
+@dataclass(frozen=True, slots=True)
+class PlanAnswer:
+    """The person's answer to a proposed plan: ``approve``, ``edit`` (``plan`` is the edited text) or ``cancel``."""
+
+    decision: str
+    plan: str = ""
+
+
 class Core(Protocol):
     """What a strategy may use of the loop."""
+
+    @property
+    def workdir(self) -> Path:
+        """The workspace the tools act on."""
+        ...
+
+    @property
+    def can_ask(self) -> bool:
+        """Whether someone answers questions; else a question is refused at once."""
+        ...
+
+    def read_only(self) -> AbstractContextManager[None]:
+        """While inside, only read-only tools are offered and the executor refuses any other call."""
+        ...
+
+    async def ask_plan(self, steps: list[str]) -> PlanAnswer:
+        """Publish a proposed plan and wait for the person's answer."""
+        ...
+
+    async def check(self, command: str) -> tuple[bool, str]:
+        """Run the person's check command in the workspace: whether it passed, and its output."""
+        ...
 
     @property
     def config(self) -> LoopConfig: ...

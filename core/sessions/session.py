@@ -66,9 +66,10 @@ class Session:
         """Stop the run in progress, if any: the stream ends, tools are killed, it ends as ``interrupted``."""
         self.agent.interrupt()
 
-    def answer(self, request_id: str, decision: str) -> bool:
-        """Answer a question the run published (a permission request); False when it is no longer open."""
-        return self.agent.answer(request_id, decision)
+    def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
+        """Answer a question the run published (a permission request, a proposed plan: ``plan`` is the
+        edited text); False when it is no longer open."""
+        return self.agent.answer(request_id, decision, plan)
 
     async def close(self) -> None:
         """Let readers finish, then release everything, even when one step fails."""

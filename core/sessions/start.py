@@ -22,6 +22,7 @@ from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
 from chimera.core.loops.base import LoopStrategy
+from chimera.core.loops.plan_execute import PlanAndExecute
 from chimera.core.loops.reflexion import Reflexion
 from chimera.core.loops.tree_of_thought import TreeOfThought
 from chimera.core.permissions import MODES, PermissionPolicy, Rule
@@ -53,6 +54,8 @@ class RunOptions:
     loop: str = "react"
     reflect_every: int = 3
     candidates: int = 3
+    approve_plan: bool = False
+    verify: str | None = None
     max_turns: int = 50
     permission_mode: str | None = None
     allow: tuple[str, ...] = ()
@@ -90,10 +93,12 @@ def _check(options: RunOptions) -> None:
         raise ConfigError(f"the workdir {options.workdir} {what}: pass --workdir an existing folder")
 
 
-STRATEGIES = ("react", "reflexion", "tot")  # the loops a session can run today
+STRATEGIES = ("react", "plan", "reflexion", "tot")
 
 
 def _strategy(options: RunOptions, config: LoopConfig) -> LoopStrategy:
+    if options.loop == "plan":
+        return PlanAndExecute(config, approve=options.approve_plan, verify=options.verify)
     if options.loop == "reflexion":
         return Reflexion(config, reflect_every=options.reflect_every)
     if options.loop == "tot":
@@ -155,7 +160,7 @@ def start_session(options: RunOptions) -> Session:
         agent = Agent(
             provider,
             DEFAULT_TOOLS,
-            _strategy(options, config),
+            ReAct(config) if demo else _strategy(options, config),  # the demo replays a ReAct run
             policy=policy,
             can_ask=options.interactive,
             recorder=store,

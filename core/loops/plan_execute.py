@@ -1,0 +1,245 @@
+"""Provides ``PlanAndExecute``: plan with read-only tools, have the plan approved, then work through it.
+
+1. **Plan.** The model may look around, but only read-only tools are offered and
+   the executor refuses anything else, whatever the model asks. It answers with
+   a Markdown checklist, parsed into steps and published as ``plan_proposed``.
+2. **Decide.** The person approves, edits (the edited text becomes the plan) or
+   cancels, through ``answer(request_id, …)``. With ``approve`` (headless
+   ``--approve-plan``) the plan is approved as proposed; with nobody to ask and
+   no ``approve``, the run stops and says which flag would let it go on.
+3. **Execute.** "Now execute the plan you just created, step by step": each step
+   is a bounded inner loop with the plan in context, then a check (the
+   ``verify`` command when set, else the model's own check) before
+   ``plan_step_checked``. A step that fails its check is retried up to
+   ``step_retries`` times, then the run stops with the reason (a circuit
+   breaker per step). Before each step, the files the remaining steps name are
+   compared with how the plan last saw them: one that went missing or changed
+   underneath falsifies the plan, and the remaining steps are revised
+   (``replanned``) instead of pushed through. What the agent's own ``write`` and
+   ``edit`` change is expected; after a step that ran commands, whose effects
+   cannot be told from anyone else's, every named file is taken as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chimera.core.events import PlanApproved, PlanCancelled, PlanEdited, PlanStepChecked, Replanned
+from chimera.core.loops.base import Core, Outcome
+from chimera.core.loops.context import Prompt
+from chimera.core.loops.plans import Plan, named_paths, parse_checklist
+from chimera.core.loops.strategy import Strategy
+
+__all__ = ["EXECUTE_PROMPT", "PLANNING_PROMPT", "PlanAndExecute"]
+
+PLANNING_PROMPT = (
+    "Before changing anything, make a plan. Look around with the read-only tools if you need to, then answer "
+    "with the plan as a Markdown checklist, one line per step (`- [ ] step`), naming the files each step "
+    "touches. Change nothing yet: only read-only tools run until the plan is approved."
+)
+EXECUTE_PROMPT = "Now execute the plan you just created, step by step."
+_STEP = "{lead}Step {number} of {count}: {step}\n\nThe plan:\n{checklist}\n\nDo this step only, then say it is done."
+_CHECK = (
+    "Check step {number} ({step}) with the read-only tools: is it done? Answer `DONE`, or `NOT DONE: <why>`, "
+    "on the first line."
+)
+_RETRY = "Step {number} is not done: {why}\nFix it, then say it is done."
+_REPLAN = (
+    "The plan no longer holds: {why}. Revise the remaining steps ({remaining}) as a Markdown checklist, one "
+    "line per step. Change nothing yet."
+)
+_CHECK_TURNS = 3  # turns the model's own check may take to look
+_WRITERS = frozenset({"write", "edit"})
+_READERS = frozenset({"read", "glob", "grep", "think"})
+
+
+@dataclass(slots=True)
+class _Work:
+    """What the agent did during a step: the paths its write and edit changed, whether it ran a command."""
+
+    wrote: set[str] = field(default_factory=set)
+    ran_commands: bool = False
+
+
+@dataclass(slots=True)
+class PlanAndExecute(Strategy):
+    """Plan with read-only tools, have the plan approved, execute it step by step with a check after each.
+
+    Args:
+        config: the limits and hooks of a run (``max_steps`` bounds every turn, planning included).
+        max_steps: the turn limit, when given (else ``config.max_steps``).
+        approve: approve the plan as proposed, without asking (headless ``--approve-plan``).
+        verify: a command run in the workspace after each step; it passes when it exits 0.
+        step_turns: turns one step may take.
+        step_retries: times a step that fails its check is tried again before the run stops.
+    """
+
+    approve: bool = False
+    verify: str | None = None
+    step_turns: int = 10
+    step_retries: int = 2
+    name: str = "plan"
+
+    def __post_init__(self) -> None:
+        if self.step_turns < 1 or self.step_retries < 0:
+            raise ValueError("step_turns must be at least 1 and step_retries at least 0")
+        Strategy.__post_init__(self)
+
+    async def drive(self, core: Core, task: Prompt) -> Outcome:
+        await core.user_turn(task)
+        core.note(PLANNING_PROMPT)
+        planned = await self._propose(core)
+        if isinstance(planned, Outcome):
+            return planned
+        decided = await self._decide(core, planned)
+        if isinstance(decided, Outcome):
+            return decided
+        return await self._execute(core, list(decided.steps))
+
+    async def _propose(self, core: Core) -> Plan | Outcome:
+        with core.read_only():
+            answered = await _answer(core, self.step_turns, "planning")
+        if not answered.success:
+            return answered
+        plan = parse_checklist(answered.answer)
+        if plan is None:
+            return Outcome(False, "no_plan", answered.answer, "the model answered without a checklist to follow")
+        return plan
+
+    async def _decide(self, core: Core, plan: Plan) -> Plan | Outcome:
+        steps = list(plan.steps)
+        if self.approve:
+            core.emit(PlanApproved(steps=steps))
+            return plan
+        if not core.can_ask:
+            why = "the plan needs approval and nobody can answer in a headless run: pass --approve-plan"
+            core.emit(PlanCancelled(reason=why))
+            return Outcome(False, "plan_cancelled", error=why)
+        answer = await core.ask_plan(steps)
+        if answer.decision == "cancel":
+            core.emit(PlanCancelled(reason="cancelled by the person"))
+            return Outcome(False, "plan_cancelled", error="the person cancelled the plan")
+        if answer.decision == "edit":
+            edited = parse_checklist(answer.plan) or Plan((answer.plan.strip(),), answer.plan)
+            core.emit(PlanEdited(steps=list(edited.steps)))
+            core.note(f"The person edited the plan. Follow this one instead:\n{edited.checklist()}")
+            return edited
+        core.emit(PlanApproved(steps=steps))
+        return plan
+
+    async def _execute(self, core: Core, steps: list[str]) -> Outcome:
+        seen = _fingerprints(core.workdir, steps)
+        last = Outcome(True, "completed")
+        index = 0
+        while index < len(steps):
+            why = _falsified(core.workdir, steps[index:], seen)
+            if why is not None:
+                revised = await self._replan(core, steps, index, why)
+                if isinstance(revised, Outcome):
+                    return revised
+                steps = steps[:index] + revised
+                core.emit(Replanned(steps=steps, why=why))
+                seen = _fingerprints(core.workdir, steps)
+                continue
+            work = _Work()
+            last = await self._step(core, steps, index, work)
+            if not last.success:
+                return last
+            if work.ran_commands:
+                seen = _fingerprints(core.workdir, steps)
+            else:
+                seen.update({path: _digest(core.workdir, path) for path in work.wrote})
+            index += 1
+        return Outcome(True, "completed", answer=last.answer)
+
+    async def _step(self, core: Core, steps: list[str], index: int, work: _Work) -> Outcome:
+        number, step = index + 1, steps[index]
+        lead = f"{EXECUTE_PROMPT}\n\n" if index == 0 else ""
+        checklist = Plan(tuple(steps), "").checklist(done=index)
+        core.note(_STEP.format(lead=lead, number=number, count=len(steps), step=step, checklist=checklist))
+        for attempt in range(1, self.step_retries + 2):
+            done = await _answer(core, self.step_turns, f"step {number}", work)
+            if not done.success:
+                return done
+            passed, detail, by = await self._check(core, number, step)
+            core.emit(PlanStepChecked(index=index, step=step, passed=passed, by=by, detail=detail, attempt=attempt))
+            if passed:
+                return done
+            core.note(_RETRY.format(number=number, why=detail or "its check failed"))
+        why = f"step {number} ({step}) failed its check {self.step_retries + 1} times"
+        return Outcome(False, "plan_step_failed", error=f"{why}: {_last_line(detail)}")
+
+    async def _check(self, core: Core, number: int, step: str) -> tuple[bool, str, str]:
+        if self.verify is not None:
+            passed, output = await core.check(self.verify)
+            return passed, output[-2000:], self.verify
+        core.note(_CHECK.format(number=number, step=step))
+        with core.read_only():
+            verdict = await _answer(core, _CHECK_TURNS, f"the check of step {number}")
+        said = verdict.answer.strip()
+        head = said.splitlines()[0].strip("`*_ ").upper() if said else ""
+        passed = verdict.success and head.startswith("DONE")
+        return passed, said[-2000:] or verdict.error, "model"
+
+    async def _replan(self, core: Core, steps: list[str], index: int, why: str) -> list[str] | Outcome:
+        remaining = f"steps {index + 1} to {len(steps)}" if index + 1 < len(steps) else f"step {index + 1}"
+        core.note(_REPLAN.format(why=why, remaining=remaining))
+        with core.read_only():
+            answered = await _answer(core, self.step_turns, "replanning")
+        if not answered.success:
+            return answered
+        revised = parse_checklist(answered.answer)
+        if revised is None:
+            return Outcome(False, "no_plan", answered.answer, "the model revised the plan without a checklist")
+        return list(revised.steps)
+
+
+async def _answer(core: Core, turns: int, what: str, work: _Work | None = None) -> Outcome:
+    """Steps until the model answers without a tool call (its answer), at most ``turns`` of them."""
+    for _ in range(turns):
+        result = await core.step()
+        for outcome in result.outcomes:
+            path = outcome.call.args.get("path")
+            if work is not None and outcome.call.name in _WRITERS and isinstance(path, str):
+                work.wrote.add(path)
+            elif work is not None and not outcome.result.is_error and outcome.call.name not in _READERS:
+                work.ran_commands = True
+        if result.outcome is not None:
+            return result.outcome
+    return Outcome(False, "step_turns", error=f"{what} took more than {turns} turns")
+
+
+def _fingerprints(workdir: Path, steps: list[str]) -> dict[str, str | None]:
+    """Each file the steps name, with a digest of its bytes (None when it is missing)."""
+    return {path: _digest(workdir, path) for step in steps for path in named_paths(step)}
+
+
+def _falsified(workdir: Path, steps: list[str], seen: dict[str, str | None]) -> str | None:
+    """Why the plan no longer holds: a file a remaining step names that was there and went missing or changed."""
+    for step in steps:
+        for path in named_paths(step):
+            before = seen.get(path)
+            if before is None:
+                continue  # not there before: a file the plan may create
+            now = _digest(workdir, path)
+            if now is None:
+                return f"{path}, which the plan names, is missing"
+            if now != before:
+                return f"{path}, which the plan names, changed underneath"
+    return None
+
+
+def _digest(workdir: Path, path: str) -> str | None:
+    target = (workdir / path).resolve()
+    if not target.is_relative_to(workdir) or not target.is_file():
+        return None
+    try:
+        return hashlib.sha256(target.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _last_line(text: str) -> str:
+    return text.strip().splitlines()[-1] if text.strip() else "no output"

@@ -1,0 +1,51 @@
+"""Provides the plan a PlanAndExecute run works from: a checklist parsed from the model's Markdown.
+
+The planning answer is a Markdown checklist (``- [ ] step``); numbered or plain
+bullets are read too, since models drift. A plan names files; the files a step
+names are what the run watches to notice that the plan no longer holds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Plan", "named_paths", "parse_checklist"]
+
+_ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>\S.*?)\s*$")
+_CHECKBOX = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+\[[ xX]\]\s+\S")
+# A path a step names: in backticks, or a bare word with a folder or an extension (src/app.py, README.md).
+_QUOTED = re.compile(r"`([^`\s]+)`")
+_BARE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z][\w]{0,7})(?![\w/])")
+_NOT_PATHS = frozenset({"e.g", "i.e", "etc", "vs"})
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The steps of a plan, in order, and the Markdown they were read from."""
+
+    steps: tuple[str, ...]
+    text: str
+
+    def checklist(self, done: int = 0) -> str:
+        """The plan as a Markdown checklist, the first ``done`` steps ticked."""
+        return "\n".join(f"- [{'x' if i < done else ' '}] {step}" for i, step in enumerate(self.steps))
+
+
+def parse_checklist(text: str) -> Plan | None:
+    """The plan in ``text``: its checklist items when it has any, else its list items; None without a list."""
+    lines = text.splitlines()
+    boxed = [line for line in lines if _CHECKBOX.match(line)]
+    items = [m["text"] for line in (boxed or lines) if (m := _ITEM.match(line))]
+    steps = tuple(item.strip() for item in items if item.strip())
+    return Plan(steps, text) if steps else None
+
+
+def named_paths(step: str) -> list[str]:
+    """The file paths ``step`` names, in order, each once."""
+    found: list[str] = []
+    for match in [*_QUOTED.findall(step), *_BARE.findall(step)]:
+        path = match.strip(".,;:()\"'")
+        if path and path.lower() not in _NOT_PATHS and ("/" in path or "." in path) and path not in found:
+            found.append(path)
+    return found
