@@ -30,13 +30,14 @@ record as it is written, whoever writes it. A write that
 fails is cut back, so no record is ever glued to the next. On open, a
 last line without its newline (a write cut short) is moved to a ``torn-*``
 file beside it and the log is cut back to its last whole record; a damaged
-line in the middle is skipped and reported, never deleted. Every field read
-back is checked before it is used: a record of the wrong shape, a node that
-repeats an id or names a parent the session lacks, a leaf, label, snapshot or
-partial result naming a node it lacks, are each skipped with one warning, so
-the tree can never loop and every walk of it ends. One writer at a
-time holds the session's lock; a second gets a clear message. Files and
-folders are readable by their owner only.
+line in the middle is skipped and reported, never deleted. Every record read
+back (``session_records``) is checked whole before any of it counts: a record
+of the wrong shape, a time that is not a finite time, a node that repeats an
+id or names a parent the session lacks, a leaf, label, snapshot or partial
+result naming a node it lacks, are each skipped with one warning, so the tree
+can never loop and every walk of it ends; text that is not Unicode (a lone
+surrogate) reads as U+FFFD. One writer at a time holds the session's lock; a
+second gets a clear message. Files and folders are readable by their owner only.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ import contextlib
 import fcntl
 import json
 import os
-import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -57,9 +57,10 @@ from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ConfigError, SessionError
 from chimera.core.home import private_dir
 from chimera.core.jsonl import append_line, set_aside_torn_tail
-from chimera.core.permissions import MODES, PermissionPolicy, Rule
+from chimera.core.permissions import PermissionPolicy
 from chimera.core.redact import Redactor
-from chimera.core.session_tree import MESSAGE_KINDS, Node, PendingSwitch, SessionTree, message_problem
+from chimera.core.session_records import ID, add_node, apply_record, parse_record
+from chimera.core.session_tree import MESSAGE_KINDS, Node, SessionTree
 
 __all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
 
@@ -67,8 +68,6 @@ ENTRIES = "entries.jsonl"
 LOCK = "lock"
 CHECKPOINTS = "checkpoints.git"  # the session's shadow repository of workspace snapshots
 MAX_WARNINGS = 20  # damaged lines reported one by one; past these, one line counts the rest
-_ID = re.compile(r"[\w.:-]{1,128}", re.ASCII)  # session and node ids
-_COMMIT = re.compile(r"[0-9a-f]{7,64}")
 
 
 class _Leaf:
@@ -149,7 +148,7 @@ class SessionStore:
     @classmethod
     def open(cls, home: Path, session_id: str, *, writable: bool = True) -> SessionStore:
         """Open an existing session; set a torn last record aside; lock it when ``writable``."""
-        if not _ID.fullmatch(session_id):
+        if not ID.fullmatch(session_id):
             raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
         folder = sessions_dir(home) / session_id
         path = folder / ENTRIES
@@ -204,7 +203,7 @@ class SessionStore:
         node = Node(id=_node_id(), parent_id=parent_id, kind=kind, ts=time.time(), message=message)
         record = {"t": "node", "id": node.id, "parent": parent_id, "kind": kind, "ts": node.ts, "message": message}
         self._write(record, sync=sync)
-        _add_node(node, self.meta, self.tree)
+        add_node(node, self.meta, self.tree)
         return node
 
     def record(self, kind: str, message: dict[str, Any], *, sync: bool = False) -> str:
@@ -230,7 +229,7 @@ class SessionStore:
         if undo is not None:
             record.update({"from": self.tree.leaf, "undo": undo})
         self._write(record, sync=True)
-        _apply(record, self.meta, self.tree)
+        apply_record(record, self.meta, self.tree)
 
     def begin_switch(self, to_node: str | None, undo: str, target: str) -> None:
         """Record, durably, that files are about to change for a switch (so a crash midway is seen).
@@ -239,7 +238,7 @@ class SessionStore:
         """
         record = {"t": "switching", "from": self.tree.leaf, "to": to_node, "undo": undo, "target": target}
         self._write(record, sync=True)
-        _apply(record, self.meta, self.tree)
+        apply_record(record, self.meta, self.tree)
 
     def label(self, node_id: str, label: str) -> None:
         node_id = self.require(node_id)
@@ -271,7 +270,7 @@ class SessionStore:
         if made := sorted(made):
             record["made"] = made
         self._write(record)
-        _apply(record, self.meta, self.tree)
+        apply_record(record, self.meta, self.tree)
 
     def set_permissions(self, policy: PermissionPolicy) -> None:
         """Record the permissions the runs from now on start with (replay re-runs tools under no looser ones)."""
@@ -363,7 +362,7 @@ def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, lis
         if not line.strip():
             continue
         try:
-            _apply(_parse(line), meta, tree)
+            apply_record(parse_record(line), meta, tree)
         except (ValueError, KeyError, TypeError, RecursionError) as err:
             damaged += 1
             if damaged <= MAX_WARNINGS:
@@ -376,174 +375,6 @@ def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, lis
     return meta, tree, warnings
 
 
-_NODE_HEAD = b'{"t":"node",'
-_MESSAGE_KEY = b',"message":{'
-_HEAD_MAX = 400  # bytes: a node record's id, parent, kind and time come well within this
-_HEAD_KEYS = frozenset({"t", "id", "parent", "kind", "ts"})
-
-
-def _parse(line: bytes) -> dict[str, Any]:
-    """One record. A node record laid out as this store writes it (its message last) is read
-    only up to the message, and keeps the whole line as ``raw`` for the message to be decoded
-    when needed; any other line is decoded whole."""
-    if line.startswith(_NODE_HEAD):
-        cut = line.find(_MESSAGE_KEY, 0, _HEAD_MAX)
-        if cut > 0:
-            try:
-                head = json.loads(line[:cut] + b"}")
-            except ValueError:
-                head = None
-            if isinstance(head, dict) and head.keys() == _HEAD_KEYS:
-                head["raw"] = line
-                return head
-    parsed = json.loads(line)
-    if not isinstance(parsed, dict):
-        raise ValueError(f"a JSON {type(parsed).__name__}, not a record")
-    parsed.pop("raw", None)  # only a record read up to its message carries its line
-    return parsed
-
-
-def _text(record: dict[str, Any], key: str) -> str:
-    value = record.get(key)
-    if not isinstance(value, str):
-        raise ValueError(f"its {key} is not text")
-    return value
-
-
-def _node_ref(record: dict[str, Any], key: str, tree: SessionTree) -> str:
-    """The node ``record[key]`` names, which the session must hold."""
-    value = record.get(key)
-    if not isinstance(value, str):
-        raise ValueError(f"its {key} is not a node id")
-    if value not in tree:
-        raise ValueError(f"its {key} names node {value[:40]!r}, which the session does not hold")
-    return value
-
-
-def _optional_ref(record: dict[str, Any], key: str, tree: SessionTree) -> str | None:
-    """Like :func:`_node_ref`, with None (no node: before the first message) allowed."""
-    return None if record.get(key) is None else _node_ref(record, key, tree)
-
-
-def _commit(record: dict[str, Any], key: str) -> str:
-    value = record.get(key)
-    if not isinstance(value, str) or not _COMMIT.fullmatch(value):
-        raise ValueError(f"its {key} is not a snapshot id")
-    return value
-
-
-def _add_node(node: Node, meta: dict[str, Any], tree: SessionTree) -> None:
-    tree.add(node)
-    if node.kind == "user" and "permissions" in meta:
-        tree.permissions[node.id] = meta["permissions"]
-
-
-def _apply(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> None:
-    """Fold one record into the session; raise ValueError/KeyError/TypeError when it is malformed."""
-    kind = record.get("t")
-    if not isinstance(kind, str):
-        raise ValueError("it has no record type")
-    if kind == "node":
-        node_id = _text(record, "id")
-        if not _ID.fullmatch(node_id):
-            raise ValueError("its id is not a node id")
-        if node_id in tree:
-            raise ValueError(f"it repeats the id of node {node_id}")
-        parent = _optional_ref(record, "parent", tree)
-        node_kind = record.get("kind")
-        if node_kind not in MESSAGE_KINDS:
-            raise ValueError("its kind is not a message kind")
-        ts = record.get("ts")
-        if not isinstance(ts, int | float) or isinstance(ts, bool):
-            raise ValueError("its time is not a number")
-        raw = record.get("raw")
-        if raw is not None:
-            node = Node(node_id, parent, node_kind, float(ts), raw=raw)
-        else:
-            message = record.get("message")
-            problem = message_problem(node_kind, message)
-            if problem is not None:
-                raise ValueError(problem)
-            assert isinstance(message, dict)
-            node = Node(node_id, parent, node_kind, float(ts), message)
-        _add_node(node, meta, tree)
-    elif kind == "leaf":
-        target = _optional_ref(record, "id", tree)
-        if record.get("undo") and "from" in record:
-            tree.undo[_optional_ref(record, "from", tree)] = _commit(record, "undo")
-        tree.leaf = target
-        tree.pending_switch = None
-    elif kind == "switching":
-        from_node = _optional_ref(record, "from", tree)
-        to_node = _optional_ref(record, "to", tree)
-        undo = _commit(record, "undo")
-        target = None if record.get("target") is None else _commit(record, "target")
-        tree.pending_switch = PendingSwitch(from_node, to_node, undo, target)
-        tree.undo[from_node] = undo
-    elif kind == "label":
-        node_id = _node_ref(record, "id", tree)
-        tree.set_label(node_id, _text(record, "label"))
-    elif kind == "snap":
-        node_id = _node_ref(record, "id", tree)
-        tree.snapshots[node_id] = _commit(record, "commit")
-        if record.get("found"):
-            tree.found.add(node_id)
-        wrote = record.get("wrote")
-        if wrote is not None:
-            if not isinstance(wrote, dict) or not all(
-                isinstance(blob, str) and _COMMIT.fullmatch(blob) for blob in wrote.values()
-            ):
-                raise ValueError("its written paths do not map to contents")
-            tree.wrote[node_id] = dict(wrote)
-        made = record.get("made")
-        if made is not None:
-            if not isinstance(made, list) or not all(isinstance(path, str) for path in made):
-                raise ValueError("its created paths are not a list of paths")
-            tree.made[node_id] = frozenset(made)
-    elif kind == "partial":
-        parent = _node_ref(record, "parent", tree)
-        result = record.get("result")
-        if message_problem("tool_result", {"role": "user", "content": [result]}) is not None:
-            raise ValueError("its result is not a tool result")
-        assert isinstance(result, dict)
-        if result["type"] != "tool_result":
-            raise ValueError("its result is not a tool result")
-        if not any(tree.nodes[c].kind == "tool_result" for c in tree.children.get(parent, [])):
-            tree.partials.setdefault(parent, []).append(dict(result))
-    elif kind == "meta":
-        _check_meta(record, meta)
-        meta.update(record)
-
-
-def _check_meta(record: dict[str, Any], meta: dict[str, Any]) -> None:
-    """ValueError unless every field a meta record carries has its type; the first must name the session."""
-    first = not meta
-    if (first or "session_id" in record) and _text(record, "session_id") != meta.get(
-        "session_id", record["session_id"]
-    ):
-        raise ValueError("it names another session")
-    if (first or "workdir" in record) and not Path(_text(record, "workdir")).is_absolute():
-        raise ValueError("its workdir is not an absolute path")
-    if "model" in record:
-        _text(record, "model")
-    created = record.get("created", 0.0)
-    if not isinstance(created, int | float) or isinstance(created, bool):
-        raise ValueError("its created time is not a number")
-    if "permissions" in record:
-        permissions = record["permissions"]
-        if not isinstance(permissions, dict) or permissions.get("mode") not in MODES:
-            raise ValueError("its permissions have no known mode")
-        for key in ("allow", "deny"):
-            rules = permissions.get(key)
-            if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
-                raise ValueError(f"its permissions' {key} is not a list of rules")
-            for rule in rules:
-                try:
-                    Rule.parse(rule)
-                except ConfigError as err:
-                    raise ValueError(str(err)) from None
-
-
 def list_sessions(home: Path, problems: list[str] | None = None) -> list[SessionInfo]:
     """Every readable session under ``home``, most recently updated first.
 
@@ -553,7 +384,7 @@ def list_sessions(home: Path, problems: list[str] | None = None) -> list[Session
     out = []
     for folder in _session_folders(home):
         try:
-            if not folder.is_dir() or not _ID.fullmatch(folder.name):
+            if not folder.is_dir() or not ID.fullmatch(folder.name):
                 raise ConfigError(f"{folder} is not a session folder (left untouched)")
             store = SessionStore.open(home, folder.name, writable=False)
             updated = (folder / ENTRIES).stat().st_mtime

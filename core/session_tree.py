@@ -18,12 +18,12 @@ This module only holds and reads the tree; ``session_store`` writes it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.core.errors import SessionError
+from chimera.core.strict_json import loads_clean
 
 __all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "content_blocks", "is_reminder", "message_problem"]
 
@@ -122,7 +122,7 @@ class Node:
         """The message (``role`` and ``content``), decoded from the record the first time."""
         if self._message is None:
             try:
-                record = json.loads(self._raw or b"")
+                record = loads_clean(self._raw or b"")
             except ValueError as err:
                 raise self._damaged(str(err)) from None
             except RecursionError:
