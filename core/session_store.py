@@ -26,10 +26,12 @@ stays readable with ``grep`` and ``jq``. Records:
 Every record is one complete line written in one call and flushed; the file
 is fsynced at turn boundaries and before anything destructive. Secrets
 (``redactor``, set by whoever opens the store for a run) are masked in every
-record as it is written, whoever writes it. A write that
-fails is cut back, so no record is ever glued to the next. On open, a
-last line without its newline (a write cut short) is moved to a ``torn-*``
-file beside it and the log is cut back to its last whole record; a damaged
+record as it is written, whoever writes it. A write that fails is cut back,
+and a file that does not end in a newline gets one before the next record, so
+no record is ever glued to another. On open, a last line without its newline
+is kept when it is a whole JSON object (the file just ends), and given its
+newline; one cut short mid-write is moved to a ``torn-*`` file beside it and
+the log is cut back to its last whole record; a damaged
 line in the middle is skipped and reported, never deleted. Every record read
 back (``session_records``) is checked whole before any of it counts: a record
 of the wrong shape, a time that is not a finite time, a node that repeats an
@@ -38,6 +40,9 @@ result naming a node it lacks, are each skipped with one warning, so the tree
 can never loop and every walk of it ends; text that is not Unicode (a lone
 surrogate) reads as U+FFFD. One writer at a time holds the session's lock; a
 second gets a clear message. Files and folders are readable by their owner only.
+The folder and every file in it are opened as :mod:`chimera.core.session_files`
+says: never through a link, never a FIFO, folder or device, so nothing outside
+the session folder is ever read or written through it.
 """
 
 from __future__ import annotations
@@ -56,17 +61,15 @@ from typing import Any
 from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ConfigError, SessionError
 from chimera.core.home import private_dir
-from chimera.core.jsonl import append_line, set_aside_torn_tail
+from chimera.core.jsonl import append_line, is_json_object, read_all, repair_tail
 from chimera.core.permissions import PermissionPolicy
 from chimera.core.redact import Redactor
+from chimera.core.session_files import CHECKPOINTS, ENTRIES, LOCK, check_folder, check_not_link, open_file
 from chimera.core.session_records import ID, add_node, apply_record, parse_record
 from chimera.core.session_tree import MESSAGE_KINDS, Node, SessionTree
 
 __all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
 
-ENTRIES = "entries.jsonl"
-LOCK = "lock"
-CHECKPOINTS = "checkpoints.git"  # the session's shadow repository of workspace snapshots
 MAX_WARNINGS = 20  # damaged lines reported one by one; past these, one line counts the rest
 
 
@@ -119,16 +122,20 @@ class SessionStore:
         tree: SessionTree,
         *,
         lock_fd: int | None = None,
+        fd: int | None = None,
         warnings: list[str] | None = None,
+        updated: float = 0.0,
     ) -> None:
-        """Use :meth:`create` or :meth:`open`; ``lock_fd`` (held) makes the store writable."""
+        """Use :meth:`create` or :meth:`open`; ``lock_fd`` (held) and ``fd`` (the entries, open to append)
+        make the store writable."""
         self.folder = folder
         self.meta = meta
         self.tree = tree
         self.warnings = warnings or []
+        self.updated = updated  # when the entries last changed, as the file says
         self._lock_fd = lock_fd
         self.redactor = Redactor()  # secrets masked in every record written
-        self._fd = os.open(folder / ENTRIES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if lock_fd else None
+        self._fd = fd
 
     # --- opening ------------------------------------------------------------------------
 
@@ -141,31 +148,45 @@ class SessionStore:
         except FileExistsError:
             raise ConfigError(f"a session {session_id} already exists") from None
         meta = {"t": "meta", "session_id": session_id, "workdir": str(workdir), "model": model, "created": time.time()}
-        store = cls(folder, meta, SessionTree(), lock_fd=_lock(folder, session_id))
+        lock_fd = _lock(folder, session_id)
+        try:
+            fd = open_file(folder, ENTRIES, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        store = cls(folder, meta, SessionTree(), lock_fd=lock_fd, fd=fd, updated=time.time())
         store._write(meta, sync=True)
         return store
 
     @classmethod
     def open(cls, home: Path, session_id: str, *, writable: bool = True) -> SessionStore:
-        """Open an existing session; set a torn last record aside; lock it when ``writable``."""
+        """Open an existing session; set a torn last record aside; lock it when ``writable``.
+
+        ConfigError, naming the file and what to do, when the folder or one of its files is a
+        link or not of its kind (a FIFO, a folder, a device): nothing there is ever followed.
+        """
         if not ID.fullmatch(session_id):
             raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
         folder = sessions_dir(home) / session_id
-        path = folder / ENTRIES
         lock_fd: int | None = None
+        fd: int | None = None
         try:
-            if not path.is_file():
-                if path.exists() or path.is_symlink():
-                    raise ConfigError(f"session {session_id} is damaged: {path} is not a file")
-                if folder.is_dir():
-                    raise ConfigError(f"{folder} has no {ENTRIES}: it is not a Chimera session (left untouched)")
+            if not check_folder(folder):
                 raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
+            if check_not_link(folder / ENTRIES) is None:
+                raise ConfigError(f"{folder} has no {ENTRIES}: it is not a Chimera session (left untouched)")
             lock_fd = _lock(folder, session_id) if writable else None
-            meta, tree, warnings = _load(path, repair=writable)
-            return cls(folder, meta, tree, lock_fd=lock_fd, warnings=warnings)
+            fd = open_file(folder, ENTRIES, os.O_RDWR | os.O_APPEND if writable else os.O_RDONLY)
+            meta, tree, warnings = _load(fd, folder, repair=writable)
+            updated = os.fstat(fd).st_mtime
+            if not writable:
+                os.close(fd)
+                fd = None
+            return cls(folder, meta, tree, lock_fd=lock_fd, fd=fd, warnings=warnings, updated=updated)
         except BaseException as err:
-            if lock_fd is not None:
-                os.close(lock_fd)
+            for held in (fd, lock_fd):
+                if held is not None:
+                    os.close(held)
             if isinstance(err, OSError):
                 raise ConfigError(
                     f"session {session_id} cannot be read ({err.strerror or err}): check the permissions of {folder}"
@@ -190,7 +211,21 @@ class SessionStore:
         return "(empty)"
 
     def checkpoints(self) -> ShadowRepo:
-        """The session's shadow repository of workspace snapshots (ConfigError without git)."""
+        """The session's shadow repository of workspace snapshots, in its own folder and nowhere else.
+
+        ConfigError without git; when the session folder or its ``checkpoints.git`` is a link
+        or not a folder (so git could be sent to another repository, the workspace's ``.git``
+        say); or when the session's workspace lies among the sessions (a restore would
+        rewrite session files).
+        """
+        check_folder(self.folder)
+        sessions = os.path.realpath(self.folder.parent)
+        workdir = os.path.realpath(self.workdir)
+        if workdir == sessions or workdir.startswith(sessions + os.sep):
+            raise ConfigError(
+                f"session {self.id}'s workspace {self.workdir} lies among Chimera's sessions, which no "
+                "checkpoint may rewrite: start a session in the project's own folder"
+            )
         return ShadowRepo(self.workdir, self.folder / CHECKPOINTS)
 
     # --- writing ------------------------------------------------------------------------
@@ -333,7 +368,7 @@ class SessionStore:
 
 
 def _lock(folder: Path, session_id: str) -> int:
-    fd = os.open(folder / LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = open_file(folder, LOCK, os.O_RDWR | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -347,18 +382,27 @@ def _lock(folder: Path, session_id: str) -> int:
     return fd
 
 
-def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, list[str]]:
+def _load(fd: int, folder: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, list[str]]:
+    """The meta and tree the entries at ``fd`` hold, and one warning per damaged line.
+
+    A last line without its newline that is a whole record is read (and, with ``repair``, given
+    its newline); one cut short is set aside (with ``repair``) or ignored.
+    """
     warnings: list[str] = []
-    if repair and (aside := set_aside_torn_tail(path)) is not None:
-        warnings.append(aside)
-    data = path.read_bytes()
+    data = read_all(fd)
     end = data.rfind(b"\n") + 1
-    if end < len(data):
-        warnings.append(f"the last record is cut short ({len(data) - end} bytes) and is ignored")
+    lines = data[:end].splitlines()
+    tail = data[end:]
+    if tail and is_json_object(tail):
+        lines.append(tail)
+    elif tail and not repair:
+        warnings.append(f"the last record is cut short ({len(tail)} bytes) and is ignored")
+    if tail and repair and (aside := repair_tail(fd, folder, "entries", is_json_object)) is not None:
+        warnings.append(aside)
     meta: dict[str, Any] = {}
     tree = SessionTree()
     damaged = 0
-    for number, line in enumerate(data[:end].splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -371,7 +415,7 @@ def _load(path: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, lis
     if damaged > MAX_WARNINGS:
         warnings.append(f"{damaged - MAX_WARNINGS} more damaged lines were skipped")
     if not meta:
-        raise ConfigError(f"{path} has no session header: it is not a Chimera session (left untouched)")
+        raise ConfigError(f"{folder / ENTRIES} has no session header: it is not a Chimera session (left untouched)")
     return meta, tree, warnings
 
 
@@ -387,7 +431,6 @@ def list_sessions(home: Path, problems: list[str] | None = None) -> list[Session
             if not folder.is_dir() or not ID.fullmatch(folder.name):
                 raise ConfigError(f"{folder} is not a session folder (left untouched)")
             store = SessionStore.open(home, folder.name, writable=False)
-            updated = (folder / ENTRIES).stat().st_mtime
         except ConfigError as err:
             if problems is not None:
                 problems.append(str(err))
@@ -402,7 +445,7 @@ def list_sessions(home: Path, problems: list[str] | None = None) -> list[Session
                 title=store.title,
                 workdir=str(store.workdir),
                 created=float(store.meta.get("created", 0.0)),
-                updated=updated,
+                updated=store.updated,
                 entries=len(store.tree),
                 leaf=store.tree.leaf,
             )

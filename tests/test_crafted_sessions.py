@@ -18,7 +18,7 @@ from chimera.core.session_store import SessionStore
 from chimera.core.strict_json import clean_text
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text
-from tests.test_damaged_sessions import MODEL, SNAP, chimera, record, sound_start
+from tests.test_damaged_sessions import MODEL, SNAP, chimera, node, record, sound_start
 
 
 @pytest.fixture
@@ -193,3 +193,49 @@ def test_lone_surrogates_anywhere_in_a_session_come_out_as_replacement_character
     code, _, err = chimera(capsys, "export", "s1", "-o", str(out_file))
     assert (code, err) == (0, [])
     assert f"he{r}llo" in out_file.read_text(encoding="utf-8")
+
+
+def test_a_whole_last_record_without_its_newline_is_kept_and_the_next_starts_a_line(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file just ends after a sound record: read-only commands see it, a resume keeps it and appends after it."""
+    sound_start(isolated_env, "s1", tmp_path)
+    append(isolated_env, "s1", node("u2", "a1", "user", "again").rstrip(b"\n"))
+
+    code, out, err = chimera(capsys, "tree", "s1", "--json")
+    assert (code, err) == (0, [])
+    assert json.loads(out)["leaf"] == "u2"
+
+    api.script(message(text("Resumed.")))
+    code, out, err = chimera(capsys, "run", "go on", "--resume", "s1")
+    assert code == 0, err
+    assert not any("cut short" in line for line in err), err
+    (request,) = api.requests
+    assert [m["role"] for m in request.messages] == ["user", "assistant", "user"]
+    assert "again" in json.dumps(request.messages[-1])
+    assert not list((isolated_env / "sessions" / "s1").glob("torn-*"))
+
+    code, out, err = chimera(capsys, "tree", "s1", "--json")
+    assert (code, err) == (0, [])
+    kinds = [n["kind"] for n in json.loads(out)["nodes"]]
+    assert kinds == ["user", "assistant", "user", "user", "assistant"]
+    assert entries(isolated_env, "s1").read_bytes().endswith(b"\n")
+
+
+def test_a_torn_last_record_is_still_set_aside(
+    tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A last line that does not parse (cut short mid-write) is set aside on resume, never kept or glued."""
+    sound_start(isolated_env, "s1", tmp_path)
+    append(isolated_env, "s1", node("u2", "a1", "user", "again")[:-10])
+    code, out, err = chimera(capsys, "tree", "s1", "--json")
+    assert code == 0
+    assert json.loads(out)["leaf"] == "a1"
+    assert len(err) == 1
+    assert "cut short" in err[0]
+    with SessionStore.open(isolated_env, "s1") as store:
+        assert any("set aside" in w for w in store.warnings)
+        store.add("user", {"role": "user", "content": "next"}, sync=True)
+    with SessionStore.open(isolated_env, "s1", writable=False) as store:
+        assert store.warnings == []
+        assert [n.summary for n in store.tree.path()] == ["hello", "hi", "next"]

@@ -19,6 +19,7 @@ from chimera.core.checkpoints.git import (
     parse_raw,
     split,
 )
+from chimera.core.checkpoints.places import check_contents, check_places
 from chimera.core.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, Version, apply, is_leftover, plan
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home, private_dir
@@ -58,6 +59,8 @@ class ShadowRepo:
         self.workspace = Path(workspace).absolute()
         self.git_dir = Path(git_dir).absolute()
         self.max_file_bytes = max_file_bytes
+        check_places(self.workspace, self.git_dir)
+        check_contents(self.git_dir)
         self._git = Git(self.workspace, self.git_dir, timeout)
         # Chimera's own state (this store, the sessions) stays out of snapshots even when it lives in the workspace.
         self._header = _EXCLUDE_HEADER + b"".join(_anchored(self.workspace, d) for d in (self.git_dir, chimera_home()))
