@@ -10,7 +10,8 @@ from an archive, edited by hand. Chimera never writes outside it, so:
 * every file is opened with ``O_NOFOLLOW`` (a link swapped in is refused, not
   followed) and ``O_NONBLOCK`` (a FIFO swapped in cannot block the open), and
   checked again once open: only a regular file is read or written (a FIFO
-  would block, a device such as ``/dev/zero`` never ends).
+  would block, a device such as ``/dev/zero`` never ends), and one opened for
+  writing must have no other name (a hard link would carry the writes elsewhere).
 
 Whatever is wrong is one ConfigError naming the file and what to do.
 """
@@ -103,6 +104,11 @@ def open_file(folder: Path, name: str, flags: int, mode: int = 0o600) -> int:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise _not_file(path, info.st_mode)
+        if flags & (os.O_WRONLY | os.O_RDWR) and info.st_nlink > 1:
+            raise ConfigError(
+                f"{path} has another name elsewhere (a hard link), so writing it would change that file too: "
+                "replace it with a copy of its own (cp it aside, then move the copy back)"
+            )
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)

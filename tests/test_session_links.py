@@ -114,6 +114,13 @@ def folder_link(folder: Path, victim: Path, project: Path) -> Path:
     return elsewhere
 
 
+def entries_hard_link(folder: Path, victim: Path, project: Path) -> Path:
+    shutil.copy(folder / "entries.jsonl", victim)
+    (folder / "entries.jsonl").unlink()
+    os.link(victim, folder / "entries.jsonl")
+    return victim
+
+
 def events_folder(folder: Path, victim: Path, project: Path) -> Path:
     (folder / "events.jsonl").mkdir()
     return victim
@@ -180,6 +187,25 @@ def test_a_session_whose_files_are_links_is_refused_and_nothing_outside_is_writt
 
     code, out, err = chimera(capsys, "tree", "good")
     assert (code, err) == (0, [])
+
+
+def test_a_session_file_with_another_name_is_read_but_never_written(
+    api: FakeAnthropic, project: Path, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """entries.jsonl hard-linked to a file elsewhere: listed and read, but resume and switch refuse to write it."""
+    sound_start(isolated_env, "s1", project)
+    victim = tmp_path / "precious.jsonl"
+    entries_hard_link(isolated_env / "sessions" / "s1", victim, project)
+    before = digest(victim)
+    code, out, err = chimera(capsys, "tree", "s1")
+    assert (code, err) == (0, [])
+    for args in (("run", "go on", "--resume", "s1"), ("switch", "s1", "u1", "--yes")):
+        code, out, err = chimera(capsys, *args)
+        assert code == 2, (args, out, err)
+        assert len(err) == 1, (args, err)
+        assert "entries.jsonl has another name" in err[0]
+    assert api.requests == []
+    assert digest(victim) == before
 
 
 INSIDE: dict[str, tuple[Craft, str, str]] = {
