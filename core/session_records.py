@@ -18,7 +18,7 @@ from typing import Any
 
 from chimera.core.errors import ConfigError
 from chimera.core.permissions import MODES, Rule
-from chimera.core.session_tree import MESSAGE_KINDS, Node, PendingSwitch, SessionTree, message_problem
+from chimera.core.session_tree import MESSAGE_KINDS, Node, PendingSwitch, SavedFiles, SessionTree, message_problem
 from chimera.core.strict_json import finite_number, loads_clean
 
 __all__ = ["ID", "add_node", "apply_record", "parse_record"]
@@ -195,6 +195,15 @@ def _snap(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
     return change
 
 
+def _saved(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Change:
+    name = _text(record, "name")
+    if not name.strip() or any(ch < " " or ch == "\x7f" for ch in name):
+        raise ValueError("its name is not a name")
+    commit = _commit(record, "commit")
+    node = _optional_ref(record, "node", tree)
+    return lambda: tree.saved.__setitem__(name, SavedFiles(commit, node))
+
+
 def _partial(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Change:
     parent = _node_ref(record, "parent", tree)
     result = record.get("result")
@@ -247,5 +256,6 @@ _CHECKS: dict[str, Callable[[dict[str, Any], dict[str, Any], SessionTree], Chang
     "label": _label,
     "snap": _snap,
     "partial": _partial,
+    "saved": _saved,
     "meta": _meta,
 }

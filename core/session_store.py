@@ -21,7 +21,9 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "leaf", "id", "ts", "from"?, "undo"?}``: the leaf moved (a switch is
   finished); ``undo`` holds the files as they were at ``from`` (null: before the
   first message);
-* ``{"t": "label", "id", "label"}``: a named checkpoint (the name moves to this node).
+* ``{"t": "label", "id", "label"}``: a named checkpoint (the name moves to this node);
+* ``{"t": "saved", "name", "commit", "node"}``: files saved under a name of their own (the
+  half-restored files an undo found), which a switch to ``name`` brings back at ``node``.
 
 Every record is one complete line written in one call and flushed; the file
 is fsynced at turn boundaries and before anything destructive. Secrets
@@ -272,6 +274,12 @@ class SessionStore:
         ``undo`` holds the files as they are now; ``target`` the snapshot about to be written.
         """
         record = {"t": "switching", "from": self.tree.leaf, "to": to_node, "undo": undo, "target": target}
+        self._write(record, sync=True)
+        apply_record(record, self.meta, self.tree)
+
+    def save_files(self, name: str, commit: str, node: str | None) -> None:
+        """Record, durably, that snapshot ``commit`` holds files saved as ``name``; a switch there lands at ``node``."""
+        record = {"t": "saved", "name": name, "commit": commit, "node": node}
         self._write(record, sync=True)
         apply_record(record, self.meta, self.tree)
 

@@ -25,7 +25,16 @@ from typing import Any
 from chimera.core.errors import SessionError
 from chimera.core.strict_json import loads_clean
 
-__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "content_blocks", "is_reminder", "message_problem"]
+__all__ = [
+    "MESSAGE_KINDS",
+    "Node",
+    "PendingSwitch",
+    "SavedFiles",
+    "SessionTree",
+    "content_blocks",
+    "is_reminder",
+    "message_problem",
+]
 
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_result", "compaction"})
 REMINDER_OPEN = "<system-reminder>"
@@ -177,6 +186,17 @@ class PendingSwitch:
     target: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SavedFiles:
+    """Files saved under a name of their own, not as any point's: the half-restored files an undo found.
+
+    ``node`` is the point a switch to them lands on (None: before the first message).
+    """
+
+    commit: str
+    node: str | None
+
+
 @dataclass(slots=True)
 class SessionTree:
     """The nodes of one session, their children, the leaf, labels and snapshots."""
@@ -198,6 +218,8 @@ class SessionTree:
     made: dict[str, frozenset[str]] = field(default_factory=dict)
     """Per tool-results node: the paths Chimera's ``write`` created in that batch (they did not exist before)."""
     pending_switch: PendingSwitch | None = None
+    saved: dict[str, SavedFiles] = field(default_factory=dict)
+    """Files saved under a name (``chimera switch ID NAME`` brings them back), by name."""
 
     def add(self, node: Node) -> None:
         self.nodes[node.id] = node
@@ -291,8 +313,9 @@ class SessionTree:
         return versions
 
     def referenced(self) -> set[str]:
-        """Every snapshot something refers to: pins, undo snapshots, a pending switch's; packing keeps exactly these."""
-        keep = set(self.snapshots.values()) | set(self.undo.values())
+        """Every snapshot something refers to: pins, undo snapshots, saved files, a pending switch's;
+        packing keeps exactly these."""
+        keep = set(self.snapshots.values()) | set(self.undo.values()) | {s.commit for s in self.saved.values()}
         if self.pending_switch is not None:
             keep.add(self.pending_switch.undo)
             if self.pending_switch.target is not None:

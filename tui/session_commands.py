@@ -50,10 +50,13 @@ def print_sessions(out: TextIO, *, as_json: bool) -> int:
 
 
 def tree_document(store: SessionStore) -> dict[str, Any]:
-    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "summary", "label", "checkpoint", "restores"}]}``.
+    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "summary", "label", "checkpoint", "restores"}],
+    "saved": [{"name", "node", "snapshot"}]}``.
 
     ``checkpoint`` is a snapshot pinned to the node itself; ``restores`` the one a switch
-    there brings back (its own, or its nearest ancestor's).
+    there brings back (its own, or its nearest ancestor's). ``saved`` lists files saved
+    under a name of their own (the half-restored files an undo found), which a switch to
+    the name brings back.
     """
     tree = store.tree
     return {
@@ -71,6 +74,7 @@ def tree_document(store: SessionStore) -> dict[str, Any]:
             }
             for node in tree.nodes.values()
         ],
+        "saved": [{"name": name, "node": saved.node, "snapshot": saved.commit} for name, saved in tree.saved.items()],
     }
 
 
@@ -89,6 +93,9 @@ def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
         out.write(f"session {store.id}  ({plural(len(store.tree), 'node')}; ● marks the active path, ◆ the leaf)\n")
         for line in _lines(store.tree):
             out.write(line + "\n")
+        for name, saved in store.tree.saved.items():
+            switch = f"`chimera switch {store.id} {name}`"
+            out.write(f"saved files {name} (at {point_name(saved.node)}): {switch} brings them back\n")
     return 0
 
 
@@ -141,11 +148,13 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
         with WorkspaceLock(home, store.workdir).exclusive():
             repo = store.checkpoints()
             plan = plan_switch(store, repo, ref)
-            node = store.tree.nodes[plan.requested]
             if plan.interrupted is not None:
                 cut = f"Session {store.id}'s switch to {point_name(plan.interrupted.to_node)} was cut short"
-                out.write(f"{cut}: {plan.note}.\n")
+                out.write(f"{cut}: {plan.note[:1].upper()}{plan.note[1:]}.\n")
+            elif plan.saved is not None:
+                out.write(f"Switch session {store.id} to the files saved as {plan.saved}\n  Lands {plan.note}.\n")
             else:
+                node = store.tree.nodes[plan.requested]
                 out.write(f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})\n")
                 if plan.note:
                     out.write(f"  Lands {plan.note}.\n")
@@ -172,7 +181,11 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
                     )
                 )
     if plan.interrupted is not None:
-        out.write(f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}.\n")
+        out.write(
+            f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}. "
+            f"The files found before the undo are saved as {plan.saves}: "
+            f"`chimera switch {store.id} {plan.saves}` brings them back.\n"
+        )
     elif before is not None:
         out.write(f"Switched. {_way_back(store.tree, store.id, plan.leaf)} brings the files back as they were.\n")
     else:

@@ -76,6 +76,10 @@ class ShadowRepo:
         self._last = (tree, label, commit)
         return commit
 
+    def present(self, target: str) -> str:
+        """The snapshot :meth:`restore` of ``target`` takes of the present first: with the same files, the same id."""
+        return self.snapshot(f"before restoring {target}")
+
     def changes(self, target: str, *, known: Iterable[Version]) -> Preview:
         """What restoring ``target`` would do to the present workspace; changes nothing there."""
         present = self._write_tree()
@@ -92,7 +96,7 @@ class ShadowRepo:
         then owns what undoes a restore cut short (CheckpointError), else the error names it.
         """
         target_tree = self._tree_of(target)
-        before = self.snapshot(f"before restoring {target}")
+        before = self.present(target)
         preview, writes = plan(self.workspace, self._diff(self._tree_of(before), target_tree), target, set(known))
         if on_before is not None:
             on_before(before)
