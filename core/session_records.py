@@ -182,6 +182,9 @@ def _snap(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
     made = record.get("made")
     if made is not None and (not isinstance(made, list) or not all(isinstance(path, str) for path in made)):
         raise ValueError("its created paths are not a list of paths")
+    folders = record.get("folders")
+    if folders is not None and (not isinstance(folders, list) or not all(isinstance(f, str) for f in folders)):
+        raise ValueError("its created folders are not a list of paths")
 
     def change() -> None:
         tree.snapshots[node_id] = commit
@@ -191,6 +194,8 @@ def _snap(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
             tree.wrote[node_id] = dict(wrote)
         if made is not None:
             tree.made[node_id] = frozenset(made)
+        if folders is not None:
+            tree.folders[node_id] = frozenset(folders)
 
     return change
 

@@ -12,10 +12,10 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "node", "id", "parent", "kind", "ts", "message"}``: a message;
 * ``{"t": "partial", "parent", "result"}``: one finished tool result, kept before
   its batch is complete (a crash mid-batch loses no finished result);
-* ``{"t": "snap", "id", "commit", "found"?, "wrote"?, "made"?}``: the workspace snapshot
-  pinned to a node (``found``: taken on resume, not right after the node's tool calls;
-  ``wrote``: ``{path: blob}`` for each path Chimera's ``write``/``edit`` wrote in the
-  batch; ``made``: the paths ``write`` created);
+* ``{"t": "snap", "id", "commit", "found"?, "wrote"?, "made"?, "folders"?}``: the workspace
+  snapshot pinned to a node (``found``: taken on resume, not right after the node's tool
+  calls; ``wrote``: ``{path: blob}`` for each path Chimera's ``write``/``edit`` wrote in the
+  batch; ``made``: the paths ``write`` created; ``folders``: the folders it made);
 * ``{"t": "switching", "from", "to", "undo", "target"?}``: files are about to change for a
   switch to snapshot ``target``, the present saved as ``undo``;
 * ``{"t": "leaf", "id", "ts", "from"?, "undo"?}``: the leaf moved (a switch is
@@ -296,13 +296,15 @@ class SessionStore:
         found: bool = False,
         wrote: dict[str, str] | None = None,
         made: Iterable[str] = (),
+        folders: Iterable[str] = (),
     ) -> None:
         """Record that ``commit`` holds the workspace as it was at ``node_id``.
 
         ``found``: the files as found later (on resume after a crash), not as the node's
         tool calls left them, so nothing in them counts as the agent's creation.
         ``wrote``: the paths Chimera's ``write``/``edit`` wrote in the batch the node answers,
-        each with its blob in ``commit``; ``made``: those that ``write`` created.
+        each with its blob in ``commit``; ``made``: those that ``write`` created; ``folders``:
+        the folders ``write`` made.
         """
         node_id = self.require(node_id)
         record: dict[str, Any] = {"t": "snap", "id": node_id, "commit": commit}
@@ -312,6 +314,8 @@ class SessionStore:
             record["wrote"] = wrote
         if made := sorted(made):
             record["made"] = made
+        if folders := sorted(folders):
+            record["folders"] = folders
         self._write(record)
         apply_record(record, self.meta, self.tree)
 

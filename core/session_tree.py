@@ -217,6 +217,8 @@ class SessionTree:
     """Per tool-results node: each path Chimera's ``write``/``edit`` wrote in that batch, with the blob it left."""
     made: dict[str, frozenset[str]] = field(default_factory=dict)
     """Per tool-results node: the paths Chimera's ``write`` created in that batch (they did not exist before)."""
+    folders: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Per tool-results node: the folders Chimera's ``write`` made in that batch (they did not exist before)."""
     pending_switch: PendingSwitch | None = None
     saved: dict[str, SavedFiles] = field(default_factory=dict)
     """Files saved under a name (``chimera switch ID NAME`` brings them back), by name."""
@@ -311,6 +313,11 @@ class SessionTree:
                 if path in made:
                     versions.add((path, blob))
         return versions
+
+    def agent_folders(self) -> frozenset[str]:
+        """The folders Chimera's ``write`` made anywhere in the session: the only ones a switch may remove
+        (once nothing is left in them). Every other folder, empty or not, is kept as it is."""
+        return frozenset[str]().union(*self.folders.values())
 
     def referenced(self) -> set[str]:
         """Every snapshot something refers to: pins, undo snapshots, saved files, a pending switch's;

@@ -13,8 +13,9 @@ The files restored are the ones the person last left there (an *undo* snapshot,
 when they switched away from it or named it as a checkpoint there), else the
 snapshot pinned to it or to its nearest ancestor. Only the agent's own creations
 are ever deleted: paths that Chimera's ``write`` created, and only while they hold a
-content its ``write``/``edit`` calls left there; a file that merely appeared while a
-command ran may be the person's, and is kept. Before any file changes the present is
+content its ``write``/``edit`` calls left there, and the folders ``write`` made once
+nothing is left in them; a file that merely appeared while a command ran may be the
+person's, and is kept, as is every folder the agent did not make. Before any file changes the present is
 snapshotted and a ``switching`` record is synced, so a crash midway is detected on
 the next open, and switching back restores the present exactly.
 
@@ -66,6 +67,7 @@ class SwitchPlan:
     interrupted: PendingSwitch | None = None
     saves: str | None = None
     saved: str | None = None
+    folders: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,17 +154,20 @@ def plan_switch(store: SessionStore, repo: ShadowRepo, ref: str) -> SwitchPlan:
         target = _files_at(tree, node, requested)
     named = ref if saved is not None else None
     known = frozenset(tree.agent_versions())
+    folders = tree.agent_folders()
     if target is None:
-        return SwitchPlan(requested, node, tree.leaf, None, None, (), known, note, saved=named)
+        return SwitchPlan(requested, node, tree.leaf, None, None, (), known, note, saved=named, folders=folders)
     made = frozenset[str]().union(*tree.made.values())
     appeared = frozenset(path for path, _ in repo.added(tree.agent_steps()) if path not in made)
     unsaved: tuple[str, ...] = ()
     current = _files_at(tree, tree.leaf, tree.leaf) if tree.leaf is not None else None
     if current is not None:
-        since = repo.changes(current, known=known)
+        since = repo.changes(current, known=known, folders=folders)
         unsaved = tuple(sorted((*since.changed, *since.keep)))
-    preview = repo.changes(target, known=known)
-    return SwitchPlan(requested, node, tree.leaf, target, preview, unsaved, known, note, made, appeared, saved=named)
+    preview = repo.changes(target, known=known, folders=folders)
+    return SwitchPlan(
+        requested, node, tree.leaf, target, preview, unsaved, known, note, made, appeared, saved=named, folders=folders
+    )
 
 
 def _undo_plan(
@@ -191,7 +196,8 @@ def _undo_plan(
     lands = saved.node if saved is not None else _landing(tree, requested)[0]
     if lands != pending.from_node:
         note += f"; then `chimera switch {store.id} {requested}` goes where you asked"
-    preview = repo.changes(pending.undo, known=known)
+    folders = tree.agent_folders()
+    preview = repo.changes(pending.undo, known=known, folders=folders)
     return SwitchPlan(
         requested,
         pending.from_node,
@@ -203,6 +209,7 @@ def _undo_plan(
         note,
         interrupted=pending,
         saves=name,
+        folders=folders,
     )
 
 
@@ -217,7 +224,10 @@ def switch(store: SessionStore, repo: ShadowRepo, plan: SwitchPlan) -> str | Non
     if target is not None:
         try:
             undo = repo.restore(
-                target, known=plan.known, on_before=lambda before: store.begin_switch(plan.node, before, target)
+                target,
+                known=plan.known,
+                folders=plan.folders,
+                on_before=lambda before: store.begin_switch(plan.node, before, target),
             ).before
         except CheckpointError as err:
             if store.tree.pending_switch is None:
@@ -247,7 +257,7 @@ def _undo_interrupted(store: SessionStore, repo: ShadowRepo, plan: SwitchPlan) -
 
     repo.remove_leftovers()
     try:
-        repo.restore(plan.target, known=plan.known, on_before=save)
+        repo.restore(plan.target, known=plan.known, folders=plan.folders, on_before=save)
     except CheckpointError as err:
         raise ConfigError(f"putting the files back stopped half way ({err}): {_undo_advice(store)}") from None
     store.move_leaf(plan.node)

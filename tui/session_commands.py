@@ -222,12 +222,14 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
         ("keep", edited, "  (the agent's tools made it, but it changed since: kept)"),
         ("keep", others, "  (not the agent's: never deleted)"),
         ("skip", preview.skip, "  (held by something no snapshot holds)"),
+        ("keep", [f"{f}/" for f in preview.keep_folders], "  (a folder that is not the agent's: kept as it is)"),
     ]
     for verb, paths, note in rows:
         for path in paths:
             out.write(f"  {verb:<8}{path}{note}\n")
     if not preview.changed:
-        out.write("  No file changes.\n" if preview.keep or preview.skip else "  The files already match.\n")
+        nothing = preview.keep or preview.skip or preview.keep_folders
+        out.write("  No file changes.\n" if nothing else "  The files already match.\n")
     if plan.unsaved:
         shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
         out.write(f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}\n")

@@ -80,24 +80,31 @@ class ShadowRepo:
         """The snapshot :meth:`restore` of ``target`` takes of the present first: with the same files, the same id."""
         return self.snapshot(f"before restoring {target}")
 
-    def changes(self, target: str, *, known: Iterable[Version]) -> Preview:
+    def changes(self, target: str, *, known: Iterable[Version], folders: Iterable[str] = ()) -> Preview:
         """What restoring ``target`` would do to the present workspace; changes nothing there."""
         present = self._write_tree()
-        return plan(self.workspace, self._diff(present, self._tree_of(target)), target, set(known))[0]
+        return plan(self.workspace, self._diff(present, self._tree_of(target)), target, set(known), folders)[0]
 
     def restore(
-        self, target: str, *, known: Iterable[Version], on_before: Callable[[str], None] | None = None
+        self,
+        target: str,
+        *,
+        known: Iterable[Version],
+        folders: Iterable[str] = (),
+        on_before: Callable[[str], None] | None = None,
     ) -> Restored:
         """Make the workspace match ``target``, after snapshotting the present (returned, to undo).
 
         ``known``: (path, content) versions that may be deleted, from :meth:`seen` or :meth:`added`;
-        a path whose present content is not among them stays. ``on_before`` gets the
+        a path whose present content is not among them stays. ``folders``: the folders the
+        agent made, the only ones removed once empty. ``on_before`` gets the
         present's snapshot before any file is touched, to record it durably first; the caller
         then owns what undoes a restore cut short (CheckpointError), else the error names it.
         """
         target_tree = self._tree_of(target)
         before = self.present(target)
-        preview, writes = plan(self.workspace, self._diff(self._tree_of(before), target_tree), target, set(known))
+        changes = self._diff(self._tree_of(before), target_tree)
+        preview, writes = plan(self.workspace, changes, target, set(known), folders)
         if on_before is not None:
             on_before(before)
         try:
