@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from chimera.core.events import TurnStarted
+from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore
 from chimera.core.strict_json import clean_text
 from tests.anthropic_harness import serve_fake
@@ -239,3 +241,56 @@ def test_a_torn_last_record_is_still_set_aside(
     with SessionStore.open(isolated_env, "s1", writable=False) as store:
         assert store.warnings == []
         assert [n.summary for n in store.tree.path()] == ["hello", "hi", "next"]
+
+
+TORN_TAILS = [
+    pytest.param(b'{"t":"node","id":"' + b"h" * 3_000_000, id="a huge line cut short"),
+    pytest.param(b"[" * 200_000, id="nesting too deep to parse"),
+    pytest.param(b'{"t":"meta","created":1' + b"0" * 5000 + b"}", id="a number too long to parse"),
+    pytest.param(b'{"t":"label","id":"a1","label":"\xff"}', id="bytes that are not UTF-8"),
+]
+
+
+@pytest.mark.parametrize("tail", TORN_TAILS)
+def test_a_last_line_that_does_not_parse_is_one_line_and_set_aside_on_resume(
+    tail: bytes, api: FakeAnthropic, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """However hard the last line is to parse, tree reports it once; a resume sets it aside and appends after it."""
+    sound_start(isolated_env, "s1", tmp_path)
+    append(isolated_env, "s1", tail)
+    code, out, err = chimera(capsys, "tree", "s1", "--json")
+    assert code == 0
+    assert json.loads(out)["leaf"] == "a1"
+    (line,) = err
+    assert "cut short" in line
+    api.script(message(text("Resumed.")))
+    code, out, err = chimera(capsys, "run", "go on", "--resume", "s1")
+    assert code == 0, err
+    assert "Resumed." in out
+    (aside,) = (isolated_env / "sessions" / "s1").glob("torn-entries-*.jsonl")
+    assert aside.read_bytes() == tail
+    code, out, err = chimera(capsys, "tree", "s1", "--json")
+    assert (code, err) == (0, [])
+    assert len(json.loads(out)["nodes"]) == 4
+
+
+def test_the_event_log_keeps_a_whole_last_event_and_sets_a_torn_one_aside(tmp_path: Path) -> None:
+    """events.jsonl: a last event lacking only its newline is kept, the next starts a line; a torn one moves aside."""
+    folder = tmp_path / "session"
+    folder.mkdir()
+    events = folder / "events.jsonl"
+    events.write_bytes(b'{"type":"turn_started"}\n{"type":"run_finished"}')
+    log = SessionLog(folder)
+    assert log.warning is None
+    log(TurnStarted(session_id="s", run_id="r", turn=1))
+    log.close()
+    whole = events.read_bytes()
+    assert [json.loads(line)["type"] for line in whole.splitlines()] == ["turn_started", "run_finished", "turn_started"]
+    with events.open("ab") as fh:
+        fh.write(b'{"type":"tur')
+    log = SessionLog(folder)
+    assert log.warning is not None
+    assert "set aside" in log.warning
+    log.close()
+    assert events.read_bytes() == whole
+    assert [p.read_bytes() for p in folder.glob("torn-events-*.jsonl")] == [b'{"type":"tur']
