@@ -7,7 +7,9 @@ to the leaf. Moving the leaf is itself a record, so a reopened session lands
 where the person was. Labels name nodes (named checkpoints; a name is on one
 node at a time); workspace snapshots pin the files as they were at a node;
 *undo* snapshots hold the files as they were when the person last switched away
-from a node (or from before the first message, the ``None`` point).
+from a node (or from before the first message, the ``None`` point); *saved*
+files are snapshots under a name of their own (what an undo of a cut-short
+switch found), no point's files.
 
 A node read from disk keeps its message as the JSON bytes of its record until
 something needs it, so opening a session costs its structure, not the bytes of
