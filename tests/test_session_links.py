@@ -336,3 +336,18 @@ def test_a_shadow_repository_is_never_the_workspace_git_directory(project: Path,
     with pytest.raises(ConfigError, match="link"):
         ShadowRepo(project, link).snapshot()
     assert digest(project / ".git") == before
+
+
+def test_a_shadow_repository_swapped_for_a_link_later_is_refused_at_the_next_git_call(
+    project: Path, tmp_path: Path
+) -> None:
+    """A link put in place of the shadow repository after it was checked is refused before git runs there."""
+    repo = ShadowRepo(project, tmp_path / "shadow.git")
+    repo.snapshot()
+    before = digest(project / ".git")
+    (tmp_path / "shadow.git").rename(tmp_path / "moved.git")
+    (tmp_path / "shadow.git").symlink_to(project / ".git")
+    (project / "a.txt").write_text("new\n")
+    with pytest.raises(ConfigError, match="is a link"):
+        repo.snapshot()
+    assert digest(project / ".git") == before

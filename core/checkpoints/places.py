@@ -17,7 +17,7 @@ from pathlib import Path
 
 from chimera.core.errors import ConfigError
 
-__all__ = ["check_contents", "check_places"]
+__all__ = ["check_contents", "check_git_dir", "check_places"]
 
 
 def _is_git_part(part: str) -> bool:
@@ -35,19 +35,7 @@ def check_places(workspace: Path, git_dir: Path) -> None:
     does not hold it, and lies in no git directory of the workspace; the workspace lies in
     no git directory at all.
     """
-    try:
-        info = os.lstat(git_dir)
-    except FileNotFoundError:
-        info = None
-    except OSError as err:
-        raise ConfigError(f"the checkpoints in {git_dir} cannot be used ({err.strerror or err})") from None
-    if info is not None and stat.S_ISLNK(info.st_mode):
-        raise ConfigError(
-            f"{git_dir} is a link, and the checkpoints are never kept through one: remove the link "
-            "(Chimera makes a new store)"
-        )
-    if info is not None and not stat.S_ISDIR(info.st_mode):
-        raise ConfigError(f"{git_dir} is not a folder, so it holds no checkpoints: remove it (Chimera makes a new one)")
+    check_git_dir(git_dir)
     real_dir = os.path.realpath(git_dir)
     real_workspace = os.path.realpath(workspace)
     if any(_is_git_part(part) for part in Path(real_workspace).parts):
@@ -67,6 +55,23 @@ def check_places(workspace: Path, git_dir: Path) -> None:
                 f"the checkpoints {git_dir} lie inside the workspace's git directory, which Chimera never writes: "
                 "set CHIMERA_HOME to a folder outside it"
             )
+
+
+def check_git_dir(git_dir: Path) -> None:
+    """ConfigError when ``git_dir`` is a link, or something other than a folder (absent is fine)."""
+    try:
+        info = os.lstat(git_dir)
+    except FileNotFoundError:
+        info = None
+    except OSError as err:
+        raise ConfigError(f"the checkpoints in {git_dir} cannot be used ({err.strerror or err})") from None
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise ConfigError(
+            f"{git_dir} is a link, and the checkpoints are never kept through one: remove the link "
+            "(Chimera makes a new store)"
+        )
+    if info is not None and not stat.S_ISDIR(info.st_mode):
+        raise ConfigError(f"{git_dir} is not a folder, so it holds no checkpoints: remove it (Chimera makes a new one)")
 
 
 def check_contents(git_dir: Path) -> None:
