@@ -351,3 +351,14 @@ def test_a_shadow_repository_swapped_for_a_link_later_is_refused_at_the_next_git
     with pytest.raises(ConfigError, match="is a link"):
         repo.snapshot()
     assert digest(project / ".git") == before
+
+
+def test_a_fifo_for_the_workspace_exclude_file_does_not_block_a_snapshot(project: Path, tmp_path: Path) -> None:
+    """The workspace's .git/info/exclude as a FIFO is read as empty, never opened blocking."""
+    (project / ".git" / "info").mkdir(exist_ok=True)
+    exclude = project / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+    (project / "a.txt").write_text("a\n")
+    repo = ShadowRepo(project, tmp_path / "shadow.git")
+    assert "a.txt" in repo.files(repo.snapshot())
