@@ -441,23 +441,23 @@ class AgentLoop:
                 finished.append(outcome)
             self._append("tool_result", _results(finished), sync=True)
             if changes_files:
-                await asyncio.shield(self._pin(_written(finished)))
+                await asyncio.shield(self._pin(_written(finished), _folders_made(finished)))
             raise
         texts, stop = self._after_tools(outcomes)
         self._append("tool_result", _results(outcomes, _reminder_blocks(texts)), sync=True)
         for text in texts:
             self.emit(ReminderInjected(text=text))
         if changes_files:
-            await self._pin(_written(outcomes))
+            await self._pin(_written(outcomes), _folders_made(outcomes))
         return outcomes, stop
 
     def _read_only(self, call: ToolCall) -> bool:
         tool = self.tools.get(call.name)
         return tool is not None and tool.read_only
 
-    async def _pin(self, wrote: dict[str, bool] | None = None) -> None:
+    async def _pin(self, wrote: dict[str, bool] | None = None, folders: Sequence[str] = ()) -> None:
         if self.pins is not None and self.node_id is not None:
-            commit = await self.pins.pin(self.node_id, wrote)
+            commit = await self.pins.pin(self.node_id, wrote, folders=folders)
             if commit is not None:
                 self.emit(CheckpointCreated(snapshot=commit))
 
@@ -595,6 +595,16 @@ def _written(outcomes: Iterable[ToolOutcome]) -> dict[str, bool]:
         if outcome.call.name in _FILE_WRITERS and not outcome.result.is_error and isinstance(path, str):
             wrote[path] = wrote.get(path, False) or outcome.result.data.get("created") is True
     return wrote
+
+
+def _folders_made(outcomes: Iterable[ToolOutcome]) -> list[str]:
+    """The folders Chimera's ``write`` made in these calls (a switch may remove them once they are empty)."""
+    folders: list[str] = []
+    for outcome in outcomes:
+        made = outcome.result.data.get("folders")
+        if outcome.call.name == "write" and not outcome.result.is_error and isinstance(made, list):
+            folders += [f for f in made if isinstance(f, str) and f not in folders]
+    return folders
 
 
 def _reminder_blocks(texts: Iterable[str]) -> list[dict[str, Any]]:

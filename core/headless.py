@@ -27,7 +27,6 @@ from typing import TextIO
 
 from chimera.core import credentials
 from chimera.core.bus import EventBus
-from chimera.core.checkpoints import ShadowRepo
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.errors import CONFIG_KINDS, ConfigError
 from chimera.core.events import (
@@ -43,7 +42,7 @@ from chimera.core.events import (
 from chimera.core.home import chimera_home
 from chimera.core.redact import Redactor
 from chimera.core.replay import replay_session
-from chimera.core.session_store import CHECKPOINTS, SessionStore
+from chimera.core.session_store import SessionStore
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
@@ -278,7 +277,7 @@ async def replay_headless(
                     spill_dir=Path(scratch) / "output",
                     bus=bus,
                     rerun_tools=rerun_tools,
-                    repo=ShadowRepo(store.workdir, store.folder / CHECKPOINTS) if rerun_tools else None,
+                    repo=store.checkpoints() if rerun_tools else None,
                     model=str(store.meta.get("model", "replay")),
                     secrets=credentials.values(),
                 )

@@ -1,27 +1,38 @@
-"""Provides the two halves of a crash-safe JSON-lines file: whole-line appends and torn-tail repair.
+"""Provides the two halves of a crash-safe JSON-lines file: whole-line appends and last-line repair.
 
 A record is one line written in one call to an ``O_APPEND`` descriptor; a write
-that fails is cut back, so no record is ever glued to the next. A process
-killed in the middle of a write can still leave a last line without its
-newline: :func:`set_aside_torn_tail` moves it to a ``torn-*`` file beside the
-log and cuts the log back to its last whole line, reading only the file's end.
+that fails is cut back, and a file that does not end in a newline gets one
+first, so no record is ever glued to another. A process killed in the middle
+of a write can still leave a last line without its newline: :func:`repair_tail`
+keeps it when it is a whole record after all (the file just ends, say after a
+hand edit), adding the newline, and otherwise moves it to a ``torn-*`` file
+beside the log and cuts the log back to its last whole line, reading only the
+file's end. Everything works on descriptors the caller opened (see
+:mod:`chimera.core.session_files`), so no path is opened twice.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["append_line", "set_aside_torn_tail", "torn_tail_start"]
+__all__ = ["append_line", "is_json_object", "read_all", "repair_tail", "torn_tail_start"]
 
 _CHUNK = 65536
 
 
 def append_line(fd: int, line: bytes, *, sync: bool = False) -> None:
-    """Append ``line`` (ending in a newline) whole, or nothing: OSError after cutting back a partial write."""
+    """Append ``line`` (ending in a newline) whole, or nothing: OSError after cutting back a partial write.
+
+    ``fd`` is open for reading too: when the file does not end in a newline, one is written first.
+    """
     start = os.lseek(fd, 0, os.SEEK_END)
+    if start > 0 and os.pread(fd, 1, start - 1) != b"\n":
+        line = b"\n" + line
     try:
         written = os.write(fd, line)
         while written < len(line):  # rare: a short write; finish the record before anything else
@@ -34,44 +45,69 @@ def append_line(fd: int, line: bytes, *, sync: bool = False) -> None:
         raise
 
 
-def torn_tail_start(path: Path) -> int | None:
-    """Where the cut-short last line of ``path`` begins, or None when the file ends with a newline (or is empty)."""
-    with path.open("rb") as fh:
-        end = fh.seek(0, os.SEEK_END)
-        if end == 0:
-            return None
-        fh.seek(end - 1)
-        if fh.read(1) == b"\n":
-            return None
-        pos = end
-        while pos > 0:
-            step = min(_CHUNK, pos)
-            pos -= step
-            fh.seek(pos)
-            newline = fh.read(step).rfind(b"\n")
-            if newline >= 0:
-                return pos + newline + 1
-        return 0
+def read_all(fd: int) -> bytes:
+    """Every byte of the file open at ``fd``, from its start."""
+    pieces = []
+    offset = 0
+    while piece := os.pread(fd, 1 << 20, offset):
+        pieces.append(piece)
+        offset += len(piece)
+    return b"".join(pieces)
 
 
-def set_aside_torn_tail(path: Path) -> str | None:
-    """Move a cut-short last line of ``path`` into ``torn-<its name>-<ms>.jsonl`` beside it; a warning, or None.
+def torn_tail_start(fd: int) -> int | None:
+    """Where the last line of the file at ``fd`` begins when it lacks its newline; None when it has one, or is empty."""
+    end = os.fstat(fd).st_size
+    if end == 0 or os.pread(fd, 1, end - 1) == b"\n":
+        return None
+    pos = end
+    while pos > 0:
+        step = min(_CHUNK, pos)
+        pos -= step
+        newline = os.pread(fd, step, pos).rfind(b"\n")
+        if newline >= 0:
+            return pos + newline + 1
+    return 0
 
-    The piece set aside is fsynced before the log is cut, so nothing is lost either way.
+
+def is_json_object(line: bytes) -> bool:
+    """True when ``line`` is one whole JSON object: a last line that lacks only its newline (:func:`repair_tail`)."""
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False
+
+
+def repair_tail(fd: int, folder: Path, stem: str, keep: Callable[[bytes], bool]) -> str | None:
+    """End the file at ``fd`` (open read-write) with a whole line; a warning when a piece was set aside, else None.
+
+    A last line without its newline is kept when ``keep(line)`` says it is whole (the newline
+    is then added); otherwise it is moved to ``folder/torn-<stem>-<ms>.jsonl``, fsynced before
+    the file is cut back, so nothing is lost either way.
     """
-    start = torn_tail_start(path)
+    start = torn_tail_start(fd)
     if start is None:
         return None
-    with path.open("r+b") as fh:
-        fh.seek(start)
-        torn = fh.read()
-        aside = path.with_name(f"torn-{path.stem}-{int(time.time() * 1000)}.jsonl")
-        fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(torn)
-            out.flush()
-            os.fsync(out.fileno())
-        fh.truncate(start)
-        fh.flush()
-        os.fsync(fh.fileno())
-    return f"the last record was cut short ({len(torn)} bytes); it was set aside in {aside.name}"
+    end = os.fstat(fd).st_size
+    tail = os.pread(fd, end - start, start)
+    if keep(tail):
+        _append(fd, b"\n", end)  # at the end (a descriptor opened to append writes there anyway)
+        os.fsync(fd)
+        return None
+    aside = folder / f"torn-{stem}-{int(time.time() * 1000)}.jsonl"
+    out = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        _append(out, tail, 0)
+        os.fsync(out)
+    finally:
+        os.close(out)
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    return f"the last record was cut short ({len(tail)} bytes); it was set aside in {aside.name}"
+
+
+def _append(fd: int, data: bytes, offset: int) -> None:
+    """Write all of ``data`` at ``offset`` (the end, for a descriptor opened to append)."""
+    done = 0
+    while done < len(data):
+        done += os.pwrite(fd, data[done:], offset + done)

@@ -5,7 +5,9 @@ of every run (the tree of messages lives beside it, in ``entries.jsonl``).
 Streaming deltas are left out (the completed message carries the whole text);
 every other event is one complete line written in one call, fsynced at turn
 boundaries; a line a killed process cut short is set aside when the log is
-next opened, so the next event never glues onto it. Events carry no secrets:
+next opened (a whole last event that only lacks its newline is kept), so the
+next event never glues onto it. The file is opened as every session file is
+(:mod:`chimera.core.session_files`): never through a link, never a FIFO. Events carry no secrets:
 the loop masks them as it emits them, and this log masks every line again
 with its own ``redactor``, whoever published the event.
 """
@@ -16,8 +18,9 @@ import os
 from pathlib import Path
 
 from chimera.core.events import RunFinished, StepEvent, TextDelta, ThinkingDelta, TurnStarted
-from chimera.core.jsonl import append_line, set_aside_torn_tail
+from chimera.core.jsonl import append_line, is_json_object, repair_tail
 from chimera.core.redact import Redactor
+from chimera.core.session_files import EVENTS, open_file
 
 __all__ = ["SessionLog"]
 
@@ -29,10 +32,14 @@ class SessionLog:
     """Appends events to ``<session folder>/events.jsonl``."""
 
     def __init__(self, folder: Path, *, redactor: Redactor | None = None) -> None:
-        self.path = folder / "events.jsonl"
+        self.path = folder / EVENTS
         self.redactor = redactor or Redactor()
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        self.warning = set_aside_torn_tail(self.path)
+        self._fd: int | None = open_file(folder, EVENTS, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        try:
+            self.warning = repair_tail(self._fd, folder, "events", is_json_object)
+        except BaseException:
+            os.close(self._fd)
+            raise
 
     def __call__(self, event: StepEvent) -> None:
         if isinstance(event, _SKIP) or self._fd is None:

@@ -7,7 +7,9 @@ to the leaf. Moving the leaf is itself a record, so a reopened session lands
 where the person was. Labels name nodes (named checkpoints; a name is on one
 node at a time); workspace snapshots pin the files as they were at a node;
 *undo* snapshots hold the files as they were when the person last switched away
-from a node (or from before the first message, the ``None`` point).
+from a node (or from before the first message, the ``None`` point); *saved*
+files are snapshots under a name of their own (what an undo of a cut-short
+switch found), no point's files.
 
 A node read from disk keeps its message as the JSON bytes of its record until
 something needs it, so opening a session costs its structure, not the bytes of
@@ -18,15 +20,15 @@ This module only holds and reads the tree; ``session_store`` writes it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.core.errors import SessionError
 from chimera.core.loops.context import Context, content_blocks, is_reminder
+from chimera.core.strict_json import loads_clean
 
-__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SessionTree", "message_problem"]
+__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SavedFiles", "SessionTree", "message_problem"]
 
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_result", "compaction"})
 
@@ -112,7 +114,7 @@ class Node:
         """The message (``role`` and ``content``), decoded from the record the first time."""
         if self._message is None:
             try:
-                record = json.loads(self._raw or b"")
+                record = loads_clean(self._raw or b"")
             except ValueError as err:
                 raise self._damaged(str(err)) from None
             except RecursionError:
@@ -167,6 +169,17 @@ class PendingSwitch:
     target: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SavedFiles:
+    """Files saved under a name of their own, not as any point's: the half-restored files an undo found.
+
+    ``node`` is the point a switch to them lands on (None: before the first message).
+    """
+
+    commit: str
+    node: str | None
+
+
 @dataclass(slots=True)
 class SessionTree:
     """The nodes of one session, their children, the leaf, labels and snapshots."""
@@ -187,7 +200,11 @@ class SessionTree:
     """Per tool-results node: each path Chimera's ``write``/``edit`` wrote in that batch, with the blob it left."""
     made: dict[str, frozenset[str]] = field(default_factory=dict)
     """Per tool-results node: the paths Chimera's ``write`` created in that batch (they did not exist before)."""
+    folders: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Per tool-results node: the folders Chimera's ``write`` made in that batch (they did not exist before)."""
     pending_switch: PendingSwitch | None = None
+    saved: dict[str, SavedFiles] = field(default_factory=dict)
+    """Files saved under a name (``chimera switch ID NAME`` brings them back), by name."""
 
     def add(self, node: Node) -> None:
         self.nodes[node.id] = node
@@ -280,9 +297,15 @@ class SessionTree:
                     versions.add((path, blob))
         return versions
 
+    def agent_folders(self) -> frozenset[str]:
+        """The folders Chimera's ``write`` made anywhere in the session: the only ones a switch may remove
+        (once nothing is left in them). Every other folder, empty or not, is kept as it is."""
+        return frozenset[str]().union(*self.folders.values())
+
     def referenced(self) -> set[str]:
-        """Every snapshot something refers to: pins, undo snapshots, a pending switch's; packing keeps exactly these."""
-        keep = set(self.snapshots.values()) | set(self.undo.values())
+        """Every snapshot something refers to: pins, undo snapshots, saved files, a pending switch's;
+        packing keeps exactly these."""
+        keep = set(self.snapshots.values()) | set(self.undo.values()) | {s.commit for s in self.saved.values()}
         if self.pending_switch is not None:
             keep.add(self.pending_switch.undo)
             if self.pending_switch.target is not None:

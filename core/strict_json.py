@@ -13,16 +13,20 @@ held one could never be sent to the model again.
 * :func:`clean_json` does that to every string of a JSON value (keys too) and
   replaces every non-finite number with ``null``;
 * :class:`SurrogateJoiner` cleans streamed text piece by piece, holding back a
-  trailing high surrogate until the next piece shows whether its pair follows.
+  trailing high surrogate until the next piece shows whether its pair follows;
+* :func:`loads_clean` reads JSON someone else may have written (a session file)
+  into a clean value, so a field that must be a number and held ``NaN`` is then
+  null, which its reader refuses, and every string can be printed.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any, TypeVar
 
-__all__ = ["SurrogateJoiner", "clean_json", "clean_text"]
+__all__ = ["SurrogateJoiner", "clean_json", "clean_text", "finite_number", "loads_clean"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _T = TypeVar("_T")
@@ -44,6 +48,22 @@ def clean_json(value: _T) -> _T:
     if not _needs_cleaning(value):
         return value
     return _cleaned_copy(value)  # type: ignore[no-any-return]
+
+
+def loads_clean(data: bytes | str) -> Any:
+    """``data`` decoded as JSON and cleaned (:func:`clean_json`); ValueError or RecursionError when it is not JSON."""
+    return clean_json(json.loads(data))
+
+
+def finite_number(value: object) -> float | None:
+    """``value`` as a float when it is a finite number (not a bool; an integer too large for a float is not)."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _needs_cleaning(value: Any) -> bool:

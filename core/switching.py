@@ -13,15 +13,19 @@ The files restored are the ones the person last left there (an *undo* snapshot,
 when they switched away from it or named it as a checkpoint there), else the
 snapshot pinned to it or to its nearest ancestor. Only the agent's own creations
 are ever deleted: paths that Chimera's ``write`` created, and only while they hold a
-content its ``write``/``edit`` calls left there; a file that merely appeared while a
-command ran may be the person's, and is kept. Before any file changes the present is
+content its ``write``/``edit`` calls left there, and the folders ``write`` made once
+nothing is left in them; a file that merely appeared while a command ran may be the
+person's, and is kept, as is every folder the agent did not make. Before any file changes the present is
 snapshotted and a ``switching`` record is synced, so a crash midway is detected on
 the next open, and switching back restores the present exactly.
 
 A switch cut short is never finished, it is undone: while one is pending, any switch
-puts back the files from before it (its undo snapshot, deleting only what the agent
-made or what the cut-short switch itself wrote) and lands where it started. Nothing
-snapshots the half-restored files as a point's files: no undo, no checkpoint, no pin.
+first saves the files as they are now (half restored, and perhaps worked on since)
+under a name of their own, ``half-restored-N``, then puts back the files from before
+it (its undo snapshot, deleting only what the agent made or what the cut-short switch
+itself wrote) and lands where it started. ``chimera switch ID half-restored-N`` brings
+the saved files back. Nothing snapshots the half-restored files as a point's files: no
+undo, no checkpoint, no pin.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from chimera.core.checkpoints import CheckpointError, Preview, ShadowRepo
 from chimera.core.checkpoints.restore import Version
 from chimera.core.errors import ConfigError
 from chimera.core.session_store import SessionStore
-from chimera.core.session_tree import PendingSwitch, SessionTree
+from chimera.core.session_tree import PendingSwitch, SavedFiles, SessionTree
 
 __all__ = ["Named", "SwitchPlan", "interrupted_switch", "name_checkpoint", "plan_switch", "point_name", "switch"]
 
@@ -61,6 +65,9 @@ class SwitchPlan:
     made: frozenset[str] = frozenset()
     appeared: frozenset[str] = frozenset()
     interrupted: PendingSwitch | None = None
+    saves: str | None = None
+    saved: str | None = None
+    folders: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,9 +100,22 @@ def _undo_advice(store: SessionStore) -> str:
     roots = store.tree.children.get(None, [])
     ref = pending.from_node or (roots[0] if roots else pending.to_node) or "NODE"
     return (
-        f"`chimera switch {store.id} {ref} --yes` puts the files back as they were before that switch, at "
-        f"{point_name(pending.from_node)} (it undoes the switch, it does not finish it)"
+        f"`chimera switch {store.id} {ref} --yes` saves the files as they are now under a name of their own, then "
+        f"puts the files back as they were before that switch, at {point_name(pending.from_node)} "
+        "(it undoes the switch, it does not finish it)"
     )
+
+
+SAVED_PREFIX = "half-restored-"
+
+
+def _new_saved_name(tree: SessionTree) -> str:
+    """``half-restored-N``: the first N that names no saved files, checkpoint or node."""
+    taken = set(tree.saved) | set(tree.labels.values()) | set(tree.nodes)
+    n = 1
+    while f"{SAVED_PREFIX}{n}" in taken:
+        n += 1
+    return f"{SAVED_PREFIX}{n}"
 
 
 def _landing(tree: SessionTree, requested: str) -> tuple[str | None, str]:
@@ -117,48 +137,79 @@ def _files_at(tree: SessionTree, node: str | None, requested: str) -> str | None
 
 
 def plan_switch(store: SessionStore, repo: ShadowRepo, ref: str) -> SwitchPlan:
-    """Look at what switching ``store`` to ``ref`` (a node id or a checkpoint label) would do; change nothing.
+    """Look at what switching ``store`` to ``ref`` (a node id, a checkpoint label or saved files' name) would do.
 
-    While a switch is pending (cut short), the plan undoes that switch instead.
+    Changes no file. While a switch is pending (cut short), the plan undoes that switch instead.
     """
     tree = store.tree
-    requested = store.require(ref)
+    saved = tree.saved.get(ref) if tree.resolve(ref) is None else None
+    requested = ref if saved is not None else store.require(ref)
     if tree.pending_switch is not None:
-        return _undo_plan(store, repo, requested, tree.pending_switch)
-    node, note = _landing(tree, requested)
-    target = _files_at(tree, node, requested)
+        return _undo_plan(store, repo, requested, tree.pending_switch, saved)
+    target: str | None
+    if saved is not None:
+        node, note, target = saved.node, f"at {point_name(saved.node)}, with the files saved as {ref}", saved.commit
+    else:
+        node, note = _landing(tree, requested)
+        target = _files_at(tree, node, requested)
+    named = ref if saved is not None else None
     known = frozenset(tree.agent_versions())
+    folders = tree.agent_folders()
     if target is None:
-        return SwitchPlan(requested, node, tree.leaf, None, None, (), known, note)
+        return SwitchPlan(requested, node, tree.leaf, None, None, (), known, note, saved=named, folders=folders)
     made = frozenset[str]().union(*tree.made.values())
     appeared = frozenset(path for path, _ in repo.added(tree.agent_steps()) if path not in made)
     unsaved: tuple[str, ...] = ()
     current = _files_at(tree, tree.leaf, tree.leaf) if tree.leaf is not None else None
     if current is not None:
-        since = repo.changes(current, known=known)
+        since = repo.changes(current, known=known, folders=folders)
         unsaved = tuple(sorted((*since.changed, *since.keep)))
-    preview = repo.changes(target, known=known)
-    return SwitchPlan(requested, node, tree.leaf, target, preview, unsaved, known, note, made, appeared)
+    preview = repo.changes(target, known=known, folders=folders)
+    return SwitchPlan(
+        requested, node, tree.leaf, target, preview, unsaved, known, note, made, appeared, saved=named, folders=folders
+    )
 
 
-def _undo_plan(store: SessionStore, repo: ShadowRepo, requested: str, pending: PendingSwitch) -> SwitchPlan:
-    """Put back the files from before the switch that was cut short, and land where it started.
+def _undo_plan(
+    store: SessionStore, repo: ShadowRepo, requested: str, pending: PendingSwitch, saved: SavedFiles | None
+) -> SwitchPlan:
+    """Save the files as they are, then put back the files from before the switch that was cut short,
+    and land where it started.
 
     What that switch wrote (versions of its target) may be deleted, as may the agent's own files.
     """
-    known = store.tree.agent_versions()
+    tree = store.tree
+    known = tree.agent_versions()
     if pending.target is not None:
         known |= repo.seen([pending.target])
+    present = repo.present(pending.undo)
+    name = next((n for n, s in tree.saved.items() if s.commit == present), None)
+    if name is not None:
+        first = f"the files as they are now are saved already, as {name}"
+    else:
+        name = _new_saved_name(tree)
+        first = f"first the files as they are now (half restored) are saved as {name}"
     note = (
-        f"this puts the files back as they were before it, at {point_name(pending.from_node)} "
-        "(it undoes that switch, it does not finish it)"
+        f"{first} (`chimera switch {store.id} {name}` brings them back); then this puts the files back as they "
+        f"were before it, at {point_name(pending.from_node)} (it undoes that switch, it does not finish it)"
     )
-    if _landing(store.tree, requested)[0] != pending.from_node:
+    lands = saved.node if saved is not None else _landing(tree, requested)[0]
+    if lands != pending.from_node:
         note += f"; then `chimera switch {store.id} {requested}` goes where you asked"
-    preview = repo.changes(pending.undo, known=known)
-    leaf = store.tree.leaf
+    folders = tree.agent_folders()
+    preview = repo.changes(pending.undo, known=known, folders=folders)
     return SwitchPlan(
-        requested, pending.from_node, leaf, pending.undo, preview, (), frozenset(known), note, interrupted=pending
+        requested,
+        pending.from_node,
+        tree.leaf,
+        pending.undo,
+        preview,
+        (),
+        frozenset(known),
+        note,
+        interrupted=pending,
+        saves=name,
+        folders=folders,
     )
 
 
@@ -173,7 +224,10 @@ def switch(store: SessionStore, repo: ShadowRepo, plan: SwitchPlan) -> str | Non
     if target is not None:
         try:
             undo = repo.restore(
-                target, known=plan.known, on_before=lambda before: store.begin_switch(plan.node, before, target)
+                target,
+                known=plan.known,
+                folders=plan.folders,
+                on_before=lambda before: store.begin_switch(plan.node, before, target),
             ).before
         except CheckpointError as err:
             if store.tree.pending_switch is None:
@@ -184,18 +238,26 @@ def switch(store: SessionStore, repo: ShadowRepo, plan: SwitchPlan) -> str | Non
 
 
 def _undo_interrupted(store: SessionStore, repo: ShadowRepo, plan: SwitchPlan) -> None:
-    """Restore the undo snapshot of the switch that was cut short; record nothing of the half-restored files.
+    """Save the files as they are under ``plan.saves``, then restore the undo snapshot of the switch
+    that was cut short.
 
-    Cut short again, it can simply be run again: the pending record still says what to undo.
+    The saved files are nobody's point: no undo, no checkpoint, no pin records them. Cut short
+    again, it can simply be run again: the pending record still says what to undo.
     """
     assert plan.target is not None
+    assert plan.saves is not None
+    name = plan.saves
 
-    def not_recorded(_half_restored: str) -> None:
-        """The snapshot restore takes of the present is of half-restored files: nobody's, so never recorded."""
+    def save(present: str) -> None:
+        """Record the files as found, before any is touched (unless the same files are saved already)."""
+        tree = store.tree
+        if any(s.commit == present for s in tree.saved.values()):
+            return
+        store.save_files(name if name not in tree.saved else _new_saved_name(tree), present, plan.node)
 
     repo.remove_leftovers()
     try:
-        repo.restore(plan.target, known=plan.known, on_before=not_recorded)
+        repo.restore(plan.target, known=plan.known, folders=plan.folders, on_before=save)
     except CheckpointError as err:
         raise ConfigError(f"putting the files back stopped half way ({err}): {_undo_advice(store)}") from None
     store.move_leaf(plan.node)
@@ -212,6 +274,8 @@ def name_checkpoint(store: SessionStore, label: str, ref: str | None = None, *, 
         raise ConfigError(f"{label!r} cannot name a checkpoint: use a name with no line breaks or control characters")
     if label in tree.nodes:
         raise ConfigError(f"{label!r} is the id of a node in session {store.id}: choose another name")
+    if label in tree.saved:
+        raise ConfigError(f"{label!r} names files saved in session {store.id}: choose another name")
     if tree.pending_switch is not None:
         raise ConfigError(interrupted_switch(store))
     node_id = store.require(ref) if ref else tree.leaf

@@ -5,7 +5,8 @@ of tool calls that can change files. A pin is a snapshot in the session's
 shadow repository, recorded against the node, so switching to any node can
 bring the files back. The pin after a batch also records which paths Chimera's
 own ``write`` and ``edit`` wrote (and which ``write`` created), with the content
-they left: those are the only files a switch may count as the agent's. A
+they left, and the folders ``write`` made: those are the only files and folders a
+switch may count as the agent's. A
 snapshot that fails never stops the run: the node is left unpinned and the
 failure is reported once. When the session closes, a snapshot store grown past
 ``PACK_ABOVE`` is packed (git's delta compression), keeping every snapshot the
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ChimeraError
@@ -38,11 +39,14 @@ class WorkspacePins:
         self.store = store
         self.failure: str | None = None
 
-    async def pin(self, node_id: str, wrote: Mapping[str, bool] | None = None) -> str | None:
+    async def pin(
+        self, node_id: str, wrote: Mapping[str, bool] | None = None, *, folders: Sequence[str] = ()
+    ) -> str | None:
         """Snapshot the workspace as it is now and pin it to ``node_id``; None when that failed.
 
         ``wrote``: the paths Chimera's ``write``/``edit`` wrote in the batch just done, each
         True when ``write`` created it; recorded with the content each holds in the snapshot.
+        ``folders``: the folders ``write`` made in that batch, recorded as the agent's.
         """
         try:
             commit = await asyncio.to_thread(self.repo.snapshot)
@@ -58,7 +62,7 @@ class WorkspacePins:
             except (ChimeraError, OSError) as err:  # recorded without: nothing counts as the agent's
                 log.warning("could not note which files the tools wrote: %s", err)
         made = [path for path, created in (wrote or {}).items() if created and path in blobs]
-        self.store.pin(node_id, commit, wrote=blobs, made=made)
+        self.store.pin(node_id, commit, wrote=blobs, made=made, folders=folders)
         return commit
 
     async def tidy(self) -> None:

@@ -152,16 +152,41 @@ def test_a_persons_new_file_survives_a_restore(workspace: Path, repo: ShadowRepo
 
 
 def test_files_the_agent_created_after_the_target_are_deleted(workspace: Path, repo: ShadowRepo) -> None:
-    """Files a later snapshot saw are deleted when switching back, with the folders they leave empty."""
+    """Files a later snapshot saw are deleted when switching back, with the agent's folders they leave empty."""
     (workspace / "main.py").write_text("main\n")
     one = repo.snapshot()
     (workspace / "pkg" / "sub").mkdir(parents=True)
     (workspace / "pkg" / "sub" / "mod.py").write_text("mod\n")
     (workspace / "helper.py").write_text("helper\n")
     two = repo.snapshot()
-    result = repo.restore(one, known=repo.seen([one, two]))
+    result = repo.restore(one, known=repo.seen([one, two]), folders={"pkg", "pkg/sub"})
     assert result.preview.delete == ("helper.py", "pkg/sub/mod.py")
+    assert result.preview.remove_folders == ("pkg/sub", "pkg")
     assert sorted(os.listdir(workspace)) == ["main.py"]
+
+
+def test_folders_the_agent_did_not_make_are_kept_with_their_modes(workspace: Path, repo: ShadowRepo) -> None:
+    """Emptied by the deletions, the person's folders stay (mode and empty sub-folders too); the agent's go."""
+    one = repo.snapshot()
+    (workspace / "mine" / "inner").mkdir(parents=True)
+    (workspace / "mine").chmod(0o750)
+    (workspace / "mine" / "agent.txt").write_text("agent\n")
+    (workspace / "gen" / "theirs").mkdir(parents=True)
+    (workspace / "gen" / "theirs" / "agent.txt").write_text("agent\n")
+    (workspace / "gen" / "kept").mkdir()
+    two = repo.snapshot()
+    preview = repo.changes(one, known=repo.seen([one, two]), folders={"gen", "gen/theirs", "mine/inner"})
+    assert preview.keep_folders == ("mine",)
+    assert preview.remove_folders == ("gen/theirs",)
+    repo.restore(one, known=repo.seen([one, two]), folders={"gen", "gen/theirs", "mine/inner"})
+    assert stat.S_IMODE((workspace / "mine").stat().st_mode) == 0o750
+    assert (workspace / "mine" / "inner").is_dir()  # already empty: the switch did not empty it
+    assert sorted(p.relative_to(workspace).as_posix() for p in workspace.rglob("*")) == [
+        "gen",
+        "gen/kept",
+        "mine",
+        "mine/inner",
+    ]
 
 
 def test_the_users_git_folder_is_never_touched(workspace: Path, repo: ShadowRepo) -> None:
@@ -344,6 +369,8 @@ def test_a_folder_the_person_still_uses_is_not_replaced(workspace: Path, repo: S
     assert (workspace / "thing" / "mine.txt").read_text() == "mine\n"
     (workspace / "thing" / "mine.txt").unlink()
     repo.restore(one, known=repo.seen([one, two]))
+    assert (workspace / "thing").is_dir()  # not the agent's folder: kept, and the file skipped
+    repo.restore(one, known=repo.seen([one, two]), folders={"thing"})
     assert (workspace / "thing").read_text() == "a file\n"
 
 

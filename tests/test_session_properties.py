@@ -22,6 +22,7 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from chimera.core.jsonl import is_json_object
 from chimera.core.session_store import SessionStore
 from chimera.core.session_tree import SessionTree
 
@@ -170,6 +171,10 @@ class SessionFile(RuleBasedStateMachine):
             kept.append(line)
             total += len(line)
         torn = b"".join(self.lines)[total:cut]
+        whole = torn and torn + b"\n" == self.lines[len(kept)] and is_json_object(torn)
+        if whole:  # only its newline was lost: the record is whole, and kept
+            kept.append(self.lines[len(kept)])
+            torn = b""
         self.lines = kept
         self._reopen(torn)
 

@@ -179,3 +179,76 @@ def test_packing_keeps_the_snapshot_a_switch_saved_unsaved_edits_in(
     assert back.returncode == 0, back.stderr
     assert (project / "a.txt").read_text() == "unsaved hand edit\n"
     assert (project / "notes.txt").read_text() == "never snapshotted by a pin\n"
+
+
+def small_session(api: FakeAnthropic, workdir: Path, count: int) -> str:
+    """``count`` files; run 1 only looks ("Looked."); run 2's bash call changes them all, its write adds new.txt."""
+    for i in range(count):
+        (workdir / "pkg").mkdir(parents=True, exist_ok=True)
+        (workdir / "pkg" / f"f{i:03d}.txt").write_text(f"file {i}, as the person wrote it\n")
+    api.script(
+        message(text("Looked.")),
+        message(
+            tool_use("b1", "bash", {"command": "for f in pkg/*.txt; do echo 'changed by the agent' >> \"$f\"; done"}),
+            tool_use("w1", "write", {"path": "new.txt", "content": "the agent's new file\n"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Changed them all.")),
+    )
+    bypass = ("--permission-mode", "bypass")
+    first = run_chimera("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env(api))
+    assert first.returncode == 0, first.stderr
+    session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
+    second = run_chimera("run", "change everything", "--resume", session_id, *bypass, env=model_env(api))
+    assert second.returncode == 0, second.stderr
+    return session_id
+
+
+def test_undoing_a_killed_switch_first_saves_the_half_restored_files_under_a_name(
+    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+) -> None:
+    """The undo says it saves the files as they are, saves them as half-restored-1, then puts the old ones back;
+    switching to that name brings back the half-restored files, with what the person did to them since."""
+    workdir = tmp_path / "w"
+    workdir.mkdir()
+    session_id = small_session(api, workdir, 40)
+    with SessionStore.open(isolated_env, session_id, writable=False) as store:
+        leaf = str(store.tree.leaf)
+        looked = store.tree.path()[1].id
+    before_switch = files_of(workdir)
+
+    die_mid_restore(20, "switch", session_id, looked, "--yes")
+    (workdir / "pkg" / "f000.txt").write_text("the person's fix, made after the crash\n")
+    (workdir / "after-crash.txt").write_text("written in the half-restored workspace\n")
+    half = {path: digest for path, digest in files_of(workdir).items() if ".chimera-tmp" not in path}
+
+    resumed = run_chimera("run", "go on", "--resume", session_id, env=model_env(api))
+    assert resumed.returncode == 2
+    (line,) = resumed.stderr.strip().splitlines()
+    assert "saves the files as they are now" in line
+    assert "puts the files back as they were before that switch" in line
+
+    undone = run_chimera("switch", session_id, leaf, "--yes", timeout=120)
+    assert undone.returncode == 0, undone.stderr
+    said = " ".join(undone.stdout.split())
+    assert said.index("First the files as they are now") < said.index("half-restored-1") < said.index("Undone")
+    assert f"`chimera switch {session_id} half-restored-1` brings them back" in said
+    assert files_of(workdir) == {**before_switch, "after-crash.txt": half["after-crash.txt"]}
+
+    tree = run_chimera("tree", session_id)
+    assert tree.returncode == 0, tree.stderr
+    assert "half-restored-1" in tree.stdout
+    listed = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    assert [s["name"] for s in listed["saved"]] == ["half-restored-1"]
+    assert listed["leaf"] == leaf
+
+    back = run_chimera("switch", session_id, "half-restored-1", "--yes", timeout=120)
+    assert back.returncode == 0, back.stderr
+    assert files_of(workdir) == half  # the half-restored files, the person's fix and new file included
+    assert "half-restored-1" in back.stdout
+
+    again = run_chimera("switch", session_id, leaf, "--yes", timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert files_of(workdir) == {**before_switch, "after-crash.txt": half["after-crash.txt"]}
+    refused = run_chimera("checkpoint", session_id, "half-restored-1")
+    assert_one_line_error(refused, "half-restored-1", "another name")

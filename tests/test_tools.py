@@ -197,12 +197,13 @@ async def test_read_shows_crlf_lines_without_carriage_returns(ws: Path, ctx: Too
 
 
 async def test_write_creates_parent_folders_and_says_created(ws: Path, ctx: ToolContext) -> None:
-    """Writing a new nested file creates its folders and reports 'Created' with the line count."""
-    result = await run(Write(), ctx, path="a/b/c.txt", content="first\nsecond\n")
+    """Writing a new nested file creates its folders and reports 'Created' with the line count, and the folders made."""
+    (ws / "a").mkdir()
+    result = await run(Write(), ctx, path="a/b/c/d.txt", content="first\nsecond\n")
     assert not result.is_error
-    assert result.output == "Created a/b/c.txt (2 lines)."
-    assert result.data == {"path": "a/b/c.txt", "created": True}
-    assert (ws / "a" / "b" / "c.txt").read_bytes() == b"first\nsecond\n"
+    assert result.output == "Created a/b/c/d.txt (2 lines)."
+    assert result.data == {"path": "a/b/c/d.txt", "created": True, "folders": ["a/b", "a/b/c"]}
+    assert (ws / "a" / "b" / "c" / "d.txt").read_bytes() == b"first\nsecond\n"
 
 
 async def test_write_over_an_existing_file_says_overwrote(ws: Path, ctx: ToolContext) -> None:
@@ -210,7 +211,7 @@ async def test_write_over_an_existing_file_says_overwrote(ws: Path, ctx: ToolCon
     (ws / "f.txt").write_text("old old old\nmore\nand more\n")
     result = await run(Write(), ctx, path="f.txt", content="new\nlast line without newline")
     assert result.output == "Overwrote f.txt (2 lines)."
-    assert result.data == {"path": "f.txt", "created": False}
+    assert result.data == {"path": "f.txt", "created": False, "folders": []}
     assert (ws / "f.txt").read_bytes() == b"new\nlast line without newline"
 
 

@@ -60,10 +60,13 @@ def _line(out: TextIO, text: str) -> None:
 
 
 def tree_document(store: SessionStore) -> dict[str, Any]:
-    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "summary", "label", "checkpoint", "restores"}]}``.
+    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "summary", "label", "checkpoint", "restores"}],
+    "saved": [{"name", "node", "snapshot"}]}``.
 
     ``checkpoint`` is a snapshot pinned to the node itself; ``restores`` the one a switch
-    there brings back (its own, or its nearest ancestor's).
+    there brings back (its own, or its nearest ancestor's). ``saved`` lists files saved
+    under a name of their own (the half-restored files an undo found), which a switch to
+    the name brings back.
     """
     tree = store.tree
     return {
@@ -81,6 +84,7 @@ def tree_document(store: SessionStore) -> dict[str, Any]:
             }
             for node in tree.nodes.values()
         ],
+        "saved": [{"name": name, "node": saved.node, "snapshot": saved.commit} for name, saved in tree.saved.items()],
     }
 
 
@@ -99,6 +103,9 @@ def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
         _line(out, f"session {store.id}  ({plural(len(store.tree), 'node')}; ● marks the active path, ◆ the leaf)")
         for line in _lines(store.tree):
             _line(out, line)
+        for name, saved in store.tree.saved.items():
+            switch = f"`chimera switch {store.id} {name}`"
+            _line(out, f"saved files {name} (at {point_name(saved.node)}): {switch} brings them back")
     return 0
 
 
@@ -151,11 +158,14 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
         with WorkspaceLock(home, store.workdir).exclusive():
             repo = store.checkpoints()
             plan = plan_switch(store, repo, ref)
-            node = store.tree.nodes[plan.requested]
             if plan.interrupted is not None:
                 cut = f"Session {store.id}'s switch to {point_name(plan.interrupted.to_node)} was cut short"
-                _line(out, f"{cut}: {plan.note}.")
+                _line(out, f"{cut}: {plan.note[:1].upper()}{plan.note[1:]}.")
+            elif plan.saved is not None:
+                _line(out, f"Switch session {store.id} to the files saved as {plan.saved}")
+                _line(out, f"  Lands {plan.note}.")
             else:
+                node = store.tree.nodes[plan.requested]
                 _line(out, f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})")
                 if plan.note:
                     _line(out, f"  Lands {plan.note}.")
@@ -182,7 +192,12 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
                     )
                 )
     if plan.interrupted is not None:
-        _line(out, f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}.")
+        _line(
+            out,
+            f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}. "
+            f"The files found before the undo are saved as {plan.saves}: "
+            f"`chimera switch {store.id} {plan.saves}` brings them back.",
+        )
     elif before is not None:
         _line(out, f"Switched. {_way_back(store.tree, store.id, plan.leaf)} brings the files back as they were.")
     else:
@@ -219,12 +234,14 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
         ("keep", edited, "  (the agent's tools made it, but it changed since: kept)"),
         ("keep", others, "  (not the agent's: never deleted)"),
         ("skip", preview.skip, "  (held by something no snapshot holds)"),
+        ("keep", [f"{f}/" for f in preview.keep_folders], "  (a folder that is not the agent's: kept as it is)"),
     ]
     for verb, paths, note in rows:
         for path in paths:
             _line(out, f"  {verb:<8}{path}{note}")
     if not preview.changed:
-        out.write("  No file changes.\n" if preview.keep or preview.skip else "  The files already match.\n")
+        nothing = preview.keep or preview.skip or preview.keep_folders
+        out.write("  No file changes.\n" if nothing else "  The files already match.\n")
     if plan.unsaved:
         shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
         _line(out, f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}")

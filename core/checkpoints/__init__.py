@@ -2,7 +2,10 @@
 
 The shadow repository lives outside the workspace (its own git dir and index;
 the workspace is only its work tree), so the person's own ``.git`` is never
-written: no commit, ref, index or config change ever lands there.
+written: no commit, ref, index or config change ever lands there. Before git
+runs, the shadow repository is checked to be its own (``places``): no link,
+none inside it, no ``commondir``, not in a git directory of the workspace,
+and the workspace itself in no git directory.
 
 What a snapshot holds: every file git would add, with its exec bit, symlinks
 as links, byte for byte (no filters or line-ending conversion). Left out:

@@ -16,6 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from chimera.core.checkpoints.places import check_git_dir
 from chimera.core.errors import ChimeraError, ConfigError, WorkspaceError
 from chimera.core.gitsafe import git_executable, run_git
 
@@ -87,6 +88,8 @@ class Git:
             where.append(f"--work-tree={self.workspace}")
         if work_tree and not bare:
             self.check_workspace()
+        if not bare:
+            check_git_dir(self.git_dir)  # a link swapped in since the checks: refused, never followed
         try:
             proc = run_git(
                 self.exe,

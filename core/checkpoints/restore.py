@@ -2,22 +2,27 @@
 
 A path absent from the target is deleted only when the caller's ``known`` set
 holds the path *with its present content*: a file recreated or edited since by
-someone else is not the version that was seen, so it stays. A path the target has is written only when nothing
-that no snapshot holds is in the way (a large, ignored or unreadable file, a
-kept file or folder) and no folder on the way is a symlink. Each file is
-written to a temporary name and renamed, so it is either old or new.
+someone else is not the version that was seen, so it stays. A folder the
+deletions leave empty is removed only when the caller's ``folders`` holds it
+(Chimera's ``write`` made it); any other stays as it is, and the preview lists
+it as kept. A path the target has is written only when nothing that no
+snapshot holds is in the way (a large, ignored or unreadable file, a kept file
+or folder) and no folder on the way is a symlink. Each file is written to a
+temporary name and renamed, so it is either old or new.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from chimera.core.checkpoints.folders import EmptiedFolders
 from chimera.core.checkpoints.git import Change
 
 __all__ = ["TEMP_SUFFIX", "Preview", "Restored", "Version", "apply", "is_leftover", "plan"]
@@ -46,6 +51,10 @@ class Preview:
     skip: tuple[str, ...] = ()
     """In the target, but the place is held by something no snapshot holds (a large, ignored or
     unreadable file, a kept file or folder, a symlink on the way): left alone."""
+    keep_folders: tuple[str, ...] = ()
+    """Folders the deletions leave with no file in them that the agent did not make: kept as they are."""
+    remove_folders: tuple[str, ...] = ()
+    """Folders the agent's ``write`` made that the deletions leave empty: removed, deepest first."""
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -61,12 +70,18 @@ class Restored:
     preview: Preview
 
 
-def plan(workspace: Path, changes: list[Change], target: str, known: set[Version]) -> tuple[Preview, list[Change]]:
-    """The preview of going from the present to the target, and the target entries to write."""
+def plan(
+    workspace: Path, changes: list[Change], target: str, known: set[Version], folders: Iterable[str] = ()
+) -> tuple[Preview, list[Change]]:
+    """The preview of going from the present to the target, and the target entries to write.
+
+    ``folders``: the folders the agent made, the only ones that may be removed.
+    """
     changes = [c for c in changes if GITLINK not in (c.old_mode, c.mode)]  # nested repositories are theirs
     gone = [c for c in changes if c.status == "D"]
     delete = {c.path for c in gone if (c.path, c.old_blob) in known}
     keep = {c.path for c in gone} - delete
+    emptied = EmptiedFolders(workspace, delete, folders)
     rewrite: set[str] = set()
     create: set[str] = set()
     skip: set[str] = set()
@@ -76,21 +91,33 @@ def plan(workspace: Path, changes: list[Change], target: str, known: set[Version
         if not safe_path(change.path) or not _reachable(workspace, change.path, delete):
             skip.add(change.path)
         elif change.status == "A":
-            (create if _free(workspace, change.path, delete) else skip).add(change.path)
+            (create if _free(workspace, change.path, emptied) else skip).add(change.path)
         else:
             rewrite.add(change.path)
-    preview = Preview(target, *(tuple(sorted(s)) for s in (rewrite, create, delete, keep, skip)))
+    remove_folders, keep_folders = emptied.plan()
+    preview = Preview(
+        target,
+        rewrite=tuple(sorted(rewrite)),
+        create=tuple(sorted(create)),
+        delete=tuple(sorted(delete)),
+        keep=tuple(sorted(keep)),
+        skip=tuple(sorted(skip)),
+        keep_folders=keep_folders,
+        remove_folders=remove_folders,
+    )
     return preview, [c for c in changes if c.path in rewrite or c.path in create]
 
 
 def apply(workspace: Path, preview: Preview, contents: Iterable[tuple[Change, bytes]]) -> None:
-    """Delete, then write each change with its content; OSError stops it."""
+    """Delete, remove the agent's emptied folders, then write each change with its content; OSError stops it."""
     for path in preview.delete:
         full = workspace / path
         if safe_path(path) and _reachable(workspace, path, set()) and (full.is_symlink() or full.is_file()):
             full.unlink()
-    for path in preview.delete:
-        _remove_empty_parents(workspace, path)
+    for folder in preview.remove_folders:  # deepest first
+        if safe_path(folder) and _reachable(workspace, folder, set()):
+            with contextlib.suppress(OSError):  # something was put there since the preview: it stays
+                os.rmdir(workspace / folder)
     for change, data in contents:
         _write(workspace, change, data)
 
@@ -124,8 +151,8 @@ def _reachable(workspace: Path, path: str, delete: set[str]) -> bool:
     return True
 
 
-def _free(workspace: Path, path: str, delete: set[str]) -> bool:
-    """True when nothing holds ``path`` now, or only a folder whose every file is being deleted."""
+def _free(workspace: Path, path: str, emptied: EmptiedFolders) -> bool:
+    """True when nothing holds ``path`` now, or only a folder of the agent's that the deletions empty."""
     full = workspace / path
     try:
         mode = os.lstat(full).st_mode
@@ -135,14 +162,7 @@ def _free(workspace: Path, path: str, delete: set[str]) -> bool:
         return False
     if not stat.S_ISDIR(mode):
         return False  # a file no snapshot could hold (too large, ignored, unreadable)
-    return all(rel in delete for rel in _entries(workspace, full))
-
-
-def _entries(workspace: Path, folder: Path) -> Iterator[str]:
-    """Every file and symlink under ``folder`` (symlinks not followed), relative to the workspace."""
-    for root, dirs, names in os.walk(folder):
-        for name in names + [d for d in dirs if os.path.islink(os.path.join(root, d))]:
-            yield os.path.relpath(os.path.join(root, name), workspace).replace(os.sep, "/")
+    return emptied.removable(path)
 
 
 def _write(workspace: Path, change: Change, data: bytes) -> None:
@@ -156,7 +176,7 @@ def _write(workspace: Path, change: Change, data: bytes) -> None:
     except FileNotFoundError:
         old = None
     if old is not None and stat.S_ISDIR(old.st_mode):
-        os.rmdir(full)  # planned only when every file in it was deleted
+        os.rmdir(full)  # planned only for a folder of the agent's that the deletions emptied
         old = None
     tmp = full.with_name(f".{full.name[:40]}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
     try:
@@ -174,13 +194,3 @@ def _write(workspace: Path, change: Change, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def _remove_empty_parents(workspace: Path, path: str) -> None:
-    parent = (workspace / path).parent
-    while parent != workspace and workspace in parent.parents:
-        try:
-            parent.rmdir()
-        except OSError:
-            return
-        parent = parent.parent

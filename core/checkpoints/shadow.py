@@ -19,13 +19,16 @@ from chimera.core.checkpoints.git import (
     parse_raw,
     split,
 )
+from chimera.core.checkpoints.places import check_contents, check_git_dir, check_places
 from chimera.core.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, Version, apply, is_leftover, plan
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home, private_dir
+from chimera.core.tools.files import open_regular
 
 __all__ = ["ShadowRepo"]
 
 BATCH_BYTES = 64_000_000  # blob bytes read from git in one call while restoring
+_EXCLUDE_MAX = 1_000_000  # bytes of the workspace's .git/info/exclude copied into the shadow's
 _PATHS_PER_CALL = 500  # paths named on one git command line
 
 # Highest-precedence attributes: no clean/smudge filter, no eol or encoding conversion, so blobs are the bytes on disk.
@@ -58,6 +61,8 @@ class ShadowRepo:
         self.workspace = Path(workspace).absolute()
         self.git_dir = Path(git_dir).absolute()
         self.max_file_bytes = max_file_bytes
+        check_places(self.workspace, self.git_dir)
+        check_contents(self.git_dir)
         self._git = Git(self.workspace, self.git_dir, timeout)
         # Chimera's own state (this store, the sessions) stays out of snapshots even when it lives in the workspace.
         self._header = _EXCLUDE_HEADER + b"".join(_anchored(self.workspace, d) for d in (self.git_dir, chimera_home()))
@@ -73,24 +78,35 @@ class ShadowRepo:
         self._last = (tree, label, commit)
         return commit
 
-    def changes(self, target: str, *, known: Iterable[Version]) -> Preview:
+    def present(self, target: str) -> str:
+        """The snapshot :meth:`restore` of ``target`` takes of the present first: with the same files, the same id."""
+        return self.snapshot(f"before restoring {target}")
+
+    def changes(self, target: str, *, known: Iterable[Version], folders: Iterable[str] = ()) -> Preview:
         """What restoring ``target`` would do to the present workspace; changes nothing there."""
         present = self._write_tree()
-        return plan(self.workspace, self._diff(present, self._tree_of(target)), target, set(known))[0]
+        return plan(self.workspace, self._diff(present, self._tree_of(target)), target, set(known), folders)[0]
 
     def restore(
-        self, target: str, *, known: Iterable[Version], on_before: Callable[[str], None] | None = None
+        self,
+        target: str,
+        *,
+        known: Iterable[Version],
+        folders: Iterable[str] = (),
+        on_before: Callable[[str], None] | None = None,
     ) -> Restored:
         """Make the workspace match ``target``, after snapshotting the present (returned, to undo).
 
         ``known``: (path, content) versions that may be deleted, from :meth:`seen` or :meth:`added`;
-        a path whose present content is not among them stays. ``on_before`` gets the
+        a path whose present content is not among them stays. ``folders``: the folders the
+        agent made, the only ones removed once empty. ``on_before`` gets the
         present's snapshot before any file is touched, to record it durably first; the caller
         then owns what undoes a restore cut short (CheckpointError), else the error names it.
         """
         target_tree = self._tree_of(target)
-        before = self.snapshot(f"before restoring {target}")
-        preview, writes = plan(self.workspace, self._diff(self._tree_of(before), target_tree), target, set(known))
+        before = self.present(target)
+        changes = self._diff(self._tree_of(before), target_tree)
+        preview, writes = plan(self.workspace, changes, target, set(known), folders)
         if on_before is not None:
             on_before(before)
         try:
@@ -262,32 +278,34 @@ class ShadowRepo:
         return self._git("write-tree").decode().strip()
 
     def _ensure_repo(self) -> None:
+        check_git_dir(self.git_dir)  # every time: Chimera writes files in it before git runs
         if self._ready:
             return
         if not (self.git_dir / "HEAD").is_file():
             private_dir(self.git_dir)
             self._git("init", "--quiet", "--bare", "--template=", str(self.git_dir), bare=True)
-            with open(self.git_dir / "config", "ab") as config:
-                config.write(_CONFIG)
+            _write_own(self.git_dir / "config", _CONFIG, append=True)
             info = private_dir(self.git_dir / "info")
-            (info / "attributes").write_bytes(_ATTRIBUTES)
-            (info / "exclude").write_bytes(self._header)
+            _write_own(info / "attributes", _ATTRIBUTES)
+            _write_own(info / "exclude", self._header)
         (self.git_dir / "index.lock").unlink(missing_ok=True)  # left by a git killed mid-write
         self._ready = True
 
     def _sync_excludes(self) -> None:
         """Copy the workspace's ``.git/info/exclude`` (what the person ignores) into the shadow's."""
         try:
-            theirs = (self.workspace / ".git" / "info" / "exclude").read_bytes()
-        except OSError:
+            with open_regular(self.workspace / ".git" / "info" / "exclude") as fh:
+                theirs = fh.read(_EXCLUDE_MAX)
+        except OSError:  # absent, unreadable, or not a regular file (a FIFO would block)
             theirs = b""
         ours = self.git_dir / "info" / "exclude"
         try:
-            if ours.read_bytes() == self._header + theirs:
-                return
+            with open_regular(ours) as fh:
+                if fh.read(len(self._header + theirs) + 1) == self._header + theirs:
+                    return
         except OSError:
             pass
-        ours.write_bytes(self._header + theirs)
+        _write_own(ours, self._header + theirs)
 
     def _diff(self, present: str, target: str) -> list[Change]:
         return parse_raw(self._git("diff-tree", "-r", "-z", "--no-renames", present, target))
@@ -321,6 +339,14 @@ class ShadowRepo:
                     yield item, out[header_end + 1 : header_end + 1 + size_of]
                     pos = header_end + 1 + size_of + 1
                 batch, weight = [], 0
+
+
+def _write_own(path: Path, data: bytes, *, append: bool = False) -> None:
+    """Write ``data`` to a file of the shadow repository, never through a link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
+    fd = os.open(path, flags, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
 
 
 def _anchored(workspace: Path, folder: Path) -> bytes:

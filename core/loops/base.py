@@ -187,11 +187,14 @@ class Recorder(Protocol):
 class Pins(Protocol):
     """Where the workspace is pinned to session nodes (checkpoints)."""
 
-    async def pin(self, node_id: str, wrote: Mapping[str, bool] | None = None) -> str | None:
+    async def pin(
+        self, node_id: str, wrote: Mapping[str, bool] | None = None, *, folders: Sequence[str] = ()
+    ) -> str | None:
         """Snapshot the workspace and pin it to ``node_id``; the snapshot id, or None.
 
         ``wrote``: after a batch, the paths Chimera's ``write``/``edit`` wrote, each True when
-        ``write`` created it (the only files a switch may treat as the agent's creations).
+        ``write`` created it (the only files a switch may treat as the agent's creations);
+        ``folders``: the folders ``write`` made (the only ones a switch may remove).
         """
         ...
 

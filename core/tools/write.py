@@ -1,8 +1,13 @@
-"""Provides the ``write`` tool: create or overwrite a file, making parent folders."""
+"""Provides the ``write`` tool: create or overwrite a file, making parent folders.
+
+Its result says, for the session's checkpoints, whether it created the file and
+which folders it made: the only files and folders a switch may count as the agent's.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +43,20 @@ def _write(path: Path, content: str, ctx: ToolContext) -> ToolResult:
     kind = None if created else special_kind(path.stat().st_mode)
     if kind is not None:  # a FIFO, socket or device is left alone, not replaced by a file
         return ToolResult.error(NotRegularFile(kind).describe(shown))
+    folders = _missing_folders(ctx.workspace, path.parent)
     path.parent.mkdir(parents=True, exist_ok=True)
     replace_text(path, content)
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
     verb = "Created" if created else "Overwrote"
     noun = "line" if lines == 1 else "lines"
-    return ToolResult(f"{verb} {shown} ({lines} {noun}).", data={"path": shown, "created": created})
+    data = {"path": shown, "created": created, "folders": [display_path(ctx.workspace, f) for f in folders]}
+    return ToolResult(f"{verb} {shown} ({lines} {noun}).", data=data)
+
+
+def _missing_folders(workspace: Path, folder: Path) -> list[Path]:
+    """The folders from ``folder`` up to the workspace that do not exist yet (``write`` makes them), outermost first."""
+    missing = []
+    while folder != workspace and not os.path.lexists(folder) and workspace in folder.parents:
+        missing.append(folder)
+        folder = folder.parent
+    return missing[::-1]
