@@ -39,7 +39,7 @@ from chimera.core.strict_json import clean_json, clean_text
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
-from chimera.core.tools.paths import printable
+from chimera.core.tools.paths import printable, real_path
 from chimera.core.tools.schema import validate
 
 __all__ = ["CANCELLED", "NOT_FINISHED", "UNFINISHED_PREFIX", "Executor", "ToolCall", "ToolOutcome"]
@@ -127,7 +127,7 @@ class Executor:
         secrets: Iterable[str] = (),
     ) -> None:
         self.tools = tools
-        self.workspace = workspace.resolve()
+        self.workspace = real_path(workspace)
         self.spill_dir = spill_dir
         self.max_output = max_output
         self.policy = policy if policy is not None else PermissionPolicy("bypass")

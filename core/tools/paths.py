@@ -1,7 +1,9 @@
 """Provides workspace confinement: every path a tool touches resolves inside the workspace.
 
 Paths are resolved with symlinks followed, so ``..``, absolute paths and links
-that point out of the workspace are all refused the same way.
+that point out of the workspace are all refused the same way. A loop of links
+(``a -> b -> a``) never reaches anything: a path through one is refused in one
+line, never followed and never replaced.
 
 A file name need not be UTF-8. Python reads its stray bytes as lone surrogates,
 which no UTF-8 text (the model's, the events', the session's) can hold, so
@@ -11,13 +13,14 @@ names are shown with each such byte as ``\\xHH`` (``bad\\xff.txt``, as bash's
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
 
 from chimera.core.errors import WorkspaceError
 
-__all__ = ["display_path", "printable", "resolve_in_workspace"]
+__all__ = ["display_path", "is_link_loop", "printable", "real_path", "resolve_in_workspace"]
 
 _ESCAPED_BYTE = re.compile(r"\\x([89a-fA-F][0-9a-fA-F])")  # only bytes from 0x80 can fail to decode
 
@@ -31,6 +34,23 @@ def printable(text: str) -> str:
     except UnicodeEncodeError:  # a surrogate no file name decodes to: escape it as a code point
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return raw.decode("utf-8", "backslashreplace")
+
+
+def real_path(path: str | Path) -> Path:
+    """``path`` absolute, with every link followed as far as it leads; a loop of links is left unresolved.
+
+    ``Path.resolve`` raises RuntimeError on a loop before Python 3.13; this never does.
+    """
+    return Path(os.path.realpath(path))
+
+
+def is_link_loop(path: str | Path) -> bool:
+    """True when reaching ``path`` goes round a loop of symbolic links (ELOOP)."""
+    try:
+        os.stat(path)
+    except OSError as err:
+        return err.errno == errno.ELOOP
+    return False
 
 
 def _given(root: Path, path: str) -> Path:
@@ -53,9 +73,14 @@ def resolve_in_workspace(root: Path, path: str, *, extra_roots: tuple[Path, ...]
         raw = _given(root, _ESCAPED_BYTE.sub(lambda m: chr(0xDC00 + int(m.group(1), 16)), path))
         if os.path.lexists(raw) or (os.path.lexists(raw.parent) and not os.path.lexists(candidate.parent)):
             candidate = raw
-    resolved = candidate.resolve(strict=False)
-    for allowed in (root, *(r.resolve() for r in extra_roots)):
+    resolved = real_path(candidate)
+    for allowed in (root, *(real_path(r) for r in extra_roots)):
         if resolved == allowed or resolved.is_relative_to(allowed):
+            if is_link_loop(resolved):
+                raise WorkspaceError(
+                    f"{printable(path)} is a symbolic link loop (it never reaches a file or folder): "
+                    "fix or remove the link"
+                )
             return resolved
     raise WorkspaceError(f"{path!r} is outside the workspace {root}: use a path inside it (relative paths are best)")
 
