@@ -22,6 +22,7 @@ from chimera.core.session_log import SessionLog
 from chimera.core.session_store import SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
 from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, point_name, switch
+from chimera.core.tools.paths import shown_name
 from chimera.core.wording import plural
 from chimera.core.workspace_lock import WorkspaceLock
 
@@ -161,7 +162,7 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
                     return 1
             before = switch(store, repo, plan)
             with contextlib.closing(SessionLog(store.folder)) as log:
-                changed = list(plan.preview.changed) if plan.preview is not None else []
+                changed = [shown_name(p) for p in plan.preview.changed] if plan.preview is not None else []
                 log(
                     Switched(
                         session_id=store.id,
@@ -212,11 +213,11 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
     ]
     for verb, paths, note in rows:
         for path in paths:
-            out.write(f"  {verb:<8}{path}{note}\n")
+            out.write(f"  {verb:<8}{shown_name(path)}{note}\n")
     if not preview.changed:
         out.write("  No file changes.\n" if preview.keep or preview.skip else "  The files already match.\n")
     if plan.unsaved:
-        shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
+        shown = ", ".join(map(shown_name, plan.unsaved[:8])) + (" …" if len(plan.unsaved) > 8 else "")
         out.write(f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}\n")
 
 

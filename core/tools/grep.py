@@ -20,10 +20,10 @@ from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.files import NotRegularFile, special_kind
-from chimera.core.tools.glob import shown_prefix
+from chimera.core.tools.glob import raw_prefix, shown_prefix
 from chimera.core.tools.globbing import glob_matches, glob_regex, names_hidden
 from chimera.core.tools.output import OutputSink
-from chimera.core.tools.paths import display_path, printable, resolve_in_workspace
+from chimera.core.tools.paths import display_path, resolve_in_workspace, shown_name
 from chimera.core.tools.ripgrep import RipgrepFailed, find_rg, rg_can_run, rg_grep
 from chimera.core.tools.walk import text_blocks, walk_files
 
@@ -104,16 +104,19 @@ class _Hits:
 
     def __init__(self, ctx: ToolContext, base: Path) -> None:
         self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt", redactor=ctx.redactor)
-        self.single = display_path(ctx.workspace, base) if base.is_file() else None
+        single = base.is_file()
+        self.single = display_path(ctx.workspace, base) if single else None
+        self.single_raw = base.relative_to(ctx.workspace).as_posix() if single else None
         self.prefix = shown_prefix(ctx.workspace, base)
+        self.raw_prefix = raw_prefix(ctx.workspace, base)
         self.withheld = ctx.withheld
         self.count = 0
 
     def add(self, relative: str, number: object, text: str) -> None:
-        path = self.single if self.single is not None else self.prefix + relative
+        path = self.single_raw if self.single_raw is not None else self.raw_prefix + relative
         if self.withheld is not None and self.withheld(path):
             return
-        shown = self.single if self.single is not None else self.prefix + printable(relative)
+        shown = self.single if self.single is not None else self.prefix + shown_name(relative)
         self.sink.write(f"{shown}:{number}:{text.rstrip()}\n")
         self.count += 1
 
