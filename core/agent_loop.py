@@ -63,7 +63,7 @@ from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provid
 from chimera.core.redact import Redactor
 from chimera.core.reminders import ReminderState
 from chimera.core.session_tree import REMINDER_OPEN, content_blocks
-from chimera.core.strict_json import clean_json
+from chimera.core.strict_json import TOO_DEEP, clean_json, strict_message
 from chimera.core.tool_group import ToolGroup
 from chimera.core.wording import plural
 
@@ -119,7 +119,7 @@ class AgentLoop:
         self.tools = tools.without("think") if provider.native_thinking else tools
         self.session_id = session_id or new_id()
         # A session saved before its values were cleaned may hold what strict JSON cannot carry.
-        self.messages: list[Message] = [clean_json(m) for m in messages or []]
+        self.messages: list[Message] = [strict_message(m) for m in messages or []]
         self.recorder = recorder
         self.node_id = node_id
         self.pins = pins
@@ -452,8 +452,9 @@ class AgentLoop:
             else:
                 self._emit_delta(ThinkingDelta, thinking.flush())
                 self._emit_delta(TextDelta, text.flush())
-                # Whatever the provider (a recording from before values were cleaned), strict JSON from here on.
-                message = clean_json(chunk.message)
+                # Whatever the provider (a recording from before values were cleaned), strict JSON from here on,
+                # and no tool input nested deeper than the walks that read it can go.
+                message = strict_message(chunk.message)
                 return chunk if message is chunk.message else dataclasses.replace(chunk, message=message)
         raise ProviderError("the model stream ended without a message", kind="incomplete", retryable=True)
 
@@ -512,4 +513,4 @@ def _sendable(message: Message) -> Message:
 
 
 def _is_plain_input(value: object) -> bool:
-    return isinstance(value, dict) and "__invalid_json__" not in value
+    return isinstance(value, dict) and "__invalid_json__" not in value and TOO_DEEP not in value
