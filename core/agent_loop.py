@@ -37,7 +37,7 @@ from collections.abc import AsyncGenerator, Iterable
 from typing import Any, TypeVar
 
 from chimera.core.bus import EventBus
-from chimera.core.context import git_snapshot, project_instructions
+from chimera.core.context import SnapshotUnavailable, git_snapshot, project_instructions
 from chimera.core.env import Environment
 from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
 from chimera.core.events import (
@@ -55,6 +55,7 @@ from chimera.core.events import (
     UsageReported,
 )
 from chimera.core.executor import Executor, ToolCall, ToolOutcome
+from chimera.core.gitsafe import GitStop
 from chimera.core.guards import STUCK_REMINDER, StuckDetector, over_budget
 from chimera.core.loop_types import CONTINUE_PROMPT, LoopStrategy, Outcome, Pins, Recorder, RunInProgress, Stop
 from chimera.core.permissions import PermissionPolicy
@@ -143,6 +144,8 @@ class AgentLoop:
         self._reminders = ReminderState()
         self._stuck = StuckDetector(self.config.stuck_after)
         self._interrupt_pending = False
+        self._starting: GitStop | None = None  # the snapshot's git calls, while the run starts
+        self._notes: list[str] = []  # what the first run_started tells the person
         self._started = 0.0
         self._seq = 0
         self._out: asyncio.Queue[StepEvent | None] | None = None
@@ -209,12 +212,29 @@ class AgentLoop:
             self._work.cancel()
         elif self._out is not None and self._work is None:
             self._interrupt_pending = True  # the run is still starting: cancel its work as soon as it exists
+            if self._starting is not None:
+                self._starting.stop()  # and do not wait for a git that hangs
 
     async def _drive(self, task: str, out: asyncio.Queue[StepEvent | None]) -> None:
         if self.system is None:
-            self.system = await asyncio.to_thread(self._build_system)
+            starting = self._starting = GitStop()
+            if self._interrupt_pending:
+                starting.stop()
+            try:
+                system = await asyncio.to_thread(self._build_system, starting)
+            finally:
+                self._starting = None
+            if not starting.stopped:  # cut short by an interrupt: the next run builds it again
+                self.system = system
+        notes, self._notes = self._notes, []
         self.emit(
-            RunStarted(task=task, model=self.provider.model, loop=self.strategy.name, workdir=str(self.env.workdir))
+            RunStarted(
+                task=task,
+                model=self.provider.model,
+                loop=self.strategy.name,
+                workdir=str(self.env.workdir),
+                notes=notes,
+            )
         )
         work = asyncio.create_task(self.strategy.drive(self, task))
         self._work = work
@@ -253,12 +273,16 @@ class AgentLoop:
         )
         out.put_nowait(None)
 
-    def _build_system(self) -> str:
+    def _build_system(self, stop: GitStop) -> str:
         workdir = self.env.workdir
+        try:
+            git = git_snapshot(workdir, stop=stop)
+        except SnapshotUnavailable as err:
+            if not stop.stopped:
+                self._notes.append(f"the git snapshot is unavailable: {err}")
+            git = "The git snapshot is unavailable: git did not answer in time, so branch and status are unknown."
         return self.redactor.mask(
-            system_prompt(
-                workdir, tools=self.tools.names, git=git_snapshot(workdir), instructions=project_instructions(workdir)
-            )
+            system_prompt(workdir, tools=self.tools.names, git=git, instructions=project_instructions(workdir))
         )
 
     # --- primitives for strategies ---------------------------------------------------

@@ -32,6 +32,7 @@ from chimera.core.events import (
     PermissionDecided,
     RetryScheduled,
     RunFinished,
+    RunStarted,
     StepEvent,
     TextDelta,
     ToolCallFinished,
@@ -82,6 +83,9 @@ class _Printer:
         event = self.redactor.mask_fields(event)
         try:
             if self.json_lines:
+                if isinstance(event, RunStarted):  # the person reads these even when a program reads the events
+                    for note in event.notes:
+                        _write(self.err, f"chimera: {note}\n")
                 try:
                     self.out.write(event.to_json() + "\n")
                 except UnicodeEncodeError:  # an output that cannot carry every character: JSON escapes them
@@ -102,6 +106,9 @@ class _Printer:
                 if self.live:
                     _write(self.out, text)
                     self.out.flush()
+            case RunStarted(notes=notes):
+                for note in notes:
+                    _write(self.err, f"chimera: {note}\n")
             case MessageCompleted():
                 if not self.live:
                     _write(self.out, "".join(self._attempt))

@@ -7,7 +7,9 @@ bring the files back. The pin after a batch also records which paths Chimera's
 own ``write`` and ``edit`` wrote (and which ``write`` created), with the content
 they left: those are the only files a switch may count as the agent's. A
 snapshot that fails never stops the run: the node is left unpinned and the
-failure is reported once. When the session closes, a snapshot store grown past
+failure is reported once. A git that timed out is not asked again: snapshots stop
+for the session, so a workspace git cannot read (a `.gitignore` that is a named
+pipe) costs one timeout, not one a tool call. When the session closes, a snapshot store grown past
 ``PACK_ABOVE`` is packed (git's delta compression), keeping every snapshot the
 session refers to (pins, undo snapshots, a pending switch's), so disk use stays
 bounded and no switch loses its way back.
@@ -19,7 +21,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 
-from chimera.core.checkpoints import ShadowRepo
+from chimera.core.checkpoints import CheckpointTimeout, ShadowRepo
 from chimera.core.errors import ChimeraError
 from chimera.core.session_store import SessionStore
 
@@ -37,6 +39,7 @@ class WorkspacePins:
         self.repo = repo
         self.store = store
         self.failure: str | None = None
+        self.gave_up = False  # after a timeout: no more snapshots this session
 
     async def pin(self, node_id: str, wrote: Mapping[str, bool] | None = None) -> str | None:
         """Snapshot the workspace as it is now and pin it to ``node_id``; None when that failed.
@@ -44,9 +47,12 @@ class WorkspacePins:
         ``wrote``: the paths Chimera's ``write``/``edit`` wrote in the batch just done, each
         True when ``write`` created it; recorded with the content each holds in the snapshot.
         """
+        if self.gave_up:
+            return None
         try:
             commit = await asyncio.to_thread(self.repo.snapshot)
         except (ChimeraError, OSError) as err:
+            self.gave_up = isinstance(err, CheckpointTimeout)
             if self.failure is None:
                 self.failure = str(err)
                 log.warning("workspace snapshots stopped working: %s", err)

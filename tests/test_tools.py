@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import chimera.core.tools.bash as bash_module
 import chimera.core.tools.shell as shell_module
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tools.base import ToolContext, ToolResult
@@ -546,6 +547,17 @@ async def test_bash_timeout_kills_the_whole_group(ctx: ToolContext, reaper: Reap
     assert note == "[killed after 1s timeout; raise `timeout` (at most 600) if it needs longer]"
     assert result.data["exit_code"] == -signal.SIGKILL
     reaper.assert_killed(int(child_line))
+
+
+async def test_a_call_killed_at_the_longest_timeout_is_not_told_to_raise_it(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the most a call may run, the advice is to split the work, not to raise a `timeout` that cannot go higher."""
+    monkeypatch.setattr(bash_module, "MAX_TIMEOUT", 1)
+    result = await run(Bash(), ctx, command="echo started; sleep 300", timeout=1)
+    assert result.output == (
+        "started\n[killed after 1s timeout, the longest a call may run: split the work into shorter commands]"
+    )
 
 
 async def test_cancelling_a_bash_call_kills_its_processes(ws: Path, ctx: ToolContext, reaper: Reaper) -> None:

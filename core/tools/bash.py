@@ -82,8 +82,7 @@ class Bash:
         if sink.truncated:
             data["full_output"] = str(sink.spill_path)
         if timed_out:
-            note = f"[killed after {timeout}s timeout; raise `timeout` (at most {MAX_TIMEOUT}) if it needs longer]"
-            return ToolResult(_join(text, note), is_error=True, data=data)
+            return ToolResult(_join(text, _timeout_note(timeout)), is_error=True, data=data)
         if shell.note:
             return ToolResult(_join(text, f"[{shell.note}]"), is_error=True, data=data)
         if code != 0:
@@ -134,6 +133,13 @@ async def _pump(shell: Shell, sink: OutputSink) -> None:
         if not drained and not exited.done():
             shell.kill()  # cancelled or timed out: end the command so the waiting thread returns
         await asyncio.gather(exited, return_exceptions=True)
+
+
+def _timeout_note(timeout: int) -> str:
+    """What a timed-out call's result ends with: the knob that gives it longer, while there is one."""
+    if timeout < MAX_TIMEOUT:
+        return f"[killed after {timeout}s timeout; raise `timeout` (at most {MAX_TIMEOUT}) if it needs longer]"
+    return f"[killed after {timeout}s timeout, the longest a call may run: split the work into shorter commands]"
 
 
 def _join(text: str, note: str) -> str:
