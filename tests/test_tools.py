@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import chimera.core.tools.bash as bash_module
+import chimera.core.tools.output as output_module
 import chimera.core.tools.shell as shell_module
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tools.base import ToolContext, ToolResult
@@ -437,6 +438,23 @@ async def test_grep_over_the_cap_keeps_head_and_tail_and_saves_the_rest(ws: Path
 
 
 # --- bash --------------------------------------------------------------------------
+
+
+async def test_an_endless_stream_fills_the_saved_output_only_up_to_its_cap(
+    ws: Path, spill: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`yes` until its timeout: the saved file stops at the cap, the model sees the head, a note, and the last lines."""
+    monkeypatch.setattr(output_module, "SAVE_CAP", 1_000_000)
+    result = await run(Bash(), make_ctx(ws, spill), command="echo first; yes; echo never", timeout=2)
+    saved = Path(result.data["full_output"])
+    assert 1_000_000 <= saved.stat().st_size < 1_001_000
+    head, _, tail = result.output.partition("\n[... ")
+    assert head.startswith("first\ny\ny\n")
+    marker = tail.split("\n")[0]
+    assert re.fullmatch(r"\d+ lines truncated; the first 1 MB of the output are in .+/call\.txt \.\.\.\]", marker)
+    assert tail.split("\n")[1:4] == ["y", "y", "y"]
+    assert result.output.endswith("[killed after 2s timeout; raise `timeout` (at most 600) if it needs longer]")
+    assert saved.read_bytes().startswith(b"first\ny\n")
 
 
 async def test_bash_merges_stdout_and_stderr_in_the_order_written(ctx: ToolContext) -> None:
