@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["MAX_DEPTH", "TOO_DEEP", "SurrogateJoiner", "clean_json", "clean_text", "deeper_than", "strict_message"]
 
@@ -75,11 +75,12 @@ def strict_message(message: _T) -> _T:
     A ``tool_use`` block whose input nests deeper than ``MAX_DEPTH`` gets ``{TOO_DEEP: True}``
     as its input; anything else nested too deep becomes None.
     """
-    content = message.get("content") if isinstance(message, dict) else None
+    value: Any = message
+    content = value.get("content") if isinstance(value, dict) else None
     if isinstance(content, list) and any(_input_too_deep(block) for block in content):
         content = [{**b, "input": {TOO_DEEP: True}} if _input_too_deep(b) else b for b in content]
-        message = {**message, "content": content}  # type: ignore[dict-item]
-    return clean_json(message, max_depth=_MESSAGE_DEPTH)
+        value = {**value, "content": content}
+    return cast(_T, clean_json(value, max_depth=_MESSAGE_DEPTH))
 
 
 def _input_too_deep(block: Any) -> bool:
