@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import os
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -11,8 +11,8 @@ from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.globbing import glob_matches, glob_regex, names_hidden
 from chimera.core.tools.output import OutputSink
 from chimera.core.tools.paths import display_path, resolve_in_workspace, shown_name
+from chimera.core.tools.pysearch import search
 from chimera.core.tools.ripgrep import RipgrepFailed, find_rg, rg_files
-from chimera.core.tools.walk import walk_files
 
 __all__ = ["Glob", "python_glob", "raw_prefix", "shown_prefix"]
 
@@ -53,7 +53,7 @@ class Glob:
                 return listing.result()
             except RipgrepFailed:
                 listing.discard()
-        return await asyncio.to_thread(python_glob, base, pattern, ctx)
+        return await python_glob(base, pattern, ctx)
 
 
 def shown_prefix(workspace: Path, base: Path) -> str:
@@ -98,9 +98,12 @@ class _Listing:
         return ToolResult(self.sink.render(), data={"count": self.count})
 
 
-def python_glob(base: Path, pattern: str, ctx: ToolContext) -> ToolResult:
-    """The pure-Python glob of folder ``base`` (blocking; the reference ripgrep must agree with)."""
+async def python_glob(base: Path, pattern: str, ctx: ToolContext) -> ToolResult:
+    """The pure-Python glob of folder ``base`` (the reference ripgrep must agree with), in a worker process."""
     listing = _Listing(pattern, base, ctx)
-    for relative in walk_files(base, hidden=names_hidden(pattern)):
-        listing.add(relative)
+    request = {"mode": "glob", "base": os.fspath(base), "glob": pattern, "hidden": names_hidden(pattern)}
+    failed = await search(request, lambda relative, _line, _text: listing.add(relative))
+    if failed is not None:
+        listing.discard()
+        return ToolResult.error(failed)
     return listing.result()
