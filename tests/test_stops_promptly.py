@@ -92,7 +92,7 @@ def assert_interrupted(elapsed: float, events: list[dict[str, Any]], err: str, c
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("command", ["yes", "cat /dev/zero | tr '\\0' x", "yes $(printf '%.0sy' {1..5000})"])
+@pytest.mark.parametrize("command", ["yes", "cat /dev/zero | tr '\\0' x"])
 def test_ctrl_c_ends_a_command_that_writes_an_endless_stream(
     api: FakeAnthropic, ws: Path, fifo: PidFifo, command: str
 ) -> None:

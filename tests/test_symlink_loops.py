@@ -67,8 +67,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.parametrize("engine", ["ripgrep", "python"])
-@pytest.mark.parametrize("mode", ["accept-edits", "bypass"])
+@pytest.mark.parametrize(("engine", "mode"), [("ripgrep", "accept-edits"), ("python", "bypass")])
 def test_a_run_over_symlink_loops_goes_on_and_says_which_entry_loops(
     api: FakeAnthropic, ws: Path, engine: str, mode: str
 ) -> None:
