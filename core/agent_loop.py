@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from chimera.core.bus import EventBus
-from chimera.core.context import git_snapshot, project_instructions
+from chimera.core.context import SnapshotUnavailable, git_snapshot, project_instructions
 from chimera.core.env import Environment
 from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
 from chimera.core.events import (
@@ -58,6 +58,7 @@ from chimera.core.events import (
     UsageReported,
 )
 from chimera.core.executor import Executor, ToolCall, ToolOutcome
+from chimera.core.gitsafe import GitStop
 from chimera.core.guards import STUCK_REMINDER, StuckDetector, over_budget
 from chimera.core.loops.base import (
     PLAN_DECISIONS,
@@ -78,7 +79,7 @@ from chimera.core.prompts import system_prompt
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
 from chimera.core.redact import Redactor
 from chimera.core.reminders import ReminderState
-from chimera.core.strict_json import clean_json
+from chimera.core.strict_json import TOO_DEEP, clean_json, strict_message
 from chimera.core.tool_group import ToolGroup
 from chimera.core.wording import plural
 
@@ -135,7 +136,7 @@ class AgentLoop:
         self.tools = tools.without("think") if provider.native_thinking else tools
         self.session_id = session_id or new_id()
         # A session saved before its values were cleaned may hold what strict JSON cannot carry.
-        self.context = Context.of((clean_json(m) for m in messages or []), node_id)
+        self.context = Context.of((strict_message(m) for m in messages or []), node_id)
         self.recorder = recorder
         self.pins = pins
         self.redactor = Redactor(getattr(provider, "secrets", ()))
@@ -160,6 +161,8 @@ class AgentLoop:
         self._reminders = ReminderState()
         self._stuck = self.config.detector or StuckDetector(self.config.stuck_after)
         self._interrupt_pending = False
+        self._starting: GitStop | None = None  # the snapshot's git calls, while the run starts
+        self._notes: list[str] = []  # what the first run_started tells the person
         self._started = 0.0
         self._seq = 0
         self._out: asyncio.Queue[StepEvent | None] | None = None
@@ -294,12 +297,29 @@ class AgentLoop:
             self._work.cancel()
         elif self._out is not None and self._work is None:
             self._interrupt_pending = True  # the run is still starting: cancel its work as soon as it exists
+            if self._starting is not None:
+                self._starting.stop()  # and do not wait for a git that hangs
 
     async def _drive(self, task: Prompt, out: asyncio.Queue[StepEvent | None]) -> None:
         if self.system is None:
-            self.system = await asyncio.to_thread(self._build_system)
+            starting = self._starting = GitStop()
+            if self._interrupt_pending:
+                starting.stop()
+            try:
+                system = await asyncio.to_thread(self._build_system, starting)
+            finally:
+                self._starting = None
+            if not starting.stopped:  # cut short by an interrupt: the next run builds it again
+                self.system = system
+        notes, self._notes = self._notes, []
         self.emit(
-            RunStarted(task=task, model=self.provider.model, loop=self.strategy.name, workdir=str(self.env.workdir))
+            RunStarted(
+                task=task,
+                model=self.provider.model,
+                loop=self.strategy.name,
+                workdir=str(self.env.workdir),
+                notes=notes,
+            )
         )
         work = asyncio.create_task(self.strategy.drive(self, task))
         self._work = work
@@ -338,12 +358,16 @@ class AgentLoop:
         )
         out.put_nowait(None)
 
-    def _build_system(self) -> str:
+    def _build_system(self, stop: GitStop) -> str:
         workdir = self.env.workdir
+        try:
+            git = git_snapshot(workdir, stop=stop)
+        except SnapshotUnavailable as err:
+            if not stop.stopped:
+                self._notes.append(f"the git snapshot is unavailable: {err}")
+            git = "The git snapshot is unavailable: git did not answer in time, so branch and status are unknown."
         return self.redactor.mask(
-            system_prompt(
-                workdir, tools=self.tools.names, git=git_snapshot(workdir), instructions=project_instructions(workdir)
-            )
+            system_prompt(workdir, tools=self.tools.names, git=git, instructions=project_instructions(workdir))
         )
 
     # --- primitives for strategies ---------------------------------------------------
@@ -562,8 +586,9 @@ class AgentLoop:
             else:
                 self._emit_delta(ThinkingDelta, thinking.flush())
                 self._emit_delta(TextDelta, text.flush())
-                # Whatever the provider (a recording from before values were cleaned), strict JSON from here on.
-                message = clean_json(chunk.message)
+                # Whatever the provider (a recording from before values were cleaned), strict JSON from here on,
+                # and no tool input nested deeper than the walks that read it can go.
+                message = strict_message(chunk.message)
                 return chunk if message is chunk.message else dataclasses.replace(chunk, message=message)
         raise ProviderError("the model stream ended without a message", kind="incomplete", retryable=True)
 
@@ -624,4 +649,4 @@ def _sendable(message: Message) -> Message:
 
 
 def _is_plain_input(value: object) -> bool:
-    return isinstance(value, dict) and "__invalid_json__" not in value
+    return isinstance(value, dict) and "__invalid_json__" not in value and TOO_DEEP not in value

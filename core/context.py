@@ -2,7 +2,10 @@
 
 The snapshot (branch, default branch, ``git status --short`` capped near 2,000
 characters, the last five commits) is read once per session and is skipped
-quietly outside a repository or without git. Git runs through
+quietly outside a repository or without git. A git that does not answer within
+``SNAPSHOT_TIMEOUT`` seconds (``CHIMERA_GIT_TIMEOUT`` overrides it) is killed
+and the snapshot is unavailable: :class:`SnapshotUnavailable` says why, in one
+line, and no further git call is made for it. Git runs through
 :func:`~chimera.core.gitsafe.run_git`, so nothing the workspace's config names
 (fsmonitor, filters, hooks, a lazy fetch...) can run; submodules are compared by
 commit only, since looking inside one would run git with its own config.
@@ -14,41 +17,66 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from chimera.core.gitsafe import git_executable, run_git
+from chimera.core.errors import ChimeraError
+from chimera.core.gitsafe import GitStop, git_executable, git_timeout, run_git
 
-__all__ = ["INSTRUCTION_FILES", "git_snapshot", "project_instructions"]
+__all__ = ["INSTRUCTION_FILES", "SNAPSHOT_TIMEOUT", "SnapshotUnavailable", "git_snapshot", "project_instructions"]
 
 STATUS_CAP = 2000
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 INSTRUCTIONS_CAP = 20_000
+SNAPSHOT_TIMEOUT = 5.0  # seconds for each git call of the snapshot
 
 
-def _git(git: str, workdir: Path, *args: str) -> str | None:
+class SnapshotUnavailable(ChimeraError):
+    """Git did not answer in time (or the run was interrupted): there is no snapshot; the message says why."""
+
+
+def _git(git: str, workdir: Path, *args: str, stop: GitStop | None = None) -> str | None:
     try:
-        proc = run_git(git, args, cwd=workdir, where=["-C", str(workdir), "--no-optional-locks"], timeout=5)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = run_git(
+            git,
+            args,
+            cwd=workdir,
+            where=["-C", str(workdir), "--no-optional-locks"],
+            timeout=SNAPSHOT_TIMEOUT,
+            stop=stop,
+        )
+    except subprocess.TimeoutExpired:
+        raise SnapshotUnavailable(
+            f"`git {args[0]}` did not answer within {git_timeout(SNAPSHOT_TIMEOUT):g}s in {workdir} (is a .gitignore, "
+            ".gitattributes or included config a named pipe?); the run goes on without it "
+            "(set CHIMERA_GIT_TIMEOUT=SECONDS to wait longer)"
+        ) from None
+    except OSError:  # no git to start, or stopped (GitStopped)
+        if stop is not None and stop.stopped:
+            raise SnapshotUnavailable("the run was interrupted while git read the workspace") from None
         return None
     # rstrip only: the first `status --short` line may start with a meaningful space (" M" = unstaged).
     return proc.stdout.decode(errors="replace").rstrip() if proc.returncode == 0 else None
 
 
-def git_snapshot(workdir: Path) -> str | None:
-    """A short description of the repository at ``workdir``, or None when it is not one."""
+def git_snapshot(workdir: Path, *, stop: GitStop | None = None) -> str | None:
+    """A short description of the repository at ``workdir``, or None when it is not one.
+
+    Raises SnapshotUnavailable when a git call timed out (killed, with its process
+    group) or ``stop`` was stopped.
+    """
     git = git_executable()
-    if git is None or _git(git, workdir, "rev-parse", "--is-inside-work-tree") != "true":
+    if git is None or _git(git, workdir, "rev-parse", "--is-inside-work-tree", stop=stop) != "true":
         return None
-    branch = _git(git, workdir, "branch", "--show-current") or "(detached HEAD)"
-    default = _git(git, workdir, "symbolic-ref", "--short", "refs/remotes/origin/HEAD")
+    branch = _git(git, workdir, "branch", "--show-current", stop=stop) or "(detached HEAD)"
+    default = _git(git, workdir, "symbolic-ref", "--short", "refs/remotes/origin/HEAD", stop=stop)
     default = default.removeprefix("origin/") if default else None
     if default is None:
-        local = _git(git, workdir, "branch", "--list", "main", "master", "--format=%(refname:short)") or ""
+        local = _git(git, workdir, "branch", "--list", "main", "master", "--format=%(refname:short)", stop=stop) or ""
         default = local.splitlines()[0] if local else None
-    status = _git(git, workdir, "status", "--short", "--ignore-submodules=dirty") or ""
+    status = _git(git, workdir, "status", "--short", "--ignore-submodules=dirty", stop=stop) or ""
     if len(status) > STATUS_CAP:
         cut = status.rfind("\n", 0, STATUS_CAP)
         rest = status.count("\n", cut + 1) + 1
         status = status[: max(cut, 0)] + f"\n... and {rest} more changed paths"
-    log = _git(git, workdir, "log", "--oneline", "-n", "5", "--no-decorate", "--no-show-signature")
+    log = _git(git, workdir, "log", "--oneline", "-n", "5", "--no-decorate", "--no-show-signature", stop=stop)
     log = log or "(no commits yet)"
     lines = [f"Git branch: {branch}"]
     if default:

@@ -115,6 +115,7 @@ class RunStarted(StepEvent):
     model: str
     loop: str
     workdir: str = ""
+    notes: list[str] = field(default_factory=list)  # one line each a person should see (a missing git snapshot)
 
 
 @register

@@ -36,11 +36,11 @@ from chimera.core.events import (
 )
 from chimera.core.permissions import PermissionPolicy
 from chimera.core.redact import Redactor
-from chimera.core.strict_json import clean_json, clean_text
+from chimera.core.strict_json import MAX_DEPTH, TOO_DEEP, clean_json, clean_text
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
-from chimera.core.tools.paths import printable
+from chimera.core.tools.paths import printable, real_path
 from chimera.core.tools.schema import validate
 
 __all__ = ["CANCELLED", "DECISIONS", "NOT_FINISHED", "UNFINISHED_PREFIX", "Executor", "ToolCall", "ToolOutcome"]
@@ -133,7 +133,7 @@ class Executor:
         secrets: Iterable[str] = (),
     ) -> None:
         self.tools = tools
-        self.workspace = workspace.resolve()
+        self.workspace = real_path(workspace)
         self.spill_dir = spill_dir
         self.max_output = max_output
         self.policy = policy if policy is not None else PermissionPolicy("bypass")
@@ -207,6 +207,10 @@ class Executor:
         if tool is None:
             known = ", ".join(self.tools.names)
             return ToolResult.error(f"there is no tool named {call.name!r}; the tools are: {known}")
+        if TOO_DEEP in call.args:
+            return ToolResult.error(
+                f"the arguments are nested more than {MAX_DEPTH} levels deep: send a flatter JSON object"
+            )
         if "__invalid_json__" in call.args:
             raw = call.args["__invalid_json__"][:200]
             return ToolResult.error(f"the arguments were not valid JSON ({raw!r}); send a JSON object")

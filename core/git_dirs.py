@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chimera.core.tools.paths import real_path
+
 __all__ = ["git_owned", "names_git"]
 
 
@@ -47,9 +49,9 @@ def _named_git_dir(workspace: Path) -> str | None:
         return None
     if not text.startswith("gitdir:"):
         return None
-    target = (workspace / text[len("gitdir:") :].strip()).resolve()
+    target = real_path(workspace / text[len("gitdir:") :].strip())
     try:
-        return target.relative_to(workspace.resolve()).as_posix()
+        return target.relative_to(real_path(workspace)).as_posix()
     except ValueError:
         return None
 

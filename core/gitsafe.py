@@ -18,7 +18,12 @@ clone. A model allowed to edit files can plant any of them. So every call:
   ones (``filter.<name>.clean``...), with a value that runs nothing. Overrides
   travel as ``GIT_CONFIG_KEY_<n>``/``GIT_CONFIG_VALUE_<n>``, so a key name is
   never re-parsed, and git's own children (a submodule's status) inherit them;
-* never gets a terminal (output is captured, ``--no-pager``).
+* never gets a terminal (output is captured, ``--no-pager``);
+* runs in a process group of its own, killed whole at its timeout, when a
+  :class:`GitStop` it was given is stopped (an interrupt), and when Chimera
+  exits: a `.gitignore` or an included config that is a named pipe blocks git
+  for ever, and such a git must neither hang the run nor outlive it.
+  ``CHIMERA_GIT_TIMEOUT`` (seconds) overrides every caller's timeout.
 
 Listing costs a git process. A caller that names every config file its
 repository reads (the checkpoints' shadow repository: its own ``config``) lets
@@ -35,14 +40,28 @@ a ``protocol.<name>.allow`` (hence those are listed and overridden, and
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import re
 import shutil
+import signal
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["FIXED_OVERRIDES", "git_environment", "git_executable", "neutralising", "run_git", "safe_path"]
+__all__ = [
+    "FIXED_OVERRIDES",
+    "GitStop",
+    "GitStopped",
+    "git_environment",
+    "git_executable",
+    "git_timeout",
+    "neutralising",
+    "run_git",
+    "safe_path",
+]
 
 # Keys that name a program (or have a default one), always overridden.
 FIXED_OVERRIDES: tuple[tuple[str, str], ...] = (
@@ -106,6 +125,50 @@ _LISTED_MAX = 64
 _listed: dict[tuple[object, ...], list[str]] = {}  # config names by (git, where, files' stat): see run_git
 
 
+class GitStopped(OSError):
+    """A git call was ended by its :class:`GitStop` (the run was interrupted)."""
+
+
+class GitStop:
+    """Ends, from any thread, the git calls that were given it: running ones at once, later ones before they start."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: set[subprocess.Popen[bytes]] = set()
+        self.stopped = False
+
+    def stop(self) -> None:
+        with self._lock:
+            self.stopped = True
+            running = list(self._running)
+        for proc in running:
+            _kill_group(proc)
+
+    def _add(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._running.add(proc)
+            stopped = self.stopped
+        if stopped:
+            _kill_group(proc)
+
+    def _discard(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._running.discard(proc)
+
+
+_running: set[subprocess.Popen[bytes]] = set()  # every git running now, killed if Chimera exits meanwhile
+_running_lock = threading.Lock()
+
+
+def git_timeout(default: float) -> float:
+    """``CHIMERA_GIT_TIMEOUT`` in seconds when set to a number above 0, else ``default``."""
+    try:
+        value = float(os.environ.get("CHIMERA_GIT_TIMEOUT", ""))
+    except ValueError:
+        return default
+    return value if 0 < value < float("inf") else default
+
+
 def safe_path(path: str | None = None) -> str:
     """``path`` (default: ``$PATH``) with only its absolute folders: nothing is looked up in the workspace."""
     value = os.environ.get("PATH", os.defpath) if path is None else path
@@ -154,6 +217,7 @@ def run_git(
     input: bytes | None = None,
     timeout: float,
     config_files: Sequence[Path] | None = None,
+    stop: GitStop | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``git [where] args`` in ``cwd`` with nothing the repository names able to run; its completed process.
 
@@ -164,20 +228,23 @@ def run_git(
     ``config_files``: every file of the repository's own config, when the caller
     knows them (an explicit ``--git-dir``), so an unchanged config is not listed
     again. When the config cannot be read (a broken file), that listing's failed
-    process is returned. Raises OSError when git cannot start, and
-    ``subprocess.TimeoutExpired`` after ``timeout`` seconds (each of the two calls).
+    process is returned. Raises OSError when git cannot start, GitStopped when
+    ``stop`` ended it, and ``subprocess.TimeoutExpired`` after ``timeout`` seconds
+    (each of the two calls; ``CHIMERA_GIT_TIMEOUT`` overrides it), with git's
+    whole process group killed.
     """
+    timeout = git_timeout(timeout)
     base = git_environment(env)
     key = None if config_files is None else (git, *where, *_stats([*_global_files(base), *config_files]))
     names = _listed.get(key) if key is not None else None
     if names is None:
-        listed = subprocess.run(
+        listed = _run(
             [git, "--no-pager", *where, "config", "--list", "--includes", "--null", "--name-only"],
-            input=b"",
-            capture_output=True,
+            b"",
             cwd=cwd,
             env=base,
             timeout=timeout,
+            stop=stop,
         )
         if listed.returncode != 0:
             return listed
@@ -191,14 +258,69 @@ def run_git(
     for i, (name, value) in enumerate(overrides):
         full[f"GIT_CONFIG_KEY_{i}"] = name
         full[f"GIT_CONFIG_VALUE_{i}"] = value
-    return subprocess.run(
-        [git, "--no-pager", *where, *args],
-        input=input if input is not None else b"",
-        capture_output=True,
+    return _run([git, "--no-pager", *where, *args], input or b"", cwd=cwd, env=full, timeout=timeout, stop=stop)
+
+
+def _run(
+    argv: list[str], data: bytes, *, cwd: Path, env: Mapping[str, str], timeout: float, stop: GitStop | None
+) -> subprocess.CompletedProcess[bytes]:
+    """``argv`` in a process group of its own, fed ``data``; its group killed on timeout, stop or any exception."""
+    if stop is not None and stop.stopped:
+        raise GitStopped(f"git {argv[-1]} was not started: the run was interrupted")
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         cwd=cwd,
-        env=full,
-        timeout=timeout,
+        env=env,
+        start_new_session=True,
     )
+    with _running_lock:
+        _running.add(proc)
+    try:
+        if stop is not None:
+            stop._add(proc)
+        try:
+            out, err = proc.communicate(data, timeout=timeout)
+        except BaseException:  # the timeout, or an error or interrupt in this thread: nothing is left running
+            _end(proc)
+            raise
+    finally:
+        if stop is not None:
+            stop._discard(proc)
+        with _running_lock:
+            _running.discard(proc)
+    if stop is not None and stop.stopped and proc.returncode == -signal.SIGKILL:
+        raise GitStopped("git was stopped: the run was interrupted")
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    if proc.returncode is None:  # its group id is its pid, never reused while it is not reaped
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc``'s group and reap it; its pipes close once every process of the group is gone."""
+    _kill_group(proc)
+    try:
+        proc.communicate(timeout=1)
+    except subprocess.TimeoutExpired:  # a process that left the group holds the pipes: stop reading them
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait()
+
+
+@atexit.register
+def _kill_running() -> None:
+    """At exit (an interrupted run whose git is still blocked, on a thread that was let go): kill every git left."""
+    with _running_lock:
+        running = list(_running)
+    for proc in running:
+        _kill_group(proc)
 
 
 def _global_files(env: Mapping[str, str]) -> list[Path]:

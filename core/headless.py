@@ -34,6 +34,7 @@ from chimera.core.events import (
     PermissionDecided,
     RetryScheduled,
     RunFinished,
+    RunStarted,
     StepEvent,
     TextDelta,
     ToolCallFinished,
@@ -86,6 +87,9 @@ class _Printer:
         event = self.redactor.mask_fields(event)
         try:
             if self.json_lines:
+                if isinstance(event, RunStarted):  # the person reads these even when a program reads the events
+                    for note in event.notes:
+                        _write(self.err, f"chimera: {note}\n")
                 try:
                     self.out.write(event.to_json() + "\n")
                 except UnicodeEncodeError:  # an output that cannot carry every character: JSON escapes them
@@ -106,6 +110,9 @@ class _Printer:
                 if self.live:
                     _write(self.out, terminal_safe(text))
                     self.out.flush()
+            case RunStarted(notes=notes):
+                for note in notes:
+                    _write(self.err, f"chimera: {note}\n")
             case MessageCompleted():
                 if not self.live:
                     _write(self.out, terminal_safe("".join(self._attempt)))

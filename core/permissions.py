@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.core.errors import ConfigError, WorkspaceError
 from chimera.core.git_dirs import git_owned, names_git
-from chimera.core.tools.paths import resolve_in_workspace
+from chimera.core.tools.paths import resolve_in_workspace, shown_name
 
 if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's modes, not its parser
     from chimera.core.rule_match import CommandPattern
@@ -300,7 +300,7 @@ class PermissionPolicy:
             normal = _normal_path(path, call.workspace)
             for rule in self._read_rules():
                 if rule.denies_path(normal, call.workspace):
-                    return f"{call.tool} is denied by the rule {rule}: it would read {normal}"
+                    return f"{call.tool} is denied by the rule {rule}: it would read {shown_name(normal)}"
         return None
 
     def _bash_path_refusal(self, call: _Call) -> str | None:
@@ -316,7 +316,7 @@ class PermissionPolicy:
             for path in _paths(words, call.workspace):
                 for rule in rules:
                     if rule.pattern is not None and rule.denies_path(path, call.workspace):
-                        return f"bash is denied by the rule {rule}: it {verb} {path}"
+                        return f"bash is denied by the rule {rule}: it {verb} {shown_name(path)}"
         return None
 
     def _hidden_from_deny_rules(self, call: _Call) -> Decision | None:

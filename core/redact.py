@@ -81,17 +81,53 @@ class Redactor:
         return best
 
     def _value(self, value: Any) -> Any:
+        """``value`` masked: a copy of each container on the way to a masked text, the rest shared.
+
+        Iterative, so no nesting depth overflows it.
+        """
         if isinstance(value, str):
             return self.mask(value)
-        if isinstance(value, dict):
-            items = {k: self._value(v) for k, v in value.items()}
-            return items if any(items[k] is not v for k, v in value.items()) else value
-        if isinstance(value, list | tuple):
-            masked = [self._value(v) for v in value]
-            if all(m is v for m, v in zip(masked, value, strict=True)):
-                return value
-            return masked if isinstance(value, list) else tuple(masked)
-        return value
+        if not isinstance(value, dict | list | tuple) or not self._holds_secret(value):
+            return value
+        # Post-order: a container is rebuilt once all its children are done.
+        done: dict[int, Any] = {}
+        stack: list[tuple[Any, bool]] = [(value, False)]
+        while stack:
+            item, children_done = stack.pop()
+            if not children_done:
+                stack.append((item, True))
+                children = item.values() if isinstance(item, dict) else item
+                stack += ((child, False) for child in children if isinstance(child, dict | list | tuple))
+                continue
+            done[id(item)] = self._rebuilt(item, done)
+        return done[id(value)]
+
+    def _rebuilt(self, item: Any, done: dict[int, Any]) -> Any:
+        def masked(child: Any) -> Any:
+            if isinstance(child, str):
+                return self.mask(child)
+            return done.get(id(child), child) if isinstance(child, dict | list | tuple) else child
+
+        if isinstance(item, dict):
+            items = {k: masked(v) for k, v in item.items()}
+            return items if any(items[k] is not v for k, v in item.items()) else item
+        values = [masked(v) for v in item]
+        if all(m is v for m, v in zip(values, item, strict=True)):
+            return item
+        return values if isinstance(item, list) else tuple(values)
+
+    def _holds_secret(self, value: Any) -> bool:
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if any(secret in item for secret in self._secrets):
+                    return True
+            elif isinstance(item, dict):
+                stack += item.values()
+            elif isinstance(item, list | tuple):
+                stack += item
+        return False
 
 
 class StreamMasker:

@@ -55,7 +55,7 @@ from chimera.core.redact import Redactor
 from chimera.core.session_tree import Node, SessionTree
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import ToolResult, describe_call
-from chimera.core.tools.paths import resolve_in_workspace
+from chimera.core.tools.paths import real_path, resolve_in_workspace
 
 __all__ = [
     "RecordedRun",
@@ -258,7 +258,7 @@ def _path_outside(call: ToolCall, original: Path, scratch: Path) -> str | None:
     """A path ``call`` names that lies outside ``scratch`` (the original workspace above all), or None."""
     if call.name == "bash":
         command = str(call.args.get("command", ""))
-        for place in {str(original), str(original.resolve())}:
+        for place in {str(original), str(real_path(original))}:
             if place in command:
                 return place
         for match in _OUTSIDE.finditer(command):
@@ -293,7 +293,7 @@ def restore_scratch(repo: ShadowRepo, commit: str, scratch: Path) -> list[str]:
             entry.unlink()
     repo.export(commit, scratch)
     left_out = []
-    root = scratch.resolve()
+    root = real_path(scratch)
     for folder, dirs, files in os.walk(scratch):
         for name in dirs + files:
             entry = Path(folder, name)
@@ -312,7 +312,7 @@ def _inside(link: Path, root: Path) -> bool:
 
 def _check_scratch(scratch: Path, original: Path, repo: ShadowRepo | None) -> None:
     """ConfigError unless tools can be re-run: a scratch folder that is not the workspace, and its snapshots."""
-    if repo is None or scratch.resolve() == original.resolve():
+    if repo is None or real_path(scratch) == real_path(original):
         raise ConfigError("re-running the tools needs a scratch folder apart from the workspace, and its snapshots")
 
 

@@ -17,6 +17,13 @@ held one could never be sent to the model again.
 * :func:`loads_clean` reads JSON someone else may have written (a session file)
   into a clean value, so a field that must be a number and held ``NaN`` is then
   null, which its reader refuses, and every string can be printed.
+
+Nesting is bounded too. A tool call's input nested more than ``MAX_DEPTH``
+arrays or objects deep would overflow the recursive walks of Python's own
+encoder and of whatever else reads it, so :func:`strict_message` puts
+``{TOO_DEEP: True}`` in its place (the executor answers the call with an error
+naming the limit), and cuts anything else in a message nested deeper than that
+(as null).
 """
 
 from __future__ import annotations
@@ -24,10 +31,23 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-__all__ = ["SurrogateJoiner", "clean_json", "clean_text", "finite_number", "loads_clean"]
+__all__ = [
+    "MAX_DEPTH",
+    "TOO_DEEP",
+    "SurrogateJoiner",
+    "clean_json",
+    "clean_text",
+    "deeper_than",
+    "finite_number",
+    "loads_clean",
+    "strict_message",
+]
 
+MAX_DEPTH = 64  # arrays and objects inside each other in a tool call's input, the input object included
+TOO_DEEP = "__too_deep__"  # the key of what replaces an input nested deeper
+_MESSAGE_DEPTH = MAX_DEPTH + 4  # a message, its content list, a block, and its input
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _T = TypeVar("_T")
 
@@ -39,15 +59,16 @@ def clean_text(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
-def clean_json(value: _T) -> _T:
+def clean_json(value: _T, *, max_depth: int | None = None) -> _T:
     """Return ``value`` (a JSON value) with every string cleaned and every NaN or infinity as None.
 
+    With ``max_depth``, an array or object nested deeper than that becomes None as well.
     A value that needs no cleaning comes back as it was (the same object); otherwise a cleaned
     copy. Both walks are iterative, so no nesting depth the JSON parser accepts can overflow them.
     """
-    if not _needs_cleaning(value):
+    if not _needs_cleaning(value, max_depth):
         return value
-    return _cleaned_copy(value)  # type: ignore[no-any-return]
+    return _cleaned_copy(value, max_depth)  # type: ignore[no-any-return]
 
 
 def loads_clean(data: bytes | str) -> Any:
@@ -66,7 +87,39 @@ def finite_number(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _needs_cleaning(value: Any) -> bool:
+def deeper_than(value: Any, limit: int) -> bool:
+    """True when ``value`` nests more than ``limit`` arrays or objects (itself included) inside each other."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if depth > limit:
+                return True
+            stack += ((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
+def strict_message(message: _T) -> _T:
+    """``message`` (a Messages API message) cleaned (:func:`clean_json`) and bounded in depth.
+
+    A ``tool_use`` block whose input nests deeper than ``MAX_DEPTH`` gets ``{TOO_DEEP: True}``
+    as its input; anything else nested too deep becomes None.
+    """
+    value: Any = message
+    content = value.get("content") if isinstance(value, dict) else None
+    if isinstance(content, list) and any(_input_too_deep(block) for block in content):
+        content = [{**b, "input": {TOO_DEEP: True}} if _input_too_deep(b) else b for b in content]
+        value = {**value, "content": content}
+    return cast(_T, clean_json(value, max_depth=_MESSAGE_DEPTH))
+
+
+def _input_too_deep(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "tool_use" and deeper_than(block.get("input"), MAX_DEPTH)
+
+
+def _needs_cleaning(value: Any, max_depth: int | None) -> bool:
+    if max_depth is not None and deeper_than(value, max_depth):
+        return True
     stack = [value]
     while stack:
         item = stack.pop()
@@ -84,21 +137,25 @@ def _needs_cleaning(value: Any) -> bool:
     return False
 
 
-def _cleaned_copy(value: Any) -> Any:
+def _cleaned_copy(value: Any, max_depth: int | None) -> Any:
     root: list[Any] = [None]
-    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]  # (item, the container it goes into, its key there)
+    # (item, the container it goes into, its key there, how many containers hold it)
+    stack: list[tuple[Any, Any, Any, int]] = [(value, root, 0, 0)]
+    limit = max_depth if max_depth is not None else math.inf
     while stack:
-        item, into, key = stack.pop()
-        if isinstance(item, dict):
+        item, into, key, depth = stack.pop()
+        if isinstance(item, dict | list | tuple) and depth >= limit:
+            into[key] = None
+        elif isinstance(item, dict):
             copy: dict[Any, Any] = {}
             for k, v in item.items():
                 k = clean_text(k) if isinstance(k, str) else k
                 copy[k] = None  # a place kept in order, filled when its value is taken
-                stack.append((v, copy, k))
+                stack.append((v, copy, k, depth + 1))
             into[key] = copy
         elif isinstance(item, list | tuple):
             items: list[Any] = [None] * len(item)
-            stack += ((v, items, i) for i, v in enumerate(item))
+            stack += ((v, items, i, depth + 1) for i, v in enumerate(item))
             into[key] = items
         elif isinstance(item, str):
             into[key] = clean_text(item)

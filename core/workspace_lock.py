@@ -14,6 +14,7 @@ from pathlib import Path
 
 from chimera.core.errors import ConfigError
 from chimera.core.home import private_dir
+from chimera.core.tools.paths import real_path
 
 __all__ = ["WorkspaceLock"]
 
@@ -22,7 +23,7 @@ class WorkspaceLock:
     """A lock on ``workspace``: ``shared()`` for a run, ``exclusive()`` for a switch."""
 
     def __init__(self, home: Path, workspace: Path) -> None:
-        key = hashlib.sha256(str(workspace.resolve()).encode()).hexdigest()[:24]
+        key = hashlib.sha256(str(real_path(workspace)).encode()).hexdigest()[:24]
         self.workspace = workspace
         self.path = private_dir(home / "workspaces") / f"{key}.lock"
         self._fd: int | None = None

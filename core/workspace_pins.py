@@ -8,7 +8,9 @@ own ``write`` and ``edit`` wrote (and which ``write`` created), with the content
 they left, and the folders ``write`` made: those are the only files and folders a
 switch may count as the agent's. A
 snapshot that fails never stops the run: the node is left unpinned and the
-failure is reported once. When the session closes, a snapshot store grown past
+failure is reported once. A git that timed out is not asked again: snapshots stop
+for the session, so a workspace git cannot read (a `.gitignore` that is a named
+pipe) costs one timeout, not one a tool call. When the session closes, a snapshot store grown past
 ``PACK_ABOVE`` is packed (git's delta compression), keeping every snapshot the
 session refers to (pins, undo snapshots, a pending switch's), so disk use stays
 bounded and no switch loses its way back.
@@ -20,7 +22,7 @@ import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 
-from chimera.core.checkpoints import ShadowRepo
+from chimera.core.checkpoints import CheckpointTimeout, ShadowRepo
 from chimera.core.errors import ChimeraError
 from chimera.core.session_store import SessionStore
 
@@ -38,6 +40,7 @@ class WorkspacePins:
         self.repo = repo
         self.store = store
         self.failure: str | None = None
+        self.gave_up = False  # after a timeout: no more snapshots this session
 
     async def pin(
         self, node_id: str, wrote: Mapping[str, bool] | None = None, *, folders: Sequence[str] = ()
@@ -48,9 +51,12 @@ class WorkspacePins:
         True when ``write`` created it; recorded with the content each holds in the snapshot.
         ``folders``: the folders ``write`` made in that batch, recorded as the agent's.
         """
+        if self.gave_up:
+            return None
         try:
             commit = await asyncio.to_thread(self.repo.snapshot)
         except (ChimeraError, OSError) as err:
+            self.gave_up = isinstance(err, CheckpointTimeout)
             if self.failure is None:
                 self.failure = str(err)
                 log.warning("workspace snapshots stopped working: %s", err)

@@ -190,8 +190,7 @@ def _block_events(blocks: tuple[Block, ...], *, close_last: bool = True) -> list
         if index == 0:
             events.append(("ping", {"type": "ping"}))
         events += [
-            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d})
-            for d in block.deltas
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": d}) for d in block.deltas
         ]
         if close_last or index < len(blocks) - 1:
             events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
@@ -273,9 +272,7 @@ def stalled(
 
     ``silent`` stalls before the response starts: the request is read, no byte comes back.
     """
-    return Reply(
-        events=_opening(blocks, model), ending="stall", release=release or threading.Event(), silent=silent
-    )
+    return Reply(events=_opening(blocks, model), ending="stall", release=release or threading.Event(), silent=silent)
 
 
 def corrupt(
@@ -474,9 +471,7 @@ class FakeAnthropic:
                 return self._script.popleft()
         if self.fallback is not None:
             return self.fallback
-        return status(
-            400, "invalid_request_error", "fake server: the script has no reply left for this request"
-        )
+        return status(400, "invalid_request_error", "fake server: the script has no reply left for this request")
 
     def _stall(self, release: threading.Event) -> None:
         with self._lock:

@@ -160,9 +160,7 @@ def assert_ended_quietly(proc: subprocess.CompletedProcess[str]) -> None:
     ],
     ids=["sessions", "sessions-json", "tree", "tree-json", "export", "replay", "help"],
 )
-def test_a_command_whose_reader_is_gone_ends_quietly(
-    isolated_env: Path, tmp_path: Path, command: list[str]
-) -> None:
+def test_a_command_whose_reader_is_gone_ends_quietly(isolated_env: Path, tmp_path: Path, command: list[str]) -> None:
     """A command writing to a closed pipe exits 141 with nothing on stderr: no "Broken pipe", no traceback."""
     recorded_session(isolated_env, tmp_path)
     assert_ended_quietly(run_with_closed_stdout(*command))

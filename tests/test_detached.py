@@ -109,6 +109,15 @@ async def test_signals_to_its_supervisor_do_not_let_a_detached_process_go(ctx: T
     reaper.assert_killed(int(result.output))
 
 
+async def test_a_command_that_stops_its_supervisor_and_exits_ends_at_once(ctx: ToolContext, reaper: Reaper) -> None:
+    """`kill -STOP $PPID` and exit: the call still returns promptly and what the command detached is killed."""
+    command = f"{detach('setsid -f', 'pid.fifo')}echo $pid; kill -STOP $PPID; kill -TSTP $PPID; kill -TTOU $PPID"
+    result = await bash(ctx, command, timeout=60)
+    assert (result.is_error, result.data["exit_code"]) == (False, 0), result.output
+    assert result.data["seconds"] < 5
+    reaper.assert_killed(int(result.output))
+
+
 # --- Chimera killed with SIGKILL mid-call -----------------------------------------------------
 
 
@@ -158,3 +167,40 @@ def test_kill_9_of_chimera_mid_call_leaves_no_detached_process(
     reaper.reap(parent)  # the command's supervisor, ours now that Chimera is gone: it ends once all are dead
     for pid in detached:
         reaper.assert_killed(pid)
+
+
+def test_a_supervisor_stopped_when_chimera_is_killed_still_kills_what_the_command_detached(
+    api: FakeAnthropic, tmp_path: Path, reaper: Reaper
+) -> None:
+    """Chimera cannot continue its stopped supervisor once killed: the kernel does, and the supervisor kills all."""
+    report = tmp_path / "report.fifo"
+    os.mkfifo(report)
+    command = f"{detach('setsid -f', '0.fifo')}echo $PPID $pid > {report}; exec sleep 300"
+    api.script(message(tool_use("t1", "bash", {"command": command}), stop_reason="tool_use"))
+    workdir = tmp_path / "ws"
+    workdir.mkdir()
+    fd = os.open(report, os.O_RDWR | os.O_NONBLOCK)
+    proc = subprocess.Popen(
+        [*chimera_command(), "run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env={
+            **os.environ,
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": "k",
+            "CHIMERA_MODEL": "claude-sonnet-4-6",
+        },
+    )
+    try:
+        ready, _, _ = select.select([fd], [], [], 30)
+        assert ready, "the bash call never started"
+        supervisor, detached = (int(x) for x in os.read(fd, 200).split())
+    finally:
+        os.close(fd)
+        proc.send_signal(signal.SIGSTOP)  # Chimera cannot continue its supervisor from now on
+    os.kill(supervisor, signal.SIGSTOP)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    reaper.reap(supervisor)  # ours now that Chimera is gone: it ends once all are dead
+    reaper.assert_killed(detached)

@@ -41,9 +41,7 @@ class Gate:
     """A read-only test tool: `wait` blocks until a sibling runs `open`; `crash` and `refuse` raise."""
 
     description = "test gate"
-    input_schema = schema(
-        {"action": {"type": "string", "enum": ["wait", "open", "crash", "refuse"]}}, ["action"]
-    )
+    input_schema = schema({"action": {"type": "string", "enum": ["wait", "open", "crash", "refuse"]}}, ["action"])
     read_only = True
 
     def __init__(self, name: str = "gate") -> None:
@@ -149,8 +147,7 @@ async def test_an_unknown_tool_is_an_error_listing_the_tools(executor: Executor)
     result = await run_one(executor, call("c1", "delete_everything", path="x"))
     assert result.is_error
     assert result.output == (
-        "Error: there is no tool named 'delete_everything'; "
-        "the tools are: read, write, edit, glob, grep, bash, think"
+        "Error: there is no tool named 'delete_everything'; the tools are: read, write, edit, glob, grep, bash, think"
     )
 
 
@@ -180,8 +177,7 @@ async def test_bash_timeout_above_the_maximum_is_refused_before_running(executor
     """A bash timeout over 600 seconds is rejected and the command does not run."""
     result = await run_one(executor, call("c1", "bash", command="touch ran", timeout=601))
     assert result.output == (
-        "Error: argument 'timeout' must be at most 600, not 601. "
-        "bash takes: (command: string, timeout?: integer)"
+        "Error: argument 'timeout' must be at most 600, not 601. bash takes: (command: string, timeout?: integer)"
     )
     assert not (ws / "ran").exists()
 
@@ -191,7 +187,7 @@ async def test_invalid_json_arguments_are_an_error_quoting_them(executor: Execut
     result = await run_one(executor, ToolCall("c1", "write", {"__invalid_json__": '{"path": "a.txt", "con'}))
     assert result.is_error
     assert result.output == (
-        "Error: the arguments were not valid JSON ('{\"path\": \"a.txt\", \"con'); send a JSON object"
+        'Error: the arguments were not valid JSON (\'{"path": "a.txt", "con\'); send a JSON object'
     )
     assert not (ws / "a.txt").exists()
 
@@ -206,9 +202,7 @@ async def test_arguments_that_are_not_an_object_are_an_error(executor: Executor)
 async def test_a_crashing_tool_becomes_an_error_result(ws: Path, spill: Path) -> None:
     """A tool raising an unexpected exception, or a Chimera error, gives the model an error to read."""
     executor = Executor(ToolGroup([Gate()]), ws, spill)
-    outcomes = await executor.run(
-        [call("c1", "gate", action="crash"), call("c2", "gate", action="refuse")], Recorder()
-    )
+    outcomes = await executor.run([call("c1", "gate", action="crash"), call("c2", "gate", action="refuse")], Recorder())
     assert [(o.result.is_error, o.result.output) for o in outcomes] == [
         (True, "Error: gate failed: RuntimeError: kaput"),
         (True, "Error: no such place"),
@@ -222,9 +216,7 @@ async def test_each_call_emits_started_then_finished_with_its_details(executor: 
     """Each call emits ToolCallStarted and ToolCallFinished with its id, name, args, outcome and output."""
     (ws / "a.txt").write_text("hello\n")
     recorder = Recorder()
-    outcomes = await executor.run(
-        [call("c1", "read", path="a.txt"), call("c2", "read", path="missing.txt")], recorder
-    )
+    outcomes = await executor.run([call("c1", "read", path="a.txt"), call("c2", "read", path="missing.txt")], recorder)
     started = [e for e in recorder.events if isinstance(e, ToolCallStarted)]
     finished = {e.call_id: e for e in recorder.events if isinstance(e, ToolCallFinished)}
     assert [(e.call_id, e.name, e.args) for e in started] == [
@@ -235,7 +227,10 @@ async def test_each_call_emits_started_then_finished_with_its_details(executor: 
     ok, bad = finished["c1"], finished["c2"]
     assert (ok.name, ok.args, ok.is_error, ok.output) == ("read", {"path": "a.txt"}, False, "     1\thello\n")
     assert (bad.name, bad.args, bad.is_error, bad.output) == (
-        "read", {"path": "missing.txt"}, True, "Error: missing.txt does not exist",
+        "read",
+        {"path": "missing.txt"},
+        True,
+        "Error: missing.txt does not exist",
     )
     for event, outcome in zip((ok, bad), outcomes, strict=True):
         assert isinstance(event.duration_ms, float)
@@ -260,7 +255,10 @@ async def test_outcome_block_is_the_tool_result_the_model_receives(executor: Exe
     (ws / "a.txt").write_text("hi\n")
     ok, bad = await executor.run([call("toolu_1", "read", path="a.txt"), call("toolu_2", "nope")], Recorder())
     assert ok.block() == {
-        "type": "tool_result", "tool_use_id": "toolu_1", "content": "     1\thi\n", "is_error": False,
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": "     1\thi\n",
+        "is_error": False,
     }
     assert bad.block()["tool_use_id"] == "toolu_2"
     assert bad.block()["is_error"] is True
@@ -321,12 +319,17 @@ async def test_a_write_between_reads_runs_alone_and_in_order(executor: Executor,
         recorder,
     )
     assert [o.result.output for o in outcomes] == [
-        "     1\told\n", "Overwrote f.txt (1 line).", "     1\tnew\n",
+        "     1\told\n",
+        "Overwrote f.txt (1 line).",
+        "     1\tnew\n",
     ]
     assert recorder.trace() == [
-        ("start", "r1"), ("finish", "r1"),
-        ("start", "w"), ("finish", "w"),
-        ("start", "r2"), ("finish", "r2"),
+        ("start", "r1"),
+        ("finish", "r1"),
+        ("start", "w"),
+        ("finish", "w"),
+        ("start", "r2"),
+        ("finish", "r2"),
     ]
 
 
@@ -345,9 +348,12 @@ async def test_write_calls_run_one_after_another_in_call_order(executor: Executo
     assert [o.result.is_error for o in outcomes] == [False, False, False]
     assert outcomes[2].result.output == "abc\n"
     assert recorder.trace() == [
-        ("start", "e1"), ("finish", "e1"),
-        ("start", "e2"), ("finish", "e2"),
-        ("start", "e3"), ("finish", "e3"),
+        ("start", "e1"),
+        ("finish", "e1"),
+        ("start", "e2"),
+        ("finish", "e2"),
+        ("start", "e3"),
+        ("finish", "e3"),
     ]
 
 
@@ -379,8 +385,17 @@ async def test_each_truncated_call_keeps_its_own_saved_output(ws: Path, spill: P
         ("glob", {"pattern": "*", "path": ".."}, ".."),
         ("grep", {"pattern": "TOP", "path": "../outside"}, "../outside"),
     ],
-    ids=["read-dotdot", "read-absolute", "read-nested-dotdot", "write-dotdot", "write-absolute", "edit-absolute",
-         "edit-dotdot", "glob-dotdot", "grep-dotdot"],
+    ids=[
+        "read-dotdot",
+        "read-absolute",
+        "read-nested-dotdot",
+        "write-dotdot",
+        "write-absolute",
+        "edit-absolute",
+        "edit-dotdot",
+        "glob-dotdot",
+        "grep-dotdot",
+    ],
 )
 async def test_paths_outside_the_workspace_are_refused(
     executor: Executor, ws: Path, outside: Path, name: str, args: dict[str, Any], shown: str
@@ -395,9 +410,7 @@ async def test_paths_outside_the_workspace_are_refused(
     assert (outside / "secret.txt").read_text() == "TOPSECRET\n"
 
 
-async def test_symlinks_pointing_out_of_the_workspace_are_refused(
-    executor: Executor, ws: Path, outside: Path
-) -> None:
+async def test_symlinks_pointing_out_of_the_workspace_are_refused(executor: Executor, ws: Path, outside: Path) -> None:
     """A link inside the workspace to a file, a folder, or a not-yet-existing file outside cannot be used."""
     (ws / "link.txt").symlink_to(outside / "secret.txt")
     (ws / "linkdir").symlink_to(outside, target_is_directory=True)
@@ -413,8 +426,16 @@ async def test_symlinks_pointing_out_of_the_workspace_are_refused(
         call("g2", "glob", pattern="*", path="linkdir"),
     ]
     outcomes = await executor.run(attempts, Recorder())
-    shown = ["link.txt", "linkdir/secret.txt", "link.txt", "linkdir/new.txt", "dangling.txt", "link.txt",
-             "linkdir", "linkdir"]
+    shown = [
+        "link.txt",
+        "linkdir/secret.txt",
+        "link.txt",
+        "linkdir/new.txt",
+        "dangling.txt",
+        "link.txt",
+        "linkdir",
+        "linkdir",
+    ]
     assert [(o.result.is_error, o.result.output) for o in outcomes] == [
         (True, outside_error(path, ws)) for path in shown
     ]
@@ -486,6 +507,6 @@ async def test_saved_output_is_readable_when_the_spill_path_holds_a_symlink(ws: 
     (noisy,) = await executor.run([call("c1", "bash", command=count_to(1000))], Recorder())
     result = await run_one(executor, call("c2", "read", path=noisy.result.data["full_output"], limit=1))
     assert (result.is_error, result.output) == (
-        False, "     1\t1\n[... more lines follow: read again with offset=2 ...]\n",
+        False,
+        "     1\t1\n[... more lines follow: read again with offset=2 ...]\n",
     )
-

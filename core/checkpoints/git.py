@@ -18,9 +18,19 @@ from pathlib import Path
 
 from chimera.core.checkpoints.places import check_git_dir
 from chimera.core.errors import ChimeraError, ConfigError, WorkspaceError
-from chimera.core.gitsafe import git_executable, run_git
+from chimera.core.gitsafe import git_executable, git_timeout, run_git
 
-__all__ = ["EMPTY_TREE", "FIXED_DATE", "Change", "CheckpointError", "Git", "check_id", "parse_raw", "split"]
+__all__ = [
+    "EMPTY_TREE",
+    "FIXED_DATE",
+    "Change",
+    "CheckpointError",
+    "CheckpointTimeout",
+    "Git",
+    "check_id",
+    "parse_raw",
+    "split",
+]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 FIXED_DATE = "@946684800 +0000"  # 2000-01-01: a snapshot's id depends on its files and label only
@@ -43,6 +53,10 @@ _SETTINGS = (  # hooks, fsmonitor, signing and automatic gc are off in every git
 
 class CheckpointError(ChimeraError):
     """A snapshot is missing, or git failed on the shadow repository."""
+
+
+class CheckpointTimeout(CheckpointError):
+    """Git did not answer within its timeout on the shadow repository (it was killed, with its process group)."""
 
 
 @dataclass(frozen=True)
@@ -103,9 +117,10 @@ class Git:
                 config_files=None if bare else [self.git_dir / "config"],
             )
         except subprocess.TimeoutExpired:
-            raise CheckpointError(
-                f"git {args[0]} took over {self.timeout:g}s on {self.workspace}: "
-                "list big generated folders in .gitignore, or raise the checkpoint timeout"
+            raise CheckpointTimeout(
+                f"git {args[0]} took over {git_timeout(self.timeout):g}s on {self.workspace} (is a .gitignore or "
+                ".gitattributes there a named pipe?): list big generated folders in .gitignore, or set "
+                "CHIMERA_GIT_TIMEOUT=SECONDS to wait longer"
             ) from None
         except OSError as err:
             raise CheckpointError(

@@ -24,6 +24,7 @@ from chimera.core.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, Ver
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.tools.files import open_regular
+from chimera.core.tools.paths import real_path
 
 __all__ = ["ShadowRepo"]
 
@@ -352,7 +353,7 @@ def _write_own(path: Path, data: bytes, *, append: bool = False) -> None:
 def _anchored(workspace: Path, folder: Path) -> bytes:
     """A gitignore line matching exactly ``folder`` when it lies inside the workspace, else nothing."""
     try:
-        rel = folder.resolve().relative_to(workspace.resolve()).as_posix()
+        rel = real_path(folder).relative_to(real_path(workspace)).as_posix()
     except ValueError:
         return b""
     if rel == "." or "\n" in rel:

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 from chimera.core.errors import ConfigError
+from chimera.core.tools.paths import real_path
 
 __all__ = ["LocalEnvironment"]
 
@@ -31,7 +32,7 @@ class LocalEnvironment:
             raise ConfigError(f"the workdir {path} does not exist: create it, or pass --workdir an existing folder")
         if not path.is_dir():
             raise ConfigError(f"the workdir {path} is not a folder: pass --workdir a folder")
-        self.workdir = path.resolve()
+        self.workdir = real_path(path)
         self._own_spill = spill_dir is None
         self._spill_dir = spill_dir
 

@@ -45,7 +45,7 @@ from chimera.core.providers.server_checks import (
     odd_status,
     redirected,
 )
-from chimera.core.strict_json import SurrogateJoiner, clean_json, clean_text
+from chimera.core.strict_json import TOO_DEEP, SurrogateJoiner, clean_json, clean_text
 
 if TYPE_CHECKING:
     import anthropic
@@ -380,7 +380,9 @@ def _parse_tool_input(raw: str, block: dict[str, Any]) -> Any:
         return block.get("input") or {}
     try:
         return clean_json(json.loads(raw))  # NaN, Infinity and 1e400 parse, but become null
-    except (ValueError, RecursionError):  # not JSON, an integer past Python's digit limit, nested past its depth
+    except RecursionError:  # nested past the parser's depth: far past MAX_DEPTH
+        return {TOO_DEEP: True}
+    except ValueError:  # not JSON, or an integer past Python's digit limit
         # Kept as text so the executor can tell the model its call was malformed.
         return {"__invalid_json__": raw}
 

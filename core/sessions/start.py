@@ -35,6 +35,7 @@ from chimera.core.sessions.session import Session
 from chimera.core.settings import load_settings
 from chimera.core.switching import interrupted_switch
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.tools.paths import real_path
 from chimera.core.workspace_lock import WorkspaceLock
 from chimera.core.workspace_pins import WorkspacePins
 
@@ -205,7 +206,7 @@ def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> Sess
         if demo:
             workdir = prepare_demo_workspace(home / "demo")
         else:
-            workdir = (options.workdir if options.workdir is not None else Path.cwd()).resolve()
+            workdir = real_path(options.workdir if options.workdir is not None else Path.cwd())
         return SessionStore.create(home, new_id(), workdir=workdir, model=model)
     store = SessionStore.open(home, options.resume)
     try:
@@ -219,7 +220,7 @@ def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> Sess
 def _check_resumable(store: SessionStore, workdir: Path | None) -> None:
     if store.tree.pending_switch is not None:
         raise ConfigError(interrupted_switch(store))
-    if workdir is not None and workdir.resolve() != store.workdir.resolve():
+    if workdir is not None and real_path(workdir) != real_path(store.workdir):
         if store.workdir.is_dir():
             raise ConfigError(
                 f"session {store.id} works in {store.workdir}, which still exists: "
@@ -227,7 +228,7 @@ def _check_resumable(store: SessionStore, workdir: Path | None) -> None:
             )
         if not workdir.is_dir():
             raise ConfigError(f"the workdir {workdir} does not exist: pass --workdir an existing folder")
-        store.set_workdir(workdir.resolve())  # the folder moved: follow it
+        store.set_workdir(real_path(workdir))  # the folder moved: follow it
     elif not store.workdir.is_dir():
         raise ConfigError(
             f"the workspace of session {store.id}, {store.workdir}, is no longer there: "

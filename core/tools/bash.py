@@ -25,6 +25,7 @@ DEFAULT_TIMEOUT = 120
 MAX_TIMEOUT = 600
 _CHUNK = 65536
 _DRAIN_AFTER_EXIT = 0.5  # seconds to collect output still in the pipe after the shell exits
+_KILL_GRACE = 0.5  # seconds the supervisor has to end a command before Chimera kills it all itself
 
 
 def scrubbed_environment() -> dict[str, str]:
@@ -70,9 +71,8 @@ class Bash:
                 timed_out = True
         finally:
             # Normal exit, timeout or cancellation: nothing the command started survives the call.
-            shell.kill()
             try:
-                await asyncio.to_thread(shell.wait)
+                await _ended(shell)
             finally:  # even if cancelled again here: the processes are killed already
                 shell.close()
                 sink.close()
@@ -82,8 +82,7 @@ class Bash:
         if sink.truncated:
             data["full_output"] = str(sink.spill_path)
         if timed_out:
-            note = f"[killed after {timeout}s timeout; raise `timeout` (at most {MAX_TIMEOUT}) if it needs longer]"
-            return ToolResult(_join(text, note), is_error=True, data=data)
+            return ToolResult(_join(text, _timeout_note(timeout)), is_error=True, data=data)
         if shell.note:
             return ToolResult(_join(text, f"[{shell.note}]"), is_error=True, data=data)
         if code != 0:
@@ -132,8 +131,30 @@ async def _pump(shell: Shell, sink: OutputSink) -> None:
             read.cancel()
         transport.close()
         if not drained and not exited.done():
-            shell.kill()  # cancelled or timed out: end the command so the waiting thread returns
+            await _ended(shell, exited)  # cancelled or timed out: end the command so the waiting thread returns
         await asyncio.gather(exited, return_exceptions=True)
+
+
+async def _ended(shell: Shell, waiting: asyncio.Future[int] | None = None) -> None:
+    """Kill the command and wait for the end; past ``_KILL_GRACE`` (its supervisor kept stopped), kill it from here."""
+    shell.kill()
+    if waiting is None:
+        waiting = asyncio.ensure_future(asyncio.to_thread(shell.wait))
+    try:
+        done, _ = await asyncio.wait({waiting}, timeout=_KILL_GRACE)
+    except BaseException:  # cancelled again while waiting: leave nothing running anyway
+        shell.force()
+        raise
+    if not done:
+        shell.force()
+        await waiting
+
+
+def _timeout_note(timeout: int) -> str:
+    """What a timed-out call's result ends with: the knob that gives it longer, while there is one."""
+    if timeout < MAX_TIMEOUT:
+        return f"[killed after {timeout}s timeout; raise `timeout` (at most {MAX_TIMEOUT}) if it needs longer]"
+    return f"[killed after {timeout}s timeout, the longest a call may run: split the work into shorter commands]"
 
 
 def _join(text: str, note: str) -> str:

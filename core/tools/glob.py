@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import os
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any
@@ -10,11 +10,11 @@ from typing import Any
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.globbing import glob_matches, glob_regex, names_hidden
 from chimera.core.tools.output import OutputSink
-from chimera.core.tools.paths import display_path, printable, resolve_in_workspace
+from chimera.core.tools.paths import display_path, resolve_in_workspace, shown_name
+from chimera.core.tools.pysearch import search
 from chimera.core.tools.ripgrep import RipgrepFailed, find_rg, rg_files
-from chimera.core.tools.walk import walk_files
 
-__all__ = ["Glob", "python_glob", "shown_prefix"]
+__all__ = ["Glob", "python_glob", "raw_prefix", "shown_prefix"]
 
 
 class Glob:
@@ -45,7 +45,7 @@ class Glob:
             return ToolResult.error(f"the glob pattern is not valid: {err}")
         rg = find_rg()
         if rg is not None:
-            listing = _Listing(pattern, shown_prefix(ctx.workspace, base), ctx)
+            listing = _Listing(pattern, base, ctx)
             try:
                 async with aclosing(rg_files(rg, base, hidden=names_hidden(pattern), glob=pattern)) as files:
                     async for relative in files:
@@ -53,7 +53,7 @@ class Glob:
                 return listing.result()
             except RipgrepFailed:
                 listing.discard()
-        return await asyncio.to_thread(python_glob, base, pattern, ctx)
+        return await python_glob(base, pattern, ctx)
 
 
 def shown_prefix(workspace: Path, base: Path) -> str:
@@ -62,22 +62,29 @@ def shown_prefix(workspace: Path, base: Path) -> str:
     return "" if shown == "." else shown + "/"
 
 
+def raw_prefix(workspace: Path, base: Path) -> str:
+    """What goes before a path relative to ``base`` to make it relative to the workspace, as Python names it."""
+    relative = base.relative_to(workspace).as_posix()
+    return "" if relative == "." else relative + "/"
+
+
 class _Listing:
     """The matching paths; past the output cap the sink keeps head and tail and saves every path."""
 
-    def __init__(self, pattern: str, prefix: str, ctx: ToolContext) -> None:
+    def __init__(self, pattern: str, base: Path, ctx: ToolContext) -> None:
         self.pattern = pattern
-        self.prefix = prefix
+        self.prefix = shown_prefix(ctx.workspace, base)
+        self.raw_prefix = raw_prefix(ctx.workspace, base)
         self.sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt", redactor=ctx.redactor)
         self.withheld = ctx.withheld
         self.count = 0
 
     def add(self, relative: str) -> None:
-        if self.withheld is not None and self.withheld(self.prefix + relative):
+        if self.withheld is not None and self.withheld(self.raw_prefix + relative):
             return
         if glob_matches(relative, self.pattern):
             self.count += 1
-            self.sink.write(f"{self.prefix}{printable(relative)}\n")
+            self.sink.write(f"{self.prefix}{shown_name(relative)}\n")
 
     def discard(self) -> None:
         self.sink.close()
@@ -91,9 +98,12 @@ class _Listing:
         return ToolResult(self.sink.render(), data={"count": self.count})
 
 
-def python_glob(base: Path, pattern: str, ctx: ToolContext) -> ToolResult:
-    """The pure-Python glob of folder ``base`` (blocking; the reference ripgrep must agree with)."""
-    listing = _Listing(pattern, shown_prefix(ctx.workspace, base), ctx)
-    for relative in walk_files(base, hidden=names_hidden(pattern)):
-        listing.add(relative)
+async def python_glob(base: Path, pattern: str, ctx: ToolContext) -> ToolResult:
+    """The pure-Python glob of folder ``base`` (the reference ripgrep must agree with), in a worker process."""
+    listing = _Listing(pattern, base, ctx)
+    request = {"mode": "glob", "base": os.fspath(base), "glob": pattern, "hidden": names_hidden(pattern)}
+    failed = await search(request, lambda relative, _line, _text: listing.add(relative))
+    if failed is not None:
+        listing.discard()
+        return ToolResult.error(failed)
     return listing.result()

@@ -3,8 +3,11 @@
 Output is kept whole while it fits the cap. Past the cap, everything is
 streamed to a file, and only a head (~30% of the cap) and a tail (~70%) stay in
 memory; the model sees head, a marker naming the file, and tail. A 200 MB
-output costs the cap in memory, not 200 MB. Secrets are masked as the text
-arrives, before it reaches the file or memory, even one cut across two writes.
+output costs the cap in memory, not 200 MB. The file stops growing at
+``SAVE_CAP`` characters (the marker then says only the first part is saved), so
+a command that writes an endless stream (``yes``) cannot fill the disk before
+its timeout. Secrets are masked as the text arrives, before it reaches the file
+or memory, even one cut across two writes.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from typing import IO
 
 from chimera.core.redact import Redactor
 
-__all__ = ["OutputSink"]
+__all__ = ["SAVE_CAP", "OutputSink"]
+
+SAVE_CAP = 256 * 1024 * 1024  # characters of one call's output saved to its file, at most
 
 
 class OutputSink:
@@ -35,6 +40,8 @@ class OutputSink:
         self._tail: deque[str] = deque()
         self._tail_len = 0
         self._file: IO[str] | None = None
+        self._saved = 0  # characters written to the file
+        self._save_cap = SAVE_CAP
         self.total_chars = 0
         self.total_lines = 0
         self._masker = (redactor or Redactor()).stream()
@@ -58,7 +65,7 @@ class OutputSink:
                 return
             self._spill()
             return
-        self._file.write(text)
+        self._save(text)
         self._push_tail(text)
 
     def _spill(self) -> None:
@@ -67,9 +74,16 @@ class OutputSink:
         self.spill_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(self.spill_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         self._file = open(fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
-        self._file.write(text)
+        self._save(text)
         self._head = text[: self.head_cap]
         self._push_tail(text[self.head_cap :])
+
+    def _save(self, text: str) -> None:
+        assert self._file is not None
+        room = self._save_cap - self._saved
+        if room > 0:
+            self._file.write(text if len(text) <= room else text[:room])
+            self._saved += min(len(text), room)
 
     def _push_tail(self, text: str) -> None:
         if len(text) >= self.tail_cap:
@@ -102,5 +116,18 @@ class OutputSink:
         if "\n" in tail[:-1]:
             tail = tail[tail.find("\n") + 1 :]
         omitted = self.total_lines - head.count("\n") - tail.count("\n")
-        marker = f"[... {max(omitted, 0)} lines truncated; full output: {self.spill_path} ...]"
+        if self.total_chars > self._save_cap:
+            where = f"the first {_size(self._save_cap)} of the output are in {self.spill_path}"
+        else:
+            where = f"full output: {self.spill_path}"
+        marker = f"[... {max(omitted, 0)} lines truncated; {where} ...]"
         return f"{head}{marker}\n{tail}"
+
+
+def _size(chars: int) -> str:
+    """A count of characters as a person reads a file size: ``1 MB``, ``256 MB``, ``800 KB``."""
+    if chars >= 1_000_000 and chars % 1_000_000 == 0:
+        return f"{chars // 1_000_000} MB"
+    if chars >= 1 << 20 and chars % (1 << 20) == 0:
+        return f"{chars >> 20} MB"
+    return f"{chars // 1000:,} KB" if chars >= 1000 else f"{chars} characters"

@@ -49,6 +49,10 @@ class Shell(Protocol):
         """End the command and every process it started, at once; returns without waiting."""
         ...
 
+    def force(self) -> None:
+        """Kill what is left from here, when ending it the usual way did not finish in time; returns at once."""
+        ...
+
     def close(self) -> None:
         """Release what is left once :meth:`wait` has returned."""
         ...
@@ -73,6 +77,7 @@ def _can_supervise() -> bool:
     return True
 
 
+_FORCE_ROUNDS = 100  # sweeps of the supervisor's descendants before it is killed anyway (a fork bomb)
 _controls: set[IO[bytes]] = set()  # the control pipes of running supervisors, in this process
 
 
@@ -115,6 +120,7 @@ class _Supervised:
         _controls.add(self._control)
         self._lock = threading.Lock()
         self._code: int | None = None
+        self._forced = False
 
     def kill(self) -> None:
         _controls.discard(self._control)
@@ -123,14 +129,50 @@ class _Supervised:
         with contextlib.suppress(OSError):
             self._proc.send_signal(signal.SIGCONT)  # in case the command stopped its supervisor
 
+    def force(self) -> None:
+        """The supervisor did not end the command in time (it is stopped again and again): kill all of it from here.
+
+        Every process below the supervisor is killed (a stopped one too) until none is
+        left alive, then the supervisor itself; none of them can stop Chimera's kill.
+        """
+        self._forced = True
+        pid = self._proc.pid
+        for _ in range(_FORCE_ROUNDS):
+            if self._proc.returncode is not None:
+                return  # it finished after all (and its pid may belong to another process now)
+            alive = _alive_below(pid)
+            if not alive:
+                break
+            for child in alive:
+                with contextlib.suppress(OSError):
+                    os.kill(child, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            self._proc.kill()
+
     def wait(self) -> int:
         with self._lock:
             if self._code is None:
                 self._code = self._finish()
             return self._code
 
+    def _await_supervisor(self) -> int:
+        """The supervisor's exit status, once it exits; whenever it is stopped meanwhile, it is continued."""
+        pid = self._proc.pid
+        while self._proc.returncode is None:
+            try:
+                info = os.waitid(os.P_PID, pid, os.WEXITED | os.WSTOPPED | os.WNOWAIT)
+            except ChildProcessError:
+                break  # reaped already
+            except InterruptedError:
+                continue
+            if info is None or info.si_code not in (os.CLD_STOPPED, os.CLD_TRAPPED):
+                break
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGCONT)  # a command stopped it (`kill -STOP $PPID`): it has work to do
+        return self._proc.wait()
+
     def _finish(self) -> int:
-        own = self._proc.wait()
+        own = self._await_supervisor()
         assert self._proc.stdout is not None
         report = self._proc.stdout.read().decode("utf-8", "replace").splitlines()
         words = dict(line.partition(" ")[::2] for line in report)
@@ -144,6 +186,9 @@ class _Supervised:
         if "pid" in words:  # the supervisor itself was killed: end the shell's group at least
             with contextlib.suppress(OSError):
                 os.killpg(int(words["pid"]), signal.SIGKILL)
+        if self._forced:
+            self.note = "the command kept stopping its supervisor, so Chimera killed it and every process below it"
+            return -signal.SIGKILL
         how = f"was killed by signal {-own}" if own < 0 else f"failed: {report[-1] if report else own}"
         self.note = f"the command's supervisor {how}; processes that left the command's group may still run"
         return own if own else 1
@@ -153,6 +198,31 @@ class _Supervised:
         for stream in (self.output, self._proc.stdout):
             if stream is not None:
                 stream.close()
+
+
+def _alive_below(root: int) -> list[int]:
+    """Every live process below ``root`` (zombies left out), parents before their children."""
+    children: dict[int, list[int]] = {}
+    dead: set[int] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue  # it ended meanwhile
+        state, parent = stat[stat.rindex(b")") + 2 :].split(maxsplit=2)[:2]
+        children.setdefault(int(parent), []).append(int(name))
+        if state in (b"Z", b"X"):
+            dead.add(int(name))
+    found: list[int] = []
+    todo = [root]
+    while todo:
+        below = children.get(todo.pop(), [])
+        found += below
+        todo += below
+    return [pid for pid in found if pid not in dead]
 
 
 class _Grouped:
@@ -188,6 +258,9 @@ class _Grouped:
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, signal.SIGKILL)
+
+    def force(self) -> None:
+        self.kill()  # SIGKILL to the group already ends stopped processes too
 
     def wait(self) -> int:
         return self._proc.wait()

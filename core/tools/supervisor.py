@@ -13,6 +13,10 @@ all, reports and exits.
 The report is a line ``pid N`` once the shell runs, then ``exit N`` or ``signal N``
 for how the shell ended (or ``error …`` if it could not start).
 
+The signals a command could stop it with are ignored, but for SIGSTOP, which cannot
+be: Chimera, its parent, continues it whenever it stops, and the kernel sends it
+SIGCONT when Chimera dies (``PR_SET_PDEATHSIG``), so it always gets to do its killing.
+
 It starts with every call, so it imports only modules loaded at startup or written in
 C: ``posix``, ``_signal`` and ``_ctypes`` do what ``os``, ``signal`` and ``ctypes`` do
 here, which would cost 10 ms more a call (``signal`` alone imports enum).
@@ -23,10 +27,21 @@ import posix as os  # `os` itself costs 1.5 ms to import; `posix` is already loa
 import select
 import sys
 
+_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
-# Ignored here (a stray `kill $PPID` must not end the supervisor), and set back to their
-# defaults in the shell, with the two Python itself ignores (SIGPIPE, SIGXFSZ).
-_IGNORED = (_signal.SIGHUP, _signal.SIGINT, _signal.SIGQUIT, _signal.SIGUSR1, _signal.SIGUSR2, _signal.SIGTERM)
+# Ignored here (a stray `kill $PPID` must not end or stop the supervisor), and set back to
+# their defaults in the shell, with the two Python itself ignores (SIGPIPE, SIGXFSZ).
+_IGNORED = (
+    _signal.SIGHUP,
+    _signal.SIGINT,
+    _signal.SIGQUIT,
+    _signal.SIGUSR1,
+    _signal.SIGUSR2,
+    _signal.SIGTERM,
+    _signal.SIGTSTP,
+    _signal.SIGTTIN,
+    _signal.SIGTTOU,
+)
 _DEFAULTS = (*_IGNORED, _signal.SIGPIPE, _signal.SIGXFSZ)
 
 
@@ -35,6 +50,9 @@ def main() -> None:
     for number in _IGNORED:
         _signal.signal(number, _signal.SIG_IGN)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # if refused, the shell's group is still killed at the end
+    # SIGSTOP cannot be ignored: a command may stop its supervisor. While Chimera lives it continues
+    # the supervisor at once (see shell.py); should Chimera die meanwhile, the kernel does it here.
+    _prctl(_PR_SET_PDEATHSIG, _signal.SIGCONT)
     try:
         shell = os.posix_spawnp(
             "bash",

@@ -91,8 +91,10 @@ class Conversation(VerticalScroll):
                 await self._stream_into(AssistantMessage, text)
             case ("thinking", text):
                 await self._stream_into(ThinkingView, text)
-            case RunStarted(task=task):
+            case RunStarted(task=task, notes=notes):
                 await self.mount(UserMessage(task if isinstance(task, str) else prompt_text(task)))
+                for note in notes:
+                    await self.mount(Notice(note, "warning"))
             case MessageCompleted():
                 await self._seal_attempt()
             case RetryScheduled(reason="max_tokens"):
