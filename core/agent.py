@@ -21,7 +21,7 @@ from chimera.core.events import RunFinished, StepEvent
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import Context, Prompt
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, Provider
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import Tool

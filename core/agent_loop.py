@@ -39,7 +39,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from chimera.core.bus import EventBus
-from chimera.core.context import SnapshotUnavailable, git_snapshot, project_instructions
 from chimera.core.env import Environment
 from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
 from chimera.core.events import (
@@ -57,9 +56,7 @@ from chimera.core.events import (
     TurnStarted,
     UsageReported,
 )
-from chimera.core.executor import Executor, ToolCall, ToolOutcome
 from chimera.core.gitsafe import GitStop
-from chimera.core.guards import STUCK_REMINDER, StuckDetector, over_budget
 from chimera.core.loops.base import (
     PLAN_DECISIONS,
     LoopStrategy,
@@ -72,15 +69,18 @@ from chimera.core.loops.base import (
     Stop,
 )
 from chimera.core.loops.context import CONTINUE_PROMPT, Context, Prompt, joined_text, reminder_block
+from chimera.core.loops.guards import STUCK_REMINDER, StuckDetector, over_budget
+from chimera.core.loops.prompts import system_prompt
 from chimera.core.loops.react import ReAct
 from chimera.core.loops.recovery import Recovery
-from chimera.core.permissions import PermissionPolicy
-from chimera.core.prompts import system_prompt
+from chimera.core.loops.reminders import ReminderState
+from chimera.core.loops.workspace_facts import SnapshotUnavailable, git_snapshot, project_instructions
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
 from chimera.core.redact import Redactor
-from chimera.core.reminders import ReminderState
 from chimera.core.strict_json import TOO_DEEP, clean_json, strict_message
 from chimera.core.tool_group import ToolGroup
+from chimera.core.tools.executor import Executor, ToolCall, ToolOutcome
 from chimera.core.wording import plural
 
 __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "Recorder", "RunInProgress"]

@@ -42,9 +42,9 @@ from chimera.core.events import (
 )
 from chimera.core.home import chimera_home
 from chimera.core.redact import Redactor
-from chimera.core.replay import replay_session
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.replay import replay_session
 from chimera.core.sessions.start import RunOptions, start_session
+from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing, plural

@@ -11,8 +11,8 @@ from chimera.core.tools.base import DEFAULT_MAX_OUTPUT
 
 if TYPE_CHECKING:
     from chimera.core.bus import EventBus
-    from chimera.core.guards import StuckDetector
-    from chimera.core.permissions import PermissionPolicy
+    from chimera.core.loops.guards import StuckDetector
+    from chimera.core.permissions.policy import PermissionPolicy
 
 __all__ = ["LOOPS", "LoopConfig", "RetryPolicy"]
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ConfigError
-from chimera.core.permissions import MODES, Rule
+from chimera.core.permissions.policy import MODES, Rule
 from chimera.core.tool_group import DEFAULT_TOOLS
 
 __all__ = ["CONFIG_NAME", "Settings", "load_settings"]

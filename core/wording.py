@@ -22,7 +22,9 @@ def describe_timing(output: str, duration_ms: float) -> str:
     while it ran, ``cancelled before it ran`` for one stopped before it began, and
     ``not run`` for one the run stopped before (a spent budget).
     """
-    from chimera.core.executor import UNFINISHED_PREFIX  # here: the session commands need plural() alone, and fast
+    from chimera.core.tools.executor import (
+        UNFINISHED_PREFIX,  # here: the session commands need plural() alone, and fast
+    )
 
     if output.startswith(UNFINISHED_PREFIX):
         return f"cancelled after {duration_ms / 1000:.2f}s" if duration_ms > 0 else "cancelled before it ran"

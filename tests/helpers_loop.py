@@ -25,7 +25,7 @@ from chimera.core.env import Environment
 from chimera.core.events import RunFinished, StepEvent
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, ModelChunk, ModelRequest, Usage
 from chimera.core.providers.replay import RecordedTurn, ReplayProvider
 from chimera.core.tool_group import DEFAULT_TOOLS

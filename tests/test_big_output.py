@@ -70,7 +70,7 @@ def test_events_carry_only_the_truncated_output(tmp_path: Path) -> None:
                 """
                 import asyncio, json, sys
                 from pathlib import Path
-                from chimera.core.executor import Executor, ToolCall
+                from chimera.core.tools.executor import Executor, ToolCall
                 from chimera.core.tool_group import DEFAULT_TOOLS
                 events = []
                 ex = Executor(DEFAULT_TOOLS, Path(sys.argv[1]), Path(sys.argv[2]))

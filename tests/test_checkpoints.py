@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.checkpoints import CheckpointError, ShadowRepo
 from chimera.core.errors import ConfigError, WorkspaceError
+from chimera.core.sessions.checkpoints import CheckpointError, ShadowRepo
 
 ODD_NAME = "naïve name\nwith newline ✓.txt"
 PAST = 1_000_000_000  # a fixed mtime in 2001: whatever the restore rewrites gets a new one

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, page, status, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import Block, FakeAnthropic, message, stream_error, text
 from tests.test_cli import chimera_command, run_chimera

@@ -11,8 +11,8 @@ import pytest
 
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import ReminderInjected, StepEvent, ToolCallFinished
-from chimera.core.guards import STUCK_REMINDER
-from chimera.core.reminders import REMINDERS
+from chimera.core.loops.guards import STUCK_REMINDER
+from chimera.core.loops.reminders import REMINDERS
 from tests.helpers_loop import (
     SnapshotReplay,
     bash_turn,

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from chimera.core.events import TurnStarted
-from chimera.core.session_log import SessionLog
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.store import SessionStore
 from chimera.core.strict_json import clean_text
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.store import SessionStore
 from chimera.tui.cli import main
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text

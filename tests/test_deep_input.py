@@ -14,7 +14,7 @@ from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import StepEvent, ToolCallFinished
 from chimera.core.redact import Redactor
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.store import SessionStore
 from chimera.core.strict_json import MAX_DEPTH
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use

@@ -11,9 +11,9 @@ import pytest
 
 from chimera.core.errors import WorkspaceError
 from chimera.core.events import StepEvent, ToolCallFinished, ToolCallStarted
-from chimera.core.executor import Executor, ToolCall
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.executor import Executor, ToolCall
 
 READ_SIGNATURE = "read takes: (path: string, offset?: integer, limit?: integer)"
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.checkpoints import ShadowRepo
-from chimera.core.context import git_snapshot
 from chimera.core.gitsafe import git_executable, run_git
+from chimera.core.loops.workspace_facts import git_snapshot
+from chimera.core.sessions.checkpoints import ShadowRepo
 
 KEY = "sk-ant-gitsafe-0123456789-never-in-git"
 

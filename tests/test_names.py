@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from chimera.core.executor import Executor, ToolCall
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.edit import Edit
+from chimera.core.tools.executor import Executor, ToolCall
 from chimera.core.tools.glob import Glob
 from chimera.core.tools.grep import Grep
 from chimera.core.tools.read import Read

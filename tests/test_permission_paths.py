@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chimera.core.events import PermissionDecided, PermissionRequested, StepEvent
-from chimera.core.executor import Executor, ToolCall
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.tools.executor import Executor, ToolCall
 
 SECRETS = ["read(.env)", "read(secrets/**)"]
 

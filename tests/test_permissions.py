@@ -18,10 +18,10 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from chimera.core.executor import Executor, ToolCall
-from chimera.core.permissions import PermissionPolicy, Rule
+from chimera.core.permissions.policy import PermissionPolicy, Rule
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.tools.executor import Executor, ToolCall
 from tests.helpers_loop import SnapshotReplay, call, finished, make_core, only, say, turn
 from tests.test_cli import assert_one_line_error, run_chimera
 

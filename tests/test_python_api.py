@@ -20,11 +20,11 @@ from chimera.core.agent_loop import AgentLoop
 from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import PermissionDecided, RunFinished, StepEvent, TextDelta
-from chimera.core.guards import StuckDetector
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import Context
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.loops.guards import StuckDetector
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.factory import create_provider
 from chimera.core.tool_group import DEFAULT_TOOLS
 from tests.anthropic_harness import serve_fake

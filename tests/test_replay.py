@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera
@@ -193,11 +193,11 @@ def test_which_recorded_calls_may_run_again(
     tmp_path: Path, name: str, args: dict[str, str], recorded: str, why: str | None
 ) -> None:
     """A call is re-run only if it ran when recorded and names nothing outside the scratch copy."""
-    from chimera.core.executor import ToolCall
-    from chimera.core.permissions import PermissionPolicy
-    from chimera.core.replay import why_not_rerun
+    from chimera.core.permissions.policy import PermissionPolicy
+    from chimera.core.sessions.replay import why_not_rerun
     from chimera.core.tool_group import DEFAULT_TOOLS
     from chimera.core.tools.base import ToolResult
+    from chimera.core.tools.executor import ToolCall
 
     original, scratch = tmp_path / "original", tmp_path / "scratch"
     original.mkdir()

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ConfigError
-from chimera.core.session_log import SessionLog
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.checkpoints import ShadowRepo
+from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import run_chimera

@@ -22,9 +22,9 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from chimera.core.jsonl import is_json_object
-from chimera.core.session_store import SessionStore
-from chimera.core.session_tree import SessionTree
+from chimera.core.sessions.jsonl import is_json_object
+from chimera.core.sessions.store import SessionStore
+from chimera.core.sessions.tree import SessionTree
 
 TEXT = st.text(max_size=30)
 COMMIT = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from chimera.core.errors import ConfigError
-from chimera.core.session_log import SessionLog
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.processes import Reaper
@@ -182,7 +182,7 @@ def test_a_second_writer_is_refused_with_the_holders_pid(isolated_env: Path, tmp
         [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from chimera.core.session_store import SessionStore\n"
+            "import sys; from pathlib import Path; from chimera.core.sessions.store import SessionStore\n"
             "s = SessionStore.open(Path(sys.argv[1]), 's1'); print('open', flush=True); sys.stdin.read()",
             str(isolated_env),
         ],
@@ -419,7 +419,7 @@ def test_kill_at_many_points_then_reopen_and_resume(
 # node puts half its bytes on disk, then the process SIGKILLs itself, mid-record.
 _DIE_MID_RECORD = """
 import os, signal, sys, types
-from chimera.core import jsonl
+from chimera.core.sessions import jsonl
 from chimera.tui.cli import main
 
 def write(fd, data):

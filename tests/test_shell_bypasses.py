@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.permissions.policy import PermissionPolicy
 
 RM_DENIED = PermissionPolicy.build("bypass", deny=["bash(rm -rf *)"])
 PUSH_DENIED = PermissionPolicy.build("bypass", deny=["bash(git push*)"])

@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chimera.core.events import PermissionDecided, StepEvent
-from chimera.core.executor import Executor, ToolCall
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.tools.executor import Executor, ToolCall
 
 RM_DENIED = PermissionPolicy.build("bypass", deny=["bash(rm -rf *)"])
 STATUS_ALLOWED = PermissionPolicy.build("ask", allow=["bash(git status*)"])
@@ -458,7 +458,7 @@ def test_the_shell_parser_is_loaded_only_when_a_command_is_judged() -> None:
     """Importing the CLI, the policy and the settings does not import tree-sitter; judging a bash call does."""
     code = (
         "import sys, chimera.tui.cli, chimera.core.settings, chimera.core.sessions.start\n"
-        "from chimera.core.permissions import PermissionPolicy\n"
+        "from chimera.core.permissions.policy import PermissionPolicy\n"
         "print('tree_sitter' in sys.modules)\n"
         "PermissionPolicy('ask').decide('bash', {'command': 'ls'}, read_only=False)\n"
         "print('tree_sitter' in sys.modules)\n"

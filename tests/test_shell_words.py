@@ -8,7 +8,7 @@ import subprocess
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chimera.core.shell import parse_line
+from chimera.core.permissions.shell import parse_line
 
 BASH_ENV = {**os.environ, "LC_ALL": "C.UTF-8"}
 

@@ -22,7 +22,7 @@ from tests.test_cli import chimera_command
 _STUCK_RUN = """
 import asyncio, sys
 from pathlib import Path
-from chimera.core.executor import Executor, ToolCall
+from chimera.core.tools.executor import Executor, ToolCall
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import ToolResult, schema
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera
@@ -158,9 +158,9 @@ async def test_closing_a_session_packs_a_big_snapshot_store(
     tmp_path: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past the size limit, closing packs the snapshots: the store shrinks and every pinned one still restores."""
-    from chimera.core import workspace_pins
-    from chimera.core.checkpoints import ShadowRepo
-    from chimera.core.workspace_pins import WorkspacePins
+    from chimera.core.sessions import pins as workspace_pins
+    from chimera.core.sessions.checkpoints import ShadowRepo
+    from chimera.core.sessions.pins import WorkspacePins
 
     workdir = tmp_path / "w"
     workdir.mkdir()
@@ -235,7 +235,7 @@ def _two_nodes(home: Path, workdir: Path) -> tuple[str, str]:
 def test_a_checkpoint_name_is_on_one_node_and_moves_only_when_asked(isolated_env: Path, tmp_path: Path) -> None:
     """A name another node has is refused; with move it moves; a name resolves to one node, on disk too."""
     from chimera.core.errors import ConfigError
-    from chimera.core.switching import name_checkpoint
+    from chimera.core.sessions.switching import name_checkpoint
 
     prompt, answer = _two_nodes(isolated_env, tmp_path)
     with SessionStore.open(isolated_env, "s") as store:

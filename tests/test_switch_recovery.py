@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
@@ -28,7 +28,7 @@ FILES = 1500
 # its Nth file into place (argv[1] is N): a temporary file written, the rest of the files not.
 _DIE_MID_RESTORE = """
 import os, signal, sys, types
-from chimera.core.checkpoints import restore
+from chimera.core.sessions.checkpoints import restore
 from chimera.tui.cli import main
 
 left = int(sys.argv[1])
@@ -47,7 +47,7 @@ sys.exit(main(sys.argv[2:]))
 # Runs `chimera` with a snapshot store that is packed on every close, however small.
 _PACK_ON_CLOSE = """
 import sys
-from chimera.core import workspace_pins
+from chimera.core.sessions import pins as workspace_pins
 from chimera.tui.cli import main
 
 workspace_pins.PACK_ABOVE = 0

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core import session_store
 from chimera.core.errors import SessionError
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions import store as session_store
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.test_cli import assert_one_line_error, chimera_command, run_chimera

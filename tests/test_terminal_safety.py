@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.session_store import SessionStore
 from chimera.core.sessions.start import RunOptions
+from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import terminal_safe
 from chimera.tui.app import build_app
 from chimera.tui.widgets.tool_call_view import ToolCallView

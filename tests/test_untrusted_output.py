@@ -24,7 +24,7 @@ from chimera.core.errors import ProviderError
 from chimera.core.events import MessageCompleted, StepEvent, TextDelta, ThinkingDelta, ToolCallFinished
 from chimera.core.providers.anthropic import AnthropicProvider
 from chimera.core.providers.base import ModelRequest
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import collect, finished, make_core, only, open_provider, retries, serve_fake, workspace
 from tests.fake_anthropic import Block, FakeAnthropic, message, text, tool_use
 from tests.test_cli import chimera_command, run_chimera

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 from chimera.core.loop_config import LOOPS
-from chimera.core.permissions import MODES as PERMISSION_MODES
+from chimera.core.permissions.policy import MODES as PERMISSION_MODES
 
 
 class _Parser(argparse.ArgumentParser):

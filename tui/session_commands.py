@@ -19,16 +19,16 @@ from typing import Any, TextIO
 
 from chimera.core.errors import ConfigError
 from chimera.core.events import Switched
-from chimera.core.export import export_markdown
 from chimera.core.home import chimera_home
-from chimera.core.session_log import SessionLog
-from chimera.core.session_store import SessionStore, list_sessions
-from chimera.core.session_tree import SessionTree
-from chimera.core.switching import SwitchPlan, name_checkpoint, plan_switch, point_name, switch
+from chimera.core.sessions.export import export_markdown
+from chimera.core.sessions.lock import WorkspaceLock
+from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.store import SessionStore, list_sessions
+from chimera.core.sessions.switching import SwitchPlan, name_checkpoint, plan_switch, point_name, switch
+from chimera.core.sessions.tree import SessionTree
 from chimera.core.terminal_text import inert_json, terminal_safe
 from chimera.core.tools.paths import shown_name
 from chimera.core.wording import plural
-from chimera.core.workspace_lock import WorkspaceLock
 
 __all__ = ["export_session", "label_checkpoint", "print_sessions", "print_tree", "switch_session", "tree_document"]
 

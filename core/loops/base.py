@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from chimera.core.events import StepEvent
-from chimera.core.executor import ToolCall, ToolOutcome
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import Context, Prompt
 from chimera.core.providers.base import Message, ModelDone
+from chimera.core.tools.executor import ToolCall, ToolOutcome
 
 __all__ = [
     "PLAN_DECISIONS",

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from chimera.core.agent import Agent, AgentResult
 from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
-from chimera.core.session_log import SessionLog
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.lock import WorkspaceLock
+from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.store import SessionStore
 from chimera.core.threads import use_daemon_threads
-from chimera.core.workspace_lock import WorkspaceLock
 
 __all__ = ["Session"]
 

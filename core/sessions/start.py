@@ -17,7 +17,6 @@ from chimera.core.agent_loop import new_id
 from chimera.core.demo import demo_provider, demo_recording, prepare_demo_workspace
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ChimeraError, ConfigError
-from chimera.core.executor import NOT_FINISHED
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
@@ -25,19 +24,20 @@ from chimera.core.loops.base import LoopStrategy
 from chimera.core.loops.plan_execute import PlanAndExecute
 from chimera.core.loops.reflexion import Reflexion
 from chimera.core.loops.tree_of_thought import TreeOfThought
-from chimera.core.permissions import MODES, PermissionPolicy, Rule
+from chimera.core.permissions.policy import MODES, PermissionPolicy, Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.redact import Redactor
-from chimera.core.session_log import SessionLog
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.lock import WorkspaceLock
+from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.pins import WorkspacePins
 from chimera.core.sessions.session import Session
+from chimera.core.sessions.store import SessionStore
+from chimera.core.sessions.switching import interrupted_switch
 from chimera.core.settings import load_settings
-from chimera.core.switching import interrupted_switch
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.tools.executor import NOT_FINISHED
 from chimera.core.tools.paths import real_path
-from chimera.core.workspace_lock import WorkspaceLock
-from chimera.core.workspace_pins import WorkspacePins
 
 __all__ = ["RunOptions", "start_session"]
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from chimera.core.checkpoints import ShadowRepo
+from chimera.core.sessions.checkpoints import ShadowRepo
 
 
 def _workspace(folder: Path, count: int) -> list[Path]:

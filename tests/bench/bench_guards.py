@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from chimera.core.context import git_snapshot
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.loops.workspace_facts import git_snapshot
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
 from chimera.core.tools import shell
 from chimera.core.tools.base import ToolContext
@@ -55,7 +55,7 @@ _original_can_supervise = shell._can_supervise
 
 
 def parser_load_ms() -> float:
-    probe = "import time; t=time.perf_counter(); import chimera.core.shell as s; s.parse_line('true'); "
+    probe = "import time; t=time.perf_counter(); import chimera.core.permissions.shell as s; s.parse_line('true'); "
     probe += "print((time.perf_counter()-t)*1000)"
     runs = [
         float(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout) for _ in range(5)

@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.store import SessionStore
 
 
 def _build(home: Path, count: int, name: str = "bench") -> tuple[str, str]:

@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from chimera.core.executor import Executor, ToolCall
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.tools.executor import Executor, ToolCall
 
 MEMORY_PROBE = """
 import asyncio, json, resource, sys

@@ -32,7 +32,7 @@ from chimera.core.events import (
     ToolCallStarted,
 )
 from chimera.core.loops.context import is_loop_note, prompt_text
-from chimera.core.session_tree import Node
+from chimera.core.sessions.tree import Node
 from chimera.core.wording import plural
 from chimera.tui.widgets.assistant_message import AssistantMessage
 from chimera.tui.widgets.notice import Notice

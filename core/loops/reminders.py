@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from chimera.core.executor import ToolOutcome
+from chimera.core.tools.executor import ToolOutcome
 
 __all__ = ["REMINDERS", "Reminder", "ReminderState"]
 

@@ -8,7 +8,7 @@ keeps it when it is a whole record after all (the file just ends, say after a
 hand edit), adding the newline, and otherwise moves it to a ``torn-*`` file
 beside the log and cuts the log back to its last whole line, reading only the
 file's end. Everything works on descriptors the caller opened (see
-:mod:`chimera.core.session_files`), so no path is opened twice.
+:mod:`chimera.core.sessions.files`), so no path is opened twice.
 """
 
 from __future__ import annotations

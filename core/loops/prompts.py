@@ -6,7 +6,7 @@ import datetime as dt
 import platform
 from pathlib import Path
 
-from chimera.core.reminders import REMINDERS
+from chimera.core.loops.reminders import REMINDERS
 
 __all__ = ["system_prompt"]
 

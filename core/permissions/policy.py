@@ -11,7 +11,7 @@ allow rule.
 Rules judge what a call means, not how it is spelled:
 
 - A ``bash`` command is parsed as the shell will run it (``shell.py``) and
-  patterns are compared word by word (``rule_match.py``). A deny rule refuses
+  patterns are compared word by word (``rules.py``). A deny rule refuses
   the call when any command in it, at any depth and behind any known wrapper,
   matches (``true; /bin/rm -fr x``, ``if …; then rm …; fi``, ``sudo -E rm -r -f
   x``, ``$(rm -rf x)``, ``rm -{r,f} x``, ``$'\\x72m' -rf x``). An allow rule
@@ -53,13 +53,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.core.errors import ConfigError, WorkspaceError
-from chimera.core.git_dirs import git_owned, names_git
+from chimera.core.permissions.git_dirs import git_owned, names_git
 from chimera.core.tools.paths import resolve_in_workspace, shown_name
 
 if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's modes, not its parser
-    from chimera.core.rule_match import CommandPattern
-    from chimera.core.shell import Line
-    from chimera.core.shell_words import Command
+    from chimera.core.permissions.rules import CommandPattern
+    from chimera.core.permissions.shell import Line
+    from chimera.core.permissions.shell_words import Command
 
 __all__ = ["MODES", "Decision", "PermissionPolicy", "Rule", "subject_of"]
 
@@ -131,7 +131,7 @@ class Rule:
                 "wildcards, such as bash(git status *), with no chain, redirection or $-expansion"
             )
         if tool == "bash" and rule.pattern is not None:
-            from chimera.core.rule_match import pattern_problem
+            from chimera.core.permissions.rules import pattern_problem
 
             problem = pattern_problem(rule.pattern)
             if problem:
@@ -141,7 +141,7 @@ class Rule:
     @property
     def command(self) -> CommandPattern | None:
         """The pattern as a command pattern (None when it is not one)."""
-        from chimera.core.rule_match import command_pattern
+        from chimera.core.permissions.rules import command_pattern
 
         return None if self.pattern is None else command_pattern(self.pattern)
 
@@ -155,12 +155,12 @@ class Rule:
 
     def denies_path(self, path: str, workspace: Path | None) -> bool:
         """Whether this rule's pattern covers the normalized ``path`` or a folder above it."""
-        from chimera.core.rule_match import path_matches
+        from chimera.core.permissions.rules import path_matches
 
         return self.pattern is None or path_matches(path, _normal_pattern(self.pattern, workspace), inside=True)
 
     def allows_path(self, path: str, workspace: Path | None) -> bool:
-        from chimera.core.rule_match import path_matches
+        from chimera.core.permissions.rules import path_matches
 
         return self.pattern is None or path_matches(path, _normal_pattern(self.pattern, workspace))
 
@@ -347,7 +347,7 @@ class PermissionPolicy:
             if plain is not None and pattern is not None and pattern.allows(plain):
                 return Decision("allow", f"allowed by the rule {rule}")
         if plain is not None:
-            from chimera.core.rule_match import rule_word
+            from chimera.core.permissions.rules import rule_word
 
             word = shlex.quote(rule_word(plain))
             return Decision("ask", "", f"--permission-mode bypass, or --allow {shlex.quote(f'bash({word} *)')}")
@@ -373,7 +373,7 @@ class _Call:
 
     def line(self) -> Line:
         if self._line is None:
-            from chimera.core.shell import parse_line
+            from chimera.core.permissions.shell import parse_line
 
             self._line = parse_line(str(self.args.get("command", "")))
         return self._line

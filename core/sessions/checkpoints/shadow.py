@@ -9,7 +9,9 @@ import tarfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from chimera.core.checkpoints.git import (
+from chimera.core.errors import ConfigError
+from chimera.core.home import chimera_home, private_dir
+from chimera.core.sessions.checkpoints.git import (
     EMPTY_TREE,
     FIXED_DATE,
     Change,
@@ -19,10 +21,8 @@ from chimera.core.checkpoints.git import (
     parse_raw,
     split,
 )
-from chimera.core.checkpoints.places import check_contents, check_git_dir, check_places
-from chimera.core.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, Version, apply, is_leftover, plan
-from chimera.core.errors import ConfigError
-from chimera.core.home import chimera_home, private_dir
+from chimera.core.sessions.checkpoints.places import check_contents, check_git_dir, check_places
+from chimera.core.sessions.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, Version, apply, is_leftover, plan
 from chimera.core.tools.files import open_regular
 from chimera.core.tools.paths import real_path
 

@@ -29,8 +29,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Protocol
 
-from chimera.core.shell_options import Spec, env_split, read_options
-from chimera.core.shell_words import Command, Word, text_of
+from chimera.core.permissions.shell_options import Spec, env_split, read_options
+from chimera.core.permissions.shell_words import Command, Word, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node

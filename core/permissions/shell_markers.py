@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from chimera.core.shell_words import literal_text, text_of
+from chimera.core.permissions.shell_words import literal_text, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node

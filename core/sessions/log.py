@@ -7,7 +7,7 @@ every other event is one complete line written in one call, fsynced at turn
 boundaries; a line a killed process cut short is set aside when the log is
 next opened (a whole last event that only lacks its newline is kept), so the
 next event never glues onto it. The file is opened as every session file is
-(:mod:`chimera.core.session_files`): never through a link, never a FIFO. Events carry no secrets:
+(:mod:`chimera.core.sessions.files`): never through a link, never a FIFO. Events carry no secrets:
 the loop masks them as it emits them, and this log masks every line again
 with its own ``redactor``, whoever published the event.
 """
@@ -18,9 +18,9 @@ import os
 from pathlib import Path
 
 from chimera.core.events import RunFinished, StepEvent, TextDelta, ThinkingDelta, TurnStarted
-from chimera.core.jsonl import append_line, is_json_object, repair_tail
 from chimera.core.redact import Redactor
-from chimera.core.session_files import EVENTS, open_file
+from chimera.core.sessions.files import EVENTS, open_file
+from chimera.core.sessions.jsonl import append_line, is_json_object, repair_tail
 
 __all__ = ["SessionLog"]
 

@@ -1,6 +1,6 @@
 """Provides reading a session's records back: each parsed, cleaned and checked whole before it counts.
 
-``parse_record`` decodes one line of ``entries.jsonl`` (see ``session_store`` for
+``parse_record`` decodes one line of ``entries.jsonl`` (see ``store`` for
 the records); ``apply_record`` folds it into the session's meta and tree. Every
 field is checked before anything changes, so a record that fails a check half
 way changes nothing: it is damage, skipped with one warning. Times must be
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ConfigError
-from chimera.core.permissions import MODES, Rule
-from chimera.core.session_tree import MESSAGE_KINDS, Node, PendingSwitch, SavedFiles, SessionTree, message_problem
+from chimera.core.permissions.policy import MODES, Rule
+from chimera.core.sessions.tree import MESSAGE_KINDS, Node, PendingSwitch, SavedFiles, SessionTree, message_problem
 from chimera.core.strict_json import finite_number, loads_clean
 
 __all__ = ["ID", "add_node", "apply_record", "parse_record"]

@@ -42,7 +42,7 @@ result naming a node it lacks, are each skipped with one warning, so the tree
 can never loop and every walk of it ends; text that is not Unicode (a lone
 surrogate) reads as U+FFFD. One writer at a time holds the session's lock; a
 second gets a clear message. Files and folders are readable by their owner only.
-The folder and every file in it are opened as :mod:`chimera.core.session_files`
+The folder and every file in it are opened as :mod:`chimera.core.sessions.files`
 says: never through a link, never a FIFO, folder or device, so nothing outside
 the session folder is ever read or written through it.
 """
@@ -60,15 +60,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chimera.core.checkpoints import ShadowRepo
 from chimera.core.errors import ConfigError, SessionError
 from chimera.core.home import private_dir
-from chimera.core.jsonl import append_line, is_json_object, read_all, repair_tail
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
-from chimera.core.session_files import CHECKPOINTS, ENTRIES, LOCK, check_folder, check_not_link, open_file
-from chimera.core.session_records import ID, add_node, apply_record, parse_record
-from chimera.core.session_tree import MESSAGE_KINDS, Node, SessionTree
+from chimera.core.sessions.checkpoints import ShadowRepo
+from chimera.core.sessions.files import CHECKPOINTS, ENTRIES, LOCK, check_folder, check_not_link, open_file
+from chimera.core.sessions.jsonl import append_line, is_json_object, read_all, repair_tail
+from chimera.core.sessions.records import ID, add_node, apply_record, parse_record
+from chimera.core.sessions.tree import MESSAGE_KINDS, Node, SessionTree
 
 __all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
 

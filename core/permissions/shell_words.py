@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from chimera.core.shell_braces import Unit, expand_braces
+from chimera.core.permissions.shell_braces import Unit, expand_braces
 
 if TYPE_CHECKING:
     from tree_sitter import Node

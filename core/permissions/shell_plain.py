@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chimera.core.shell_words import Word, read_word, text_of
+from chimera.core.permissions.shell_words import Word, read_word, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -37,8 +37,8 @@ writes through a symlink. Calls are synchronous: wrap them in
 
 from __future__ import annotations
 
-from chimera.core.checkpoints.git import CheckpointError, CheckpointTimeout
-from chimera.core.checkpoints.restore import Preview, Restored
-from chimera.core.checkpoints.shadow import ShadowRepo
+from chimera.core.sessions.checkpoints.git import CheckpointError, CheckpointTimeout
+from chimera.core.sessions.checkpoints.restore import Preview, Restored
+from chimera.core.sessions.checkpoints.shadow import ShadowRepo
 
 __all__ = ["CheckpointError", "CheckpointTimeout", "Preview", "Restored", "ShadowRepo"]

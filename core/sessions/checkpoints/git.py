@@ -16,9 +16,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from chimera.core.checkpoints.places import check_git_dir
 from chimera.core.errors import ChimeraError, ConfigError, WorkspaceError
 from chimera.core.gitsafe import git_executable, git_timeout, run_git
+from chimera.core.sessions.checkpoints.places import check_git_dir
 
 __all__ = [
     "EMPTY_TREE",

@@ -16,8 +16,8 @@ from typing import Any
 
 from chimera.core.errors import SessionError
 from chimera.core.loops.context import content_blocks, is_continue_prompt, is_reminder
-from chimera.core.session_store import SessionStore
-from chimera.core.session_tree import Node
+from chimera.core.sessions.store import SessionStore
+from chimera.core.sessions.tree import Node
 from chimera.core.terminal_text import terminal_safe
 
 __all__ = ["export_markdown"]

@@ -34,7 +34,7 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from chimera.core.permissions import PermissionPolicy
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
 from chimera.core.strict_json import MAX_DEPTH, TOO_DEEP, clean_json, clean_text
 from chimera.core.threads import use_daemon_threads

@@ -32,11 +32,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chimera.core.checkpoints import CheckpointError, Preview, ShadowRepo
-from chimera.core.checkpoints.restore import Version
 from chimera.core.errors import ConfigError
-from chimera.core.session_store import SessionStore
-from chimera.core.session_tree import PendingSwitch, SavedFiles, SessionTree
+from chimera.core.sessions.checkpoints import CheckpointError, Preview, ShadowRepo
+from chimera.core.sessions.checkpoints.restore import Version
+from chimera.core.sessions.store import SessionStore
+from chimera.core.sessions.tree import PendingSwitch, SavedFiles, SessionTree
 
 __all__ = ["Named", "SwitchPlan", "interrupted_switch", "name_checkpoint", "plan_switch", "point_name", "switch"]
 

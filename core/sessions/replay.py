@@ -41,20 +41,20 @@ from typing import Any
 
 from chimera.core.agent_loop import AgentLoop
 from chimera.core.bus import EventBus
-from chimera.core.checkpoints import ShadowRepo
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError, ReplayDiverged, WorkspaceError
 from chimera.core.events import RunFinished
-from chimera.core.executor import NOT_FINISHED, UNFINISHED_PREFIX, ToolCall
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import content_blocks, is_continue_prompt, is_loop_note
-from chimera.core.permissions import PermissionPolicy, Rule
+from chimera.core.permissions.policy import PermissionPolicy, Rule
 from chimera.core.providers.replay import RECORDING_ENDED, RecordedTurn, ReplayProvider
 from chimera.core.redact import Redactor
-from chimera.core.session_tree import Node, SessionTree
+from chimera.core.sessions.checkpoints import ShadowRepo
+from chimera.core.sessions.tree import Node, SessionTree
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import ToolResult, describe_call
+from chimera.core.tools.executor import NOT_FINISHED, UNFINISHED_PREFIX, ToolCall
 from chimera.core.tools.paths import real_path, resolve_in_workspace
 
 __all__ = [

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from chimera.core.checkpoints.folders import EmptiedFolders
-from chimera.core.checkpoints.git import Change
+from chimera.core.sessions.checkpoints.folders import EmptiedFolders
+from chimera.core.sessions.checkpoints.git import Change
 
 __all__ = ["TEMP_SUFFIX", "Preview", "Restored", "Version", "apply", "is_leftover", "plan"]
 

@@ -33,11 +33,11 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from chimera.core.shell_markers import unseen_commands
-from chimera.core.shell_options import WRAPPERS
-from chimera.core.shell_plain import RESERVED, harmless_redirect, plain_words
-from chimera.core.shell_special import assignment_problem, evaluating_node, special, unwrap
-from chimera.core.shell_words import Command, Word, read_word, read_words, text_of
+from chimera.core.permissions.shell_markers import unseen_commands
+from chimera.core.permissions.shell_options import WRAPPERS
+from chimera.core.permissions.shell_plain import RESERVED, harmless_redirect, plain_words
+from chimera.core.permissions.shell_special import assignment_problem, evaluating_node, special, unwrap
+from chimera.core.permissions.shell_words import Command, Word, read_word, read_words, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

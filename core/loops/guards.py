@@ -13,8 +13,8 @@ import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from chimera.core.executor import ToolOutcome
 from chimera.core.loop_config import LoopConfig
+from chimera.core.tools.executor import ToolOutcome
 
 __all__ = ["STUCK_REMINDER", "StuckDetector", "over_budget"]
 

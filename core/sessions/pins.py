@@ -22,9 +22,9 @@ import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 
-from chimera.core.checkpoints import CheckpointTimeout, ShadowRepo
 from chimera.core.errors import ChimeraError
-from chimera.core.session_store import SessionStore
+from chimera.core.sessions.checkpoints import CheckpointTimeout, ShadowRepo
+from chimera.core.sessions.store import SessionStore
 
 __all__ = ["WorkspacePins"]
 

@@ -15,7 +15,7 @@ A node read from disk keeps its message as the JSON bytes of its record until
 something needs it, so opening a session costs its structure, not the bytes of
 every message in it.
 
-This module only holds and reads the tree; ``session_store`` writes it.
+This module only holds and reads the tree; ``store`` writes it.
 """
 
 from __future__ import annotations

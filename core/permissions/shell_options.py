@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from chimera.core.shell_words import Word
+from chimera.core.permissions.shell_words import Word
 
 __all__ = ["WRAPPERS", "Options", "Spec", "env_split", "read_options"]
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import lru_cache
 
-from chimera.core.shell import parse_words
-from chimera.core.shell_words import Command, Word, flag_spellings
+from chimera.core.permissions.shell import parse_words
+from chimera.core.permissions.shell_words import Command, Word, flag_spellings
 
 __all__ = ["CommandPattern", "command_pattern", "path_matches", "pattern_problem", "rule_word"]
 
