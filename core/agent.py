@@ -118,6 +118,18 @@ class Agent:
             )
         return self._core
 
+    @property
+    def running(self) -> bool:
+        return self._core is not None and self._core.running
+
+    def move_to(self, context: Context) -> None:
+        """Continue from ``context`` (the session moved: a switch, a branch); between runs only."""
+        if self.running:
+            raise RuntimeError("the conversation cannot move while a run is going")
+        self.history, self.node_id = context.messages, context.node_id
+        if self._core is not None:
+            self._core.context = context
+
     def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
         """Answer an open question of the run in progress (see ``AgentLoop.answer``); False when it is not open."""
         return self._core is not None and self._core.answer(request_id, decision, plan)

@@ -13,18 +13,16 @@ import contextlib
 import datetime as dt
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any, TextIO
 
 from chimera.core.errors import ConfigError
-from chimera.core.events import Switched
 from chimera.core.home import chimera_home
 from chimera.core.sessions.export import export_markdown
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore, list_sessions
-from chimera.core.sessions.switching import SwitchPlan, name_checkpoint, plan_switch, point_name, switch
+from chimera.core.sessions.switching import SwitchPlan, name_checkpoint, point_name, switch_to
 from chimera.core.sessions.tree import SessionTree
 from chimera.core.terminal_text import inert_json, terminal_safe
 from chimera.core.tools.paths import shown_name
@@ -152,46 +150,31 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
     a switch that rewrites files needs ``--yes``.
     """
     home = chimera_home()
+
+    def confirm(plan: SwitchPlan) -> bool:
+        """Show the plan and its preview; a switch that rewrites files needs a yes (``--yes``, or typed)."""
+        _print_plan(store.id, store.tree, plan, out)
+        count = len(plan.preview.changed) if plan.preview is not None else 0
+        if not count or yes:
+            return True
+        if not ask:
+            raise ConfigError(f"this switch rewrites {count} path{'s' if count != 1 else ''}: pass --yes")
+        out.write("Go ahead? [y/N] ")
+        out.flush()
+        if input().strip().lower() in {"y", "yes"}:
+            return True
+        out.write("Nothing changed.\n")
+        return False
+
     with SessionStore.open(home, session_id) as store:
         _warn(store)
         if not store.workdir.is_dir():
             raise ConfigError(f"the workspace {store.workdir} of session {store.id} is no longer there")
-        with WorkspaceLock(home, store.workdir).exclusive():
-            repo = store.checkpoints()
-            plan = plan_switch(store, repo, ref)
-            if plan.interrupted is not None:
-                cut = f"Session {store.id}'s switch to {point_name(plan.interrupted.to_node)} was cut short"
-                _line(out, f"{cut}: {plan.note[:1].upper()}{plan.note[1:]}.")
-            elif plan.saved is not None:
-                _line(out, f"Switch session {store.id} to the files saved as {plan.saved}")
-                _line(out, f"  Lands {plan.note}.")
-            else:
-                node = store.tree.nodes[plan.requested]
-                _line(out, f"Switch session {store.id} to {plan.requested} ({node.kind}: {node.summary})")
-                if plan.note:
-                    _line(out, f"  Lands {plan.note}.")
-            _print_preview(plan, out)
-            count = len(plan.preview.changed) if plan.preview is not None else 0
-            if count and not yes:
-                if not ask:
-                    raise ConfigError(f"this switch rewrites {count} path{'s' if count != 1 else ''}: pass --yes")
-                out.write("Go ahead? [y/N] ")
-                out.flush()
-                if input().strip().lower() not in {"y", "yes"}:
-                    out.write("Nothing changed.\n")
-                    return 1
-            before = switch(store, repo, plan)
-            with contextlib.closing(SessionLog(store.folder)) as log:
-                changed = [shown_name(p) for p in plan.preview.changed] if plan.preview is not None else []
-                log(
-                    Switched(
-                        session_id=store.id,
-                        node_id=plan.node,
-                        ts=time.time(),
-                        to_node=plan.node or "",
-                        changed_paths=changed,
-                    )
-                )
+        with WorkspaceLock(home, store.workdir).exclusive(), contextlib.closing(SessionLog(store.folder)) as log:
+            done = switch_to(store, ref, confirm=confirm, record=log)
+    if done is None:
+        return 1
+    plan, before = done.plan, done.before
     if plan.interrupted is not None:
         _line(
             out,
@@ -204,6 +187,21 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
     else:
         out.write("Switched.\n")
     return 0
+
+
+def _print_plan(session_id: str, tree: SessionTree, plan: SwitchPlan, out: TextIO) -> None:
+    if plan.interrupted is not None:
+        cut = f"Session {session_id}'s switch to {point_name(plan.interrupted.to_node)} was cut short"
+        _line(out, f"{cut}: {plan.note[:1].upper()}{plan.note[1:]}.")
+    elif plan.saved is not None:
+        _line(out, f"Switch session {session_id} to the files saved as {plan.saved}")
+        _line(out, f"  Lands {plan.note}.")
+    else:
+        node = tree.nodes[plan.requested]
+        _line(out, f"Switch session {session_id} to {plan.requested} ({node.kind}: {node.summary})")
+        if plan.note:
+            _line(out, f"  Lands {plan.note}.")
+    _print_preview(plan, out)
 
 
 def _way_back(tree: SessionTree, session_id: str, leaf: str | None) -> str:

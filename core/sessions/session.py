@@ -1,26 +1,32 @@
 """Provides ``Session``: one live session, the handle every front end drives.
 
-The workbench, the headless runner and the session commands hold a
-``Session`` and talk to the engine only through it and its bus: ``run`` a
-task, ``interrupt`` it, ``answer`` a question the run published (by its
-request id). It owns what a session holds while it is open: the store, the
-workspace and its lock, the agent, the event log, and the bus they all share.
+The workbench and the headless runner hold a ``Session`` and talk to the
+engine only through it and its bus: ``run`` a task, ``interrupt`` it,
+``answer`` a question the run published (by its request id), ``switch`` to
+another point with its files, ``branch`` from one, name a ``checkpoint``. It
+owns what a session holds while it is open: the store, the workspace and its
+lock, the agent, the event log, and the bus they all share.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from chimera.core.agent import Agent, AgentResult
 from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
+from chimera.core.errors import ConfigError
+from chimera.core.events import BranchCreated, CheckpointCreated
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
+from chimera.core.sessions.switching import Named, SwitchDone, SwitchPlan, name_checkpoint, switch_to
 from chimera.core.threads import use_daemon_threads
 
 __all__ = ["Session"]
@@ -70,6 +76,54 @@ class Session:
         """Answer a question the run published (a permission request, a proposed plan: ``plan`` is the
         edited text); False when it is no longer open."""
         return self.agent.answer(request_id, decision, plan)
+
+    def switch(self, ref: str, confirm: Callable[[SwitchPlan], bool] = lambda _: True) -> SwitchDone | None:
+        """Move to ``ref`` (a node, a checkpoint or saved files' name) with its files; between runs only.
+
+        ``confirm`` sees the plan and its preview first and may say no (then None). The
+        workspace's lock is held alone while files change: refused while another run works there.
+        """
+        self._idle("switching")
+        lock = self.lock
+        if lock is not None:
+            try:
+                lock.exclusive()
+            except ConfigError:
+                lock.shared()  # a failed upgrade let go of the shared hold: take it back
+                raise
+        try:
+            done = switch_to(self.store, ref, confirm=confirm, record=self.bus.publish)
+        finally:
+            if lock is not None:
+                lock.shared()
+        if done is not None:
+            self.agent.move_to(self.store.tree.context())
+        return done
+
+    def branch(self, ref: str) -> str:
+        """Continue the conversation from ``ref`` (a node or a checkpoint's name), the files left as they are.
+
+        The next run grows a new branch there. Returns the node's id.
+        """
+        self._idle("branching")
+        node = self.store.require(ref)
+        self.store.move_leaf(node)
+        self.agent.move_to(self.store.tree.context())
+        self.bus.publish(BranchCreated(session_id=self.id, node_id=node, ts=time.time(), from_node=node))
+        return node
+
+    def checkpoint(self, name: str, ref: str | None = None, *, move: bool = False) -> Named:
+        """Name a point (the leaf by default; there the files are pinned as they are now)."""
+        named = name_checkpoint(self.store, name, ref, move=move)
+        if named.snapshot is not None:
+            self.bus.publish(
+                CheckpointCreated(session_id=self.id, node_id=named.node, ts=time.time(), snapshot=named.snapshot)
+            )
+        return named
+
+    def _idle(self, doing: str) -> None:
+        if self.agent.running:
+            raise ConfigError(f"a run is going: interrupt it or let it finish before {doing}")
 
     async def close(self) -> None:
         """Let readers finish, then release everything, even when one step fails."""

@@ -30,15 +30,29 @@ undo, no checkpoint, no pin.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from chimera.core.errors import ConfigError
+from chimera.core.events import Switched
 from chimera.core.sessions.checkpoints import CheckpointError, Preview, ShadowRepo
 from chimera.core.sessions.checkpoints.restore import Version
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import PendingSwitch, SavedFiles, SessionTree
+from chimera.core.tools.paths import shown_name
 
-__all__ = ["Named", "SwitchPlan", "interrupted_switch", "name_checkpoint", "plan_switch", "point_name", "switch"]
+__all__ = [
+    "Named",
+    "SwitchDone",
+    "SwitchPlan",
+    "interrupted_switch",
+    "name_checkpoint",
+    "plan_switch",
+    "point_name",
+    "switch",
+    "switch_to",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +275,41 @@ def _undo_interrupted(store: SessionStore, repo: ShadowRepo, plan: SwitchPlan) -
     except CheckpointError as err:
         raise ConfigError(f"putting the files back stopped half way ({err}): {_undo_advice(store)}") from None
     store.move_leaf(plan.node)
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchDone:
+    """A switch that happened: its plan, and the snapshot of the files as they were before it (None: unchanged)."""
+
+    plan: SwitchPlan
+    before: str | None
+
+
+def switch_to(
+    store: SessionStore,
+    ref: str,
+    *,
+    confirm: Callable[[SwitchPlan], bool],
+    record: Callable[[Switched], object],
+) -> SwitchDone | None:
+    """Move ``store``'s session to ``ref`` (a node, a checkpoint or saved files' name) with its files.
+
+    The caller holds the workspace's lock alone. ``confirm`` sees the plan first (a front end
+    shows the preview and asks) and may say no: then nothing changes and the result is None.
+    ``record`` gets the ``switched`` event (the session log, or the session's bus).
+    """
+    if not store.workdir.is_dir():
+        raise ConfigError(f"the workspace {store.workdir} of session {store.id} is no longer there")
+    repo = store.checkpoints()
+    plan = plan_switch(store, repo, ref)
+    if not confirm(plan):
+        return None
+    before = switch(store, repo, plan)
+    changed = [shown_name(p) for p in plan.preview.changed] if plan.preview is not None else []
+    record(
+        Switched(session_id=store.id, node_id=plan.node, ts=time.time(), to_node=plan.node or "", changed_paths=changed)
+    )
+    return SwitchDone(plan, before)
 
 
 def name_checkpoint(store: SessionStore, label: str, ref: str | None = None, *, move: bool = False) -> Named:

@@ -1,0 +1,159 @@
+"""The live Session: runs, and switch, branch and checkpoint between them, over the real store, git and
+the loopback Messages API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from chimera.core.errors import ConfigError
+from chimera.core.events import CheckpointCreated, PermissionRequested, StepEvent, Switched
+from chimera.core.sessions.lock import WorkspaceLock
+from chimera.core.sessions.session import Session
+from chimera.core.sessions.start import RunOptions, start_session
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+
+MODEL = "claude-sonnet-4-6"
+
+
+@pytest.fixture
+async def api(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        yield fake
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def writes(content: str, answer: str) -> list[object]:
+    return [
+        message(tool_use("w", "write", {"path": "a.txt", "content": content}), stop_reason="tool_use"),
+        message(text(answer)),
+    ]
+
+
+async def two_runs(api: FakeAnthropic, project: Path, **options: object) -> tuple[Session, list[StepEvent]]:
+    api.script(*writes("v1\n", "Wrote v1."), *writes("v2\n", "Wrote v2."))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass", **options))  # type: ignore[arg-type]
+    seen: list[StepEvent] = []
+    session.bus.subscribe(seen.append)
+    await session.run("write v1")
+    await session.run("now v2")
+    return session, seen
+
+
+async def test_switch_brings_back_the_files_and_the_conversation(api: FakeAnthropic, project: Path) -> None:
+    session, seen = await two_runs(api, project)
+    try:
+        first_answer = next(n for n in session.store.tree.path() if n.summary == "Wrote v1.")
+        shown: list[str] = []
+        done = session.switch(first_answer.id, confirm=lambda plan: shown.append(plan.node or "") or True)
+
+        assert done is not None
+        assert shown == [first_answer.id]  # the front end saw the plan first
+        assert (project / "a.txt").read_text() == "v1\n"
+        api.script(message(text("Back at v1.")))
+        await session.run("where are we?")
+        sent = json.dumps(api.requests[-1].messages)
+        assert "write v1" in sent
+        assert "now v2" not in sent  # the conversation moved with the files
+        await session.bus.drain()
+        assert [e.to_node for e in seen if isinstance(e, Switched)] == [first_answer.id]
+    finally:
+        await session.close()
+    logged = (session.store.folder / "events.jsonl").read_text()
+    assert '"type":"switched"' in logged
+
+
+async def test_a_switch_the_front_end_declines_changes_nothing(api: FakeAnthropic, project: Path) -> None:
+    session, _ = await two_runs(api, project)
+    try:
+        leaf = session.store.tree.leaf
+        first = next(n for n in session.store.tree.path() if n.kind == "user")
+        assert session.switch(first.id, confirm=lambda _: False) is None
+        assert (project / "a.txt").read_text() == "v2\n"
+        assert session.store.tree.leaf == leaf
+    finally:
+        await session.close()
+
+
+async def test_switch_is_refused_while_another_run_works_in_the_folder_and_the_session_keeps_its_hold(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    session, _ = await two_runs(api, project)
+    other = WorkspaceLock(isolated_env, project).shared()  # another Chimera working there
+    try:
+        first = next(n for n in session.store.tree.path() if n.kind == "user")
+        with pytest.raises(ConfigError, match="another Chimera run is working"):
+            session.switch(first.id)
+        other.release()
+        with pytest.raises(ConfigError, match="another Chimera run is working"):
+            WorkspaceLock(isolated_env, project).exclusive()  # the session still holds its share
+    finally:
+        other.release()
+        await session.close()
+
+
+async def test_branch_continues_from_a_point_and_leaves_the_files(api: FakeAnthropic, project: Path) -> None:
+    session, _ = await two_runs(api, project)
+    try:
+        first_answer = next(n for n in session.store.tree.path() if n.summary == "Wrote v1.")
+        assert session.branch(first_answer.id) == first_answer.id
+        assert (project / "a.txt").read_text() == "v2\n"  # a branch moves the conversation only
+        api.script(message(text("A new branch.")))
+        await session.run("something else")
+        tree = session.store.tree
+        assert tree.is_branch_point(first_answer.id)
+        assert "now v2" not in json.dumps(api.requests[-1].messages)
+    finally:
+        await session.close()
+
+
+async def test_checkpoint_names_the_leaf_with_its_files(api: FakeAnthropic, project: Path) -> None:
+    session, seen = await two_runs(api, project)
+    try:
+        (project / "a.txt").write_text("v2, polished by hand\n")
+        named = session.checkpoint("polished")
+        await session.bus.drain()
+        assert named.node == session.store.tree.leaf
+        assert [e.snapshot for e in seen if isinstance(e, CheckpointCreated)][-1] == named.snapshot
+        first_answer = next(n for n in session.store.tree.path() if n.summary == "Wrote v1.")
+        session.switch(first_answer.id)
+        assert (project / "a.txt").read_text() == "v1\n"
+        session.switch("polished")
+        assert (project / "a.txt").read_text() == "v2, polished by hand\n"  # the files as they were when named
+    finally:
+        await session.close()
+
+
+async def test_nothing_moves_while_a_run_is_going(api: FakeAnthropic, project: Path) -> None:
+    """Asked for permission mid-run, the session refuses to switch or branch until the run ends."""
+    api.script(*writes("v1\n", "Wrote v1."))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="ask", interactive=True))
+    events = session.bus.stream()
+    try:
+        run = asyncio.create_task(session.run("write v1"))
+        async for event in events:
+            if isinstance(event, PermissionRequested):
+                break
+        for attempt in (lambda: session.switch("x"), lambda: session.branch("x")):
+            with pytest.raises(ConfigError, match="a run is going: interrupt it or let it finish"):
+                attempt()
+        assert session.answer(event.request_id, "deny")
+        result = await asyncio.wait_for(run, 20)
+        assert result.success
+        assert not (project / "a.txt").exists()
+    finally:
+        events.cancel()
+        await session.close()
