@@ -32,6 +32,7 @@ __all__ = [
     "PlanEdited",
     "PlanProposed",
     "PlanStepChecked",
+    "PlanSuggested",
     "Reflected",
     "ReminderInjected",
     "Replanned",
@@ -306,6 +307,15 @@ class PlanProposed(StepEvent):
     type: ClassVar[str] = "plan_proposed"
     steps: list[str]
     request_id: str = ""
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanSuggested(StepEvent):
+    """ReAct was given a task that looks like a change across many files: the plan loop may serve it better."""
+
+    type: ClassVar[str] = "plan_suggested"
+    reason: str
 
 
 @register

@@ -32,6 +32,7 @@ from chimera.core.errors import CONFIG_KINDS, ConfigError
 from chimera.core.events import (
     MessageCompleted,
     PermissionDecided,
+    PlanSuggested,
     RetryScheduled,
     RunFinished,
     RunStarted,
@@ -113,6 +114,8 @@ class _Printer:
             case RunStarted(notes=notes):
                 for note in notes:
                     _write(self.err, f"chimera: {note}\n")
+            case PlanSuggested(reason=reason):
+                _line(self.err, f"chimera: tip: {reason}")
             case MessageCompleted():
                 if not self.live:
                     _write(self.out, terminal_safe("".join(self._attempt)))

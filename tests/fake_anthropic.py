@@ -33,6 +33,7 @@ import socket
 import sys
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -363,7 +364,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif problem is not None:  # what the real API refuses, refused here too
             reply = status(400, "invalid_request_error", problem)
         else:
-            reply = fake._next_reply()
+            reply = fake._next_reply(body)
         try:
             self._write(reply)
         except OSError:  # the client went away first: what a real server would shrug off too
@@ -440,6 +441,7 @@ class FakeAnthropic:
         self.requests: list[Received] = []
         self.errors: list[BaseException] = []
         self.fallback: Reply | None = None
+        self.responder: Callable[[Any], Reply] | None = None  # answers from the request, once the script is done
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -465,10 +467,12 @@ class FakeAnthropic:
         with self._lock:
             self.requests.append(received)
 
-    def _next_reply(self) -> Reply:
+    def _next_reply(self, body: Any = None) -> Reply:
         with self._lock:
             if self._script:
                 return self._script.popleft()
+        if self.responder is not None:
+            return self.responder(body)
         if self.fallback is not None:
             return self.fallback
         return status(400, "invalid_request_error", "fake server: the script has no reply left for this request")

@@ -183,3 +183,52 @@ def test_candidates_must_be_positive(isolated_env: Path) -> None:
     assert_one_line_error(run_chimera("run", "x", "--loop", "tot", "--candidates", "0"), "candidates")
     with pytest.raises(ValueError, match="at least 1"):
         TreeOfThought(n_candidates=0)
+
+
+def test_reflexion_with_a_verifier_leads_each_reflection_with_its_result(api: FakeAnthropic, project: Path) -> None:
+    """The deterministic check comes first: the model reflects on what the command said."""
+    api.script(reads("a.txt"), message(text("Reflected; done.")))
+    flags = ("--loop", "reflexion", "--reflect-every", "1", "--verify", "test -f done.txt && echo ok || echo missing")
+    proc = run_chimera(
+        "run", "read a", "--workdir", str(project), *flags, "--json", "--permission-mode", "bypass", env=model_env(api)
+    )
+    assert proc.returncode == 0, proc.stderr
+    (reflection,) = [e for e in events_of(proc.stdout) if e["type"] == "reflection"]
+    assert reflection["text"].startswith("The check `test -f done.txt && echo ok || echo missing` passed.")
+    assert "missing" in reflection["text"]
+    assert reflection["text"].endswith(REFLECTION_PROMPT)
+    assert "Its output ends:\\nmissing" in json.dumps(api.requests[1].messages[-1])
+
+
+# --- ReAct's plan suggestion -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("task", "reason"),
+    [
+        ("rename load_config to read_config across the codebase", "a rename across files"),
+        ("migrate the settings to TOML", "a migration"),
+        ("update every call site of parse()", "a change to many files"),
+        ("what does a.txt say?", None),
+        ("change the port to 8080", None),
+    ],
+)
+def test_react_suggests_the_plan_loop_for_a_change_across_many_files(
+    api: FakeAnthropic, project: Path, task: str, reason: str | None
+) -> None:
+    api.script(message(text("Sure.")))
+    proc = run_chimera("run", task, "--workdir", str(project), "--json", env=model_env(api))
+    assert proc.returncode == 0, proc.stderr
+    suggested = [e["reason"] for e in events_of(proc.stdout) if e["type"] == "plan_suggested"]
+    if reason is None:
+        assert suggested == []
+    else:
+        assert suggested == [f"the task looks like {reason}: --loop plan would plan it first"]
+
+
+def test_the_plain_printer_shows_the_plan_tip_on_stderr(api: FakeAnthropic, project: Path) -> None:
+    api.script(message(text("Sure.")))
+    proc = run_chimera("run", "refactor the parser", "--workdir", str(project), env=model_env(api))
+    assert proc.returncode == 0, proc.stderr
+    assert "chimera: tip: the task looks like a refactor: --loop plan would plan it first" in proc.stderr
+    assert proc.stdout.strip() == "Sure."

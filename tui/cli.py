@@ -128,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--verify",
         metavar="CMD",
-        help="with --loop plan: a command that checks each step (it passes when it exits 0)",
+        help="with --loop plan: a command that checks each step (it passes when it exits 0); "
+        "with --loop reflexion: its result leads each reflection",
     )
     run.set_defaults(handler=_run)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Plan", "named_paths", "parse_checklist"]
+__all__ = ["Plan", "looks_complex", "named_paths", "parse_checklist"]
 
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>\S.*?)\s*$")
 _CHECKBOX = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+\[[ xX]\]\s+\S")
@@ -18,6 +18,29 @@ _CHECKBOX = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+\[[ xX]\]\s+\S")
 _QUOTED = re.compile(r"`([^`\s]+)`")
 _BARE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z][\w]{0,7})(?![\w/])")
 _NOT_PATHS = frozenset({"e.g", "i.e", "etc", "vs"})
+
+
+# What a task that changes many things says of itself; each pattern's name is the reason given.
+_COMPLEX = (
+    ("a rename across files", re.compile(r"\brename\b.*\b(across|everywhere|throughout|all|every)\b", re.I | re.S)),
+    ("a migration", re.compile(r"\bmigrat(e|ion|ing)\b", re.I)),
+    ("a refactor", re.compile(r"\brefactor(ing|s)?\b", re.I)),
+    ("a port or upgrade", re.compile(r"^\W*(please\s+)?(port|upgrade|convert)\b.*\b(to|from)\b", re.I | re.S)),
+    (
+        "a change to many files",
+        re.compile(
+            r"\b(many|all|every|each)\s+(the\s+)?(files?|modules?|call ?sites?|usages?)\b"
+            r"|\bacross the (code ?base|repo)",
+            re.I,
+        ),
+    ),
+)
+
+
+def looks_complex(task: str) -> str | None:
+    """What makes ``task`` look like a change across many files (a rename across, a migration, a
+    refactor...), or None when it does not."""
+    return next((reason for reason, pattern in _COMPLEX if pattern.search(task)), None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chimera.core.events import PlanSuggested
 from chimera.core.loops.base import Core, Outcome
-from chimera.core.loops.context import Prompt
+from chimera.core.loops.context import Prompt, prompt_text
+from chimera.core.loops.plans import looks_complex
 from chimera.core.loops.strategy import Strategy
 
 __all__ = ["ReAct"]
@@ -18,6 +20,9 @@ class ReAct(Strategy):
     name: str = "react"
 
     async def drive(self, core: Core, task: Prompt) -> Outcome:
+        reason = looks_complex(prompt_text(task))
+        if reason is not None:
+            core.emit(PlanSuggested(reason=f"the task looks like {reason}: --loop plan would plan it first"))
         await core.user_turn(task)
         while True:
             result = await core.step()

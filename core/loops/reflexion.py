@@ -2,7 +2,9 @@
 
 Every ``reflect_every`` tool calls the loop adds the reflection prompt to the
 conversation (a ``reflection`` event says so) before the next request, so the
-model looks back at what worked before it goes on.
+model looks back at what worked before it goes on. With a verifier (``verify``,
+a command), its result comes first: a deterministic check of the work, which the
+model's own reflection then reads, before any judgement of its own.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ class Reflexion(Strategy):
         config: the limits and hooks of a run.
         max_steps: the turn limit, when given (else ``config.max_steps``).
         reflect_every: tool calls between reflections (at least 1).
+        verify: a command run in the workspace before each reflection; its result is the critique.
     """
 
     reflect_every: int = 3
+    verify: str | None = None
     name: str = "reflexion"
 
     def __post_init__(self) -> None:
@@ -49,5 +53,14 @@ class Reflexion(Strategy):
             calls += len(result.calls)
             if calls >= self.reflect_every:
                 calls = 0
-                core.note(REFLECTION_PROMPT)
-                core.emit(Reflected(text=REFLECTION_PROMPT))
+                text = await self._critique(core) + REFLECTION_PROMPT
+                core.note(text)
+                core.emit(Reflected(text=text))
+
+    async def _critique(self, core: Core) -> str:
+        """The verifier's verdict, to lead the reflection; nothing without a verifier."""
+        if self.verify is None:
+            return ""
+        passed, output = await core.check(self.verify)
+        verdict = "passed" if passed else "failed"
+        return f"The check `{self.verify}` {verdict}. Its output ends:\n{output[-2000:].strip()}\n\n"

@@ -101,7 +101,7 @@ def _strategy(options: RunOptions, config: LoopConfig) -> LoopStrategy:
     if options.loop == "plan":
         return PlanAndExecute(config, approve=options.approve_plan, verify=options.verify)
     if options.loop == "reflexion":
-        return Reflexion(config, reflect_every=options.reflect_every)
+        return Reflexion(config, reflect_every=options.reflect_every, verify=options.verify)
     if options.loop == "tot":
         return TreeOfThought(config, n_candidates=options.candidates)
     return ReAct(config)

@@ -22,6 +22,7 @@ from textual.widget import Widget
 
 from chimera.core.events import (
     MessageCompleted,
+    PlanSuggested,
     RetryScheduled,
     RunFinished,
     RunStarted,
@@ -95,6 +96,8 @@ class Conversation(VerticalScroll):
                 await self.mount(UserMessage(task if isinstance(task, str) else prompt_text(task)))
                 for note in notes:
                     await self.mount(Notice(note, "warning"))
+            case PlanSuggested(reason=reason):
+                await self.mount(Notice(f"Tip: {reason}.", "info"))
             case MessageCompleted():
                 await self._seal_attempt()
             case RetryScheduled(reason="max_tokens"):
