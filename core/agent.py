@@ -130,6 +130,15 @@ class Agent:
         if self._core is not None:
             self._core.context = context
 
+    def steer(self, text: str) -> None:
+        """Queue words for the run in progress, delivered at its next step (see ``AgentLoop.steer``)."""
+        if self._core is not None:
+            self._core.steer(text)
+
+    def take_steering(self) -> list[str]:
+        """The steering not delivered yet, taken back."""
+        return self._core.take_steering() if self._core is not None else []
+
     def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
         """Answer an open question of the run in progress (see ``AgentLoop.answer``); False when it is not open."""
         return self._core is not None and self._core.answer(request_id, decision, plan)

@@ -50,6 +50,7 @@ from chimera.core.events import (
     RetryScheduled,
     RunFinished,
     RunStarted,
+    SteeringDelivered,
     StepEvent,
     TextDelta,
     ThinkingDelta,
@@ -88,6 +89,7 @@ __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "R
 _E = TypeVar("_E", bound=StepEvent)
 log = logging.getLogger("chimera.loop")
 _DECLINED = "the model declined the request"
+STEERING_LEAD = "The person sent this while you were working. Take it into account, then go on:"
 
 
 class AgentLoop:
@@ -156,6 +158,7 @@ class AgentLoop:
         self.cost = 0.0
         self.tokens = 0
         self._recovery = Recovery(self.config.retry, self.emit)
+        self._steering: list[str] = []  # the person's words for the running work, delivered at the next step
         self._plans: dict[str, asyncio.Future[PlanAnswer]] = {}  # proposed plans awaiting an answer, by id
         self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
         self._reminders = ReminderState()
@@ -237,6 +240,17 @@ class AgentLoop:
                 if not driver.done():
                     driver.cancel()
             self._out = None
+
+    def steer(self, text: str) -> None:
+        """Queue the person's words for the run in progress: delivered once, as a user message, after
+        every tool call of the current message has its result and before the next model request."""
+        if text.strip():
+            self._steering.append(text)
+
+    def take_steering(self) -> list[str]:
+        """The steering not delivered yet, taken out of the queue (an interrupted run gives it back)."""
+        queued, self._steering = self._steering, []
+        return queued
 
     def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
         """Answer an open question by its request id; False when it is not open (answered, or its run stopped).
@@ -404,6 +418,7 @@ class AgentLoop:
             error = f"stopped after {turns} (the limit): raise --max-turns to let it go on"
             raise Stop(Outcome(False, "max_turns", error=error))
         self.steps += 1
+        self._deliver_steering()
         self.emit(TurnStarted(turn=self.steps))
         done = await (answer or self.query)()
         if done.stop_reason == "refusal":
@@ -425,6 +440,14 @@ class AgentLoop:
         self._cut.clear()
         outcomes, stop = await self._run_tools(calls)
         return StepResult(done, calls, outcomes, outcome=stop)
+
+    def _deliver_steering(self) -> None:
+        """The queued words go in as one loop note each (the model is told the person sent them
+        while it worked; a replay keeps them inside the run they steered)."""
+        for text in self.take_steering():
+            note = f"{STEERING_LEAD}\n\n{text}"
+            self._append("user", {"role": "user", "content": [reminder_block(note)]}, sync=True)
+            self.emit(SteeringDelivered(text=text))
 
     def _continue(self, done: ModelDone) -> StepResult:
         """The answer was cut by the output limit: ask the model to go on (a bounded number of times)."""

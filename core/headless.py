@@ -198,11 +198,11 @@ async def run_headless(
         _line(err, f"chimera: demo task: {session.demo_task} (workspace: {session.env.workdir})")
         task = session.demo_task
     printer = _Printer(
-        out, err, json_lines=json_lines, on_gone=_threadsafe(session.interrupt), redactor=session.redactor
+        out, err, json_lines=json_lines, on_gone=_threadsafe(session.agent.interrupt), redactor=session.redactor
     )
     session.bus.subscribe(printer, name="printer")
     loop = asyncio.get_running_loop()
-    with _on_sigint(loop, session.interrupt):
+    with _on_sigint(loop, session.agent.interrupt):
         try:
             result = await session.run(task)
         finally:

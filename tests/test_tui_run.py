@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -9,12 +12,13 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from chimera.core.events import StepEvent, ToolCallStarted, UsageReported
+from chimera.core.events import SteeringDelivered, StepEvent, ToolCallStarted, UsageReported
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.widgets.assistant_message import AssistantMessage
 from chimera.tui.widgets.conversation import Conversation
+from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.thinking_view import ThinkingView
 from chimera.tui.widgets.tool_call_view import ToolCallView
@@ -148,6 +152,46 @@ async def test_escape_interrupts_a_running_command(api: FakeAnthropic, tmp_path:
         assert "0.00s" not in shown
         assert app.query_one(StatusLine).state == "interrupted"
         assert not app.running
+
+
+async def test_typing_while_a_command_runs_steers_the_next_step(api: FakeAnthropic, tmp_path: Path) -> None:
+    """Words sent while a tool runs reach the model once: after the tool's result, before its next request."""
+    fifo = tmp_path / "go.fifo"
+    os.mkfifo(fifo)
+    api.script(
+        message(tool_use("t1", "bash", {"command": "cat go.fifo"}), stop_reason="tool_use"),
+        message(text("Looked at b too.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
+    delivered: list[StepEvent] = []
+    app.session.bus.subscribe(lambda e: delivered.append(e) if isinstance(e, SteeringDelivered) else None)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "look at a")
+        await until(pilot, lambda: bool(app.query(ToolCallView)), "the command to start")
+        await send(pilot, "also look at b")
+        assert app.query_one(PromptInput).value == ""
+        await asyncio.to_thread(fifo.write_text, "done\n")  # the command ends
+        await app.run_shown.wait()
+        await app.session.bus.drain()
+    sent = api.requests[1].messages[-1]["content"]
+    assert [b["type"] for b in sent] == ["tool_result", "text"]
+    assert sent[1]["text"].endswith("also look at b</system-reminder>")
+    assert json.dumps([r.messages for r in api.requests]).count("also look at b") == 1
+    assert [e.text for e in delivered] == ["also look at b"]  # type: ignore[attr-defined]
+
+
+async def test_an_interrupt_gives_the_unsent_words_back_to_the_input(api: FakeAnthropic, tmp_path: Path) -> None:
+    api.script(message(tool_use("t1", "bash", {"command": "sleep 300"}), stop_reason="tool_use"))
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "wait a while")
+        await until(pilot, lambda: bool(app.query(ToolCallView)), "the command to start")
+        await send(pilot, "actually, stop and do b")
+        await pilot.press("escape")
+        await app.run_shown.wait()
+        await pilot.pause()
+        assert app.query_one(PromptInput).value == "actually, stop and do b"
+    assert len(api.requests) == 1  # the words never reached the model
 
 
 async def test_a_retried_attempt_leaves_no_partial_thinking_or_text(api: FakeAnthropic, tmp_path: Path) -> None:

@@ -166,8 +166,12 @@ class ChimeraApp(App[int]):
         text = message.value.strip()
         if not text:
             return
-        if self.running:
-            self.notify("Chimera is still working; press escape to interrupt it.", severity="warning")
+        if self.running:  # steering: the words go to the run at its next step
+            if self.session.steer(text):
+                message.input.value = ""
+                self.notify("Sent: Chimera reads it after the current step.", timeout=3)
+            else:
+                self.notify("The run is just starting: send it again in a moment.", severity="warning")
             return
         message.input.value = ""
         if self.session.demo:
@@ -183,7 +187,10 @@ class ChimeraApp(App[int]):
     def action_interrupt(self) -> None:
         """Stop the run: the stream ends, tools are killed, the conversation stays valid."""
         if self.running:
-            self.session.interrupt()
+            unsent = self.session.interrupt()
+            if unsent:  # words the run never read go back to the input
+                prompt = self.query_one(PromptInput)
+                prompt.value = " ".join([*unsent, prompt.value]).strip()
             self.notify("Interrupting…", timeout=2)
 
     @work(exclusive=True, group="run", exit_on_error=False)

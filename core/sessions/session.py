@@ -68,9 +68,21 @@ class Session:
         use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
         return await self.agent.arun(task, self.env, session_id=self.id)
 
-    def interrupt(self) -> None:
-        """Stop the run in progress, if any: the stream ends, tools are killed, it ends as ``interrupted``."""
+    def interrupt(self) -> list[str]:
+        """Stop the run in progress, if any: the stream ends, tools are killed, it ends as ``interrupted``.
+
+        Returns the steering not delivered yet, so a front end can give it back to the person.
+        """
         self.agent.interrupt()
+        return self.agent.take_steering()
+
+    def steer(self, text: str) -> bool:
+        """Add the person's words to the run in progress: delivered once, after the current tool calls
+        have their results and before the next model request. False when no run is going."""
+        if not self.agent.running:
+            return False
+        self.agent.steer(text)
+        return True
 
     def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
         """Answer a question the run published (a permission request, a proposed plan: ``plan`` is the
