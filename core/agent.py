@@ -130,6 +130,16 @@ class Agent:
         if self._core is not None:
             self._core.context = context
 
+    def open_plan(self) -> str | None:
+        """The request id of the plan the run in progress waits on, if any."""
+        return self._core.open_plan() if self._core is not None else None
+
+    def stop_asking(self) -> None:
+        """Nobody answers questions from here on (see ``AgentLoop.stop_asking``)."""
+        self.can_ask = False
+        if self._core is not None:
+            self._core.stop_asking()
+
     def steer(self, text: str) -> None:
         """Queue words for the run in progress, delivered at its next step (see ``AgentLoop.steer``)."""
         if self._core is not None:

@@ -275,6 +275,18 @@ class AgentLoop:
         """The workspace the tools act on."""
         return self.env.workdir
 
+    def open_plan(self) -> str | None:
+        """The request id of the plan waiting for an answer, if one is."""
+        return next((request_id for request_id, pending in self._plans.items() if not pending.done()), None)
+
+    def stop_asking(self) -> None:
+        """Nobody answers from here on: open questions get a headless run's answer (a permission denied,
+        a plan cancelled), and later ones are refused."""
+        self.executor.stop_asking()
+        for pending in self._plans.values():
+            if not pending.done():
+                pending.set_result(PlanAnswer("cancel"))
+
     @property
     def can_ask(self) -> bool:
         """Whether someone answers questions (a front end listening), or they are refused at once."""

@@ -24,6 +24,7 @@ __all__ = [
     "CandidateProposed",
     "CheckpointCreated",
     "CompactionDone",
+    "ControlRejected",
     "MessageCompleted",
     "PermissionDecided",
     "PermissionRequested",
@@ -307,6 +308,16 @@ class PlanProposed(StepEvent):
     type: ClassVar[str] = "plan_proposed"
     steps: list[str]
     request_id: str = ""
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControlRejected(StepEvent):
+    """A control line that could not be applied (``chimera run --control -``): why, and the line."""
+
+    type: ClassVar[str] = "error"
+    message: str
+    line: str = ""
 
 
 @register

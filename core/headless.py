@@ -21,7 +21,9 @@ import json
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -43,6 +45,7 @@ from chimera.core.events import (
 )
 from chimera.core.home import chimera_home
 from chimera.core.redact import Redactor
+from chimera.core.sessions.control import Control
 from chimera.core.sessions.replay import replay_session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
@@ -179,8 +182,14 @@ async def run_headless(
     json_lines: bool = False,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    control: TextIO | None = None,
 ) -> int:
     """Run ``task`` with ``options``; print as it goes; return the exit code.
+
+    With ``control`` (stdin for ``--control -``), JSON lines read from it steer the
+    run, answer its questions, interrupt it and queue follow-ups, each run after the
+    one before ends (see ``chimera.core.sessions.control``); the exit code is the
+    last run's.
 
     Ctrl-C (SIGINT) interrupts the run: open tool calls are cancelled, the run
     ends with reason ``interrupted`` and the exit code is 1. A reader that goes
@@ -189,7 +198,7 @@ async def run_headless(
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    session = start_session(options)
+    session = start_session(replace(options, interactive=True) if control is not None else options)
     mask = session.redactor.mask
     for warning in session.warnings:
         _line(err, mask(f"chimera: {warning}"))
@@ -202,9 +211,14 @@ async def run_headless(
     )
     session.bus.subscribe(printer, name="printer")
     loop = asyncio.get_running_loop()
+    channel = Control(session) if control is not None else None
+    if channel is not None and control is not None:
+        _read_lines(control, loop, channel)
     with _on_sigint(loop, session.agent.interrupt):
         try:
             result = await session.run(task)
+            while channel is not None and channel.follow_ups and result.reason != "interrupted":
+                result = await session.run(channel.follow_ups.popleft())
         finally:
             await session.close()
     if printer.gone:
@@ -216,6 +230,22 @@ async def run_headless(
     else:
         _line(err, mask(f"chimera: the run failed ({result.reason}): {result.error}"))
     return 2 if result.reason in CONFIG_KINDS else 1
+
+
+def _read_lines(stream: TextIO, loop: asyncio.AbstractEventLoop, channel: Control) -> None:
+    """Hand each line of ``stream`` to ``channel`` on the event loop, then say it closed; on a thread of its own."""
+
+    def read() -> None:
+        try:
+            for line in stream:
+                loop.call_soon_threadsafe(channel.handle, line)
+        except (OSError, ValueError, UnicodeDecodeError):
+            pass  # an unreadable channel ends like a closed one
+        finally:
+            with contextlib.suppress(RuntimeError):  # the loop is already gone: nothing waits any more
+                loop.call_soon_threadsafe(channel.close)
+
+    threading.Thread(target=read, name="control", daemon=True).start()
 
 
 def _threadsafe(action: Callable[[], None]) -> Callable[[], None]:

@@ -123,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --loop tot: answers sampled each turn, the best one taken (default: 3)",
     )
     run.add_argument(
+        "--control",
+        choices=["-"],
+        help="read JSON lines on stdin while the run goes: steer, follow_up, interrupt, plan, permission answers",
+    )
+    run.add_argument(
         "--approve-plan", action="store_true", help="with --loop plan: approve the plan as proposed, without asking"
     )
     run.add_argument(
@@ -328,7 +333,8 @@ def _run(args: argparse.Namespace) -> int:
     from chimera.core.headless import run_headless
 
     options = _options(args, interactive=False)
-    return asyncio.run(run_headless(args.task, options, json_lines=args.json))
+    control = sys.stdin if args.control == "-" else None
+    return asyncio.run(run_headless(args.task, options, json_lines=args.json, control=control))
 
 
 def _workbench(args: argparse.Namespace) -> int:

@@ -272,9 +272,8 @@ class Executor:
             raise
         finally:
             del self._questions[request_id]
-        emit(
-            PermissionDecided(call_id=call.id, decision=verdict, reason="answered by the person", request_id=request_id)
-        )
+        who = "answered by the person" if self.can_ask else "nobody can answer any more (the control channel closed)"
+        emit(PermissionDecided(call_id=call.id, decision=verdict, reason=who, request_id=request_id))
         if verdict == "always":
             # Not again this session: this exact command, this file inside .git, or any edit.
             self.policy = self.policy.remembering(call.name, call.args, self.workspace)
@@ -292,6 +291,13 @@ class Executor:
             return ToolResult.error("the check needs the bash tool, which this run does not have")
         ctx = ToolContext(self.workspace, self.spill_dir, self.max_output, "verify", redactor=self.redactor)
         return _strict(_printable(self._mask(await bash.run({"command": command, "timeout": timeout}, ctx))))
+
+    def stop_asking(self) -> None:
+        """Nobody answers from here on: open requests are denied, and later calls that need asking are refused."""
+        self.can_ask = False
+        for pending in self._questions.values():
+            if not pending.done():
+                pending.set_result("deny")
 
     def answer(self, request_id: str, decision: str) -> bool:
         """Answer an open permission request: ``allow``, ``always`` or ``deny``.

@@ -1,0 +1,111 @@
+"""Provides ``Control``: a session driven by JSON lines, the control channel of ``chimera run --control -``.
+
+One JSON object a line, each with a ``type``:
+
+* ``{"type": "steer", "text": …}``: words for the run in progress (delivered at its next step);
+* ``{"type": "follow_up", "text": …}``: a task for when the current run ends;
+* ``{"type": "interrupt"}``: stop the run in progress;
+* ``{"type": "plan", "decision": "approve" | "edit" | "cancel", "plan": …}``: answer the open plan;
+* ``{"type": "permission", "request_id": …, "decision": "allow" | "always" | "deny"}``.
+
+A line that is not one of these (not JSON, an unknown type, a missing or wrong
+field, a request that is not open) is answered with an ``error`` event naming
+what is wrong; the run goes on. When the channel closes, every open question is
+answered as nobody can answer it (a permission denied, a plan cancelled) and
+later questions are refused as in any headless run.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from typing import Any
+
+from chimera.core.events import ControlRejected
+from chimera.core.loops.base import PLAN_DECISIONS
+from chimera.core.sessions.session import Session
+from chimera.core.tools.executor import DECISIONS
+
+__all__ = ["Control"]
+
+_KINDS = ("steer", "follow_up", "interrupt", "plan", "permission")
+
+
+class Control:
+    """Applies control lines to ``session``; queued follow-ups wait in :attr:`follow_ups`."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.follow_ups: deque[str] = deque()
+        self.closed = False
+
+    def handle(self, line: str) -> None:
+        """Apply one line (call on the session's event loop); a bad one becomes an ``error`` event."""
+        if not line.strip():
+            return
+        try:
+            self._apply(_parse(line))
+        except ValueError as err:
+            self.session.bus.publish(
+                ControlRejected(session_id=self.session.id, ts=time.time(), message=str(err), line=line.strip()[:200])
+            )
+
+    def close(self) -> None:
+        """The channel ended: nobody answers from here on."""
+        self.closed = True
+        self.session.agent.stop_asking()
+
+    def _apply(self, command: dict[str, Any]) -> None:
+        session = self.session
+        match command["type"]:
+            case "steer":
+                if not session.steer(_text(command)):
+                    raise ValueError("no run is going to steer: send a follow_up for the next one")
+            case "follow_up":
+                self.follow_ups.append(_text(command))
+            case "interrupt":
+                if not session.agent.running:
+                    raise ValueError("no run is going to interrupt")
+                session.interrupt()
+            case "plan":
+                decision = _choice(command, "decision", PLAN_DECISIONS)
+                plan = command.get("plan")
+                if decision == "edit" and not (isinstance(plan, str) and plan.strip()):
+                    raise ValueError('an edited plan needs its text in "plan"')
+                request_id = session.agent.open_plan()
+                if request_id is None:
+                    raise ValueError("no plan is waiting for an answer")
+                session.answer(request_id, decision, plan if decision == "edit" else None)
+            case "permission":
+                request_id = command.get("request_id")
+                if not isinstance(request_id, str):
+                    raise ValueError('a permission answer needs the "request_id" of its permission_requested event')
+                if not session.answer(request_id, _choice(command, "decision", DECISIONS)):
+                    raise ValueError(f"no permission request {request_id!r} is open")
+
+
+def _parse(line: str) -> dict[str, Any]:
+    try:
+        command = json.loads(line)
+    except ValueError:
+        raise ValueError("the line is not JSON: send one JSON object a line") from None
+    if not isinstance(command, dict):
+        raise ValueError("the line is not a JSON object")
+    if command.get("type") not in _KINDS:
+        raise ValueError(f"unknown type {command.get('type')!r}: use one of {', '.join(_KINDS)}")
+    return command
+
+
+def _text(command: dict[str, Any]) -> str:
+    text = command.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f'a {command["type"]} needs its words in "text"')
+    return text
+
+
+def _choice(command: dict[str, Any], key: str, choices: tuple[str, ...]) -> str:
+    value = command.get(key)
+    if value not in choices:
+        raise ValueError(f'"{key}" must be one of {", ".join(choices)}, not {value!r}')
+    return str(value)
