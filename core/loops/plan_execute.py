@@ -99,14 +99,16 @@ class PlanAndExecute(Strategy):
         return await self._execute(core, list(decided.steps))
 
     async def _propose(self, core: Core) -> Plan | Outcome:
+        return await self._checklist(core, "planning", "the model answered without a checklist to follow")
+
+    async def _checklist(self, core: Core, what: str, missing: str) -> Plan | Outcome:
+        """The model's next answer, with only read-only tools, read as a checklist."""
         with core.read_only():
-            answered = await _answer(core, self.step_turns, "planning")
+            answered = await _answer(core, self.step_turns, what)
         if not answered.success:
             return answered
         plan = parse_checklist(answered.answer)
-        if plan is None:
-            return Outcome(False, "no_plan", answered.answer, "the model answered without a checklist to follow")
-        return plan
+        return plan if plan is not None else Outcome(False, "no_plan", answered.answer, missing)
 
     async def _decide(self, core: Core, plan: Plan) -> Plan | Outcome:
         steps = list(plan.steps)
@@ -186,14 +188,8 @@ class PlanAndExecute(Strategy):
     async def _replan(self, core: Core, steps: list[str], index: int, why: str) -> list[str] | Outcome:
         remaining = f"steps {index + 1} to {len(steps)}" if index + 1 < len(steps) else f"step {index + 1}"
         core.note(_REPLAN.format(why=why, remaining=remaining))
-        with core.read_only():
-            answered = await _answer(core, self.step_turns, "replanning")
-        if not answered.success:
-            return answered
-        revised = parse_checklist(answered.answer)
-        if revised is None:
-            return Outcome(False, "no_plan", answered.answer, "the model revised the plan without a checklist")
-        return list(revised.steps)
+        revised = await self._checklist(core, "replanning", "the model revised the plan without a checklist")
+        return revised if isinstance(revised, Outcome) else list(revised.steps)
 
 
 async def _answer(core: Core, turns: int, what: str, work: _Work | None = None) -> Outcome:
