@@ -1,61 +1,27 @@
-"""Provides ``Agent``, the one-call way to run a task, the ``CodingAgent`` preset, and ``run_strategy``.
+"""Provides ``Agent``, the one-call way to run a task, and the ``CodingAgent`` preset.
 
 ``Agent(provider, tools, loop).run(task, env)`` drives an :class:`AgentLoop`
 that publishes every event on the agent's bus, and returns an :class:`AgentResult`;
-``await agent.arun(task, env)`` is the same inside an event loop. Every strategy's
-own ``run(provider, tools, context, env)`` and ``events(...)`` come here.
+``await agent.arun(task, env)`` is the same inside an event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Coroutine, Iterable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Iterable
 
 from chimera.core.agent_loop import AgentLoop, LoopStrategy, Pins, Recorder
 from chimera.core.bus import EventBus
 from chimera.core.env import Environment
-from chimera.core.events import RunFinished, StepEvent
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import Context, Prompt
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, Provider
+from chimera.core.runner import AgentResult, finish, run_sync, settle, tool_group
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import Tool
 
-__all__ = ["Agent", "AgentResult", "CodingAgent", "run_strategy", "strategy_events"]
-
-_T = TypeVar("_T")
-
-
-@dataclass(frozen=True, slots=True)
-class AgentResult:
-    """How a run ended: ``reason`` is ``completed`` on success, else why it stopped."""
-
-    success: bool
-    steps: int
-    cost: float
-    reason: str
-    answer: str = ""
-    error: str = ""
-    run_id: str = ""
-    session_id: str = ""
-
-    @classmethod
-    def of(cls, finished: RunFinished) -> AgentResult:
-        return cls(
-            success=finished.success,
-            steps=finished.steps,
-            cost=finished.cost,
-            reason=finished.reason,
-            answer=finished.answer,
-            error=finished.error,
-            run_id=finished.run_id,
-            session_id=finished.session_id,
-        )
+__all__ = ["Agent", "AgentResult", "CodingAgent"]
 
 
 class Agent:
@@ -92,7 +58,7 @@ class Agent:
         self.history = history
         self.node_id = node_id
         self.pins = pins
-        self.tools = _group(tools)
+        self.tools = tool_group(tools)
         self.loop: LoopStrategy = loop if loop is not None else ReAct()
         self.bus = bus if bus is not None else self.loop.config.event_bus or EventBus()
         self.policy = policy
@@ -160,25 +126,18 @@ class Agent:
 
     def run(self, task: Prompt, env: Environment, *, session_id: str | None = None) -> AgentResult:
         """Work on ``task`` in ``env`` from synchronous code; every event goes to the bus; return how it ended."""
-        return _run_sync(self._run_then_settle(task, env, session_id))
 
-    async def _run_then_settle(self, task: Prompt, env: Environment, session_id: str | None) -> AgentResult:
-        try:
-            return await self.arun(task, env, session_id=session_id)
-        finally:
-            await self.bus.drain()  # the bus's readers have seen the whole run before run() returns
-            await self.provider.aclose()  # its connections belong to this event loop, which ends here
+        async def work() -> AgentResult:
+            try:
+                return await self.arun(task, env, session_id=session_id)
+            finally:
+                await settle(self.bus, self.provider)
+
+        return run_sync(work())
 
     async def arun(self, task: Prompt, env: Environment, *, session_id: str | None = None) -> AgentResult:
         """Work on ``task`` in ``env``; every event goes to the bus; return how it ended."""
-        core = self.core_for(env, session_id=session_id)
-        finished: RunFinished | None = None
-        async with contextlib.aclosing(core.run(task)) as events:
-            async for event in events:
-                if isinstance(event, RunFinished):
-                    finished = event
-        assert finished is not None
-        return AgentResult.of(finished)
+        return await finish(self.core_for(env, session_id=session_id), task)
 
 
 class CodingAgent(Agent):
@@ -186,47 +145,3 @@ class CodingAgent(Agent):
 
     def __init__(self, provider: Provider, *, config: LoopConfig | None = None, bus: EventBus | None = None) -> None:
         super().__init__(provider, DEFAULT_TOOLS, ReAct(config or LoopConfig()), bus=bus)
-
-
-def run_strategy(
-    strategy: LoopStrategy, provider: Provider, tools: Iterable[Tool], context: Context | Prompt, env: Environment
-) -> AgentResult:
-    """A strategy's synchronous ``run``: answer ``context`` (a task, or a conversation ending with the
-    person's message) in ``env``; the strategy's config gives the limits, the bus and the handler."""
-    earlier, prompt = _split(context)
-    agent = Agent(provider, tools, strategy, history=earlier.messages, node_id=earlier.node_id)
-    return agent.run(prompt, env)
-
-
-async def strategy_events(
-    strategy: LoopStrategy, provider: Provider, tools: Iterable[Tool], context: Context | Prompt, env: Environment
-) -> AsyncIterator[StepEvent]:
-    """A strategy's event stream: every event of the run that answers ``context``, ending with ``run_finished``."""
-    earlier, prompt = _split(context)
-    core = AgentLoop(
-        provider, _group(tools), env, strategy=strategy, messages=earlier.messages, node_id=earlier.node_id
-    )
-    async with contextlib.aclosing(core.run(prompt)) as events:
-        async for event in events:
-            yield event
-
-
-def _split(context: Context | Prompt) -> tuple[Context, Prompt]:
-    if isinstance(context, Context):
-        return context.split_prompt()
-    return Context(), context
-
-
-def _group(tools: ToolGroup | Iterable[Tool] | None) -> ToolGroup:
-    if tools is None:
-        return DEFAULT_TOOLS
-    return tools if isinstance(tools, ToolGroup) else ToolGroup(tools)
-
-
-def _run_sync(work: Coroutine[Any, Any, _T]) -> _T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(work)
-    work.close()
-    raise RuntimeError("run() is for synchronous code: inside an event loop, await arun() (or use events())")

@@ -72,7 +72,6 @@ from chimera.core.loops.base import (
 from chimera.core.loops.context import CONTINUE_PROMPT, Context, Prompt, joined_text, reminder_block
 from chimera.core.loops.guards import STUCK_REMINDER, StuckDetector, over_budget
 from chimera.core.loops.prompts import system_prompt
-from chimera.core.loops.react import ReAct
 from chimera.core.loops.recovery import Recovery
 from chimera.core.loops.reminders import ReminderState
 from chimera.core.loops.workspace_facts import SnapshotUnavailable, git_snapshot, project_instructions
@@ -99,7 +98,7 @@ class AgentLoop:
         provider: the model.
         tools: the tools offered; ``think`` is dropped when the model thinks natively.
         env: the workspace the tools act on.
-        strategy: how turns are driven (ReAct when None); its ``config`` gives the limits, and the
+        strategy: how turns are driven (``ReAct()`` for the default); its ``config`` gives the limits, and the
             policy, bus, stuck detector and event handler where the arguments here give none.
         session_id: the session this run belongs to (a new id when None).
         messages: an earlier conversation to continue.
@@ -118,7 +117,7 @@ class AgentLoop:
         tools: ToolGroup,
         env: Environment,
         *,
-        strategy: LoopStrategy | None = None,
+        strategy: LoopStrategy,
         session_id: str | None = None,
         messages: list[Message] | None = None,
         bus: EventBus | None = None,
@@ -128,8 +127,6 @@ class AgentLoop:
         node_id: str | None = None,
         pins: Pins | None = None,
     ) -> None:
-        if strategy is None:
-            strategy = ReAct()
         self.provider = provider
         self.strategy = strategy
         self.config = strategy.config
@@ -533,7 +530,7 @@ class AgentLoop:
         return texts, None
 
     def _check_budgets(self) -> None:
-        over = over_budget(self.config, tokens=self.tokens, cost=self.cost)
+        over = over_budget(self.config.token_budget, self.config.cost_budget, tokens=self.tokens, cost=self.cost)
         if over is not None:
             raise Stop(Outcome(False, "budget", error=over))
 

@@ -16,7 +16,7 @@ import pytest
 
 def chimera_command() -> list[str]:
     script = Path(sys.executable).with_name("chimera")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "chimera.tui.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "chimera.tui.launcher"]
 
 
 def run_chimera(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -344,9 +344,3 @@ def _workbench(args: argparse.Namespace) -> int:
     app = build_app(options)
     app.run()
     return app.return_code or 0
-
-
-if __name__ == "__main__":
-    from chimera.tui.launcher import main as launch
-
-    sys.exit(launch())

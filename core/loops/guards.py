@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from chimera.core.loop_config import LoopConfig
 from chimera.core.tools.executor import ToolOutcome
 
 __all__ = ["STUCK_REMINDER", "StuckDetector", "over_budget"]
@@ -69,10 +68,10 @@ class StuckDetector:
         return None
 
 
-def over_budget(config: LoopConfig, *, tokens: int, cost: float) -> str | None:
+def over_budget(token_budget: int | None, cost_budget: float | None, *, tokens: int, cost: float) -> str | None:
     """Why the run is over its token or cost budget, or None while it is within them."""
-    if config.token_budget is not None and tokens > config.token_budget:
-        return f"used {tokens:,} tokens, over the budget of {config.token_budget:,}: raise --max-tokens to let it go on"
-    if config.cost_budget is not None and cost > config.cost_budget:
-        return f"spent ${cost:.4f}, over the budget of ${config.cost_budget:g}: raise --max-cost to let it go on"
+    if token_budget is not None and tokens > token_budget:
+        return f"used {tokens:,} tokens, over the budget of {token_budget:,}: raise --max-tokens to let it go on"
+    if cost_budget is not None and cost > cost_budget:
+        return f"spent ${cost:.4f}, over the budget of ${cost_budget:g}: raise --max-cost to let it go on"
     return None

@@ -18,10 +18,10 @@ from chimera.core.loops.base import Core, Outcome
 from chimera.core.loops.context import Context, Prompt
 
 if TYPE_CHECKING:
-    from chimera.core.agent import AgentResult
     from chimera.core.env import Environment
     from chimera.core.events import StepEvent
     from chimera.core.providers.base import Provider
+    from chimera.core.runner import AgentResult
     from chimera.core.tools.base import Tool
 
 __all__ = ["Strategy"]
@@ -53,7 +53,7 @@ class Strategy:
         self, provider: Provider, tools: Iterable[Tool], context: Context | Prompt, env: Environment
     ) -> AgentResult:
         """Answer ``context`` (a task, or a conversation ending with the person's message) synchronously."""
-        from chimera.core.agent import run_strategy  # the loop imports strategies; strategies reach it only here
+        from chimera.core.runner import run_strategy  # reached at run time: the runner knows the loop
 
         return run_strategy(self, provider, tools, context, env)
 
@@ -61,6 +61,6 @@ class Strategy:
         self, provider: Provider, tools: Iterable[Tool], context: Context | Prompt, env: Environment
     ) -> AsyncIterator[StepEvent]:
         """Every event of the run that answers ``context``, as it happens, ending with ``run_finished``."""
-        from chimera.core.agent import strategy_events
+        from chimera.core.runner import strategy_events
 
         return strategy_events(self, provider, tools, context, env)
