@@ -207,3 +207,22 @@ def test_closing_the_channel_answers_what_is_open_as_a_headless_run_would(api: F
     assert code == 0, err
     assert run.of("permission_decided")[0]["decision"] == "deny"
     assert not (project / "made-it").exists()
+
+
+def test_a_line_that_is_not_utf8_is_one_error_and_the_channel_stays_open(isolated_env: Path) -> None:
+    """In a UTF-8 locale a stray byte used to end the channel silently; it is a bad line like any other."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}  # the demo: no model needed
+    env.update(LC_ALL="C.UTF-8", LANG="C.UTF-8")
+    proc = subprocess.run(
+        [*chimera_command(), "run", "x", "--control", "-", "--json"],
+        input=b'\xff\xfe junk\n{"type": "nope"}\n',
+        capture_output=True,
+        env=env,
+        timeout=DEADLINE,
+    )
+    assert proc.returncode == 0, proc.stderr
+    errors = [e for e in map(json.loads, proc.stdout.decode().splitlines()) if e["type"] == "error"]
+    assert [e["message"] for e in errors] == [
+        "the line is not JSON: send one JSON object a line",
+        "unknown type 'nope': use one of steer, follow_up, interrupt, plan, permission",
+    ]

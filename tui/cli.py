@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -333,7 +334,11 @@ def _run(args: argparse.Namespace) -> int:
     from chimera.core.headless import run_headless
 
     options = _options(args, interactive=False)
-    control = sys.stdin if args.control == "-" else None
+    control = None
+    if args.control == "-":
+        control = sys.stdin
+        if isinstance(control, io.TextIOWrapper):  # a line that is not UTF-8 is a bad line, not the channel's end
+            control.reconfigure(errors="replace")
     return asyncio.run(run_headless(args.task, options, json_lines=args.json, control=control))
 
 
