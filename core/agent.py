@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from chimera.core.agent_loop import AgentLoop, LoopStrategy, Pins, Recorder
 from chimera.core.bus import EventBus
 from chimera.core.env import Environment
+from chimera.core.events import CompactionDone
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import Context, Prompt
@@ -36,6 +37,7 @@ class Agent:
         can_ask: whether someone answers permission requests (a UI listening on the bus).
         recorder: the session that keeps every message.
         history: an earlier conversation to continue, and ``node_id`` where it stands.
+        context: an earlier conversation as a session rebuilt it (instead of ``history`` and ``node_id``).
         pins: where the workspace is pinned to session nodes (checkpoints).
     """
 
@@ -51,12 +53,12 @@ class Agent:
         recorder: Recorder | None = None,
         history: list[Message] | None = None,
         node_id: str | None = None,
+        context: Context | None = None,
         pins: Pins | None = None,
     ) -> None:
         self.provider = provider
         self.recorder = recorder
-        self.history = history
-        self.node_id = node_id
+        self.context = context if context is not None else Context.of(history or [], node_id)
         self.pins = pins
         self.tools = tool_group(tools)
         self.loop: LoopStrategy = loop if loop is not None else ReAct()
@@ -78,8 +80,7 @@ class Agent:
                 policy=self.policy,
                 can_ask=self.can_ask,
                 recorder=self.recorder,
-                messages=self.history,
-                node_id=self.node_id,
+                context=self.context,
                 pins=self.pins,
             )
         return self._core
@@ -92,7 +93,7 @@ class Agent:
         """Continue from ``context`` (the session moved: a switch, a branch); between runs only."""
         if self.running:
             raise RuntimeError("the conversation cannot move while a run is going")
-        self.history, self.node_id = context.messages, context.node_id
+        self.context = context
         if self._core is not None:
             self._core.context = context
 
@@ -123,6 +124,18 @@ class Agent:
         """Stop the run in progress, if any; it ends with reason ``interrupted``."""
         if self._core is not None:
             self._core.interrupt()
+
+    async def compact(
+        self, env: Environment, focus: str = "", *, session_id: str | None = None
+    ) -> CompactionDone | None:
+        """Summarize the older part of the conversation now, between runs (see ``AgentLoop.compact``);
+        None when there is nothing older to summarize."""
+        if self.running:
+            raise RuntimeError("the conversation cannot be compacted while a run is going")
+        core = self.core_for(env, session_id=session_id)
+        done = await core.compact(focus)
+        self.context = core.context
+        return done
 
     def run(self, task: Prompt, env: Environment, *, session_id: str | None = None) -> AgentResult:
         """Work on ``task`` in ``env`` from synchronous code; every event goes to the bus; return how it ended."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import logging
 import time
 import uuid
@@ -44,6 +45,7 @@ from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
 from chimera.core.events import (
     BranchCreated,
     CheckpointCreated,
+    CompactionDone,
     MessageCompleted,
     PlanProposed,
     ReminderInjected,
@@ -69,7 +71,15 @@ from chimera.core.loops.base import (
     StepResult,
     Stop,
 )
-from chimera.core.loops.context import CONTINUE_PROMPT, Context, Prompt, joined_text, reminder_block
+from chimera.core.loops.compaction import SUMMARY_SYSTEM, Compaction, cut, size, summary_message, summary_prompt
+from chimera.core.loops.context import (
+    CONTINUE_PROMPT,
+    STEERING_LEAD,
+    Context,
+    Prompt,
+    joined_text,
+    reminder_block,
+)
 from chimera.core.loops.guards import STUCK_REMINDER, StuckDetector, over_budget
 from chimera.core.loops.prompts import system_prompt
 from chimera.core.loops.recovery import Recovery
@@ -88,7 +98,7 @@ __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "R
 _E = TypeVar("_E", bound=StepEvent)
 log = logging.getLogger("chimera.loop")
 _DECLINED = "the model declined the request"
-STEERING_LEAD = "The person sent this while you were working. Take it into account, then go on:"
+DEFAULT_WINDOW = 200_000  # tokens of context, when the provider does not say
 
 
 class AgentLoop:
@@ -107,6 +117,8 @@ class AgentLoop:
         can_ask: whether someone answers permission requests.
         recorder: the session that keeps every message (none when None).
         node_id: the session node the conversation stands at (for a resumed session).
+        context: the conversation to continue, as a session rebuilt it (instead of ``messages``
+            and ``node_id``): it knows the node each message starts at, which compaction needs.
         pins: where the workspace is snapshotted at user turns and around tool calls that
             can change files (no checkpoints when None).
     """
@@ -125,6 +137,7 @@ class AgentLoop:
         can_ask: bool = False,
         recorder: Recorder | None = None,
         node_id: str | None = None,
+        context: Context | None = None,
         pins: Pins | None = None,
     ) -> None:
         self.provider = provider
@@ -135,7 +148,9 @@ class AgentLoop:
         self.tools = tools.without("think") if provider.native_thinking else tools
         self.session_id = session_id or new_id()
         # A session saved before its values were cleaned may hold what strict JSON cannot carry.
-        self.context = Context.of((strict_message(m) for m in messages or []), node_id)
+        if context is None:
+            context = Context.of(messages or [], node_id)
+        self.context = Context([strict_message(m) for m in context.messages], context.node_id, list(context.starts))
         self.recorder = recorder
         self.pins = pins
         self.redactor = Redactor(getattr(provider, "secrets", ()))
@@ -155,6 +170,11 @@ class AgentLoop:
         self.cost = 0.0
         self.tokens = 0
         self._recovery = Recovery(self.config.retry, self.emit)
+        self.window = getattr(provider, "context_window", None) or DEFAULT_WINDOW
+        self._compaction = self.config.compaction or Compaction()
+        self._context_tokens = 0  # the context's size in tokens, as the API last reported it
+        self._remembered: dict[str, str] = {}  # what a compaction keeps verbatim (the plan), by title
+        self._futile = False  # a compaction this run could not shrink the conversation
         self._steering: list[str] = []  # the person's words for the running work, delivered at the next step
         self._plans: dict[str, asyncio.Future[PlanAnswer]] = {}  # proposed plans awaiting an answer, by id
         self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
@@ -222,6 +242,7 @@ class AgentLoop:
         self.tokens = 0
         self._reminders = ReminderState()
         self._interrupt_pending = False
+        self._futile = False
         self._started = time.monotonic()
         out: asyncio.Queue[StepEvent | None] = asyncio.Queue()
         self._out = out
@@ -427,9 +448,11 @@ class AgentLoop:
             error = f"stopped after {turns} (the limit): raise --max-turns to let it go on"
             raise Stop(Outcome(False, "max_turns", error=error))
         self.steps += 1
+        if self._over_threshold():
+            await self.compact(reason="threshold")
         self._deliver_steering()
         self.emit(TurnStarted(turn=self.steps))
-        done = await (answer or self.query)()
+        done = await (self.query() if answer is None else self._with_room(answer))
         if done.stop_reason == "refusal":
             said = joined_text(done.message).strip()
             return StepResult(done, outcome=Outcome(False, "refusal", answer=said, error=_DECLINED))
@@ -553,10 +576,28 @@ class AgentLoop:
 
         The answer joins the conversation (and the session) as the new leaf, unless it is a refusal.
         """
-        done = await self.request(self.context, report=False)
+        done = await self._with_room(lambda: self.request(self.context, report=False))
         self.adopt(done)
         self._report(done)
         return done
+
+    async def _with_room(self, ask: Callable[[], Awaitable[ModelDone]]) -> ModelDone:
+        """``ask()``; when the API says the prompt is too long, compact the conversation and ask once more."""
+        try:
+            return await ask()
+        except ProviderError as err:
+            if err.kind != "prompt_too_long" or await self.compact(reason="prompt_too_long") is None:
+                raise
+        try:
+            return await ask()
+        except ProviderError as err:
+            if err.kind != "prompt_too_long":
+                raise
+            raise ProviderError(
+                f"{err}, even after compacting the conversation: branch from an earlier point, or start a new session",
+                kind=err.kind,
+                retryable=False,
+            ) from None
 
     async def request(self, context: Context, *, quiet: bool = False, report: bool = True) -> ModelDone:
         """One model request over ``context``, retried in stages; it joins no context (see :meth:`adopt`).
@@ -588,7 +629,67 @@ class AgentLoop:
                 self.recorder.record("assistant", message, parent=self.context.node_id)
         if done.stop_reason != "refusal":
             self._append("assistant", _sendable(done.message))
+            usage = done.usage
+            self._context_tokens = (
+                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
+            )
         self.emit(MessageCompleted(message=_sendable(done.message), stop_reason=done.stop_reason))
+
+    def remember(self, title: str, text: str) -> None:
+        """Keep ``text`` verbatim through every compaction, under ``title`` (the plan, as it stands)."""
+        self._remembered[title] = text
+
+    def _over_threshold(self) -> bool:
+        threshold = self.config.auto_compact_threshold
+        return threshold is not None and not self._futile and self._context_tokens >= threshold * self.window
+
+    async def compact(self, focus: str = "", *, reason: str = "manual") -> CompactionDone | None:
+        """Summarize the older part of the conversation; the recent part stays as it is (see ``loops.compaction``).
+
+        The summary joins the session as a ``compaction`` node after the leaf (nothing is deleted: a
+        point before it still has the whole history). ``focus``: what the summary should attend to.
+        Returns the ``compaction`` event, or None when there is nothing older to summarize, or the
+        summary came out no shorter than what it would stand for (then nothing changes, and the
+        threshold does not ask again this run).
+        """
+        split = cut(self.context, self._compaction)
+        if split is None:
+            return None
+        limit = max(20_000, self.window * 2)  # characters of transcript: about half the window
+        prompt = summary_prompt(split.older, focus, limit, self._compaction.max_block)
+        request = ModelRequest(
+            system=SUMMARY_SYSTEM,
+            messages=[{"role": "user", "content": prompt}],
+            max_tokens=self._compaction.summary_tokens,
+        )
+        done = await self._recovery.request(lambda: self._stream(request, quiet=True))
+        self.cost += done.usage.cost
+        self.tokens += done.usage.input_tokens + done.usage.output_tokens
+        self._report(done)
+        summary = joined_text(done.message).strip()
+        if not summary:
+            raise ProviderError(
+                "the model gave an empty summary when asked to compact", kind="compaction", retryable=False
+            )
+        message = self.redactor.mask_value(clean_json(summary_message(summary, split.older, self._remembered)))
+        before_size = sum(size(m) for m in self.context.messages)
+        after_size = size(message) + sum(size(m) for m in split.kept)
+        if after_size >= before_size:  # the summary says more than what it stands for: keep things as they were
+            self._futile = True
+            return None
+        node_id = self.context.node_id
+        if self.recorder is not None:
+            node_id = self.recorder.record_compaction(message, parent=node_id, keep=split.kept_from)
+        compacted = Context.along([(message, node_id), *zip(split.kept, split.kept_starts, strict=True)])
+        compacted.node_id = node_id
+        self.context = compacted
+        # The system prompt and the tools' schemas are sent with every request: only the messages shrink.
+        fixed = len(self.system or "") + len(json.dumps(self.tools.schemas()))
+        before = self._context_tokens or (fixed + before_size) // 4
+        after = round(before * (fixed + after_size) / (fixed + before_size))
+        self._context_tokens = after
+        event = CompactionDone(summary=summary, tokens_before=before, tokens_after=after, reason=reason)
+        return self.emit(dataclasses.replace(event, kept=len(split.kept)))
 
     def _report(self, done: ModelDone) -> None:
         usage = done.usage

@@ -293,10 +293,17 @@ class CandidateChosen(StepEvent):
 @register
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompactionDone(StepEvent):
+    """The older part of the conversation was summarized: ``reason`` is ``threshold`` (the context
+    passed its share of the window), ``prompt_too_long`` (the API said so) or ``manual``.
+    ``tokens_before`` is what the API last reported; ``tokens_after`` an estimate in proportion
+    to the size left. ``kept``: messages kept as they were after the summary."""
+
     type: ClassVar[str] = "compaction"
     summary: str
     tokens_before: int = 0
     tokens_after: int = 0
+    reason: str = "manual"
+    kept: int = 0
 
 
 # --- plans -------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from chimera.core.tools.base import DEFAULT_MAX_OUTPUT
 
 if TYPE_CHECKING:
     from chimera.core.bus import EventBus
+    from chimera.core.loops.compaction import Compaction
     from chimera.core.loops.guards import StuckDetector
     from chimera.core.permissions.policy import PermissionPolicy
 
@@ -77,6 +78,11 @@ class LoopConfig:
         detector: the stuck detector (one that acts after ``stuck_after`` repeats when None).
         handler: called with every event as it happens: text deltas stream the tokens to a UI.
         event_bus: where every event is published.
+        compaction: how the conversation is compacted (``Compaction()`` when None).
+
+        auto_compact_threshold: the share of the model's context window (from the input tokens
+            the API reports) past which the older part of the conversation is summarized before
+            the next request; None leaves it to a "prompt is too long" answer and to the person.
     """
 
     max_steps: int = 50
@@ -92,3 +98,10 @@ class LoopConfig:
     detector: StuckDetector | None = None
     handler: Callable[[Any], object] | None = None
     event_bus: EventBus | None = None
+    compaction: Compaction | None = None
+    auto_compact_threshold: float | None = 0.8
+
+    def __post_init__(self) -> None:
+        threshold = self.auto_compact_threshold
+        if threshold is not None and not 0 < threshold <= 1:
+            raise ValueError(f"auto_compact_threshold is a share of the window, above 0 and at most 1, not {threshold}")

@@ -42,6 +42,12 @@ def node(node_id: object, parent: object, kind: str, content: object, role: str 
     return record(t="node", id=node_id, parent=parent, kind=kind, ts=1.0, message={"role": role, "content": content})
 
 
+def kept(node_id: str, parent: str, *, keep: str) -> bytes:
+    """A compaction node whose summary stands for what came before ``keep``."""
+    summary = {"role": "user", "content": [{"type": "text", "text": "earlier work, summarized"}]}
+    return record(t="node", id=node_id, parent=parent, kind="compaction", ts=1.0, keep=keep, message=summary)
+
+
 def message_first(node_id: str, parent: str, content: object) -> bytes:
     """A node record with its message before the other keys (read whole, not lazily)."""
     return record(t="node", message={"role": "user", "content": content}, id=node_id, parent=parent, kind="user", ts=1)
@@ -124,6 +130,23 @@ CASES = [
         "a1",
     ),
     Case("many damaged lines", b"#garbage\n" * 25, 21, "a1"),
+    Case(
+        "compactions that keep from where no tail can start",
+        node("u2", "a1", "user", "list")
+        + node("c1", "u2", "assistant", TOOL_CALL, "assistant")
+        + node("r1", "c1", "tool_result", [RESULT])
+        + node("s1", "a1", "user", "a side branch")
+        + kept("k1", "r1", keep="r1")  # tool results, apart from their call
+        + kept("k2", "r1", keep="ghost")  # no such node
+        + kept("k3", "r1", keep="s1")  # on another branch
+        + record(
+            t="node", id="k4", parent="r1", kind="user", ts=1.0, keep="u1", message={"role": "user", "content": "x"}
+        )
+        + kept("k5", "r1", keep="c1")  # sound: the call and its result stay together
+        + record(t="leaf", id="s1", ts=2),
+        4,
+        "s1",
+    ),
     Case(
         "a message of the wrong shape, read when needed",
         node("m1", "a1", "user", [7]) + node("m2", "m1", "assistant", [{"type": "text"}], "assistant"),

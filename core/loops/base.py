@@ -135,6 +135,10 @@ class Core(Protocol):
         """Add a message of the loop's own (a reflection, a plan's next step) before the next request."""
         ...
 
+    def remember(self, title: str, text: str) -> None:
+        """Keep ``text`` verbatim through every compaction, under ``title`` (the plan, as it stands)."""
+        ...
+
     async def step(self, answer: Callable[[], Awaitable[ModelDone]] | None = None) -> StepResult:
         """One turn: a model request with staged recovery (or ``answer``, which gets and adopts the
         turn's answer), its tool calls, the reminders and guards after them."""
@@ -173,6 +177,10 @@ class Recorder(Protocol):
 
     def record(self, kind: str, message: Message, *, parent: str | None, sync: bool = False) -> str:
         """Keep ``message`` (``user``, ``assistant`` or ``tool_result``) after ``parent`` as the new leaf; its id."""
+        ...
+
+    def record_compaction(self, message: Message, *, parent: str | None, keep: str | None) -> str:
+        """Keep a compaction's summary after ``parent``, the conversation from node ``keep`` on kept as it was."""
         ...
 
     def record_result(self, parent_id: str, block: dict[str, Any]) -> None:

@@ -24,6 +24,7 @@ from chimera.core.providers.base import Message
 __all__ = [
     "CONTINUE_PROMPT",
     "REMINDER_OPEN",
+    "STEERING_LEAD",
     "Context",
     "Prompt",
     "content_blocks",
@@ -39,6 +40,7 @@ __all__ = [
 Prompt = str | list[dict[str, Any]]  # what the person says: text, or content blocks
 
 CONTINUE_PROMPT = "Your last response was cut off by the output limit. Continue exactly where it stopped."
+STEERING_LEAD = "The person sent this while you were working. Take it into account, then go on:"
 REMINDER_OPEN = "<system-reminder>"
 _REMINDER_CLOSE = "</system-reminder>"
 
@@ -94,28 +96,46 @@ def merged_into(messages: list[Message], message: Message) -> None:
 
 @dataclass(slots=True)
 class Context:
-    """The messages the model is sent, and the session node they stand at (None before the first)."""
+    """The messages the model is sent, and the session node they stand at (None before the first).
+
+    ``starts`` says, for each message, the session node it starts at (None when unknown: no
+    session, or messages given without their nodes); compaction keeps a tail from there.
+    """
 
     messages: list[Message] = field(default_factory=list)
     node_id: str | None = None
+    starts: list[str | None] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if len(self.starts) != len(self.messages):
+            self.starts = [None] * len(self.messages)
 
     @classmethod
     def of(cls, messages: Iterable[Message], node_id: str | None = None) -> Context:
         """A context from messages as a session keeps them (one per node): user turns are merged."""
-        context = cls(node_id=node_id)
-        for message in messages:
-            merged_into(context.messages, message)
+        return cls.along(((message, None) for message in messages), node_id)
+
+    @classmethod
+    def along(cls, nodes: Iterable[tuple[Message, str | None]], node_id: str | None = None) -> Context:
+        """A context from messages and the nodes that keep them, in order; it stands at ``node_id``."""
+        context = cls()
+        for message, node in nodes:
+            context.add(message, node)
+        context.node_id = node_id
         return context
 
     def add(self, message: Message, node_id: str | None = None) -> None:
         """Add ``message`` (kept at session node ``node_id``, when there is a session)."""
+        last = self.last
+        if last is None or not last["role"] == message["role"] == "user":
+            self.starts.append(node_id)
         merged_into(self.messages, message)
         if node_id is not None:
             self.node_id = node_id
 
     def fork(self) -> Context:
         """An independent copy: what is added to one is not in the other."""
-        return Context(list(self.messages), self.node_id)
+        return Context(list(self.messages), self.node_id, list(self.starts))
 
     @property
     def last(self) -> Message | None:
@@ -126,4 +146,4 @@ class Context:
         last = self.last
         if last is None or last.get("role") != "user":
             raise ValueError("a context to run must end with the person's message: add the task as a user message")
-        return Context(self.messages[:-1], self.node_id), last["content"]
+        return Context(self.messages[:-1], self.node_id, self.starts[:-1]), last["content"]

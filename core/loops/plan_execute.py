@@ -160,6 +160,7 @@ class PlanAndExecute(Strategy):
         number, step = index + 1, steps[index]
         lead = f"{EXECUTE_PROMPT}\n\n" if index == 0 else ""
         checklist = Plan(tuple(steps), "").checklist(done=index)
+        core.remember("The plan, steps done so far checked", checklist)
         core.note(_STEP.format(lead=lead, number=number, count=len(steps), step=step, checklist=checklist))
         for attempt in range(1, self.step_retries + 2):
             done = await _answer(core, self.step_turns, f"step {number}", work)

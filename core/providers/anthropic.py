@@ -58,7 +58,16 @@ _RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error",
 _STATUSES_OF_PROXIES = frozenset({401, 403, 407, 408, 413, 429})
 # Statuses that say the server does not do what the API does: a web server's "Not Implemented", another HTTP.
 _STATUSES_OF_OTHER_SERVERS = frozenset({501, 505})
-_DISCONNECTED = "Server disconnected without sending a response"  # httpx's words for a connection closed unanswered
+_DISCONNECTED = "Server disconnected without sending a response"
+DEFAULT_CONTEXT_WINDOW = 200_000
+# How Anthropic and the local servers that speak its API say the prompt does not fit the model's context.
+_TOO_LONG = (
+    "prompt is too long",  # Anthropic
+    "exceeds the available context size",  # llama.cpp server
+    "maximum context length",  # vLLM, LiteLLM (OpenAI's words)
+    "context length exceeded",
+    "context_length_exceeded",
+)  # httpx's words for a connection closed unanswered
 
 
 class AnthropicProvider:
@@ -76,6 +85,8 @@ class AnthropicProvider:
         thinking: the ``thinking`` request parameter, or None to leave it out.
         stall_timeout: seconds without a stream event before the stream counts as stalled.
         connect_timeout: seconds to open a connection.
+        context_window: the model's context in tokens (200,000 when None), against which the
+            loop measures when to compact.
     """
 
     def __init__(
@@ -88,6 +99,7 @@ class AnthropicProvider:
         thinking: dict[str, Any] | None = None,
         stall_timeout: float = 90.0,
         connect_timeout: float = 10.0,
+        context_window: int | None = None,
     ) -> None:
         self._model = model
         self._api_key = api_key if api_key is not None else credentials.get("ANTHROPIC_API_KEY")
@@ -104,6 +116,7 @@ class AnthropicProvider:
         self.thinking = thinking
         self.stall_timeout = stall_timeout
         self.connect_timeout = connect_timeout
+        self.context_window = context_window or DEFAULT_CONTEXT_WINDOW
         self._client: anthropic.AsyncAnthropic | None = None
 
     def __repr__(self) -> str:  # never show the key
@@ -559,7 +572,7 @@ def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) 
             retry_after=_retry_after(err),
             status=status,
         )
-    if status == 400 and "prompt is too long" in api_message.lower():
+    if status == 400 and any(words in api_message.lower() for words in _TOO_LONG):
         return ProviderError(f"the prompt is too long: {api_message}", kind="prompt_too_long", retryable=False)
     return ProviderError(
         f"the server refused the request ({status}): {api_message}",

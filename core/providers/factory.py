@@ -3,7 +3,8 @@
 ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` choose the server (Anthropic,
 or a local one that speaks the Messages API: Ollama, llama.cpp, vLLM,
 LiteLLM); ``--model`` or ``CHIMERA_MODEL`` the model; ``CHIMERA_THINKING``
-(``adaptive``, a token budget such as ``8000``, or ``off``) native thinking.
+(``adaptive``, a token budget such as ``8000``, or ``off``) native thinking;
+``CHIMERA_CONTEXT_WINDOW`` the model's context in tokens (a local server's is often smaller).
 With neither a key nor a URL there is no model to talk to, and front ends play
 the offline demo instead.
 """
@@ -52,6 +53,18 @@ def thinking_setting(value: str | None) -> dict[str, Any] | None:
     )
 
 
+def context_window_setting(value: str | None) -> int | None:
+    """Parse ``CHIMERA_CONTEXT_WINDOW`` (the model's context in tokens; the provider's default when unset)."""
+    if value is None or not value.strip():
+        return None
+    text = value.strip().replace("_", "")
+    if text.isdigit() and int(text) >= 1024:
+        return int(text)
+    raise ConfigError(
+        f"CHIMERA_CONTEXT_WINDOW={value!r} is not a context size: give the model's window in tokens, such as 32768"
+    )
+
+
 def create_provider(
     model: str | None = None,
     *,
@@ -72,4 +85,5 @@ def create_provider(
         base_url=base_url,
         thinking=thinking_setting(os.environ.get("CHIMERA_THINKING")),
         stall_timeout=stall_timeout,
+        context_window=context_window_setting(os.environ.get("CHIMERA_CONTEXT_WINDOW")),
     )

@@ -44,7 +44,7 @@ def parse_record(line: bytes) -> dict[str, Any]:
                 head = loads_clean(line[:cut] + b"}")
             except ValueError:
                 head = None
-            if isinstance(head, dict) and head.keys() == _HEAD_KEYS:
+            if isinstance(head, dict) and _HEAD_KEYS <= head.keys() <= _HEAD_KEYS | {"keep"}:
                 head["raw"] = line
                 return head
     parsed = loads_clean(line)
@@ -120,6 +120,7 @@ def _node(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
     if not isinstance(node_kind, str) or node_kind not in MESSAGE_KINDS:
         raise ValueError("its kind is not a message kind")
     ts = _time(record, "ts", "time")
+    kept = _kept(record, node_kind, parent, tree)
     raw = record.get("raw")
     if raw is not None:
         node = Node(node_id, parent, node_kind, ts, raw=raw)
@@ -130,7 +131,27 @@ def _node(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
             raise ValueError(problem)
         assert isinstance(message, dict)
         node = Node(node_id, parent, node_kind, ts, message)
-    return lambda: add_node(node, meta, tree)
+
+    def change() -> None:
+        add_node(node, meta, tree)
+        if kept is not None:
+            tree.kept[node_id] = kept
+
+    return change
+
+
+def _kept(record: dict[str, Any], kind: str, parent: str | None, tree: SessionTree) -> str | None:
+    """Where a compaction node's kept tail starts: a node on its branch that is not tool results."""
+    if record.get("keep") is None:
+        return None
+    if kind != "compaction":
+        raise ValueError("only a compaction keeps part of the conversation")
+    kept = _node_ref(record, "keep", tree)
+    if tree.nodes[kept].kind == "tool_result":
+        raise ValueError("its kept part starts at tool results, apart from their calls")
+    if parent is None or all(node.id != kept for node in tree.ancestors(parent)):
+        raise ValueError(f"it keeps from node {kept}, which is not on its branch")
+    return kept
 
 
 def _leaf(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Change:

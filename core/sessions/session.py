@@ -20,7 +20,7 @@ from chimera.core.agent import Agent, AgentResult
 from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError
-from chimera.core.events import BranchCreated, CheckpointCreated
+from chimera.core.events import BranchCreated, CheckpointCreated, CompactionDone
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
 from chimera.core.sessions.lock import WorkspaceLock
@@ -132,6 +132,12 @@ class Session:
                 CheckpointCreated(session_id=self.id, node_id=named.node, ts=time.time(), snapshot=named.snapshot)
             )
         return named
+
+    async def compact(self, focus: str = "") -> CompactionDone | None:
+        """Summarize the older part of the conversation now (between runs); the recent part stays as
+        it is. ``focus``: what the summary should attend to. None when there is nothing to summarize."""
+        self._idle("compacting")
+        return await self.agent.compact(self.env, focus, session_id=self.id)
 
     def _idle(self, doing: str) -> None:
         if self.agent.running:

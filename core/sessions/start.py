@@ -165,8 +165,7 @@ def start_session(options: RunOptions) -> Session:
             policy=policy,
             can_ask=options.interactive,
             recorder=store,
-            history=store.tree.messages() if store.tree.leaf else None,
-            node_id=store.tree.leaf,
+            context=store.tree.context(),
             pins=pins,
         )
         log = SessionLog(store.folder, redactor=redactor)

@@ -9,7 +9,8 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "meta", ...}`` first: session id, workspace, model, creation time
   (a later meta record updates a field, such as a moved workspace, or the
   ``permissions`` the runs that follow were started with: mode, allow, deny);
-* ``{"t": "node", "id", "parent", "kind", "ts", "message"}``: a message;
+* ``{"t": "node", "id", "parent", "kind", "ts", "keep"?, "message"}``: a message (a
+  compaction's ``keep`` names the node from which the conversation before it is kept);
 * ``{"t": "partial", "parent", "result"}``: one finished tool result, kept before
   its batch is complete (a crash mid-batch loses no finished result);
 * ``{"t": "snap", "id", "commit", "found"?, "wrote"?, "made"?, "folders"?}``: the workspace
@@ -232,20 +233,41 @@ class SessionStore:
 
     # --- writing ------------------------------------------------------------------------
 
-    def add(self, kind: str, message: dict[str, Any], *, parent: str | _Leaf | None = LEAF, sync: bool = False) -> Node:
-        """Append a message as a child of ``parent`` (the leaf by default; None: a new root); it becomes the leaf."""
+    def add(
+        self,
+        kind: str,
+        message: dict[str, Any],
+        *,
+        parent: str | _Leaf | None = LEAF,
+        sync: bool = False,
+        keep: str | None = None,
+    ) -> Node:
+        """Append a message as a child of ``parent`` (the leaf by default; None: a new root); it becomes the leaf.
+
+        ``keep``: for a compaction, the node from which the conversation before it is kept as it was.
+        """
         if kind not in MESSAGE_KINDS:
             raise ValueError(f"unknown node kind {kind!r}")
         parent_id = self.tree.leaf if isinstance(parent, _Leaf) else parent
         node = Node(id=_node_id(), parent_id=parent_id, kind=kind, ts=time.time(), message=message)
-        record = {"t": "node", "id": node.id, "parent": parent_id, "kind": kind, "ts": node.ts, "message": message}
+        record: dict[str, Any] = {"t": "node", "id": node.id, "parent": parent_id, "kind": kind, "ts": node.ts}
+        if keep is not None:
+            record["keep"] = keep
+        record["message"] = message  # last: a reader takes the record's head without decoding the message
         self._write(record, sync=sync)
         add_node(node, self.meta, self.tree)
+        if keep is not None:
+            self.tree.kept[node.id] = keep
         return node
 
     def record(self, kind: str, message: dict[str, Any], *, parent: str | None, sync: bool = False) -> str:
         """The agent loop's recorder: append after ``parent`` (where its context stands), return the new node's id."""
         return self.add(kind, message, parent=parent, sync=sync).id
+
+    def record_compaction(self, message: dict[str, Any], *, parent: str | None, keep: str | None) -> str:
+        """The agent loop's recorder: a compaction's summary after ``parent``, keeping the
+        conversation from node ``keep`` on (nothing when None); the new node's id."""
+        return self.add("compaction", message, parent=parent, sync=True, keep=keep).id
 
     def record_result(self, parent_id: str, block: dict[str, Any]) -> None:
         """Keep one finished tool result of ``parent_id``'s calls before the whole batch is done."""

@@ -205,6 +205,8 @@ class SessionTree:
     pending_switch: PendingSwitch | None = None
     saved: dict[str, SavedFiles] = field(default_factory=dict)
     """Files saved under a name (``chimera switch ID NAME`` brings them back), by name."""
+    kept: dict[str, str] = field(default_factory=dict)
+    """Per compaction node: the node from which the conversation before it is kept as it was."""
 
     def add(self, node: Node) -> None:
         self.nodes[node.id] = node
@@ -313,9 +315,22 @@ class SessionTree:
         return keep
 
     def context(self, node_id: str | None = None) -> Context:
-        """The model's context at ``node_id`` (the leaf when None): the path's messages, user turns merged."""
+        """The model's context at ``node_id`` (the leaf when None): the path's messages, user turns merged.
+
+        A compaction on the path stands for everything before it: its summary comes first, then
+        the tail it kept (from the node in :attr:`kept`), then what followed it. A point before
+        the compaction still has its whole history.
+        """
         path = self.path(node_id)
-        return Context.of((node.message for node in path), path[-1].id if path else None)
+        seen: list[Node] = []
+        for node in path:
+            if node.kind == "compaction":
+                kept = self.kept.get(node.id)
+                starts = [index for index, earlier in enumerate(seen) if earlier.id == kept]
+                seen = [node, *seen[starts[0] :]] if starts else [node]
+            else:
+                seen.append(node)
+        return Context.along(((node.message, node.id) for node in seen), path[-1].id if path else None)
 
     def messages(self, node_id: str | None = None) -> list[dict[str, Any]]:
         """The messages of :meth:`context`."""

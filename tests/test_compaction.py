@@ -1,0 +1,437 @@
+"""Compaction: a long conversation summarized so it fits the model's window, over the real store, git
+and the loopback Messages API.
+
+By the threshold (the input tokens the API reports against ``CHIMERA_CONTEXT_WINDOW``), by a
+"prompt is too long" answer (once, then one retry), and by hand (``Session.compact``). The tail
+is kept as it was and never parts a tool call from its result; the compaction is a node in the
+tree, so a point before it still has the whole history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chimera.core.events import CompactionDone, StepEvent
+from chimera.core.loops.compaction import (
+    COMPACTION_HEADER,
+    SUMMARY_SYSTEM,
+    Compaction,
+    cut,
+    summary_message,
+    transcript,
+)
+from chimera.core.loops.context import STEERING_LEAD, Context, reminder_block
+from chimera.core.sessions.session import Session
+from chimera.core.sessions.start import RunOptions, start_session
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, Received, conversation_problem, message, status, text, tool_use
+from tests.test_cli import assert_one_line_error, run_chimera
+
+MODEL = "claude-sonnet-4-6"
+WINDOW = 10_000  # tokens: the threshold (0.8) is 8,000
+TASK = "Read the three files and tell me what they hold."
+TOO_LONG = "prompt is too long: 210000 tokens > 200000 maximum"
+
+
+@pytest.fixture
+async def api(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", str(WINDOW))
+        yield fake
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        filler = "".join(f"line {i} of {name}\n" for i in range(60))  # worth summarizing
+        (root / name).write_text(f"{name} holds the letter {name[0]}\n{filler}")
+    return root
+
+
+def read(name: str, *, input_tokens: int = 500) -> Any:
+    return message(tool_use(f"r{name[0]}", "read", {"path": name}), stop_reason="tool_use", input_tokens=input_tokens)
+
+
+def open_session(project: Path, **options: object) -> Session:
+    return start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass", **options))  # type: ignore[arg-type]
+
+
+async def run(session: Session, task: str) -> tuple[list[StepEvent], Any]:
+    seen: list[StepEvent] = []
+    session.bus.subscribe(seen.append)
+    result = await session.run(task)
+    assert await session.bus.drain(timeout=5)
+    return seen, result
+
+
+def compactions(events: list[StepEvent]) -> list[CompactionDone]:
+    return [e for e in events if isinstance(e, CompactionDone)]
+
+
+def is_summary_request(received: Received) -> bool:
+    return json.dumps(received.body.get("system")).find(SUMMARY_SYSTEM[:40]) >= 0
+
+
+def calls_in(messages: list[dict[str, Any]]) -> list[str]:
+    return [
+        b["input"]["path"]
+        for m in messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_use"
+    ]
+
+
+async def test_past_the_threshold_the_older_part_is_summarized_and_the_tail_kept_whole(
+    api: FakeAnthropic, project: Path
+) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt", input_tokens=3_000),
+        read("c.txt", input_tokens=9_000),  # past 80% of the window: compact before the next request
+        message(text("SUMMARY: a.txt and b.txt were read.")),
+        message(text("They hold a, b and c.")),
+    )
+    session = open_session(project)
+    try:
+        events, result = await run(session, TASK)
+        assert result.success, result.reason
+
+        [done] = compactions(events)
+        assert done.reason == "threshold"
+        assert done.tokens_before == 9_030  # what the API reported: 9,000 in, 30 out
+        assert 0 < done.tokens_after < done.tokens_before
+        assert done.summary == "SUMMARY: a.txt and b.txt were read."
+
+        summary_request = api.requests[3]
+        assert is_summary_request(summary_request)
+        assert not summary_request.body.get("tools")  # the summarizer is offered no tool to call
+        asked = json.dumps(summary_request.messages)
+        assert "a.txt holds the letter a" in asked
+        assert TASK in asked
+
+        after = api.requests[4]
+        assert conversation_problem(after.body) is None
+        first = after.messages[0]
+        assert first["role"] == "user"
+        blocks = [b["text"] for b in first["content"]]
+        assert blocks[0] == COMPACTION_HEADER
+        assert any(TASK in b for b in blocks)  # the task, verbatim
+        assert any("SUMMARY: a.txt and b.txt were read." in b for b in blocks)
+        # The last call stays with its result; the older calls are only in the summary.
+        assert calls_in(after.messages) == ["c.txt"]
+        assert after.messages[1]["role"] == "assistant"
+        assert after.messages[2]["content"][0]["type"] == "tool_result"
+        assert "c.txt holds the letter c" in json.dumps(after.messages[2])
+    finally:
+        await session.close()
+
+
+async def test_a_point_before_the_compaction_keeps_the_whole_history_and_a_resume_the_compacted_one(
+    api: FakeAnthropic, project: Path
+) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt", input_tokens=9_000),
+        message(text("SUMMARY: a.txt was read.")),
+        message(text("Done.")),
+        message(text("Still here.")),
+    )
+    session = open_session(project)
+    try:
+        await run(session, TASK)
+        tree = session.store.tree
+        [node] = [n for n in tree.path() if n.kind == "compaction"]
+        assert tree.nodes[tree.kept[node.id]].kind == "assistant"
+        before = node.parent_id
+        assert before is not None
+        assert calls_in(tree.context(before).messages) == ["a.txt", "b.txt"]  # nothing deleted
+        assert calls_in(tree.context().messages) == ["b.txt"]
+        assert tree.context().messages[0]["content"][0]["text"] == COMPACTION_HEADER
+        session_id = session.id
+    finally:
+        await session.close()
+
+    resumed = open_session(project, resume=session_id)
+    try:
+        await run(resumed, "And now?")
+        sent = api.requests[-1].messages
+        assert conversation_problem(api.requests[-1].body) is None
+        assert sent[0]["content"][0]["text"] == COMPACTION_HEADER
+        assert calls_in(sent) == ["b.txt"]
+    finally:
+        await resumed.close()
+
+
+async def test_a_switch_to_before_the_compaction_brings_back_the_whole_conversation(
+    api: FakeAnthropic, project: Path
+) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt", input_tokens=9_000),
+        message(text("SUMMARY: a.txt was read.")),
+        message(text("Done.")),
+        message(text("From the full history.")),
+    )
+    session = open_session(project)
+    try:
+        await run(session, TASK)
+        tree = session.store.tree
+        [node] = [n for n in tree.path() if n.kind == "compaction"]
+        assert node.parent_id is not None
+        session.switch(node.parent_id)
+        await run(session, "Go on from here.")
+        sent = api.requests[-1].messages
+        assert calls_in(sent) == ["a.txt", "b.txt"]
+        assert COMPACTION_HEADER not in json.dumps(sent)
+    finally:
+        await session.close()
+
+
+async def test_prompt_too_long_compacts_once_and_retries(api: FakeAnthropic, project: Path) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt"),
+        status(400, "invalid_request_error", TOO_LONG),
+        message(text("SUMMARY: both read.")),
+        message(text("Done.")),
+    )
+    session = open_session(project)
+    try:
+        events, result = await run(session, TASK)
+        assert result.success, result.reason
+        [done] = compactions(events)
+        assert done.reason == "prompt_too_long"
+        assert is_summary_request(api.requests[3])
+        retried = api.requests[4]
+        assert conversation_problem(retried.body) is None
+        assert calls_in(retried.messages) == ["b.txt"]
+        assert len(api.requests) == 5
+    finally:
+        await session.close()
+
+
+async def test_prompt_too_long_again_after_compacting_ends_the_run_with_one_line(
+    api: FakeAnthropic, project: Path
+) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt"),
+        status(400, "invalid_request_error", TOO_LONG),
+        message(text("SUMMARY: both read.")),
+        status(400, "invalid_request_error", TOO_LONG),
+    )
+    session = open_session(project)
+    try:
+        events, result = await run(session, TASK)
+        assert not result.success
+        assert result.reason == "prompt_too_long"
+        assert "even after compacting" in result.error
+        assert "\n" not in result.error
+        assert len(compactions(events)) == 1
+        assert len(api.requests) == 5  # one compaction, one retry: no loop
+    finally:
+        await session.close()
+
+
+async def test_compact_by_hand_with_a_focus(api: FakeAnthropic, project: Path) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt"),
+        message(text("Read both.")),
+        message(text("SUMMARY by hand.")),
+        message(text("Next.")),
+    )
+    session = open_session(project)
+    try:
+        await run(session, TASK)
+        seen: list[StepEvent] = []
+        session.bus.subscribe(seen.append)
+        done = await session.compact("the letters in the files")
+        assert done is not None
+        assert done.reason == "manual"
+        assert await session.bus.drain(timeout=5)
+        assert done in seen
+        asked = api.requests[3]
+        assert is_summary_request(asked)
+        assert "Pay particular attention to: the letters in the files" in json.dumps(asked.messages)
+
+        await run(session, "Next?")
+        sent = api.requests[-1].messages
+        assert conversation_problem(api.requests[-1].body) is None
+        assert sent[0]["content"][0]["text"] == COMPACTION_HEADER
+        assert sent[1] == {"role": "assistant", "content": [{"type": "text", "text": "Read both."}]}  # the last answer
+        assert calls_in(sent) == []
+        assert "Next?" in json.dumps(sent[-1])
+    finally:
+        await session.close()
+
+
+async def test_a_summary_longer_than_what_it_stands_for_changes_nothing(api: FakeAnthropic, project: Path) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt", input_tokens=9_000),
+        message(text("SUMMARY " * 5_000)),  # longer than the two reads it would replace
+        message(text("Done.")),  # the threshold does not ask again this run
+    )
+    session = open_session(project)
+    try:
+        events, result = await run(session, TASK)
+        assert result.success
+        assert compactions(events) == []
+        assert all(n.kind != "compaction" for n in session.store.tree.nodes.values())
+        assert calls_in(api.requests[-1].messages) == ["a.txt", "b.txt"]
+        assert len(api.requests) == 4
+    finally:
+        await session.close()
+
+
+async def test_the_plan_survives_a_compaction_verbatim(api: FakeAnthropic, project: Path) -> None:
+    api.script(
+        message(text("- [ ] read a.txt\n- [ ] read b.txt")),  # the plan, approved by the flag
+        read("a.txt", input_tokens=9_000),
+        message(text("SUMMARY: a.txt was read.")),
+        message(text("Step 1 done.")),
+        message(text("Step 2 done.")),
+    )
+    session = open_session(project, loop="plan", approve_plan=True, verify="true")
+    try:
+        events, result = await run(session, TASK)
+        assert result.success, result.error
+        assert len(compactions(events)) == 1
+        assert is_summary_request(api.requests[2])
+        first = [b["text"] for b in api.requests[3].messages[0]["content"]]
+        assert "The plan, steps done so far checked:\n- [ ] read a.txt\n- [ ] read b.txt" in first
+        assert any(TASK in b for b in first)
+    finally:
+        await session.close()
+
+
+async def test_a_short_conversation_has_nothing_to_compact(api: FakeAnthropic, project: Path) -> None:
+    api.script(message(text("Hello.")))
+    session = open_session(project)
+    try:
+        await run(session, "hi")
+        assert await session.compact() is None
+        assert len(api.requests) == 1
+        assert all(n.kind != "compaction" for n in session.store.tree.path())
+    finally:
+        await session.close()
+
+
+# --- headless ---------------------------------------------------------------------------
+
+
+def test_chimera_run_json_reports_the_compaction(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt", input_tokens=9_000),
+        message(text("SUMMARY: a.txt was read.")),
+        message(text("Done.")),
+    )
+    env = {"CHIMERA_MODEL": MODEL}
+    proc = run_chimera("run", TASK, "--json", "--workdir", str(project), "--permission-mode", "bypass", env=env)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    [done] = [e for e in events if e["type"] == "compaction"]
+    assert done["reason"] == "threshold"
+    assert done["tokens_before"] == 9_030
+    assert done["tokens_after"] < 9_030
+    assert events[-1]["type"] == "run_finished"
+    assert events[-1]["success"]
+
+
+@pytest.mark.parametrize("value", ["lots", "12", "-5", "1e6"])
+def test_a_context_window_that_is_not_a_size_is_one_line(value: str, isolated_env: Path, project: Path) -> None:
+    env = {"CHIMERA_CONTEXT_WINDOW": value, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}
+    proc = run_chimera("run", "hi", "--workdir", str(project), env=env)
+    assert_one_line_error(proc, "CHIMERA_CONTEXT_WINDOW", "in tokens")
+
+
+# --- where the cut falls, and what survives ------------------------------------------------
+
+_user = st.text(alphabet="abc ", min_size=1, max_size=40)
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A valid conversation: the task, then turns that call tools (answered) or only speak."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": draw(_user)}]
+    for turn in range(draw(st.integers(1, 12))):
+        calls = draw(st.integers(0, 3))
+        words = draw(st.text(alphabet="xyz ", max_size=300))
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": words or "ok"}]
+        blocks += [{"type": "tool_use", "id": f"t{turn}_{i}", "name": "read", "input": {}} for i in range(calls)]
+        messages.append({"role": "assistant", "content": blocks})
+        if calls:
+            output = draw(st.text(alphabet="0123", max_size=400))
+            results = [{"type": "tool_result", "tool_use_id": f"t{turn}_{i}", "content": output} for i in range(calls)]
+            messages.append({"role": "user", "content": results})
+        elif draw(st.booleans()):
+            messages.append({"role": "user", "content": draw(_user)})
+    return messages
+
+
+@settings(max_examples=300, deadline=None)
+@given(conversations(), st.floats(0.0, 1.0))
+def test_the_cut_never_parts_a_call_from_its_result_and_keeps_the_last_answer(
+    messages: list[dict[str, Any]], keep: float
+) -> None:
+    context = Context.along((m, f"n{i}") for i, m in enumerate(messages))
+    split = cut(context, Compaction(keep=keep))
+    if split is None:
+        return
+    assert split.older
+    assert split.kept
+    assert split.older + split.kept == messages
+    assert split.kept[0]["role"] == "assistant"
+    assert split.kept_from == context.starts[len(split.older)]
+    last_answer = max(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    assert len(split.older) <= last_answer
+    compacted = [summary_message("S", split.older, {}), *split.kept]
+    assert conversation_problem({"messages": compacted}) is None
+
+
+def test_a_second_compaction_keeps_the_task_and_the_persons_words_from_the_first() -> None:
+    steering = reminder_block(f"{STEERING_LEAD}\n\nuse tabs, not spaces")
+    first_part = [
+        {"role": "user", "content": "rename foo to bar everywhere"},
+        {"role": "assistant", "content": [{"type": "text", "text": "On it."}]},
+        {"role": "user", "content": [{"type": "text", "text": "also update the docs"}, steering]},
+    ]
+    first = summary_message("did half", first_part, {"The plan": "- [x] code\n- [ ] docs"})
+    second = summary_message("did the rest", [first, {"role": "assistant", "content": "ok"}], {})
+    texts = [b["text"] for b in second["content"]]
+    assert texts[0] == COMPACTION_HEADER
+    assert any(t.endswith("rename foo to bar everywhere") for t in texts)
+    assert [t for t in texts if "also update the docs" in t or "use tabs" in t] == [
+        "Later, the person said:\nalso update the docs",
+        "Later, the person said:\nuse tabs, not spaces",
+    ]
+    assert sum("did" in t for t in texts) == 1  # only the new summary: the old one was summarized into it
+    assert "The plan:\n- [x] code\n- [ ] docs" in [b["text"] for b in first["content"]]
+
+
+def test_the_transcript_cuts_a_huge_output_in_the_middle() -> None:
+    huge = "HEAD" + "x" * 50_000 + "TAIL"
+    ls = {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}
+    messages = [
+        {"role": "assistant", "content": [ls]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": huge}]},
+    ]
+    shown = transcript(messages, limit=100_000, max_block=4_000)
+    assert "[bash result] HEAD" in shown
+    assert shown.rstrip().endswith("TAIL")
+    assert "characters left out" in shown
+    assert len(shown) < 5_000
