@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState
 
 from chimera.core.bus import StreamSubscription
 from chimera.core.demo import DEMO_NOTICE
+from chimera.core.errors import ChimeraError
 from chimera.core.events import (
     PermissionDecided,
     PermissionRequested,
@@ -66,6 +67,7 @@ class ChimeraApp(App[int]):
         self.session = session
         self.options = options
         self.running = False
+        self.compacting = False
         self.run_shown = asyncio.Event()
         self.history_shown = asyncio.Event()
         self._events: StreamSubscription | None = None
@@ -166,6 +168,14 @@ class ChimeraApp(App[int]):
         text = message.value.strip()
         if not text:
             return
+        command, _, argument = text.partition(" ")
+        if command == "/compact" and not self.session.demo:
+            if self.running:
+                self.notify("/compact waits for the run: send it when the run ends, or interrupt it.", timeout=5)
+                return
+            message.input.value = ""
+            self.compact_conversation(argument.strip())
+            return
         if self.running:  # steering: the words go to the run at its next step
             if self.session.steer(text):
                 message.input.value = ""
@@ -184,9 +194,31 @@ class ChimeraApp(App[int]):
         self.run_shown.clear()
         self.run_task(task)
 
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def compact_conversation(self, focus: str) -> None:
+        """``/compact [focus]``: summarize the older part of the conversation now."""
+        self.running = self.compacting = True
+        status = self.query_one(StatusLine)
+        status.state = "compacting"
+        try:
+            done = await self.session.compact(focus)
+        except ChimeraError as err:
+            await self.query_one(Conversation).mount(Notice(f"✗ compaction failed: {err}", "error"))
+            status.state = "failed"
+            return
+        finally:
+            self.running = self.compacting = False
+        status.state = "idle"
+        if done is None:
+            self.notify("Nothing to compact: the conversation is still short.", timeout=4)
+
     def action_interrupt(self) -> None:
         """Stop the run: the stream ends, tools are killed, the conversation stays valid."""
-        if self.running:
+        if self.compacting:  # nothing is recorded until the summary is in: stopping loses nothing
+            self.workers.cancel_group(self, "run")
+            self.query_one(StatusLine).state = "interrupted"
+            self.notify("Compaction stopped: the conversation is as it was.", timeout=3)
+        elif self.running:
             unsent = self.session.interrupt()
             if unsent:  # words the run never read go back to the input
                 prompt = self.query_one(PromptInput)

@@ -21,6 +21,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from chimera.core.events import (
+    CompactionDone,
     MessageCompleted,
     PlanSuggested,
     RetryScheduled,
@@ -44,6 +45,17 @@ from chimera.tui.widgets.user_message import UserMessage
 __all__ = ["Conversation"]
 
 Item = StepEvent | tuple[str, str]
+
+
+def compaction_line(done: CompactionDone) -> str:
+    why = {"threshold": "the context was filling up", "prompt_too_long": "the model said the prompt was too long"}
+    reason = why.get(done.reason, "by hand")
+    before, after = _tokens(done.tokens_before), _tokens(done.tokens_after)
+    return f"⇣ compacted the conversation ({reason}): about {before} → {after} tokens"
+
+
+def _tokens(count: int) -> str:
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
 
 def _coalesce(events: Iterable[StepEvent]) -> list[Item]:
@@ -98,6 +110,8 @@ class Conversation(VerticalScroll):
                     await self.mount(Notice(note, "warning"))
             case PlanSuggested(reason=reason):
                 await self.mount(Notice(f"Tip: {reason}.", "info"))
+            case CompactionDone():
+                await self.mount(Notice(compaction_line(item), "info"))
             case MessageCompleted():
                 await self._seal_attempt()
             case RetryScheduled(reason="max_tokens"):
@@ -151,6 +165,8 @@ class Conversation(VerticalScroll):
                 widgets.append(UserMessage(text))
             elif node.kind == "assistant":
                 widgets += self._finished_turn(content or [], results)
+            elif node.kind == "compaction":
+                widgets.append(Notice("⇣ the conversation before this point was compacted into a summary", "info"))
         await self.mount_all(widgets)
 
     def _finished_turn(self, blocks: list[dict[str, Any]], results: dict[str, dict[str, Any]]) -> list[Widget]:

@@ -23,6 +23,7 @@ class StatusLine(Static):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "status-line--running",
+        "status-line--compacting",
         "status-line--done",
         "status-line--failed",
         "status-line--interrupted",
@@ -40,6 +41,7 @@ class StatusLine(Static):
         text-overflow: ellipsis;
     }
     StatusLine > .status-line--running { color: $accent; text-style: bold; }
+    StatusLine > .status-line--compacting { color: $accent; text-style: bold; }
     StatusLine > .status-line--done { color: $success; }
     StatusLine > .status-line--failed { color: $error; text-style: bold; }
     StatusLine > .status-line--interrupted { color: $warning; }

@@ -1,0 +1,100 @@
+"""`/compact [focus]` in the workbench: the older part of the conversation summarized, said on screen."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chimera.core.loops.compaction import COMPACTION_HEADER
+from chimera.core.sessions.start import RunOptions
+from chimera.tui.app import build_app
+from chimera.tui.widgets.conversation import Conversation
+from chimera.tui.widgets.notice import Notice
+from chimera.tui.widgets.user_message import UserMessage
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.test_tui_run import send, until
+
+MODEL = "claude-sonnet-4-6"
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        yield fake
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for name in ("a.txt", "b.txt"):
+        (tmp_path / name).write_text("".join(f"line {i} of {name}\n" for i in range(80)))
+    return tmp_path
+
+
+def reads_then_answer() -> list[object]:
+    return [
+        message(tool_use("ra", "read", {"path": "a.txt"}), stop_reason="tool_use"),
+        message(tool_use("rb", "read", {"path": "b.txt"}), stop_reason="tool_use"),
+        message(text("Both read.")),
+    ]
+
+
+def shown_notes(app: object) -> str:
+    """The notifications on screen (toasts), as one text."""
+    return " ".join(n.message for n in app._notifications)  # type: ignore[attr-defined]
+
+
+def notices(app: object) -> list[str]:
+    return [str(n.render()) for n in app.query_one(Conversation).query(Notice)]  # type: ignore[attr-defined]
+
+
+async def test_compact_with_a_focus_summarizes_and_says_so(api: FakeAnthropic, project: Path) -> None:
+    api.script(*reads_then_answer(), message(text("SUMMARY: both files read.")), message(text("Next.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "read the files")
+        await app.run_shown.wait()
+        await send(pilot, "/compact the line numbers")
+        await until(pilot, lambda: any("compacted" in n for n in notices(app)), "the compaction notice")
+        assert "(by hand)" in notices(app)[-1]
+        asked = json.dumps(api.requests[3].messages)
+        assert "Pay particular attention to: the line numbers" in asked
+        assert app.query_one("#prompt").value == ""  # type: ignore[attr-defined]
+        # The command is not a task: no user message for it.
+        assert [m.text for m in app.query_one(Conversation).query(UserMessage)] == ["read the files"]
+
+        app.run_shown.clear()
+        await send(pilot, "go on")
+        await app.run_shown.wait()
+        first = api.requests[-1].messages[0]["content"][0]["text"]
+        assert first == COMPACTION_HEADER
+
+
+async def test_compact_on_a_short_conversation_says_there_is_nothing_to_do(api: FakeAnthropic, project: Path) -> None:
+    api.script(message(text("Hi.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "hello")
+        await app.run_shown.wait()
+        await send(pilot, "/compact")
+        await until(pilot, lambda: "Nothing to compact" in shown_notes(app), "the notification")
+        assert len(api.requests) == 1
+
+
+async def test_a_resumed_session_shows_where_it_was_compacted(api: FakeAnthropic, project: Path) -> None:
+    api.script(*reads_then_answer(), message(text("SUMMARY: both files read.")))
+    first = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with first.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "read the files")
+        await first.run_shown.wait()
+        await send(pilot, "/compact")
+        await until(pilot, lambda: any("compacted" in n for n in notices(first)), "the compaction notice")
+    app = build_app(RunOptions(resume=first.session.id, model=MODEL))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.history_shown.wait()
+        assert any("compacted into a summary" in n for n in notices(app))
