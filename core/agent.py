@@ -15,6 +15,7 @@ from chimera.core.env import Environment
 from chimera.core.events import CompactionDone
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
+from chimera.core.loops.base import Steering
 from chimera.core.loops.context import Context, Prompt
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, Provider
@@ -107,12 +108,12 @@ class Agent:
         if self._core is not None:
             self._core.stop_asking()
 
-    def steer(self, text: str) -> None:
+    def steer(self, text: str, queue_id: str | None = None) -> None:
         """Queue words for the run in progress, delivered at its next step (see ``AgentLoop.steer``)."""
         if self._core is not None:
-            self._core.steer(text)
+            self._core.steer(text, queue_id)
 
-    def take_steering(self) -> list[str]:
+    def take_steering(self) -> list[Steering]:
         """The steering not delivered yet, taken back."""
         return self._core.take_steering() if self._core is not None else []
 
@@ -148,9 +149,13 @@ class Agent:
 
         return run_sync(work())
 
-    async def arun(self, task: Prompt, env: Environment, *, session_id: str | None = None) -> AgentResult:
-        """Work on ``task`` in ``env``; every event goes to the bus; return how it ended."""
-        return await finish(self.core_for(env, session_id=session_id), task)
+    async def arun(
+        self, task: Prompt, env: Environment, *, session_id: str | None = None, queued: str | None = None
+    ) -> AgentResult:
+        """Work on ``task`` in ``env``; every event goes to the bus; return how it ended.
+
+        ``queued``: the session's queue id of the follow-up ``task`` is."""
+        return await finish(self.core_for(env, session_id=session_id), task, queued=queued)
 
 
 class CodingAgent(Agent):

@@ -68,6 +68,7 @@ from chimera.core.loops.base import (
     PlanAnswer,
     Recorder,
     RunInProgress,
+    Steering,
     StepResult,
     Stop,
 )
@@ -175,7 +176,8 @@ class AgentLoop:
         self._context_tokens = 0  # the context's size in tokens, as the API last reported it
         self._remembered: dict[str, str] = {}  # what a compaction keeps verbatim (the plan), by title
         self._futile = False  # a compaction this run could not shrink the conversation
-        self._steering: list[str] = []  # the person's words for the running work, delivered at the next step
+        self._steering: list[Steering] = []  # the person's words for the running work, delivered at the next step
+        self._task_queued: str | None = None  # the queue id of the follow-up this run's task delivers
         self._plans: dict[str, asyncio.Future[PlanAnswer]] = {}  # proposed plans awaiting an answer, by id
         self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
         self._reminders = ReminderState()
@@ -226,14 +228,16 @@ class AgentLoop:
     def running(self) -> bool:
         return self._out is not None
 
-    async def run(self, task: Prompt) -> AsyncGenerator[StepEvent, None]:
+    async def run(self, task: Prompt, *, queued: str | None = None) -> AsyncGenerator[StepEvent, None]:
         """Work on ``task``; yield every step event, ending with ``run_finished``.
 
         Close the iterator (``contextlib.aclosing``) to stop early: the run is then
         interrupted and still finishes properly (its last events go to the bus).
+        ``queued``: the queue id of the follow-up ``task`` is (its message takes it off the queue).
         """
         if self._out is not None:
             raise RunInProgress("a run of this loop is already going: interrupt it or wait for it to finish")
+        self._task_queued = queued
         task = clean_json(task)  # e.g. bytes that are not UTF-8 on the command line (a replay passes blocks)
         self.run_id = new_id()
         self._seq = 0
@@ -259,13 +263,14 @@ class AgentLoop:
                     driver.cancel()
             self._out = None
 
-    def steer(self, text: str) -> None:
+    def steer(self, text: str, queue_id: str | None = None) -> None:
         """Queue the person's words for the run in progress: delivered once, as a user message, after
-        every tool call of the current message has its result and before the next model request."""
+        every tool call of the current message has its result and before the next model request.
+        ``queue_id``: where the session keeps them until then."""
         if text.strip():
-            self._steering.append(text)
+            self._steering.append(Steering(text, queue_id))
 
-    def take_steering(self) -> list[str]:
+    def take_steering(self) -> list[Steering]:
         """The steering not delivered yet, taken out of the queue (an interrupted run gives it back)."""
         queued, self._steering = self._steering, []
         return queued
@@ -423,7 +428,8 @@ class AgentLoop:
         """
         if self.recorder is not None and self.recorder.children_of(self.node_id):
             self.emit(BranchCreated(from_node=self.node_id or ""))
-        self._append("user", {"role": "user", "content": prompt}, sync=True)
+        queued, self._task_queued = self._task_queued, None
+        self._append("user", {"role": "user", "content": prompt}, sync=True, queued=queued)
         self._cut.clear()
         await self._pin()
 
@@ -476,10 +482,11 @@ class AgentLoop:
     def _deliver_steering(self) -> None:
         """The queued words go in as one loop note each (the model is told the person sent them
         while it worked; a replay keeps them inside the run they steered)."""
-        for text in self.take_steering():
-            note = f"{STEERING_LEAD}\n\n{text}"
-            self._append("user", {"role": "user", "content": [reminder_block(note)]}, sync=True)
-            self.emit(SteeringDelivered(text=text))
+        for steering in self.take_steering():
+            note = f"{STEERING_LEAD}\n\n{steering.text}"
+            message = {"role": "user", "content": [reminder_block(note)]}
+            self._append("user", message, sync=True, queued=steering.queue_id)
+            self.emit(SteeringDelivered(text=steering.text))
 
     def _continue(self, done: ModelDone) -> StepResult:
         """The answer was cut by the output limit: ask the model to go on (a bounded number of times)."""
@@ -557,18 +564,19 @@ class AgentLoop:
         if over is not None:
             raise Stop(Outcome(False, "budget", error=over))
 
-    def _append(self, kind: str, message: Message, *, sync: bool = False) -> None:
+    def _append(self, kind: str, message: Message, *, sync: bool = False, queued: str | None = None) -> None:
         """Add a message to the context and to the session; it becomes the leaf.
 
         In the context a user message that follows a user message is merged into it
         (the API wants turns to alternate); the session keeps them as two nodes.
-        ``sync`` makes the session durable up to here (a turn boundary). Whatever the message
+        ``sync`` makes the session durable up to here (a turn boundary); ``queued`` names the
+        person's queued words the message delivers. Whatever the message
         holds, the context and the session get it as strict JSON (``strict_json.clean_json``).
         """
         message = self.redactor.mask_value(clean_json(message))
         node_id = None
         if self.recorder is not None:  # first on disk: if saving fails, memory does not run ahead of it
-            node_id = self.recorder.record(kind, message, parent=self.context.node_id, sync=sync)
+            node_id = self.recorder.record(kind, message, parent=self.context.node_id, sync=sync, queued=queued)
         self.context.add(message, node_id)
 
     async def query(self) -> ModelDone:

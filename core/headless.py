@@ -216,9 +216,7 @@ async def run_headless(
         _read_lines(control, loop, channel)
     with _on_sigint(loop, session.agent.interrupt):
         try:
-            result = await session.run(task)
-            while channel is not None and channel.follow_ups and result.reason != "interrupted":
-                result = await session.run(channel.follow_ups.popleft())
+            result = await session.run(task)  # and the follow-ups the channel queues meanwhile
         finally:
             await session.close()
     if printer.gone:

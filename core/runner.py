@@ -55,10 +55,12 @@ class AgentResult:
         )
 
 
-async def finish(core: AgentLoop, prompt: Prompt) -> AgentResult:
-    """Run ``prompt`` on ``core`` to its end (every event goes to its bus); how it ended."""
+async def finish(core: AgentLoop, prompt: Prompt, *, queued: str | None = None) -> AgentResult:
+    """Run ``prompt`` on ``core`` to its end (every event goes to its bus); how it ended.
+
+    ``queued``: the queue id of the follow-up ``prompt`` is."""
     finished: RunFinished | None = None
-    async with contextlib.aclosing(core.run(prompt)) as events:
+    async with contextlib.aclosing(core.run(prompt, queued=queued)) as events:
         async for event in events:
             if isinstance(event, RunFinished):
                 finished = event

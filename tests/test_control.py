@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import threading
 import time
@@ -20,7 +21,7 @@ import pytest
 
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command
+from tests.test_cli import chimera_command, run_chimera
 
 MODEL = "claude-sonnet-4-6"
 DEADLINE = 30.0  # a guard against a hung run, never reached by a passing test
@@ -226,3 +227,41 @@ def test_a_line_that_is_not_utf8_is_one_error_and_the_channel_stays_open(isolate
         "the line is not JSON: send one JSON object a line",
         "unknown type 'nope': use one of steer, follow_up, interrupt, plan, permission",
     ]
+
+
+def test_a_crash_keeps_the_queued_steer_and_follow_up_for_the_resumed_session(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """SIGKILL while a steer and a follow-up wait: the resumed session delivers the steer to its next
+    run and runs the follow-up after it, each once."""
+    api.script(*touch_then_done())
+    run = Controlled(api, project, "make the file", "--permission-mode", "ask")
+    started = run.until("run_started")
+    run.until("permission_requested")
+    run.send(type="steer", text="name it made-it, please")
+    run.send(type="follow_up", text="now say hello")
+    run.send(type="nonsense")  # lines are applied in order: its error says the two before are in
+    run.until("error")
+    run.proc.send_signal(signal.SIGKILL)
+    run.proc.wait(timeout=DEADLINE)
+    run.finish()
+
+    api.requests.clear()
+    api.script(message(text("Picked up.")), message(text("Hello.")))
+    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
+    proc = run_chimera("run", "go on", "--resume", started["session_id"], "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "2 queued messages from when Chimera last stopped" in proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [e["task"] for e in events if e["type"] == "run_started"] == ["go on", "now say hello"]
+    assert [e["text"] for e in events if e["type"] == "steering_delivered"] == ["name it made-it, please"]
+    first, second = (json.dumps(r.messages) for r in api.requests)
+    assert first.count("name it made-it, please") == 1
+    assert "now say hello" not in first
+    assert second.count("now say hello") == 1
+
+    api.script(message(text("Nothing pending.")))
+    again = run_chimera("run", "and now?", "--resume", started["session_id"], "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    assert "queued" not in again.stderr  # taken once, never again
+    assert "name it made-it" not in json.dumps(api.requests[-1].messages[-1])

@@ -131,6 +131,24 @@ CASES = [
     ),
     Case("many damaged lines", b"#garbage\n" * 25, 21, "a1"),
     Case(
+        "queued words of the wrong shape",
+        record(t="queued", id="q1", kind="shout", text="x")
+        + record(t="queued", id="q2", kind="steer")
+        + record(t="queued", id=7, kind="follow_up", text="x")
+        + record(t="unqueued", id=["q"])
+        + record(
+            t="node",
+            id="n9",
+            parent="a1",
+            kind="assistant",
+            ts=1.0,
+            queued="q1",
+            message={"role": "assistant", "content": "x"},
+        ),
+        5,
+        "a1",
+    ),
+    Case(
         "compactions that keep from where no tail can start",
         node("u2", "a1", "user", "list")
         + node("c1", "u2", "assistant", TOOL_CALL, "assistant")

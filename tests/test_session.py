@@ -15,6 +15,7 @@ from chimera.core.events import CheckpointCreated, PermissionRequested, StepEven
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
+from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
@@ -157,3 +158,54 @@ async def test_nothing_moves_while_a_run_is_going(api: FakeAnthropic, project: P
     finally:
         events.cancel()
         await session.close()
+
+
+async def asked(session: Session, task: str) -> tuple[asyncio.Task[object], PermissionRequested]:
+    """Start ``task`` and wait until the run asks for permission (it waits there)."""
+    events = session.bus.stream()
+    run: asyncio.Task[object] = asyncio.create_task(session.run(task))
+    try:
+        async for event in events:
+            if isinstance(event, PermissionRequested):
+                return run, event
+    finally:
+        events.cancel()
+    raise AssertionError("the run never asked")
+
+
+async def test_a_follow_up_runs_when_the_run_ends_and_leaves_the_queue(api: FakeAnthropic, project: Path) -> None:
+    api.script(*writes("v1\n", "Wrote v1."), message(text("Hello.")))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="ask", interactive=True))
+    try:
+        run, question = await asked(session, "write v1")
+        session.follow_up("now say hello")
+        assert session.follow_ups == ["now say hello"]
+        assert [q.text for q in session.store.tree.queued.values()] == ["now say hello"]
+        session.answer(question.request_id, "allow")
+        result = await asyncio.wait_for(run, 20)
+        assert result.success  # type: ignore[attr-defined]
+        assert "now say hello" in json.dumps(api.requests[-1].messages[-1])
+        assert session.follow_ups == []
+        assert session.store.tree.queued == {}
+    finally:
+        await session.close()
+
+
+async def test_an_interrupt_gives_back_the_steering_and_keeps_the_follow_ups(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    api.script(*writes("v1\n", "Wrote v1."))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="ask", interactive=True))
+    try:
+        run, _ = await asked(session, "write v1")
+        assert session.steer("call it b.txt")
+        session.follow_up("then say hello")
+        assert session.interrupt() == ["call it b.txt"]
+        result = await asyncio.wait_for(run, 20)
+        assert result.reason == "interrupted"  # type: ignore[attr-defined]
+        assert len(api.requests) == 1  # the follow-up waits for the next run
+        assert [(q.kind, q.text) for q in session.store.tree.queued.values()] == [("follow_up", "then say hello")]
+    finally:
+        await session.close()
+    with SessionStore.open(isolated_env, session.id, writable=False) as store:
+        assert [q.text for q in store.tree.queued.values()] == ["then say hello"]  # on disk as in memory

@@ -33,6 +33,7 @@ __all__ = [
     "PlanAnswer",
     "Recorder",
     "RunInProgress",
+    "Steering",
     "StepResult",
     "Stop",
 ]
@@ -86,6 +87,14 @@ class StepResult:
     @property
     def stop_reason(self) -> str:
         return self.done.stop_reason
+
+
+@dataclass(frozen=True, slots=True)
+class Steering:
+    """Words the person sent a run while it worked; ``queue_id`` names them in the session's queue."""
+
+    text: str
+    queue_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,8 +184,12 @@ class LoopStrategy(Protocol):
 class Recorder(Protocol):
     """Where messages are kept: the session store."""
 
-    def record(self, kind: str, message: Message, *, parent: str | None, sync: bool = False) -> str:
-        """Keep ``message`` (``user``, ``assistant`` or ``tool_result``) after ``parent`` as the new leaf; its id."""
+    def record(
+        self, kind: str, message: Message, *, parent: str | None, sync: bool = False, queued: str | None = None
+    ) -> str:
+        """Keep ``message`` (``user``, ``assistant`` or ``tool_result``) after ``parent`` as the new leaf; its id.
+
+        ``queued``: the id of the person's queued words the message delivers (taken off the queue with it)."""
         ...
 
     def record_compaction(self, message: Message, *, parent: str | None, keep: str | None) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections import deque
 from typing import Any
 
 from chimera.core.events import ControlRejected
@@ -33,11 +32,10 @@ _KINDS = ("steer", "follow_up", "interrupt", "plan", "permission")
 
 
 class Control:
-    """Applies control lines to ``session``; queued follow-ups wait in :attr:`follow_ups`."""
+    """Applies control lines to ``session`` (follow-ups wait in the session's queue)."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.follow_ups: deque[str] = deque()
         self.closed = False
 
     def handle(self, line: str) -> None:
@@ -63,7 +61,7 @@ class Control:
                 if not session.steer(_text(command)):
                     raise ValueError("no run is going to steer: send a follow_up for the next one")
             case "follow_up":
-                self.follow_ups.append(_text(command))
+                session.follow_up(_text(command))
             case "interrupt":
                 if not session.agent.running:
                     raise ValueError("no run is going to interrupt")

@@ -18,7 +18,16 @@ from typing import Any
 
 from chimera.core.errors import ConfigError
 from chimera.core.permissions.policy import MODES, Rule
-from chimera.core.sessions.tree import MESSAGE_KINDS, Node, PendingSwitch, SavedFiles, SessionTree, message_problem
+from chimera.core.sessions.tree import (
+    MESSAGE_KINDS,
+    QUEUE_KINDS,
+    Node,
+    PendingSwitch,
+    Queued,
+    SavedFiles,
+    SessionTree,
+    message_problem,
+)
 from chimera.core.strict_json import finite_number, loads_clean
 
 __all__ = ["ID", "add_node", "apply_record", "parse_record"]
@@ -31,6 +40,7 @@ _NODE_HEAD = b'{"t":"node",'
 _MESSAGE_KEY = b',"message":{'
 _HEAD_MAX = 400  # bytes: a node record's id, parent, kind and time come well within this
 _HEAD_KEYS = frozenset({"t", "id", "parent", "kind", "ts"})
+_NODE_EXTRAS = frozenset({"keep", "queued"})  # a compaction's kept tail; the queued words a message delivers
 
 
 def parse_record(line: bytes) -> dict[str, Any]:
@@ -44,7 +54,7 @@ def parse_record(line: bytes) -> dict[str, Any]:
                 head = loads_clean(line[:cut] + b"}")
             except ValueError:
                 head = None
-            if isinstance(head, dict) and _HEAD_KEYS <= head.keys() <= _HEAD_KEYS | {"keep"}:
+            if isinstance(head, dict) and _HEAD_KEYS <= head.keys() <= _HEAD_KEYS | _NODE_EXTRAS:
                 head["raw"] = line
                 return head
     parsed = loads_clean(line)
@@ -121,6 +131,9 @@ def _node(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
         raise ValueError("its kind is not a message kind")
     ts = _time(record, "ts", "time")
     kept = _kept(record, node_kind, parent, tree)
+    queued = record.get("queued")
+    if queued is not None and (node_kind != "user" or not isinstance(queued, str)):
+        raise ValueError("only a user message delivers queued words, named by their id")
     raw = record.get("raw")
     if raw is not None:
         node = Node(node_id, parent, node_kind, ts, raw=raw)
@@ -136,6 +149,8 @@ def _node(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
         add_node(node, meta, tree)
         if kept is not None:
             tree.kept[node_id] = kept
+        if queued is not None:
+            tree.queued.pop(queued, None)
 
     return change
 
@@ -275,6 +290,24 @@ def _meta(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
     return lambda: meta.update(record)
 
 
+def _queued(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Change:
+    queue_id = _text(record, "id")
+    kind = record.get("kind")
+    if kind not in QUEUE_KINDS:
+        raise ValueError(f"its kind is not one of {', '.join(QUEUE_KINDS)}")
+    text = _text(record, "text")
+    return lambda: tree.queued.__setitem__(queue_id, Queued(str(kind), text))
+
+
+def _unqueued(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Change:
+    queue_id = _text(record, "id")
+
+    def change() -> None:
+        tree.queued.pop(queue_id, None)
+
+    return change
+
+
 _CHECKS: dict[str, Callable[[dict[str, Any], dict[str, Any], SessionTree], Change]] = {
     "node": _node,
     "leaf": _leaf,
@@ -284,4 +317,6 @@ _CHECKS: dict[str, Callable[[dict[str, Any], dict[str, Any], SessionTree], Chang
     "partial": _partial,
     "saved": _saved,
     "meta": _meta,
+    "queued": _queued,
+    "unqueued": _unqueued,
 }

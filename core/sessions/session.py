@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -21,6 +22,7 @@ from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError
 from chimera.core.events import BranchCreated, CheckpointCreated, CompactionDone
+from chimera.core.loops.base import Steering
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
 from chimera.core.sessions.lock import WorkspaceLock
@@ -28,6 +30,7 @@ from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import Named, SwitchDone, SwitchPlan, name_checkpoint, switch_to
 from chimera.core.threads import use_daemon_threads
+from chimera.core.wording import plural
 
 __all__ = ["Session"]
 
@@ -46,6 +49,22 @@ class Session:
     warnings: list[str] = field(default_factory=list)
     lock: WorkspaceLock | None = None
     redactor: Redactor = field(default_factory=Redactor)  # the provider's secrets, masked in what the run writes
+    _follow_ups: deque[tuple[str, str]] = field(default_factory=deque)  # (queue id, task), in order
+    _carried: list[Steering] = field(default_factory=list)  # steering a stopped process never delivered
+
+    def __post_init__(self) -> None:
+        """Words the person queued before the process stopped are taken up again: steering goes to
+        the next run, follow-ups run after it."""
+        for queue_id, queued in self.store.tree.queued.items():
+            if queued.kind == "steer":
+                self._carried.append(Steering(queued.text, queue_id))
+            else:
+                self._follow_ups.append((queue_id, queued.text))
+        if self.store.tree.queued:
+            count = plural(len(self.store.tree.queued), "queued message")
+            self.warnings.append(
+                f"{count} from when Chimera last stopped, kept: steering goes to the next run, follow-ups run after it"
+            )
 
     @property
     def id(self) -> str:
@@ -64,25 +83,53 @@ class Session:
         return self.agent.loop.name
 
     async def run(self, task: str) -> AgentResult:
-        """Work on ``task`` from where the conversation stands; every event goes to the bus."""
+        """Work on ``task`` from where the conversation stands, then on each follow-up queued meanwhile
+        (unless a run is interrupted); every event goes to the bus. How the last run ended."""
         use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
-        return await self.agent.arun(task, self.env, session_id=self.id)
+        core = self.agent.core_for(self.env, session_id=self.id)
+        for steering in self._carried:
+            core.steer(steering.text, steering.queue_id)
+        self._carried.clear()
+        result = await self.agent.arun(task, self.env, session_id=self.id)
+        while self._follow_ups and result.reason != "interrupted":
+            queue_id, follow_up = self._follow_ups.popleft()
+            result = await self.agent.arun(follow_up, self.env, session_id=self.id, queued=queue_id)
+        return result
 
     def interrupt(self) -> list[str]:
         """Stop the run in progress, if any: the stream ends, tools are killed, it ends as ``interrupted``.
 
         Returns the steering not delivered yet, so a front end can give it back to the person.
+        Queued follow-ups stay queued for the next run.
         """
         self.agent.interrupt()
-        return self.agent.take_steering()
+        taken = self.agent.take_steering()
+        for steering in taken:
+            if steering.queue_id is not None:
+                self.store.unqueue(steering.queue_id)
+        return [steering.text for steering in taken]
 
     def steer(self, text: str) -> bool:
         """Add the person's words to the run in progress: delivered once, after the current tool calls
-        have their results and before the next model request. False when no run is going."""
-        if not self.agent.running:
+        have their results and before the next model request. False when no run is going.
+
+        Kept in the session until delivered, so a crash does not lose them."""
+        if not self.agent.running or not text.strip():
             return False
-        self.agent.steer(text)
+        self.agent.steer(text, self.store.queue("steer", text))
         return True
+
+    def follow_up(self, text: str) -> None:
+        """Queue a task for when the run in progress ends (or after the next run, when none is going).
+
+        Kept in the session until its run starts, so a crash does not lose it."""
+        if text.strip():
+            self._follow_ups.append((self.store.queue("follow_up", text), text))
+
+    @property
+    def follow_ups(self) -> list[str]:
+        """The follow-ups waiting for their run, in order."""
+        return [text for _, text in self._follow_ups]
 
     def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
         """Answer a question the run published (a permission request, a proposed plan: ``plan`` is the

@@ -9,8 +9,11 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "meta", ...}`` first: session id, workspace, model, creation time
   (a later meta record updates a field, such as a moved workspace, or the
   ``permissions`` the runs that follow were started with: mode, allow, deny);
-* ``{"t": "node", "id", "parent", "kind", "ts", "keep"?, "message"}``: a message (a
+* ``{"t": "node", "id", "parent", "kind", "ts", "keep"?, "queued"?, "message"}``: a message (a
   compaction's ``keep`` names the node from which the conversation before it is kept);
+* ``{"t": "queued", "id", "kind", "text"}``: words the person queued (``steer``,
+  ``follow_up``), kept until a node delivers them (its ``queued`` names them) or
+  an ``{"t": "unqueued", "id"}`` gives them back;
 * ``{"t": "partial", "parent", "result"}``: one finished tool result, kept before
   its batch is complete (a crash mid-batch loses no finished result);
 * ``{"t": "snap", "id", "commit", "found"?, "wrote"?, "made"?, "folders"?}``: the workspace
@@ -69,7 +72,7 @@ from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.files import CHECKPOINTS, ENTRIES, LOCK, check_folder, check_not_link, open_file
 from chimera.core.sessions.jsonl import append_line, is_json_object, read_all, repair_tail
 from chimera.core.sessions.records import ID, add_node, apply_record, parse_record
-from chimera.core.sessions.tree import MESSAGE_KINDS, Node, SessionTree
+from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
 
 __all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
 
@@ -241,10 +244,12 @@ class SessionStore:
         parent: str | _Leaf | None = LEAF,
         sync: bool = False,
         keep: str | None = None,
+        queued: str | None = None,
     ) -> Node:
         """Append a message as a child of ``parent`` (the leaf by default; None: a new root); it becomes the leaf.
 
         ``keep``: for a compaction, the node from which the conversation before it is kept as it was.
+        ``queued``: the queued words (by id) this message delivers, taken off the queue by the same record.
         """
         if kind not in MESSAGE_KINDS:
             raise ValueError(f"unknown node kind {kind!r}")
@@ -253,16 +258,39 @@ class SessionStore:
         record: dict[str, Any] = {"t": "node", "id": node.id, "parent": parent_id, "kind": kind, "ts": node.ts}
         if keep is not None:
             record["keep"] = keep
+        if queued is not None:
+            record["queued"] = queued
         record["message"] = message  # last: a reader takes the record's head without decoding the message
         self._write(record, sync=sync)
         add_node(node, self.meta, self.tree)
         if keep is not None:
             self.tree.kept[node.id] = keep
+        if queued is not None:
+            self.tree.queued.pop(queued, None)
         return node
 
-    def record(self, kind: str, message: dict[str, Any], *, parent: str | None, sync: bool = False) -> str:
-        """The agent loop's recorder: append after ``parent`` (where its context stands), return the new node's id."""
-        return self.add(kind, message, parent=parent, sync=sync).id
+    def record(
+        self, kind: str, message: dict[str, Any], *, parent: str | None, sync: bool = False, queued: str | None = None
+    ) -> str:
+        """The agent loop's recorder: append after ``parent`` (where its context stands), return the new node's id.
+
+        ``queued``: the id of the queued words the message delivers (see :meth:`queue`)."""
+        return self.add(kind, message, parent=parent, sync=sync, queued=queued).id
+
+    def queue(self, kind: str, text: str) -> str:
+        """Keep words the person queued (``steer`` or ``follow_up``) until a message delivers them; their id.
+
+        Durable at once: a crash before they are delivered loses none (a resumed session has them)."""
+        queue_id = f"q{_node_id()}"
+        self._write({"t": "queued", "id": queue_id, "kind": kind, "text": text}, sync=True)
+        self.tree.queued[queue_id] = Queued(kind, text)
+        return queue_id
+
+    def unqueue(self, queue_id: str) -> None:
+        """Queued words given back to the person (an interrupt): no longer waiting."""
+        if queue_id in self.tree.queued:
+            self._write({"t": "unqueued", "id": queue_id}, sync=True)
+            del self.tree.queued[queue_id]
 
     def record_compaction(self, message: dict[str, Any], *, parent: str | None, keep: str | None) -> str:
         """The agent loop's recorder: a compaction's summary after ``parent``, keeping the

@@ -28,9 +28,19 @@ from chimera.core.errors import SessionError
 from chimera.core.loops.context import Context, content_blocks, is_reminder
 from chimera.core.strict_json import loads_clean
 
-__all__ = ["MESSAGE_KINDS", "Node", "PendingSwitch", "SavedFiles", "SessionTree", "message_problem"]
+__all__ = [
+    "MESSAGE_KINDS",
+    "QUEUE_KINDS",
+    "Node",
+    "PendingSwitch",
+    "Queued",
+    "SavedFiles",
+    "SessionTree",
+    "message_problem",
+]
 
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_result", "compaction"})
+QUEUE_KINDS = ("steer", "follow_up")
 
 
 _BLOCK_FIELDS = {
@@ -180,6 +190,14 @@ class SavedFiles:
     node: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Queued:
+    """Words the person queued: ``steer`` (for the run going) or ``follow_up`` (a task for after it)."""
+
+    kind: str
+    text: str
+
+
 @dataclass(slots=True)
 class SessionTree:
     """The nodes of one session, their children, the leaf, labels and snapshots."""
@@ -207,6 +225,8 @@ class SessionTree:
     """Files saved under a name (``chimera switch ID NAME`` brings them back), by name."""
     kept: dict[str, str] = field(default_factory=dict)
     """Per compaction node: the node from which the conversation before it is kept as it was."""
+    queued: dict[str, Queued] = field(default_factory=dict)
+    """The person's words queued for a run and not yet taken (steering, follow-ups), in order, by id."""
 
     def add(self, node: Node) -> None:
         self.nodes[node.id] = node
