@@ -27,6 +27,7 @@ the server can stop promptly. Only the standard library is used.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import socket
@@ -48,6 +49,7 @@ __all__ = [
     "dropped",
     "message",
     "page",
+    "paused",
     "redacted_thinking",
     "stalled",
     "status",
@@ -152,6 +154,8 @@ class Reply:
     silent: bool = False  # stall before sending even the status line
     raw: bytes | None = None
     content_type: str = "application/json"
+    pause_at: int | None = None  # send this many events, wait for ``release``, then the rest
+    paused: threading.Event | None = None  # set when the pause begins
 
 
 def _message_start(model: str, input_tokens: int, cache_read: int, cache_write: int) -> Event:
@@ -274,6 +278,12 @@ def stalled(
     ``silent`` stalls before the response starts: the request is read, no byte comes back.
     """
     return Reply(events=_opening(blocks, model), ending="stall", release=release or threading.Event(), silent=silent)
+
+
+def paused(reply: Reply, release: threading.Event, reached: threading.Event, *, after: int = 4) -> Reply:
+    """``reply`` sent in two parts: its first ``after`` events, then (``reached`` is set) nothing until
+    ``release`` is set, then the rest: a response still streaming while the test acts."""
+    return dataclasses.replace(reply, pause_at=after, release=release, paused=reached)
 
 
 def corrupt(
@@ -402,7 +412,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
         self.send_header("Connection", "close")
         self.end_headers()
-        for name, payload in reply.events:
+        for index, (name, payload) in enumerate(reply.events):
+            if index == reply.pause_at:
+                assert reply.release is not None
+                self.wfile.flush()
+                if reply.paused is not None:
+                    reply.paused.set()
+                self.server.fake._stall(reply.release)
             data = _sse(name, payload)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
         if reply.ending == "complete":

@@ -5,19 +5,26 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from chimera.core.errors import ConfigError
-from chimera.core.events import CheckpointCreated, PermissionRequested, StepEvent, Switched
+from chimera.core.events import (
+    CheckpointCreated,
+    PermissionRequested,
+    SteeringDelivered,
+    StepEvent,
+    Switched,
+)
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
-from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
 
 MODEL = "claude-sonnet-4-6"
 
@@ -209,3 +216,32 @@ async def test_an_interrupt_gives_back_the_steering_and_keeps_the_follow_ups(
         await session.close()
     with SessionStore.open(isolated_env, session.id, writable=False) as store:
         assert [q.text for q in store.tree.queued.values()] == ["then say hello"]  # on disk as in memory
+
+
+async def test_steering_during_a_stream_is_delivered_once_after_the_calls_results(
+    api: FakeAnthropic, project: Path
+) -> None:
+    (project / "a.txt").write_text("a\n")
+    release, reached = threading.Event(), threading.Event()
+    streaming = message(text("Reading a first."), tool_use("r1", "read", {"path": "a.txt"}), stop_reason="tool_use")
+    api.script(paused(streaming, release, reached), message(text("Read a, and b is noted.")))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    delivered: list[StepEvent] = []
+    session.bus.subscribe(lambda e: delivered.append(e) if isinstance(e, SteeringDelivered) else None)
+    try:
+        run = asyncio.create_task(session.run("read a"))
+        assert await asyncio.to_thread(reached.wait, 10)  # the answer has begun, and stays open until released
+        assert session.steer("then look at b")
+        release.set()
+        result = await asyncio.wait_for(run, 20)
+        assert result.success
+        await session.bus.drain()
+        after = api.requests[1].messages[-1]["content"]
+        assert [b["type"] for b in after] == ["tool_result", "text"]  # the call's result first, then the words
+        assert after[1]["text"].endswith("then look at b</system-reminder>")
+        assert json.dumps([r.messages for r in api.requests]).count("then look at b") == 1
+        assert [e.text for e in delivered] == ["then look at b"]  # type: ignore[attr-defined]
+        assert "then look at b" not in json.dumps(api.requests[0].messages)
+    finally:
+        release.set()
+        await session.close()
