@@ -203,6 +203,13 @@ async def test_the_workbench_shows_the_plan_to_approve_edit_or_cancel(
         await app.run_shown.wait()
         await pilot.pause()
 
+    logged = [json.loads(line) for line in (app.session.store.folder / "events.jsonl").read_text().splitlines()]
+    decided = [e for e in logged if e["type"] in {"plan_approved", "plan_edited", "plan_cancelled"}]
+    assert [e["type"] for e in decided] == [
+        {"approve": "plan_approved", "edit": "plan_edited"}.get(answer, "plan_cancelled")
+    ]
+    if answer == "edit":
+        assert decided[0]["steps"] == ["Write `out.txt` saying hello"]
     bodies = [r.body for r in api.requests]
     if answer == "cancel":
         assert len(bodies) == 1
