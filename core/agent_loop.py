@@ -709,6 +709,8 @@ class AgentLoop:
                 cache_write_tokens=usage.cache_write_tokens,
                 cost=round(usage.cost, 6),
                 total_cost=round(self.cost, 6),
+                context_tokens=self._context_tokens,
+                context_window=self.window,
             )
         )
 

@@ -169,6 +169,9 @@ class MessageCompleted(StepEvent):
 @register
 @dataclass(frozen=True, slots=True, kw_only=True)
 class UsageReported(StepEvent):
+    """What one model response used. ``context_tokens`` is the conversation's size as the API last
+    reported it, against the model's ``context_window`` (past its threshold, the loop compacts)."""
+
     type: ClassVar[str] = "usage"
     input_tokens: int
     output_tokens: int
@@ -176,6 +179,8 @@ class UsageReported(StepEvent):
     cache_write_tokens: int = 0
     cost: float = 0.0
     total_cost: float = 0.0
+    context_tokens: int = 0
+    context_window: int = 0
 
 
 @register

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.conversation import Conversation
 from chimera.tui.widgets.notice import Notice
+from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.user_message import UserMessage
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
@@ -26,6 +28,7 @@ def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnt
     with serve_fake(monkeypatch) as fake:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", "10000")
         yield fake
 
 
@@ -40,7 +43,7 @@ def reads_then_answer() -> list[object]:
     return [
         message(tool_use("ra", "read", {"path": "a.txt"}), stop_reason="tool_use"),
         message(tool_use("rb", "read", {"path": "b.txt"}), stop_reason="tool_use"),
-        message(text("Both read.")),
+        message(text("Both read."), input_tokens=6_000),  # 60% of the window
     ]
 
 
@@ -59,9 +62,13 @@ async def test_compact_with_a_focus_summarizes_and_says_so(api: FakeAnthropic, p
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "read the files")
         await app.run_shown.wait()
+        await pilot.pause()
+        assert " · context 60%" in str(app.query_one(StatusLine).render())
         await send(pilot, "/compact the line numbers")
         await until(pilot, lambda: any("compacted" in n for n in notices(app)), "the compaction notice")
         assert "(by hand)" in notices(app)[-1]
+        shown = int(re.search(r"context (\d+)%", str(app.query_one(StatusLine).render())).group(1))  # type: ignore[union-attr]
+        assert shown < 60
         asked = json.dumps(api.requests[3].messages)
         assert "Pay particular attention to: the line numbers" in asked
         assert app.query_one("#prompt").value == ""  # type: ignore[attr-defined]

@@ -22,6 +22,7 @@ from chimera.core.bus import StreamSubscription
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.errors import ChimeraError
 from chimera.core.events import (
+    CompactionDone,
     PermissionDecided,
     PermissionRequested,
     PlanProposed,
@@ -126,6 +127,8 @@ class ChimeraApp(App[int]):
                     status.turn = turn
                 case UsageReported():
                     status.add_usage(event)
+                case CompactionDone():
+                    status.compacted(event)
                 case PermissionRequested():
                     self._ask(event)
                 case PermissionDecided(decision="cancelled", request_id=request_id):

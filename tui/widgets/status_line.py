@@ -1,4 +1,7 @@
-"""Provides ``StatusLine``: model, strategy, turn, tokens, cost, permission mode and state.
+"""Provides ``StatusLine``: model, strategy, turn, context, tokens, cost, permission mode and state.
+
+``turn`` counts model requests with their tool calls (the API's ``steps``); ``context`` is the
+share of the model's window the conversation fills (compaction starts at 80%).
 
 Tokens and cost cover the same span: every run since the workbench opened
 (the session's runs, as Claude Code counts them), labelled ``session``.
@@ -12,7 +15,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from chimera.core.events import UsageReported
+from chimera.core.events import CompactionDone, UsageReported
 from chimera.core.terminal_text import terminal_safe
 
 __all__ = ["StatusLine"]
@@ -57,12 +60,20 @@ class StatusLine(Static):
     output_tokens: reactive[int] = reactive(0)
     cost: reactive[float] = reactive(0.0)
     state: reactive[str] = reactive("idle")
+    context: reactive[float | None] = reactive(None)  # the share of the model's window the conversation fills
 
     def add_usage(self, usage: UsageReported) -> None:
         """Count one response's tokens and cost into the totals (which span every run)."""
         self.input_tokens += usage.input_tokens
         self.output_tokens += usage.output_tokens
         self.cost += usage.cost
+        if usage.context_window and usage.context_tokens:
+            self.context = usage.context_tokens / usage.context_window
+
+    def compacted(self, done: CompactionDone) -> None:
+        """The conversation was compacted: its size is the estimate after."""
+        if self.context is not None and done.tokens_before:
+            self.context *= done.tokens_after / done.tokens_before
 
     def render(self) -> Text:
         """The line, most telling first (state, model, permission mode); cut with an ellipsis when narrow."""
@@ -75,6 +86,7 @@ class StatusLine(Static):
                 self.get_component_rich_style("status-line--model", partial=True),
             ),
             f" · {self.mode} · {self.loop} · turn {self.turn}",
+            f" · context {self.context:.0%}" if self.context is not None else "",
             f" · session: {_tokens(self.input_tokens)} in / {_tokens(self.output_tokens)} out, ${self.cost:.4f}",
         )
 
