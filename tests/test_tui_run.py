@@ -282,3 +282,45 @@ async def test_resuming_shows_the_earlier_turns_and_continues(api: FakeAnthropic
         await pilot.pause()
         assert [m.text for m in conversation.query(UserMessage)] == ["count text files", "and now?"]
         assert [m["role"] for m in api.requests[-1].messages] == ["user", "assistant", "user", "assistant", "user"]
+
+
+async def test_tab_queues_a_follow_up_that_runs_when_the_run_ends(api: FakeAnthropic, tmp_path: Path) -> None:
+    fifo = tmp_path / "go.fifo"
+    os.mkfifo(fifo)
+    api.script(
+        message(tool_use("t1", "bash", {"command": "cat go.fifo"}), stop_reason="tool_use"),
+        message(text("First done.")),
+        message(text("Second done.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "first task")
+        await until(pilot, lambda: bool(app.query(ToolCallView)), "the command to start")
+        await pilot.click("#prompt")
+        await pilot.press(*"second task", "tab")
+        assert app.query_one(PromptInput).value == ""
+        assert app.session.follow_ups == ["second task"]
+        await asyncio.to_thread(fifo.write_text, "done\n")  # the first run can end
+        await until(pilot, lambda: len(api.requests) == 3 and not app.running, "the follow-up's run")
+        await pilot.pause()
+        conversation = app.query_one(Conversation)
+        assert [m.text for m in conversation.query(UserMessage)] == ["first task", "second task"]
+        assert "second task" not in json.dumps(api.requests[1].messages)  # not steering: a run of its own
+        assert app.session.store.tree.queued == {}
+
+
+async def test_an_interrupt_gives_queued_follow_ups_back_to_the_input(api: FakeAnthropic, tmp_path: Path) -> None:
+    api.script(message(tool_use("t1", "bash", {"command": "sleep 300"}), stop_reason="tool_use"))
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "wait a while")
+        await until(pilot, lambda: bool(app.query(ToolCallView)), "the command to start")
+        await pilot.click("#prompt")
+        await pilot.press(*"then do b", "tab")
+        await pilot.press("escape")
+        await app.run_shown.wait()
+        await pilot.pause()
+        assert app.query_one(PromptInput).value == "then do b"
+        assert app.session.follow_ups == []
+        assert app.session.store.tree.queued == {}  # given back, not left for a later resume
+    assert len(api.requests) == 1

@@ -34,6 +34,7 @@ from chimera.core.events import (
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import terminal_safe
+from chimera.core.wording import plural
 from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
 from chimera.tui.messages import BusEvents
 from chimera.tui.screens.permission import PermissionScreen
@@ -192,6 +193,17 @@ class ChimeraApp(App[int]):
             return
         self.start_run(text)
 
+    def on_prompt_input_queued(self, message: PromptInput.Queued) -> None:
+        """``tab``: the text waits for the run going, then runs as the next task."""
+        prompt = self.query_one(PromptInput)
+        if not self.running or self.compacting or self.session.demo:
+            self.notify("Nothing is running: press enter to send it now.", timeout=3)
+            return
+        self.session.follow_up(message.text)
+        prompt.value = ""
+        waiting = len(self.session.follow_ups)
+        self.notify(f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
+
     def start_run(self, task: str) -> None:
         self.running = True
         self.run_shown.clear()
@@ -222,8 +234,8 @@ class ChimeraApp(App[int]):
             self.query_one(StatusLine).state = "interrupted"
             self.notify("Compaction stopped: the conversation is as it was.", timeout=3)
         elif self.running:
-            unsent = self.session.interrupt()
-            if unsent:  # words the run never read go back to the input
+            unsent = self.session.interrupt() + self.session.take_follow_ups()
+            if unsent:  # words the run never read, and tasks queued after it, go back to the input
                 prompt = self.query_one(PromptInput)
                 prompt.value = " ".join([*unsent, prompt.value]).strip()
             self.notify("Interrupting…", timeout=2)

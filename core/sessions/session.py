@@ -126,6 +126,14 @@ class Session:
         if text.strip():
             self._follow_ups.append((self.store.queue("follow_up", text), text))
 
+    def take_follow_ups(self) -> list[str]:
+        """The follow-ups not started yet, taken off the queue (a front end gives them back to the person)."""
+        taken = list(self._follow_ups)
+        self._follow_ups.clear()
+        for queue_id, _ in taken:
+            self.store.unqueue(queue_id)
+        return [text for _, text in taken]
+
     @property
     def follow_ups(self) -> list[str]:
         """The follow-ups waiting for their run, in order."""
