@@ -35,9 +35,9 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from chimera.core.bus import EventBus
 from chimera.core.env import Environment
@@ -47,7 +47,6 @@ from chimera.core.events import (
     CheckpointCreated,
     CompactionDone,
     MessageCompleted,
-    PlanProposed,
     ReminderInjected,
     RetryScheduled,
     RunFinished,
@@ -61,7 +60,6 @@ from chimera.core.events import (
 )
 from chimera.core.gitsafe import GitStop
 from chimera.core.loops.base import (
-    PLAN_DECISIONS,
     LoopStrategy,
     Outcome,
     Pins,
@@ -72,6 +70,7 @@ from chimera.core.loops.base import (
     StepResult,
     Stop,
 )
+from chimera.core.loops.batches import folders_made, results_message, sendable, written
 from chimera.core.loops.compaction import SUMMARY_SYSTEM, Compaction, cut, size, summary_message, summary_prompt
 from chimera.core.loops.context import (
     CONTINUE_PROMPT,
@@ -83,13 +82,14 @@ from chimera.core.loops.context import (
 )
 from chimera.core.loops.guards import STUCK_REMINDER, StuckDetector, over_budget
 from chimera.core.loops.prompts import system_prompt
+from chimera.core.loops.questions import PlanQuestions
 from chimera.core.loops.recovery import Recovery
 from chimera.core.loops.reminders import ReminderState
 from chimera.core.loops.workspace_facts import SnapshotUnavailable, git_snapshot, project_instructions
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
 from chimera.core.redact import Redactor
-from chimera.core.strict_json import TOO_DEEP, clean_json, strict_message
+from chimera.core.strict_json import clean_json, strict_message
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.executor import Executor, ToolCall, ToolOutcome
 from chimera.core.wording import plural
@@ -178,7 +178,7 @@ class AgentLoop:
         self._futile = False  # a compaction this run could not shrink the conversation
         self._steering: list[Steering] = []  # the person's words for the running work, delivered at the next step
         self._task_queued: str | None = None  # the queue id of the follow-up this run's task delivers
-        self._plans: dict[str, asyncio.Future[PlanAnswer]] = {}  # proposed plans awaiting an answer, by id
+        self._plans = PlanQuestions()  # proposed plans awaiting an answer
         self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
         self._reminders = ReminderState()
         self._stuck = self.config.detector or StuckDetector(self.config.stuck_after)
@@ -281,17 +281,9 @@ class AgentLoop:
         A permission request takes ``allow``, ``always`` or ``deny``; a proposed plan takes
         ``approve``, ``edit`` (with ``plan``, the edited Markdown) or ``cancel``.
         """
-        pending = self._plans.get(request_id)
-        if pending is None:
-            return self.executor.answer(request_id, decision)
-        if decision not in PLAN_DECISIONS:
-            raise ValueError(f"a plan answer is one of {', '.join(PLAN_DECISIONS)}, not {decision!r}")
-        if decision == "edit" and not (plan or "").strip():
-            raise ValueError("an edited plan needs its text")
-        if pending.done():
-            return False
-        pending.set_result(PlanAnswer(decision, plan or ""))
-        return True
+        if request_id in self._plans:
+            return self._plans.answer(request_id, decision, plan)
+        return self.executor.answer(request_id, decision)
 
     @property
     def workdir(self) -> Path:
@@ -300,15 +292,13 @@ class AgentLoop:
 
     def open_plan(self) -> str | None:
         """The request id of the plan waiting for an answer, if one is."""
-        return next((request_id for request_id, pending in self._plans.items() if not pending.done()), None)
+        return self._plans.open()
 
     def stop_asking(self) -> None:
         """Nobody answers from here on: open questions get a headless run's answer (a permission denied,
         a plan cancelled), and later ones are refused."""
         self.executor.stop_asking()
-        for pending in self._plans.values():
-            if not pending.done():
-                pending.set_result(PlanAnswer("cancel"))
+        self._plans.cancel_all()
 
     @property
     def can_ask(self) -> bool:
@@ -331,14 +321,7 @@ class AgentLoop:
 
     async def ask_plan(self, steps: list[str]) -> PlanAnswer:
         """Publish ``steps`` as a proposed plan and wait for the person's answer (see :meth:`answer`)."""
-        request_id = f"plan:{uuid.uuid4().hex[:8]}"
-        pending: asyncio.Future[PlanAnswer] = asyncio.get_running_loop().create_future()
-        self._plans[request_id] = pending
-        try:
-            self.emit(PlanProposed(steps=steps, request_id=request_id))
-            return await pending
-        finally:
-            del self._plans[request_id]
+        return await self._plans.ask(steps, self.emit)
 
     def interrupt(self) -> None:
         """Stop the current run: the stream ends, tools are killed, ``run_finished`` says ``interrupted``."""
@@ -468,7 +451,7 @@ class AgentLoop:
         except Stop as over:
             if calls:  # the calls will not run: answer them so the conversation stays valid
                 skipped = [self.executor.skipped(c, over.outcome.error) for c in calls]
-                self._append("tool_result", _results(skipped), sync=True)
+                self._append("tool_result", results_message(skipped), sync=True)
             raise
         if done.stop_reason == "max_tokens" and not calls:
             return self._continue(done)
@@ -525,16 +508,16 @@ class AgentLoop:
                     outcome = self.executor.cancelled(call)
                     self.emit(outcome.finished_event())
                 finished.append(outcome)
-            self._append("tool_result", _results(finished), sync=True)
+            self._append("tool_result", results_message(finished), sync=True)
             if changes_files:
-                await asyncio.shield(self._pin(_written(finished), _folders_made(finished)))
+                await asyncio.shield(self._pin(written(finished), folders_made(finished)))
             raise
         texts, stop = self._after_tools(outcomes)
-        self._append("tool_result", _results(outcomes, _reminder_blocks(texts)), sync=True)
+        self._append("tool_result", results_message(outcomes, texts), sync=True)
         for text in texts:
             self.emit(ReminderInjected(text=text))
         if changes_files:
-            await self._pin(_written(outcomes), _folders_made(outcomes))
+            await self._pin(written(outcomes), folders_made(outcomes))
         return outcomes, stop
 
     def _read_only(self, call: ToolCall) -> bool:
@@ -633,15 +616,15 @@ class AgentLoop:
         in the session as its siblings, so the tree shows what was not taken."""
         if self.recorder is not None:
             for other in aside:
-                message = self.redactor.mask_value(_sendable(other.message))
+                message = self.redactor.mask_value(sendable(other.message))
                 self.recorder.record("assistant", message, parent=self.context.node_id)
         if done.stop_reason != "refusal":
-            self._append("assistant", _sendable(done.message))
+            self._append("assistant", sendable(done.message))
             usage = done.usage
             self._context_tokens = (
                 usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
             )
-        self.emit(MessageCompleted(message=_sendable(done.message), stop_reason=done.stop_reason))
+        self.emit(MessageCompleted(message=sendable(done.message), stop_reason=done.stop_reason))
 
     def remember(self, title: str, text: str) -> None:
         """Keep ``text`` verbatim through every compaction, under ``title`` (the plan, as it stands)."""
@@ -743,53 +726,3 @@ class AgentLoop:
 def new_id() -> str:
     """A short random id, sortable by creation time."""
     return f"{int(time.time() * 1000):x}{uuid.uuid4().hex[:8]}"
-
-
-def _results(outcomes: Iterable[ToolOutcome], notes: Iterable[dict[str, Any]] = ()) -> Message:
-    return {"role": "user", "content": [o.block() for o in outcomes] + list(notes)}
-
-
-_FILE_WRITERS = frozenset({"write", "edit"})  # Chimera's own tools that say which file they wrote
-
-
-def _written(outcomes: Iterable[ToolOutcome]) -> dict[str, bool]:
-    """The paths Chimera's ``write``/``edit`` wrote in these calls, each True when ``write`` created it.
-
-    A file that appears while any other call runs (``bash``) may be the person's: it is not here.
-    """
-    wrote: dict[str, bool] = {}
-    for outcome in outcomes:
-        path = outcome.result.data.get("path")
-        if outcome.call.name in _FILE_WRITERS and not outcome.result.is_error and isinstance(path, str):
-            wrote[path] = wrote.get(path, False) or outcome.result.data.get("created") is True
-    return wrote
-
-
-def _folders_made(outcomes: Iterable[ToolOutcome]) -> list[str]:
-    """The folders Chimera's ``write`` made in these calls (a switch may remove them once they are empty)."""
-    folders: list[str] = []
-    for outcome in outcomes:
-        made = outcome.result.data.get("folders")
-        if outcome.call.name == "write" and not outcome.result.is_error and isinstance(made, list):
-            folders += [f for f in made if isinstance(f, str) and f not in folders]
-    return folders
-
-
-def _reminder_blocks(texts: Iterable[str]) -> list[dict[str, Any]]:
-    return [reminder_block(text) for text in texts]
-
-
-def _sendable(message: Message) -> Message:
-    """The message as it can go back to the model: tool inputs are objects, content is never empty."""
-    content: list[dict[str, Any]] = []
-    for block in message.get("content", []):
-        if block.get("type") == "tool_use" and not _is_plain_input(block.get("input")):
-            block = {**block, "input": {}}
-        content.append(block)
-    if not content:
-        content.append({"type": "text", "text": "(no answer)"})
-    return {"role": "assistant", "content": content}
-
-
-def _is_plain_input(value: object) -> bool:
-    return isinstance(value, dict) and "__invalid_json__" not in value and TOO_DEEP not in value
