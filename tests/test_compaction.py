@@ -9,6 +9,7 @@ tree, so a point before it still has the whole history.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -30,6 +31,7 @@ from chimera.core.loops.compaction import (
 from chimera.core.loops.context import STEERING_LEAD, Context, reminder_block
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
+from chimera.tui.cli import main
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, Received, conversation_problem, message, status, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera
@@ -435,3 +437,40 @@ def test_the_transcript_cuts_a_huge_output_in_the_middle() -> None:
     assert shown.rstrip().endswith("TAIL")
     assert "characters left out" in shown
     assert len(shown) < 5_000
+
+
+def test_tree_export_and_replay_of_a_compacted_session(
+    api: FakeAnthropic, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt", input_tokens=9_000),
+        message(text("SUMMARY: a.txt was read.")),
+        message(text("They hold a and b.")),
+    )
+
+    async def compacted() -> Session:
+        session = open_session(project)
+        try:
+            await run(session, TASK)
+        finally:
+            await session.close()
+        return session
+
+    session = asyncio.run(compacted())
+    capsys.readouterr()
+
+    assert main(["tree", session.id, "--json"]) == 0
+    kinds = [n["kind"] for n in json.loads(capsys.readouterr().out)["nodes"]]
+    assert kinds.count("compaction") == 1
+    assert kinds.index("compaction") == len(kinds) - 2  # after the second read's result, before the answer
+
+    assert main(["export", session.id]) == 0
+    exported = capsys.readouterr().out
+    assert exported.index("read") < exported.index("## Summary of earlier turns") < exported.index("They hold a and b.")
+    assert "SUMMARY: a.txt was read." in exported
+
+    assert main(["replay", session.id, "--json"]) == 0  # the recorded answers play back over the whole history
+    replayed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert replayed[-1]["type"] == "run_finished"
+    assert replayed[-1]["success"]
