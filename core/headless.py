@@ -32,6 +32,7 @@ from chimera.core.bus import EventBus
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.errors import CONFIG_KINDS, ConfigError
 from chimera.core.events import (
+    CompactionDone,
     MessageCompleted,
     PermissionDecided,
     PlanSuggested,
@@ -51,7 +52,7 @@ from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
-from chimera.core.wording import describe_timing, plural
+from chimera.core.wording import describe_compaction, describe_timing, plural
 
 __all__ = ["replay_headless", "run_headless"]
 
@@ -119,6 +120,8 @@ class _Printer:
                     _write(self.err, f"chimera: {note}\n")
             case PlanSuggested(reason=reason):
                 _line(self.err, f"chimera: tip: {reason}")
+            case CompactionDone(reason=reason, tokens_before=before, tokens_after=after):
+                _line(self.err, f"  ⇣ {describe_compaction(reason, before, after)}")
             case MessageCompleted():
                 if not self.live:
                     _write(self.out, terminal_safe("".join(self._attempt)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["describe_timing", "plural"]
+__all__ = ["describe_compaction", "describe_timing", "plural", "tokens"]
 
 _NOT_RUN = "Error: not run:"  # what Executor.skipped answers a call the run stopped before
 
@@ -31,3 +31,20 @@ def describe_timing(output: str, duration_ms: float) -> str:
     if output.startswith(_NOT_RUN):
         return "not run"
     return f"{duration_ms / 1000:.2f}s"
+
+
+_COMPACTED_BECAUSE = {
+    "threshold": "the context was filling up",
+    "prompt_too_long": "the model said the prompt was too long",
+}
+
+
+def describe_compaction(reason: str, tokens_before: int, tokens_after: int) -> str:
+    """One line saying a compaction happened, why, and how much smaller the conversation is."""
+    why = _COMPACTED_BECAUSE.get(reason, "by hand")
+    return f"compacted the conversation ({why}): about {tokens(tokens_before)} → {tokens(tokens_after)} tokens"
+
+
+def tokens(count: int) -> str:
+    """A token count as a person reads it: ``950``, ``12.3k``."""
+    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)

@@ -354,6 +354,21 @@ def test_chimera_run_json_reports_the_compaction(api: FakeAnthropic, project: Pa
     assert events[-1]["success"]
 
 
+def test_chimera_run_says_it_compacted_on_stderr(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    api.script(
+        read("a.txt"),
+        read("b.txt", input_tokens=9_000),
+        message(text("SUMMARY: a.txt was read.")),
+        message(text("Done.")),
+    )
+    env = {"CHIMERA_MODEL": MODEL}
+    proc = run_chimera("run", TASK, "--workdir", str(project), "--permission-mode", "bypass", env=env)
+    assert proc.returncode == 0, proc.stderr
+    [line] = [line for line in proc.stderr.splitlines() if "compacted" in line]
+    assert line.startswith("  ⇣ compacted the conversation (the context was filling up): about 9.0k → ")
+    assert proc.stdout.strip() == "Done."
+
+
 @pytest.mark.parametrize("value", ["lots", "12", "-5", "1e6"])
 def test_a_context_window_that_is_not_a_size_is_one_line(value: str, isolated_env: Path, project: Path) -> None:
     env = {"CHIMERA_CONTEXT_WINDOW": value, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}

@@ -35,7 +35,7 @@ from chimera.core.events import (
 )
 from chimera.core.loops.context import is_loop_note, prompt_text
 from chimera.core.sessions.tree import Node
-from chimera.core.wording import plural
+from chimera.core.wording import describe_compaction, plural
 from chimera.tui.widgets.assistant_message import AssistantMessage
 from chimera.tui.widgets.notice import Notice
 from chimera.tui.widgets.thinking_view import ThinkingView
@@ -45,17 +45,6 @@ from chimera.tui.widgets.user_message import UserMessage
 __all__ = ["Conversation"]
 
 Item = StepEvent | tuple[str, str]
-
-
-def compaction_line(done: CompactionDone) -> str:
-    why = {"threshold": "the context was filling up", "prompt_too_long": "the model said the prompt was too long"}
-    reason = why.get(done.reason, "by hand")
-    before, after = _tokens(done.tokens_before), _tokens(done.tokens_after)
-    return f"⇣ compacted the conversation ({reason}): about {before} → {after} tokens"
-
-
-def _tokens(count: int) -> str:
-    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
 
 
 def _coalesce(events: Iterable[StepEvent]) -> list[Item]:
@@ -111,7 +100,8 @@ class Conversation(VerticalScroll):
             case PlanSuggested(reason=reason):
                 await self.mount(Notice(f"Tip: {reason}.", "info"))
             case CompactionDone():
-                await self.mount(Notice(compaction_line(item), "info"))
+                line = describe_compaction(item.reason, item.tokens_before, item.tokens_after)
+                await self.mount(Notice(f"⇣ {line}", "info"))
             case MessageCompleted():
                 await self._seal_attempt()
             case RetryScheduled(reason="max_tokens"):

@@ -17,6 +17,7 @@ from textual.widgets import Static
 
 from chimera.core.events import CompactionDone, UsageReported
 from chimera.core.terminal_text import terminal_safe
+from chimera.core.wording import tokens
 
 __all__ = ["StatusLine"]
 
@@ -87,9 +88,5 @@ class StatusLine(Static):
             ),
             f" · {self.mode} · {self.loop} · turn {self.turn}",
             f" · context {self.context:.0%}" if self.context is not None else "",
-            f" · session: {_tokens(self.input_tokens)} in / {_tokens(self.output_tokens)} out, ${self.cost:.4f}",
+            f" · session: {tokens(self.input_tokens)} in / {tokens(self.output_tokens)} out, ${self.cost:.4f}",
         )
-
-
-def _tokens(count: int) -> str:
-    return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
