@@ -61,7 +61,7 @@ def message_problem(kind: str, message: object) -> str | None:
     if not isinstance(message, dict):
         return "not a message"
     role = message.get("role")
-    expected = {"assistant": ("assistant",), "compaction": ("user", "assistant")}.get(kind, ("user",))
+    expected = {"assistant": ("assistant",)}.get(kind, ("user",))
     if role not in expected:
         return f"a {kind} message with role {role!r}"
     return _content_problem(message.get("content"), nested=False)
