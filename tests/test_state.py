@@ -1,0 +1,215 @@
+"""The transcript reducer (``chimera.tui.state``), fed event sequences recorded from real runs: no Textual.
+
+Each sequence is what a session's ``events.jsonl`` holds after a run against the
+loopback Messages API, read back as events: the same stream a live run, a resume
+and a replay give the reducer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from chimera.core.events import StepEvent, event_from_json
+from chimera.core.sessions.session import Session
+from chimera.core.sessions.start import RunOptions, start_session
+from chimera.tui.state import Transcript
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, paused, stream_error, text, thinking, tool_use
+
+MODEL = "claude-sonnet-4-6"
+
+
+@pytest.fixture
+async def api(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        yield fake
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / "a.txt").write_text("alpha\n")
+    return root
+
+
+def recorded(session: Session) -> list[StepEvent]:
+    """The session's event log, read back."""
+    lines = (session.store.folder / "events.jsonl").read_text().splitlines()
+    return [event_from_json(line) for line in lines]
+
+
+async def run_and_record(project: Path, *tasks: str) -> list[StepEvent]:
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    try:
+        for task in tasks:
+            await session.run(task)
+    finally:
+        await session.close()
+    return recorded(session)
+
+
+def shape(transcript: Transcript) -> list[tuple[str, str]]:
+    """Each entry as (kind, what it says), tool calls by name and status."""
+    return [(e.kind, f"{e.name}:{e.status}" if e.kind == "tool" else e.text) for e in transcript.entries]
+
+
+async def test_a_live_run_becomes_message_thinking_calls_and_the_answer(api: FakeAnthropic, project: Path) -> None:
+    api.script(
+        message(
+            thinking("Look first.", "sig-1"),
+            text("Reading."),
+            tool_use("r1", "read", {"path": "a.txt"}),
+            stop_reason="tool_use",
+        ),
+        message(tool_use("g1", "grep", {"pattern": "[unclosed"}), stop_reason="tool_use"),
+        message(text("It says **alpha**.")),
+    )
+    transcript = Transcript()
+    transcript.apply_all(await run_and_record(project, "what does a.txt say?"))
+
+    assert shape(transcript)[:-1] == [
+        ("user", "what does a.txt say?"),
+        ("thinking", "Look first."),
+        ("text", "Reading."),
+        ("tool", "read:done"),
+        ("tool", "grep:failed"),
+        ("text", "It says **alpha**."),
+    ]
+    done = transcript.entries[-1]
+    assert (done.kind, done.severity) == ("notice", "success")
+    assert done.text.startswith("✓ done in 3 turns")
+    thought, said, read, grep = transcript.entries[1:5]
+    assert thought.folded  # thinking folds by default
+    assert not said.folded
+    assert read.folded  # a call that went well folds to its line
+    assert not grep.folded  # a failed one is open
+    assert read.output.endswith("alpha\n")
+    assert read.duration_ms is not None
+    assert read.args == {"path": "a.txt"}
+    assert not any(e.streaming for e in transcript.entries)
+
+
+async def test_a_retry_voids_the_attempt_it_replaces(api: FakeAnthropic, project: Path) -> None:
+    api.script(
+        stream_error(thinking("FIRST-THOUGHT", "sig-1"), text("FIRST-TEXT")),
+        message(thinking("second thought", "sig-2"), text("The real answer.")),
+    )
+    transcript = Transcript()
+    transcript.apply_all(await run_and_record(project, "answer"))
+    said = " ".join(e.text for e in transcript.entries)
+    assert "FIRST" not in said
+    kinds = [kind for kind, _ in shape(transcript)]
+    assert kinds == ["user", "notice", "thinking", "text", "notice"]
+    assert transcript.entries[1].text.startswith("↻ ")
+    assert transcript.entries[3].text == "The real answer."
+
+
+async def test_an_interrupt_cancels_the_running_call_and_keeps_no_partial_text(
+    api: FakeAnthropic, project: Path
+) -> None:
+    fifo = project / "go.fifo"
+    os.mkfifo(fifo)
+    api.script(message(text("Waiting."), tool_use("b1", "bash", {"command": "cat go.fifo"}), stop_reason="tool_use"))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    live = Transcript()
+    started = threading.Event()
+    session.bus.subscribe(live.apply)
+    session.bus.subscribe(lambda e: started.set() if e.type == "tool_call_started" else None)
+    try:
+        run = asyncio.create_task(session.run("wait"))
+        assert await asyncio.to_thread(started.wait, 10)
+        session.interrupt()
+        await asyncio.wait_for(run, 20)
+        await session.bus.drain()
+    finally:
+        await session.close()
+    from_log = Transcript()
+    from_log.apply_all(recorded(session))
+    for transcript in (live, from_log):  # the same from the bus as from the log
+        assert shape(transcript) == [
+            ("user", "wait"),
+            ("text", "Waiting."),
+            ("tool", "bash:cancelled"),
+            ("notice", "⏹ interrupted"),
+        ]
+
+
+async def test_steering_and_a_compaction_are_entries_of_their_own(
+    api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", "10000")
+    (project / "a.txt").write_text("".join(f"line {n}\n" for n in range(300)))  # worth summarizing
+    release, reached = threading.Event(), threading.Event()
+    second = message(tool_use("r2", "read", {"path": "a.txt"}), stop_reason="tool_use", input_tokens=9_000)
+    api.script(
+        message(tool_use("r1", "read", {"path": "a.txt"}), stop_reason="tool_use"),
+        paused(second, release, reached),
+        message(text("SUMMARY: read a.")),
+        message(text("Done, and noted.")),
+    )
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    try:
+        run = asyncio.create_task(session.run("read a, then summarize"))
+        assert await asyncio.to_thread(reached.wait, 10)
+        session.steer("mind the encoding")
+        release.set()
+        await asyncio.wait_for(run, 20)
+    finally:
+        release.set()
+        await session.close()
+    transcript = Transcript()
+    transcript.apply_all(recorded(session))
+    kinds = [kind for kind, _ in shape(transcript)]
+    assert kinds == ["user", "tool", "tool", "compaction", "steering", "text", "notice"]
+    compaction = transcript.entries[3]
+    assert compaction.folded
+    assert compaction.text == "SUMMARY: read a."
+    assert compaction.name.startswith("⇣ compacted the conversation (the context was filling up)")
+    assert transcript.entries[4].text == "mind the encoding"
+
+
+async def test_folding_the_cursor_keys_act_on(api: FakeAnthropic, project: Path) -> None:
+    api.script(
+        message(tool_use("g1", "grep", {"pattern": "[x"}), stop_reason="tool_use"),
+        message(tool_use("r1", "read", {"path": "a.txt"}), stop_reason="tool_use"),
+        message(tool_use("g2", "grep", {"pattern": "(y"}), stop_reason="tool_use"),
+        message(text("Done.")),
+    )
+    transcript = Transcript()
+    transcript.apply_all(await run_and_record(project, "look"))
+    failed = [i for i, e in enumerate(transcript.entries) if e.failed]
+    assert len(failed) == 2
+    assert transcript.next_failed(0) == failed[0]
+    assert transcript.next_failed(failed[0]) == failed[1]
+    assert transcript.next_failed(failed[1]) == failed[0]  # round again
+
+    read = next(i for i, e in enumerate(transcript.entries) if e.name == "read")
+    version = transcript.entries[read].version
+    transcript.toggle(read)
+    assert not transcript.entries[read].folded
+    assert transcript.entries[read].version > version  # a view knows to draw it again
+    transcript.toggle(0)  # the person's message does not fold
+    assert not transcript.entries[0].folded
+
+    transcript.fold_all(True)
+    assert all(e.folded for e in transcript.entries if e.kind == "tool")
+    transcript.fold_all(False)
+    assert not any(e.folded for e in transcript.entries)
+
+
+def test_the_transcript_needs_no_textual() -> None:
+    """The reducer is plain data: importing it brings in neither Textual nor rich."""
+    probe = "import sys, chimera.tui.state; print(sorted(m for m in ('textual', 'rich') if m in sys.modules))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"

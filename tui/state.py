@@ -1,0 +1,240 @@
+"""Provides ``Transcript``: the conversation as the workbench shows it, built by one reducer from step events.
+
+No Textual here: the transcript is plain data, so a live run, a resumed
+session's history and a replay all feed the same :meth:`Transcript.apply` and
+look the same, and tests drive it without a screen.
+
+Entries are what a person sees, in order: their message, steering, the
+model's text and thinking, tool calls with their results, plans, compactions
+and notices. Each has a fold state (thinking folds by default, a failed call
+unfolds) and a ``version`` that changes whenever the entry does, so a view can
+cache what it rendered and redo only what changed. What one model request
+streams belongs to an *attempt* until ``message_completed`` seals it; a retry
+that voids the attempt, or a run that fails before the message completes,
+removes the attempt's entries, so a partial message never looks like an answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from chimera.core.events import (
+    CompactionDone,
+    MessageCompleted,
+    PlanApproved,
+    PlanCancelled,
+    PlanEdited,
+    PlanProposed,
+    PlanStepChecked,
+    PlanSuggested,
+    Replanned,
+    RetryScheduled,
+    RunFinished,
+    RunStarted,
+    SteeringDelivered,
+    StepEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from chimera.core.loops.context import content_blocks, prompt_text
+from chimera.core.tools.executor import UNFINISHED_PREFIX
+from chimera.core.wording import describe_compaction, plural
+
+__all__ = ["Entry", "Transcript"]
+
+KINDS = ("user", "steering", "text", "thinking", "tool", "plan", "compaction", "notice")
+
+
+@dataclass(slots=True, eq=False)
+class Entry:
+    """One thing on screen. ``kind`` is one of :data:`KINDS`.
+
+    ``text`` holds the words (a message, thinking, a notice, a compaction's summary);
+    a tool call also has ``name``, ``args``, ``output``, ``status`` (``running``, ``done``,
+    ``failed``, ``cancelled``) and ``duration_ms``; a plan has ``steps`` and each step's
+    ``checks`` (True passed, False failed, None not yet). ``severity`` styles a notice
+    (``info``, ``success``, ``warning``, ``error``). ``version`` grows with every change.
+    """
+
+    kind: str
+    text: str = ""
+    folded: bool = False
+    streaming: bool = False
+    name: str = ""
+    args: dict[str, Any] = field(default_factory=dict)
+    output: str = ""
+    status: str = ""
+    duration_ms: float | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    steps: list[str] = field(default_factory=list)
+    checks: list[bool | None] = field(default_factory=list)
+    severity: str = "info"
+    version: int = 0
+
+    def touch(self) -> None:
+        self.version += 1
+
+    @property
+    def failed(self) -> bool:
+        return self.kind == "tool" and self.status == "failed"
+
+
+class Transcript:
+    """The entries of one conversation, and the reducer that keeps them in step with events."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self._attempt: list[Entry] = []  # text and thinking of the request streaming now
+        self._calls: dict[str, Entry] = {}  # running tool calls, by call id
+        self._plan: Entry | None = None
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def apply_all(self, events: Iterable[StepEvent]) -> None:
+        for event in events:
+            self.apply(event)
+
+    def apply(self, event: StepEvent) -> None:
+        """Fold one event into the transcript."""
+        match event:
+            case TextDelta(text=text):
+                self._stream("text", text)
+            case ThinkingDelta(text=text):
+                self._stream("thinking", text)
+            case MessageCompleted(message=message):
+                if not self._attempt:  # no deltas came (a log, a replay, an answer requested quietly)
+                    self._from_message(message)
+                self._seal()
+            case RunStarted(task=task, notes=notes):
+                self._add(Entry("user", task if isinstance(task, str) else prompt_text(task)))
+                for note in notes:
+                    self._add(Entry("notice", note, severity="warning"))
+            case SteeringDelivered(text=text):
+                self._seal()
+                self._add(Entry("steering", text))
+            case RetryScheduled(reason="max_tokens"):
+                self._seal()
+                self._add(Entry("notice", "↻ the answer hit the output limit; continuing", severity="warning"))
+            case RetryScheduled(reason=reason, attempt=attempt, wait_s=wait):
+                self._discard()
+                self._add(Entry("notice", f"↻ {reason}: retry {attempt} in {wait:.1f}s", severity="warning"))
+            case ToolCallStarted(call_id=call_id, name=name, args=args):
+                self._seal()
+                call = self._add(Entry("tool", name=name, args=dict(args), status="running", folded=True))
+                self._calls[call_id] = call
+            case ToolCallFinished():
+                self._finish_call(event)
+            case PlanSuggested(reason=reason):
+                self._add(Entry("notice", f"Tip: {reason}.", severity="info"))
+            case PlanProposed(steps=steps) | PlanEdited(steps=steps) | Replanned(steps=steps):
+                self._plan = self._add(Entry("plan", steps=list(steps), checks=[None] * len(steps)))
+            case PlanApproved():
+                pass  # the proposed plan stands as it is shown
+            case PlanCancelled(reason=reason):
+                self._add(Entry("notice", f"plan cancelled: {reason}" if reason else "plan cancelled"))
+            case PlanStepChecked(index=index, passed=passed):
+                self._check_step(index, passed)
+            case CompactionDone(summary=summary, reason=reason, tokens_before=before, tokens_after=after):
+                line = describe_compaction(reason, before, after)
+                self._add(Entry("compaction", summary, folded=True, name=f"⇣ {line}"))
+            case RunFinished():
+                self._finish_run(event)
+            case _:
+                pass
+
+    # --- the reducer's steps ----------------------------------------------------------
+
+    def _add(self, entry: Entry) -> Entry:
+        self.entries.append(entry)
+        return entry
+
+    def _stream(self, kind: str, text: str) -> None:
+        last = self._attempt[-1] if self._attempt else None
+        if last is None or last.kind != kind:
+            last = self._add(Entry(kind, streaming=True, folded=kind == "thinking"))
+            self._attempt.append(last)
+        last.text += text
+        last.touch()
+
+    def _from_message(self, message: dict[str, Any]) -> None:
+        for block in content_blocks(message.get("content")):
+            if block.get("type") == "thinking" and str(block.get("thinking", "")).strip():
+                self._stream("thinking", str(block["thinking"]))
+            elif block.get("type") == "text" and str(block.get("text", "")).strip():
+                self._stream("text", str(block["text"]))
+
+    def _seal(self) -> None:
+        for entry in self._attempt:
+            entry.streaming = False
+            entry.touch()
+        self._attempt.clear()
+
+    def _discard(self) -> None:
+        """The attempt is void: its entries leave the transcript."""
+        if self._attempt:
+            void = {id(entry) for entry in self._attempt}
+            self.entries = [entry for entry in self.entries if id(entry) not in void]
+            self._attempt.clear()
+
+    def _finish_call(self, event: ToolCallFinished) -> None:
+        call = self._calls.pop(event.call_id, None)
+        if call is None:  # its start was not seen (a history that begins mid-batch): show it whole
+            call = self._add(Entry("tool", name=event.name, args=dict(event.args), folded=True))
+        cancelled = event.is_error and event.output.startswith(UNFINISHED_PREFIX)
+        call.status = "cancelled" if cancelled else "failed" if event.is_error else "done"
+        call.output = event.output
+        call.duration_ms = event.duration_ms
+        call.data = dict(event.data)
+        call.folded = call.status != "failed"  # a failure is what the person needs to see
+        call.touch()
+
+    def _check_step(self, index: int, passed: bool) -> None:
+        plan = self._plan
+        if plan is not None and 0 <= index < len(plan.checks):
+            plan.checks[index] = passed
+            plan.touch()
+
+    def _finish_run(self, event: RunFinished) -> None:
+        if event.success:
+            self._seal()
+            done = f"✓ done in {plural(event.steps, 'turn')} · ${event.cost:.4f}"
+            self._add(Entry("notice", done, severity="success"))
+        elif event.reason == "interrupted":  # the person's own doing: said once, not as a failure
+            self._discard()
+            self._add(Entry("notice", "⏹ interrupted", severity="warning"))
+        else:
+            self._discard()
+            self._add(Entry("notice", f"✗ the run stopped ({event.reason}): {event.error}", severity="error"))
+        for call in self._calls.values():  # calls whose end never came: not running any more
+            call.status = "cancelled"
+            call.touch()
+        self._calls.clear()
+
+    # --- folding ------------------------------------------------------------------------
+
+    def toggle(self, index: int) -> None:
+        """Fold or unfold entry ``index`` (only thinking, tool calls and compactions fold)."""
+        entry = self.entries[index]
+        if entry.kind in {"thinking", "tool", "compaction"}:
+            entry.folded = not entry.folded
+            entry.touch()
+
+    def fold_all(self, folded: bool) -> None:
+        for entry in self.entries:
+            if entry.kind in {"thinking", "tool", "compaction"} and entry.folded is not folded:
+                entry.folded = folded
+                entry.touch()
+
+    def next_failed(self, after: int) -> int | None:
+        """The index of the first failed call after ``after`` (wrapping round), or None."""
+        count = len(self.entries)
+        for step in range(1, count + 1):
+            index = (after + step) % count
+            if self.entries[index].failed:
+                return index
+        return None
