@@ -22,7 +22,7 @@ LOOPS = ("react", "plan", "reflexion", "tot")
 
 def _env_int(name: str, default: int) -> int:
     value = os.environ.get(name, "")
-    return int(value) if value.isdigit() else default
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else default
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,7 +161,7 @@ def test_unreachable_server_is_one_line_and_exit_2(isolated_env: Path, tmp_path:
     assert_one_line_error(proc, url, "ANTHROPIC_BASE_URL")
 
 
-@pytest.mark.parametrize("value", ["maybe", "12"])
+@pytest.mark.parametrize("value", ["maybe", "12", "8000²", "9" * 5000])
 def test_bad_thinking_setting_is_one_line(isolated_env: Path, tmp_path: Path, value: str) -> None:
     """A CHIMERA_THINKING value that makes no sense is refused before any request."""
     proc = run_chimera(

@@ -369,7 +369,7 @@ def test_chimera_run_says_it_compacted_on_stderr(api: FakeAnthropic, project: Pa
     assert proc.stdout.strip() == "Done."
 
 
-@pytest.mark.parametrize("value", ["lots", "12", "-5", "1e6"])
+@pytest.mark.parametrize("value", ["lots", "12", "-5", "1e6", "32768²", "9" * 5000, "10" + "0" * 12])
 def test_a_context_window_that_is_not_a_size_is_one_line(value: str, isolated_env: Path, project: Path) -> None:
     env = {"CHIMERA_CONTEXT_WINDOW": value, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}
     proc = run_chimera("run", "hi", "--workdir", str(project), env=env)

@@ -39,6 +39,17 @@ def resolve_model(model: str | None = None, environ: Mapping[str, str] | None = 
     return model or env.get("CHIMERA_MODEL") or DEFAULT_MODEL
 
 
+_MAX_TOKENS = 100_000_000  # more than any model's window or budget: a larger number is a slip
+
+
+def _tokens(text: str) -> int | None:
+    """``text`` as a number of tokens (plain digits, from 1,024 to 100 million); None when it is not one."""
+    if not (text.isascii() and text.isdigit()) or len(text) > len(str(_MAX_TOKENS)):
+        return None
+    tokens = int(text)
+    return tokens if 1024 <= tokens <= _MAX_TOKENS else None
+
+
 def thinking_setting(value: str | None) -> dict[str, Any] | None:
     """Parse ``CHIMERA_THINKING`` into the request's ``thinking`` parameter."""
     if value is None or value.strip().lower() in {"", "off", "none", "0"}:
@@ -46,8 +57,9 @@ def thinking_setting(value: str | None) -> dict[str, Any] | None:
     text = value.strip().lower()
     if text == "adaptive":
         return {"type": "adaptive"}
-    if text.isdigit() and int(text) >= 1024:
-        return {"type": "enabled", "budget_tokens": int(text)}
+    tokens = _tokens(text)
+    if tokens is not None:
+        return {"type": "enabled", "budget_tokens": tokens}
     raise ConfigError(
         f"CHIMERA_THINKING={value!r} is not understood: use 'adaptive', 'off', or a token budget of at least 1024"
     )
@@ -57,9 +69,9 @@ def context_window_setting(value: str | None) -> int | None:
     """Parse ``CHIMERA_CONTEXT_WINDOW`` (the model's context in tokens; the provider's default when unset)."""
     if value is None or not value.strip():
         return None
-    text = value.strip().replace("_", "")
-    if text.isdigit() and int(text) >= 1024:
-        return int(text)
+    tokens = _tokens(value.strip().replace("_", ""))
+    if tokens is not None:
+        return tokens
     raise ConfigError(
         f"CHIMERA_CONTEXT_WINDOW={value!r} is not a context size: give the model's window in tokens, such as 32768"
     )
