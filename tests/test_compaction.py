@@ -201,11 +201,49 @@ async def test_a_switch_to_before_the_compaction_brings_back_the_whole_conversat
         await session.close()
 
 
-async def test_prompt_too_long_compacts_once_and_retries(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.parametrize(
+    ("error_type", "words"),
+    [
+        pytest.param("invalid_request_error", TOO_LONG, id="anthropic"),
+        pytest.param(
+            "exceed_context_size_error",
+            "the request exceeds the available context size, try increasing it",
+            id="llama.cpp",
+        ),
+        pytest.param(
+            "exceed_context_size_error", "request (5210 tokens) exceeds the context (4096 tokens)", id="llama.cpp-type"
+        ),
+        pytest.param(
+            "BadRequestError",
+            "This model's maximum context length is 4096 tokens. However, you requested 5120 tokens "
+            "(1024 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.",
+            id="vllm",
+        ),
+        pytest.param(
+            "BadRequestError",
+            "The decoder prompt (length 5120) is longer than the maximum model length of 4096. "
+            "Make sure that `max_model_len` is no smaller than the number of text tokens.",
+            id="vllm-v1",
+        ),
+        pytest.param(
+            "invalid_request_error",
+            "litellm.ContextWindowExceededError: litellm.BadRequestError: context window of 8192 tokens exceeded",
+            id="litellm",
+        ),
+        pytest.param(
+            "invalid_request_error",
+            "The number of tokens to keep from the initial prompt is greater than the context length.",
+            id="lm-studio",
+        ),
+    ],
+)
+async def test_prompt_too_long_compacts_once_and_retries(
+    api: FakeAnthropic, project: Path, error_type: str, words: str
+) -> None:
     api.script(
         read("a.txt"),
         read("b.txt"),
-        status(400, "invalid_request_error", TOO_LONG),
+        status(400, error_type, words),
         message(text("SUMMARY: both read.")),
         message(text("Done.")),
     )

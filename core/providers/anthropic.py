@@ -58,16 +58,22 @@ _RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error",
 _STATUSES_OF_PROXIES = frozenset({401, 403, 407, 408, 413, 429})
 # Statuses that say the server does not do what the API does: a web server's "Not Implemented", another HTTP.
 _STATUSES_OF_OTHER_SERVERS = frozenset({501, 505})
-_DISCONNECTED = "Server disconnected without sending a response"
+_DISCONNECTED = "Server disconnected without sending a response"  # httpx's words for a connection closed unanswered
 DEFAULT_CONTEXT_WINDOW = 200_000
 # How Anthropic and the local servers that speak its API say the prompt does not fit the model's context.
 _TOO_LONG = (
     "prompt is too long",  # Anthropic
     "exceeds the available context size",  # llama.cpp server
+    "exceeds the context",
     "maximum context length",  # vLLM, LiteLLM (OpenAI's words)
+    "maximum model length",  # vLLM's V1 engine
     "context length exceeded",
     "context_length_exceeded",
-)  # httpx's words for a connection closed unanswered
+    "contextwindowexceeded",  # LiteLLM's exception, named in its message
+    "context window exceeded",
+    "greater than the context length",  # LM Studio
+)
+_TOO_LONG_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})  # llama.cpp, OpenAI
 
 
 class AnthropicProvider:
@@ -572,7 +578,7 @@ def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) 
             retry_after=_retry_after(err),
             status=status,
         )
-    if status == 400 and any(words in api_message.lower() for words in _TOO_LONG):
+    if status == 400 and (error_type in _TOO_LONG_TYPES or any(words in api_message.lower() for words in _TOO_LONG)):
         return ProviderError(f"the prompt is too long: {api_message}", kind="prompt_too_long", retryable=False)
     return ProviderError(
         f"the server refused the request ({status}): {api_message}",
