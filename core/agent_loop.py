@@ -71,7 +71,15 @@ from chimera.core.loops.base import (
     Stop,
 )
 from chimera.core.loops.batches import folders_made, results_message, sendable, written
-from chimera.core.loops.compaction import SUMMARY_SYSTEM, Compaction, cut, size, summary_message, summary_prompt
+from chimera.core.loops.compaction import (
+    SUMMARY_SYSTEM,
+    Compaction,
+    cut,
+    request_budget,
+    size,
+    summary_message,
+    summary_prompt,
+)
 from chimera.core.loops.context import (
     CONTINUE_PROMPT,
     STEERING_LEAD,
@@ -646,13 +654,9 @@ class AgentLoop:
         split = cut(self.context, self._compaction)
         if split is None:
             return None
-        limit = max(20_000, self.window * 2)  # characters of transcript: about half the window
+        output, limit = request_budget(self.window, self._compaction)  # the request fits the model's window
         prompt = summary_prompt(split.older, focus, limit, self._compaction.max_block)
-        request = ModelRequest(
-            system=SUMMARY_SYSTEM,
-            messages=[{"role": "user", "content": prompt}],
-            max_tokens=self._compaction.summary_tokens,
-        )
+        request = ModelRequest(system=SUMMARY_SYSTEM, messages=[{"role": "user", "content": prompt}], max_tokens=output)
         done = await self._recovery.request(lambda: self._stream(request, quiet=True))
         self.cost += done.usage.cost
         self.tokens += done.usage.input_tokens + done.usage.output_tokens

@@ -358,6 +358,34 @@ async def test_the_plan_survives_a_compaction_verbatim(api: FakeAnthropic, proje
         await session.close()
 
 
+@pytest.mark.parametrize("window", [4096, 8192, 32768])
+async def test_the_summary_request_fits_a_small_window(
+    api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch, window: int
+) -> None:
+    """A local model with a small window (llama.cpp, vLLM) can still be asked for the summary: the
+    transcript and the summary's output limit together fit its window."""
+    monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", str(window))
+    names = ["d.txt", "e.txt", "f.txt", "g.txt", "h.txt", "i.txt"]
+    for name in names:
+        (project / name).write_text("".join(f"line {i} of {name}, which says something\n" for i in range(600)))
+    api.script(
+        *(read(name) for name in names[:-1]),
+        read(names[-1], input_tokens=window - 100),
+        message(text("SUMMARY: six files read.")),
+        message(text("Done.")),
+    )
+    session = open_session(project)
+    try:
+        events, result = await run(session, TASK)
+        assert result.success, result.error
+        assert len(compactions(events)) == 1
+        [asked] = [r for r in api.requests if is_summary_request(r)]
+        sent = len(json.dumps(asked.body["system"])) + len(json.dumps(asked.messages))
+        assert sent / 2 + asked.body["max_tokens"] <= window  # even at two characters a token
+    finally:
+        await session.close()
+
+
 async def test_a_short_conversation_has_nothing_to_compact(api: FakeAnthropic, project: Path) -> None:
     api.script(message(text("Hello.")))
     session = open_session(project)

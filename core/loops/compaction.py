@@ -29,6 +29,7 @@ __all__ = [
     "Compaction",
     "Cut",
     "cut",
+    "request_budget",
     "size",
     "summary_message",
     "summary_prompt",
@@ -64,7 +65,7 @@ class Compaction:
     Args:
         keep: the share of the conversation (by size) kept as it is at its end; at least the
             last assistant message and its results are always kept.
-        summary_tokens: the output limit of the summary request.
+        summary_tokens: the output limit of the summary request (at most a quarter of the window).
         max_block: characters of one message part (a tool's output, a file) in the transcript
             sent to be summarized; longer ones are cut in the middle.
     """
@@ -86,6 +87,16 @@ class Cut:
     kept: list[Message]
     kept_from: str | None
     kept_starts: list[str | None]
+
+
+_OVERHEAD = 1_024  # tokens: the summary request's own words and framing, with room to spare
+
+
+def request_budget(window: int, policy: Compaction) -> tuple[int, int]:
+    """What a summary request may use in a model's ``window`` (tokens): its output limit in tokens,
+    and the characters of transcript it sends (two a token: even dense text fits)."""
+    output = min(policy.summary_tokens, window // 4)
+    return output, max(1_000, (window - output - _OVERHEAD) * 2)
 
 
 def size(message: Message) -> int:
