@@ -506,6 +506,29 @@ def test_a_second_compaction_keeps_the_task_and_the_persons_words_from_the_first
     assert "The plan:\n- [x] code\n- [ ] docs" in [b["text"] for b in first["content"]]
 
 
+def test_a_second_compaction_keeps_the_plan_as_the_plan_and_the_persons_words_as_they_said_them() -> None:
+    """What the first compaction kept (the plan) is not the person's words in the second, and a
+    person whose words begin like a part of a summary is still quoted whole."""
+    task = "Summary of the work so far:\nnothing yet. Rename foo to bar everywhere."
+    first_part = [
+        {"role": "user", "content": task},
+        {"role": "assistant", "content": [{"type": "text", "text": "On it."}]},
+        {"role": "user", "content": "Later, the person said:\nthis is how I talk"},
+    ]
+    first = summary_message("did half", first_part, {"The plan": "- [x] code\n- [ ] docs"})
+    after = [first, {"role": "assistant", "content": "ok"}]
+    resumed = summary_message("did more", after, {})  # a new process remembers nothing: the first compaction does
+    texts = [b["text"] for b in resumed["content"]]
+    assert texts.count("The plan:\n- [x] code\n- [ ] docs") == 1
+    assert not any("The plan" in t for t in texts if t.startswith("Later, the person said:"))
+    assert "The task, in the person's words:\n" + task in texts
+    assert "Later, the person said:\nLater, the person said:\nthis is how I talk" in texts
+    assert sum("did" in t for t in texts) == 1
+    updated = summary_message("did it all", after, {"The plan": "- [x] code\n- [x] docs"})
+    plans = [t for t in (b["text"] for b in updated["content"]) if "The plan" in t]
+    assert plans == ["The plan:\n- [x] code\n- [x] docs"]
+
+
 def test_the_transcript_cuts_a_huge_output_in_the_middle() -> None:
     huge = "HEAD" + "x" * 50_000 + "TAIL"
     ls = {"type": "tool_use", "id": "t1", "name": "bash", "input": {"command": "ls"}}

@@ -124,17 +124,21 @@ def cut(context: Context, policy: Compaction) -> Cut | None:
     return Cut(messages[:start], messages[start:], starts[start], starts[start:])
 
 
-def person_words(messages: Iterable[Message]) -> tuple[str, list[str]]:
-    """The task (the person's first message) and what the person said after it, as they said it.
+def person_words(messages: Iterable[Message]) -> tuple[str, list[str], dict[str, str]]:
+    """The task (the person's first message), what the person said after it, as they said it, and
+    what an earlier compaction kept (by title).
 
-    Steering counts as the person's; a summary from an earlier compaction gives back the task
-    and the words it kept.
+    Steering counts as the person's; a summary from an earlier compaction gives back the task, the
+    words and what it kept. Only the blocks of a summary (after its header) are read as its parts:
+    the person's own words are theirs, however they begin.
     """
     task: str | None = None
     said: list[str] = []
+    kept: dict[str, str] = {}
     for message in messages:
         if message["role"] != "user":
             continue
+        in_summary = False
         for block in content_blocks(message.get("content")):
             if block.get("type") != "text":
                 continue
@@ -144,18 +148,25 @@ def person_words(messages: Iterable[Message]) -> tuple[str, list[str]]:
                 inner = text.removeprefix("<system-reminder>").removesuffix("</system-reminder>")
                 if inner.startswith(STEERING_LEAD):
                     words.append(inner.removeprefix(STEERING_LEAD).strip())
-            elif text.startswith(_TASK) and task is None:
+            elif text == COMPACTION_HEADER:
+                in_summary = True
+            elif in_summary and text.startswith(_TASK) and task is None:
                 task = text.removeprefix(_TASK)
-            elif text.startswith(_SAID):
+            elif in_summary and text.startswith(_SAID):
                 said.append(text.removeprefix(_SAID))
-            elif not text.startswith((COMPACTION_HEADER, _SUMMARY)) and text.strip():
+            elif in_summary and text.startswith(_SUMMARY):
+                in_summary = False  # the summary itself is in the transcript; what follows is the person's
+            elif in_summary:
+                title, _, kept_text = text.partition(":\n")
+                kept[title] = kept_text
+            elif text.strip():
                 words.append(text)
             for word in words:
                 if task is None:
                     task = word
                 else:
                     said.append(word)
-    return task or "", said
+    return task or "", said, kept
 
 
 def summary_prompt(older: list[Message], focus: str, limit: int, max_block: int) -> str:
@@ -204,12 +215,13 @@ def _middle(text: str, limit: int) -> str:
 
 
 def summary_message(summary: str, older: list[Message], remembered: Mapping[str, str]) -> Message:
-    """The message that stands for ``older`` from now on: the person's words, what was to be kept, the summary."""
-    task, said = person_words(older)
+    """The message that stands for ``older`` from now on: the person's words, what was to be kept
+    (``remembered``, and what an earlier compaction kept that it does not replace), the summary."""
+    task, said, kept = person_words(older)
     blocks = [COMPACTION_HEADER]
     if task:
         blocks.append(_TASK + _middle(task, _MAX_TASK))
     blocks += [_SAID + _middle(words, _MAX_SAID) for words in said[-_SAID_KEPT:]]
-    blocks += [f"{title}:\n{text}" for title, text in remembered.items()]
+    blocks += [f"{title}:\n{text}" for title, text in (kept | dict(remembered)).items()]
     blocks.append(_SUMMARY + summary)
     return {"role": "user", "content": [{"type": "text", "text": text} for text in blocks]}
