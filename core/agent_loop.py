@@ -85,6 +85,7 @@ from chimera.core.loops.context import (
     STEERING_LEAD,
     Context,
     Prompt,
+    content_blocks,
     joined_text,
     reminder_block,
 )
@@ -183,6 +184,7 @@ class AgentLoop:
         self._compaction = self.config.compaction or Compaction()
         self._context_tokens = 0  # the context's size in tokens, as the API last reported it
         self._remembered: dict[str, str] = {}  # what a compaction keeps verbatim (the plan), by title
+        self._instruction = ""  # the strategy's last note in the run going: a compaction keeps it
         self._futile = False  # a compaction this run could not shrink the conversation
         self._steering: list[Steering] = []  # the person's words for the running work, delivered at the next step
         self._task_queued: str | None = None  # the queue id of the follow-up this run's task delivers
@@ -255,6 +257,7 @@ class AgentLoop:
         self._reminders = ReminderState()
         self._interrupt_pending = False
         self._futile = False
+        self._instruction = ""
         self._started = time.monotonic()
         out: asyncio.Queue[StepEvent | None] = asyncio.Queue()
         self._out = out
@@ -270,6 +273,7 @@ class AgentLoop:
                 if not driver.done():
                     driver.cancel()
             self._out = None
+            self._instruction = ""  # it held for this run only
 
     def steer(self, text: str, queue_id: str | None = None) -> None:
         """Queue the person's words for the run in progress: delivered once, as a user message, after
@@ -431,6 +435,7 @@ class AgentLoop:
         the transcript, an export and a replay tell it from the person's words.
         """
         self._append("user", {"role": "user", "content": [reminder_block(text)]}, sync=True)
+        self._instruction = text
 
     async def step(self, answer: Callable[[], Awaitable[ModelDone]] | None = None) -> StepResult:
         """One turn: the guards before it, a model request with staged recovery, its tool calls,
@@ -666,7 +671,11 @@ class AgentLoop:
             raise ProviderError(
                 "the model gave an empty summary when asked to compact", kind="compaction", retryable=False
             )
-        message = self.redactor.mask_value(clean_json(summary_message(summary, split.older, self._remembered)))
+        # The strategy's last note holds until the next one (plan first; do this step): kept if summarized.
+        kept_text = [str(b.get("text", "")) for m in split.kept for b in content_blocks(m.get("content"))]
+        instruction = "" if any(self._instruction in text for text in kept_text) else self._instruction
+        message = summary_message(summary, split.older, self._remembered, instruction)
+        message = self.redactor.mask_value(clean_json(message))
         before_size = sum(size(m) for m in self.context.messages)
         after_size = size(message) + sum(size(m) for m in split.kept)
         if after_size >= before_size:  # the summary says more than what it stands for: keep things as they were

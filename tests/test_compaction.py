@@ -29,6 +29,7 @@ from chimera.core.loops.compaction import (
     transcript,
 )
 from chimera.core.loops.context import STEERING_LEAD, Context, reminder_block
+from chimera.core.loops.plan_execute import PLANNING_PROMPT
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.tui.cli import main
@@ -382,6 +383,57 @@ async def test_the_summary_request_fits_a_small_window(
         [asked] = [r for r in api.requests if is_summary_request(r)]
         sent = len(json.dumps(asked.body["system"])) + len(json.dumps(asked.messages))
         assert sent / 2 + asked.body["max_tokens"] <= window  # even at two characters a token
+    finally:
+        await session.close()
+
+
+async def test_a_compaction_in_the_planning_pass_keeps_the_instruction_to_plan(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """Compacted while it plans, the model is still told to answer with a checklist and change nothing."""
+    api.script(
+        read("a.txt"),
+        read("b.txt"),
+        read("c.txt", input_tokens=9_000),  # still looking around: compact before the next request
+        message(text("SUMMARY: three files read.")),
+        message(text("- [ ] write d.txt")),  # the plan
+        message(text("Step 1 done.")),
+    )
+    session = open_session(project, loop="plan", approve_plan=True, verify="true")
+    try:
+        events, result = await run(session, TASK)
+        assert result.success, result.error
+        assert len(compactions(events)) == 1
+        assert is_summary_request(api.requests[3])
+        planning = api.requests[4]
+        assert conversation_problem(planning.body) is None
+        assert PLANNING_PROMPT in json.dumps(planning.messages)
+        assert "write" not in json.dumps(planning.body.get("tools"))  # still read-only
+        executing = json.dumps(api.requests[5].messages)
+        assert "Before changing anything, make a plan" not in executing.split("Step 1 of 1")[-1]
+    finally:
+        await session.close()
+
+
+async def test_a_compaction_by_hand_after_a_plan_run_says_nothing_of_its_steps(
+    api: FakeAnthropic, project: Path
+) -> None:
+    api.script(
+        message(text("- [ ] read a.txt\n- [ ] read b.txt")),
+        read("a.txt"),
+        message(text("Step 1 done.")),
+        read("b.txt"),
+        message(text("Step 2 done.")),
+        message(text("SUMMARY by hand.")),
+    )
+    session = open_session(project, loop="plan", approve_plan=True, verify="true")
+    try:
+        await run(session, TASK)
+        done = await session.compact()
+        assert done is not None
+        first = [b["text"] for b in session.agent.context.messages[0]["content"]]
+        assert not any(t.startswith("Step 2 of 2") or "Step 2 of 2" in t.split(":", 1)[0] for t in first)
+        assert not any("the loop" in t.split("\n", 1)[0].lower() for t in first[1:])
     finally:
         await session.close()
 

@@ -53,6 +53,7 @@ Be concrete: paths, names, numbers, exact error messages. Answer with the summar
 _TASK = "The task, in the person's words:\n"
 _SAID = "Later, the person said:\n"
 _SUMMARY = "Summary of the work so far:\n"
+_NOW = "What the loop asked for last, still in force:\n"  # a strategy's instruction (plan first, this step)
 _MAX_TASK = 10_000  # characters of the task kept verbatim
 _MAX_SAID = 2_000  # characters of each later message kept
 _SAID_KEPT = 10  # later messages kept, the most recent
@@ -154,6 +155,8 @@ def person_words(messages: Iterable[Message]) -> tuple[str, list[str], dict[str,
                 task = text.removeprefix(_TASK)
             elif in_summary and text.startswith(_SAID):
                 said.append(text.removeprefix(_SAID))
+            elif in_summary and text.startswith(_NOW):
+                pass  # the loop says it again while it still holds (see ``summary_message``)
             elif in_summary and text.startswith(_SUMMARY):
                 in_summary = False  # the summary itself is in the transcript; what follows is the person's
             elif in_summary:
@@ -214,14 +217,19 @@ def _middle(text: str, limit: int) -> str:
     return f"{text[:head]}\n[… {len(text) - limit} characters left out …]\n{text[len(text) - tail :]}"
 
 
-def summary_message(summary: str, older: list[Message], remembered: Mapping[str, str]) -> Message:
+def summary_message(
+    summary: str, older: list[Message], remembered: Mapping[str, str], instruction: str = ""
+) -> Message:
     """The message that stands for ``older`` from now on: the person's words, what was to be kept
-    (``remembered``, and what an earlier compaction kept that it does not replace), the summary."""
+    (``remembered``, and what an earlier compaction kept that it does not replace), the loop's
+    ``instruction`` for what it is doing now (when it was in ``older``), the summary."""
     task, said, kept = person_words(older)
     blocks = [COMPACTION_HEADER]
     if task:
         blocks.append(_TASK + _middle(task, _MAX_TASK))
     blocks += [_SAID + _middle(words, _MAX_SAID) for words in said[-_SAID_KEPT:]]
     blocks += [f"{title}:\n{text}" for title, text in (kept | dict(remembered)).items()]
+    if instruction:
+        blocks.append(_NOW + instruction)
     blocks.append(_SUMMARY + summary)
     return {"role": "user", "content": [{"type": "text", "text": text} for text in blocks]}
