@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,16 @@ from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.tui.cli import main
 from tests.anthropic_harness import serve_fake
-from tests.fake_anthropic import FakeAnthropic, Received, conversation_problem, message, status, text, tool_use
+from tests.fake_anthropic import (
+    FakeAnthropic,
+    Received,
+    conversation_problem,
+    message,
+    paused,
+    status,
+    text,
+    tool_use,
+)
 from tests.test_cli import assert_one_line_error, run_chimera
 
 MODEL = "claude-sonnet-4-6"
@@ -434,6 +444,41 @@ async def test_a_compaction_by_hand_after_a_plan_run_says_nothing_of_its_steps(
         first = [b["text"] for b in session.agent.context.messages[0]["content"]]
         assert not any(t.startswith("Step 2 of 2") or "Step 2 of 2" in t.split(":", 1)[0] for t in first)
         assert not any("the loop" in t.split("\n", 1)[0].lower() for t in first[1:])
+    finally:
+        await session.close()
+
+
+async def test_stopping_a_compaction_by_hand_stops_it_at_once_and_records_nothing(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """Stopped while the summary streams (the workbench's escape cancels it), at whatever moment,
+    the compaction ends at once and the conversation is as it was: the stop is never lost."""
+    api.script(read("a.txt"), read("b.txt"), message(text("Read both.")))
+    session = open_session(project)
+    try:
+        await run(session, TASK)
+        leaf, count = session.store.tree.leaf, len(session.store.tree.nodes)
+        for moment in range(8):  # the stop lands a little later each time, while events arrive
+            release, reached = threading.Event(), threading.Event()
+            api.script(paused(message(text("SUMMARY that never comes.")), release, reached, after=3))
+            compacting = asyncio.create_task(session.compact())
+            try:
+                assert await asyncio.to_thread(reached.wait, 10)
+                session.interrupt()
+                for _ in range(moment):
+                    await asyncio.sleep(0)
+                compacting.cancel()
+                finished, _ = await asyncio.wait({compacting}, timeout=5)
+                assert finished, f"the compaction went on after it was stopped (moment {moment})"
+                assert compacting.cancelled(), f"the compaction ended as {compacting.result()} (moment {moment})"
+            finally:
+                release.set()
+            assert (session.store.tree.leaf, len(session.store.tree.nodes)) == (leaf, count)
+        api.script(message(text("Still here.")))
+        _, result = await run(session, "go on")
+        assert result.success
+        assert conversation_problem(api.requests[-1].body) is None
+        assert calls_in(api.requests[-1].messages) == ["a.txt", "b.txt"]
     finally:
         await session.close()
 

@@ -184,7 +184,8 @@ class AnthropicProvider:
         builder = _MessageBuilder()
         try:
             try:
-                stream = await asyncio.wait_for(client.messages.create(**params), self.stall_timeout)
+                async with asyncio.timeout(self.stall_timeout):  # not wait_for: in 3.11 it can swallow a cancel
+                    stream = await client.messages.create(**params)
             except (ValueError, TypeError) as err:
                 # The body could not be encoded (a lone surrogate, a NaN): a bug or bad data in the
                 # context, never a network fault. Sending it again would fail the same way.
@@ -204,7 +205,8 @@ class AnthropicProvider:
                 iterator = stream.__aiter__()
                 while True:
                     try:
-                        event = await asyncio.wait_for(iterator.__anext__(), self.stall_timeout)
+                        async with asyncio.timeout(self.stall_timeout):
+                            event = await iterator.__anext__()
                     except StopAsyncIteration:
                         break
                     try:
