@@ -136,6 +136,8 @@ CASES = [
         + record(t="queued", id="q2", kind="steer")
         + record(t="queued", id=7, kind="follow_up", text="x")
         + record(t="unqueued", id=["q"])
+        + record(t="queued", id="q4", kind="follow_up", text=" \n\t ")  # nothing to run
+        + record(t="queued", id="q5", kind="steer", text="")
         + record(
             t="node",
             id="n9",
@@ -145,7 +147,7 @@ CASES = [
             queued="q1",
             message={"role": "assistant", "content": "x"},
         ),
-        5,
+        7,
         "a1",
     ),
     Case(

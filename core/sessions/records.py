@@ -296,6 +296,8 @@ def _queued(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> 
     if kind not in QUEUE_KINDS:
         raise ValueError(f"its kind is not one of {', '.join(QUEUE_KINDS)}")
     text = _text(record, "text")
+    if not text.strip():
+        raise ValueError("its text is empty: there is nothing to deliver")
     return lambda: tree.queued.__setitem__(queue_id, Queued(str(kind), text))
 
 
