@@ -301,9 +301,12 @@ async def test_tab_queues_a_follow_up_that_runs_when_the_run_ends(api: FakeAnthr
         assert app.query_one(PromptInput).value == ""
         assert app.session.follow_ups == ["second task"]
         await asyncio.to_thread(fifo.write_text, "done\n")  # the first run can end
-        await until(pilot, lambda: len(api.requests) == 3 and not app.running, "the follow-up's run")
-        await pilot.pause()
         conversation = app.query_one(Conversation)
+
+        def answered() -> list[str]:
+            return [m.text for m in conversation.query(AssistantMessage) if m.finished]
+
+        await until(pilot, lambda: answered() == ["First done.", "Second done."], "the follow-up's answer on screen")
         assert [m.text for m in conversation.query(UserMessage)] == ["first task", "second task"]
         assert "second task" not in json.dumps(api.requests[1].messages)  # not steering: a run of its own
         assert app.session.store.tree.queued == {}

@@ -43,6 +43,7 @@ class AssistantMessage(Widget):
         """A message to stream into, or (with ``text``) one that is already complete."""
         super().__init__()
         self._parts: list[str] = [text] if text is not None else []
+        self._written = 0  # parts handed to the Markdown stream so far
         self._stream: MarkdownStream | None = None
         self.finished = text is not None
 
@@ -56,14 +57,31 @@ class AssistantMessage(Widget):
     def _frozen(self) -> RichMarkdown:
         return RichMarkdown(terminal_safe(self.text), code_theme="monokai")
 
+    async def on_mount(self) -> None:
+        # Text may come, or the message end, before the parts are in place: catch up now.
+        if self.finished:
+            await self._freeze()
+        else:
+            await self._flush()
+
     async def append(self, fragment: str) -> None:
         """Add streamed text to the end of the message."""
         if self.finished or not fragment:
             return
         self._parts.append(fragment)
+        await self._flush()
+
+    async def _flush(self) -> None:
+        """Hand the Markdown stream what it has not had yet (nothing until the Markdown is mounted)."""
         if self._stream is None:
-            self._stream = Markdown.get_stream(self.query_one(Markdown))
-        await self._stream.write(terminal_safe(fragment))
+            found = self.query(Markdown)
+            if not found:
+                return
+            self._stream = Markdown.get_stream(found.first())
+        pending = "".join(self._parts[self._written :])
+        self._written = len(self._parts)
+        if pending:
+            await self._stream.write(terminal_safe(pending))
 
     async def _stop_stream(self) -> None:
         if self._stream is not None:
@@ -76,8 +94,14 @@ class AssistantMessage(Widget):
             return
         self.finished = True
         await self._stop_stream()
-        await self.query_one(Markdown).remove()
-        await self.mount(Static(self._frozen()))
+        if self.is_mounted:  # else on_mount freezes it (or compose already gives the static form)
+            await self._freeze()
+
+    async def _freeze(self) -> None:
+        for streaming in self.query(Markdown):
+            await streaming.remove()
+        if not self.query(Static):
+            await self.mount(Static(self._frozen()))
 
     async def discard(self) -> None:
         """Stop streaming and leave the screen (the attempt that wrote this failed)."""
