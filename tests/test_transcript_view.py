@@ -1,0 +1,147 @@
+"""``TranscriptView``, the line-drawn transcript, under Textual's Pilot: folding, the cursor, the failed-call
+jump, streaming into one entry, and a resize that re-wraps."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+
+from chimera.core.events import (
+    MessageCompleted,
+    RunFinished,
+    RunStarted,
+    StepEvent,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from chimera.tui.state import Transcript
+from chimera.tui.widgets.transcript_view import TranscriptView
+from tests.test_tui import screen_text
+
+OUTPUT = "".join(f"match {n}\n" for n in range(30))
+GREP = {"pattern": "match"}
+FALSE = {"command": "false"}
+
+
+def a_run() -> list[StepEvent]:
+    """A run as the loop publishes it: thinking, text, a call that works, one that fails, the answer."""
+    answer = {"role": "assistant", "content": [{"type": "text", "text": "Looking."}]}
+    final = {"role": "assistant", "content": [{"type": "text", "text": "All **done**."}]}
+    return [
+        RunStarted(task="find the matches", model="m", loop="react"),
+        ThinkingDelta(text="I should grep.\nThen read."),
+        TextDelta(text="Looking."),
+        MessageCompleted(message=answer, stop_reason="tool_use"),
+        ToolCallStarted(call_id="t1", name="grep", args={"pattern": "match"}),
+        ToolCallFinished(
+            call_id="t1", name="grep", args={"pattern": "match"}, is_error=False, duration_ms=12, output=OUTPUT
+        ),
+        ToolCallStarted(call_id="t2", name="bash", args={"command": "false"}),
+        ToolCallFinished(
+            call_id="t2", name="bash", args={"command": "false"}, is_error=True, duration_ms=5, output="exit 1"
+        ),
+        TextDelta(text="All **done**."),
+        MessageCompleted(message=final, stop_reason="end_turn"),
+        RunFinished(success=True, reason="completed", steps=2, cost=0.01),
+    ]
+
+
+class Harness(App[None]):
+    def __init__(self, transcript: Transcript) -> None:
+        super().__init__()
+        self.transcript = transcript
+
+    def compose(self) -> ComposeResult:
+        yield TranscriptView(self.transcript, id="transcript")
+
+    def on_mount(self) -> None:
+        view = self.query_one(TranscriptView)
+        view.refresh_entries()
+        view.focus()
+
+
+def loaded() -> Harness:
+    transcript = Transcript()
+    transcript.apply_all(a_run())
+    return Harness(transcript)
+
+
+async def test_calls_fold_to_one_line_and_a_failure_is_open() -> None:
+    app = loaded()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "› find the matches" in shown
+        assert "▸ thinking · 2 lines" in shown
+        assert "I should grep." not in shown  # thinking folds
+        assert "▸ ✓ grep match · 0.01s · 30 lines" in shown
+        assert "match 7" not in shown  # a call that went well folds to its line
+        assert "▾ ✗ bash false · 0.01s · 1 line" in shown
+        assert "exit 1" in shown  # a failed one is open
+        assert "All done." in shown
+
+
+async def test_the_cursor_unfolds_a_call_and_n_jumps_to_the_failure() -> None:
+    app = loaded()
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(TranscriptView)
+        grep = next(i for i, e in enumerate(app.transcript.entries) if e.name == "grep")
+        await pilot.press("n")
+        failed = next(i for i, e in enumerate(app.transcript.entries) if e.failed)
+        assert view.cursor == failed
+        while view.cursor != grep:
+            await pilot.press("up")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "match 7" in screen_text(app)  # unfolded: the whole output, scrolled to its start
+        assert "▾ ✓ grep match" in screen_text(app)
+        await pilot.press("space")
+        await pilot.pause()
+        assert "match 7" not in screen_text(app)
+
+
+async def test_z_folds_everything_then_unfolds_it() -> None:
+    app = loaded()
+    async with app.run_test(size=(80, 60)) as pilot:
+        await pilot.press("z")  # something is open (the failure): everything folds
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "exit 1" not in shown
+        assert "I should grep." not in shown
+        await pilot.press("z")  # all folded: everything opens
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "I should grep." in shown
+        assert "match 29" in shown
+        assert "exit 1" in shown
+
+
+async def test_streamed_text_redraws_only_its_entry_and_follows_the_end() -> None:
+    transcript = Transcript()
+    transcript.apply_all(a_run())
+    app = Harness(transcript)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(TranscriptView)
+        first = app.transcript.entries[0]
+        rendered = view._lines[id(first)][1]
+        transcript.apply(RunStarted(task="and more", model="m", loop="react"))
+        for word in ("Streaming ", "the ", "next ", "answer."):
+            transcript.apply(TextDelta(text=word))
+            view.refresh_entries()
+            await pilot.pause()
+        assert "Streaming the next answer." in screen_text(app)  # the end stays in view
+        assert view._lines[id(first)][1] is rendered  # untouched entries are not rendered again
+
+
+async def test_a_resize_rewraps_the_cached_lines() -> None:
+    transcript = Transcript()
+    transcript.apply(RunStarted(task="word " * 30, model="m", loop="react"))
+    app = Harness(transcript)
+    async with app.run_test(size=(100, 24)) as pilot:
+        view = app.query_one(TranscriptView)
+        wide = view.virtual_size.height
+        await pilot.resize_terminal(50, 24)
+        await pilot.pause()
+        assert view.virtual_size.height > wide  # the same words, on more lines
+        assert all(len(line.rstrip()) <= 50 for line in screen_text(app).splitlines())

@@ -1,0 +1,154 @@
+"""Provides ``TranscriptView``: the transcript drawn line by line, one widget however long it is.
+
+A line-API scroll view (as Textual's ``Log`` is): it knows where each entry's
+lines start and draws only the lines on screen. Each entry's lines are
+rendered once per width and version (``tui.state.Entry.version``) and cached,
+so a new delta re-renders the entry it changed and nothing else, and a resize
+re-wraps from the entries, not from widgets. A cursor moves between entries
+(``up``/``down``): ``enter`` or ``space`` folds and unfolds it, ``z`` folds or
+unfolds everything, ``n`` jumps to the next failed call.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from chimera.tui.state import Entry, Transcript
+from chimera.tui.transcript_render import render_entry
+
+__all__ = ["TranscriptView"]
+
+_GUTTER = 2  # cells left of every line: the cursor's mark
+_CURSOR = Segment("▌ ", Style(color="cyan", bold=True))
+_BLANK = Segment("  ")
+
+
+class TranscriptView(ScrollView, can_focus=True):
+    """The conversation, drawn from a :class:`Transcript`; call :meth:`refresh_entries` after it changes."""
+
+    DEFAULT_CSS = """
+    TranscriptView {
+        height: 1fr;
+        scrollbar-size-vertical: 1;
+        scrollbar-gutter: stable;  /* the width stays put when the scrollbar comes: nothing re-wraps */
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "move(-1)", "Previous", show=False),
+        Binding("down,j", "move(1)", "Next", show=False),
+        Binding("enter,space", "fold", "Fold/unfold"),
+        Binding("z", "fold_all", "Fold all"),
+        Binding("n", "next_failed", "Next failed call"),
+    ]
+
+    def __init__(self, transcript: Transcript | None = None, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.transcript = transcript if transcript is not None else Transcript()
+        self.cursor: int | None = None
+        self._lines: dict[int, tuple[tuple[int, int, bool], list[Strip]]] = {}  # id(entry) -> (its key, lines)
+        self._starts: list[int] = []  # the first line of each entry
+        self._width = 0
+
+    # --- layout -------------------------------------------------------------------------
+
+    def refresh_entries(self) -> None:
+        """The transcript changed: lay it out again (only changed entries are rendered) and redraw."""
+        at_end = self.scroll_offset.y >= self.max_scroll_y
+        self._layout()
+        if at_end:
+            self.scroll_end(animate=False, immediate=True)
+
+    def on_resize(self) -> None:
+        self._layout()
+
+    def _layout(self) -> None:
+        width = max(1, self.scrollable_content_region.width - _GUTTER)
+        self._width = width
+        starts, line = [], 0
+        alive = set()
+        for entry in self.transcript.entries:
+            starts.append(line)
+            line += len(self._entry_lines(entry, width)) + 1  # a blank line after each entry
+            alive.add(id(entry))
+        for gone in self._lines.keys() - alive:  # entries a retry took away
+            del self._lines[gone]
+        self._starts = starts
+        self.virtual_size = Size(width + _GUTTER, line)
+        self.refresh()
+
+    def _entry_lines(self, entry: Entry, width: int) -> list[Strip]:
+        key = (entry.version, width, entry.folded)
+        cached = self._lines.get(id(entry))
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        console = self.app.console
+        rendered = console.render_lines(render_entry(entry), console.options.update_width(width), pad=False)
+        lines = [Strip(segments) for segments in rendered] or [Strip.blank(0)]
+        self._lines[id(entry)] = (key, lines)
+        return lines
+
+    # --- drawing ------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        line = scroll_y + y
+        width = self.scrollable_content_region.width
+        index = bisect_right(self._starts, line) - 1
+        if index < 0 or not self.transcript.entries:
+            return Strip.blank(width, self.rich_style)
+        entry = self.transcript.entries[index]
+        lines = self._entry_lines(entry, self._width)
+        offset = line - self._starts[index]
+        if offset >= len(lines):  # the blank line after the entry
+            return Strip.blank(width, self.rich_style)
+        gutter = _CURSOR if index == self.cursor else _BLANK
+        strip = Strip([gutter, *lines[offset]])
+        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+    # --- the cursor ---------------------------------------------------------------------
+
+    def action_move(self, step: int) -> None:
+        count = len(self.transcript.entries)
+        if not count:
+            return
+        current = self.cursor if self.cursor is not None else count
+        self._go(min(count - 1, max(0, current + step)))
+
+    def action_fold(self) -> None:
+        if self.cursor is not None:
+            self.transcript.toggle(self.cursor)
+            self._layout()
+            self._reveal(self.cursor)
+
+    def action_fold_all(self) -> None:
+        foldable = [e for e in self.transcript.entries if e.kind in {"thinking", "tool", "compaction"}]
+        self.transcript.fold_all(not all(e.folded for e in foldable))
+        self._layout()
+
+    def action_next_failed(self) -> None:
+        found = self.transcript.next_failed(self.cursor if self.cursor is not None else -1)
+        if found is None:
+            self.notify("No failed call in this conversation.", timeout=3)
+        else:
+            self._go(found)
+
+    def _go(self, index: int) -> None:
+        self.cursor = index
+        self._reveal(index)
+        self.refresh()
+
+    def _reveal(self, index: int) -> None:
+        """Scroll so that the start of entry ``index`` is on screen."""
+        top = self._starts[index]
+        height = self.scrollable_content_region.height
+        if top < self.scroll_offset.y or top >= self.scroll_offset.y + height:
+            self.scroll_to(y=max(0, top - height // 3), animate=False, immediate=True)
