@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 from chimera.core.events import StepEvent, event_from_json
+from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
+from chimera.core.sessions.store import SessionStore
 from chimera.tui.state import Transcript
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, paused, stream_error, text, thinking, tool_use
@@ -41,6 +43,10 @@ def project(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "a.txt").write_text("alpha\n")
     return root
+
+
+def isolated_home() -> Path:
+    return Path(os.environ["CHIMERA_HOME"])
 
 
 def recorded(session: Session) -> list[StepEvent]:
@@ -213,3 +219,57 @@ def test_the_transcript_needs_no_textual() -> None:
     probe = "import sys, chimera.tui.state; print(sorted(m for m in ('textual', 'rich') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def kinds_and_words(transcript: Transcript) -> list[tuple[str, str, str, bool]]:
+    return [(e.kind, e.text, f"{e.name}:{e.status}", e.folded) for e in transcript.entries]
+
+
+async def test_a_resumed_sessions_history_looks_as_the_live_run_did(api: FakeAnthropic, project: Path) -> None:
+    api.script(
+        message(
+            thinking("Look first.", "sig-1"),
+            text("Reading."),
+            tool_use("r1", "read", {"path": "a.txt"}),
+            stop_reason="tool_use",
+        ),
+        message(tool_use("g1", "grep", {"pattern": "[unclosed"}), stop_reason="tool_use"),
+        message(text("It says **alpha**.")),
+        message(text("Still alpha.")),
+    )
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    live = Transcript()
+    session.bus.subscribe(live.apply)
+    try:
+        await session.run("what does a.txt say?")
+        await session.run("and now?")
+        await session.bus.drain()
+    finally:
+        await session.close()
+
+    with SessionStore.open(isolated_home(), session.id, writable=False) as store:
+        history = Transcript()
+        history.apply_all(branch_events(store))
+    assert kinds_and_words(history) == kinds_and_words(live)
+    durations = [(e.name, e.duration_ms is not None) for e in history.entries if e.kind == "tool"]
+    assert durations == [("read", True), ("grep", True)]  # real durations, from the log
+    assert [e.text for e in history.entries if e.kind == "user"] == ["what does a.txt say?", "and now?"]
+
+
+async def test_a_history_without_its_log_still_tells_the_branch(api: FakeAnthropic, project: Path) -> None:
+    api.script(message(tool_use("r1", "read", {"path": "a.txt"}), stop_reason="tool_use"), message(text("Alpha.")))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    try:
+        await session.run("read it")
+    finally:
+        await session.close()
+    (session.store.folder / "events.jsonl").write_text('{"type": "run_finished", "steps": "many"}\nnot json\n')
+    with SessionStore.open(isolated_home(), session.id, writable=False) as store:
+        history = Transcript()
+        history.apply_all(branch_events(store))
+    assert [(e.kind, e.name, e.status) for e in history.entries] == [
+        ("user", "", ""),
+        ("tool", "read", "done"),
+        ("text", "", ""),
+    ]
+    assert history.entries[1].duration_ms is None  # not known: shown as unknown, not as 0.00s

@@ -188,7 +188,7 @@ class Transcript:
         cancelled = event.is_error and event.output.startswith(UNFINISHED_PREFIX)
         call.status = "cancelled" if cancelled else "failed" if event.is_error else "done"
         call.output = event.output
-        call.duration_ms = event.duration_ms
+        call.duration_ms = event.duration_ms if event.duration_ms >= 0 else None  # below 0: not known
         call.data = dict(event.data)
         call.folded = call.status != "failed"  # a failure is what the person needs to see
         call.touch()
