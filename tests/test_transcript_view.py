@@ -75,9 +75,9 @@ async def test_calls_fold_to_one_line_and_a_failure_is_open() -> None:
         assert "› find the matches" in shown
         assert "▸ thinking · 2 lines" in shown
         assert "I should grep." not in shown  # thinking folds
-        assert "▸ ✓ grep match · 0.01s · 30 lines" in shown
+        assert "▸ ✓ grep  match · 0.01s · 30 lines" in shown
         assert "match 7" not in shown  # a call that went well folds to its line
-        assert "▾ ✗ bash false · 0.01s · 1 line" in shown
+        assert "▾ ✗ bash  false · 0.01s · 1 line" in shown
         assert "exit 1" in shown  # a failed one is open
         assert "All done." in shown
 
@@ -95,7 +95,7 @@ async def test_the_cursor_unfolds_a_call_and_n_jumps_to_the_failure() -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert "match 7" in screen_text(app)  # unfolded: the whole output, scrolled to its start
-        assert "▾ ✓ grep match" in screen_text(app)
+        assert "▾ ✓ grep  match" in screen_text(app)
         await pilot.press("space")
         await pilot.pause()
         assert "match 7" not in screen_text(app)

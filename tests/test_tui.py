@@ -8,12 +8,9 @@ import pytest
 
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
-from chimera.tui.widgets.assistant_message import AssistantMessage
-from chimera.tui.widgets.conversation import Conversation
+from chimera.tui.state import Entry
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
-from chimera.tui.widgets.tool_call_view import ToolCallView
-from chimera.tui.widgets.user_message import UserMessage
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import message, text, tool_use
 
@@ -23,22 +20,31 @@ def screen_text(app: object) -> str:
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())  # type: ignore[attr-defined]
 
 
+def entries(app: object, kind: str) -> list[Entry]:
+    """The conversation's entries of ``kind`` (``user``, ``text``, ``tool``, ``notice``…), in order."""
+    return [e for e in app.transcript.entries if e.kind == kind]  # type: ignore[attr-defined]
+
+
+def said(app: object) -> list[str]:
+    """What the person said, as the conversation shows it."""
+    return [e.text for e in entries(app, "user")]
+
+
 async def test_demo_final_answer_appears_on_screen(isolated_env: Path) -> None:
     """With no model configured, the app plays the demo and its final answer is on screen."""
     app = build_app(RunOptions(), demo_pace=0)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.run_shown.wait()
         await pilot.pause()
-        conversation = app.query_one(Conversation)
         assert app.query_one("#demo-banner").visible
         assert "Demo mode" in screen_text(app)
-        assert [m.text for m in conversation.query(UserMessage)] == [app.session.demo_task]
-        answers = list(conversation.query(AssistantMessage))
-        assert all(a.finished for a in answers)
+        assert said(app) == [app.session.demo_task]
+        answers = entries(app, "text")
+        assert not any(a.streaming for a in answers)
         assert answers[-1].text.startswith("All 3 tests pass now.")
-        calls = list(conversation.query(ToolCallView))
-        assert [c.tool_name for c in calls] == ["bash", "read", "read", "edit", "bash"]
-        assert not any(c.is_error for c in calls)
+        calls = entries(app, "tool")
+        assert [c.name for c in calls] == ["bash", "read", "read", "edit", "bash"]
+        assert all(c.status == "done" for c in calls)
         text = screen_text(app)
         assert "The fix is in stats.py; nothing else changed." in text
         status = app.query_one(StatusLine)
@@ -59,7 +65,7 @@ async def test_typing_a_task_in_the_demo_says_how_to_connect_a_model(isolated_en
         await pilot.press(*"again", "enter")
         await pilot.pause()
         assert app.query_one(PromptInput).value == ""
-        assert [m.text for m in app.query_one(Conversation).query(UserMessage)] == [app.session.demo_task]
+        assert said(app) == [app.session.demo_task]
         assert "ANTHROPIC_API_KEY" in screen_text(app)
         assert not app.running
 
@@ -83,10 +89,9 @@ async def test_a_typed_task_runs_against_a_model_server(
             await pilot.press(*"which text files?", "enter")
             await app.run_shown.wait()
             await pilot.pause()
-            conversation = app.query_one(Conversation)
-            assert [m.text for m in conversation.query(UserMessage)] == ["which text files?"]
-            (call,) = conversation.query(ToolCallView)
-            assert (call.tool_name, call.output) == ("glob", "notes.txt\n")
+            assert said(app) == ["which text files?"]
+            (call,) = entries(app, "tool")
+            assert (call.name, call.output) == ("glob", "notes.txt\n")
             text_on_screen = screen_text(app)
             assert "There is one text file: notes.txt." in text_on_screen
             status = app.query_one(StatusLine)

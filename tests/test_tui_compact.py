@@ -12,12 +12,10 @@ import pytest
 from chimera.core.loops.compaction import COMPACTION_HEADER
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
-from chimera.tui.widgets.conversation import Conversation
-from chimera.tui.widgets.notice import Notice
 from chimera.tui.widgets.status_line import StatusLine
-from chimera.tui.widgets.user_message import UserMessage
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.test_tui import said
 from tests.test_tui_run import send, until
 
 MODEL = "claude-sonnet-4-6"
@@ -53,7 +51,7 @@ def shown_notes(app: object) -> str:
 
 
 def notices(app: object) -> list[str]:
-    return [str(n.render()) for n in app.query_one(Conversation).query(Notice)]  # type: ignore[attr-defined]
+    return [n.name or n.text for n in app.transcript.entries if n.kind in {"notice", "compaction"}]  # type: ignore[attr-defined]
 
 
 async def test_compact_with_a_focus_summarizes_and_says_so(api: FakeAnthropic, project: Path) -> None:
@@ -73,7 +71,7 @@ async def test_compact_with_a_focus_summarizes_and_says_so(api: FakeAnthropic, p
         assert "Pay particular attention to: the line numbers" in asked
         assert app.query_one("#prompt").value == ""  # type: ignore[attr-defined]
         # The command is not a task: no user message for it.
-        assert [m.text for m in app.query_one(Conversation).query(UserMessage)] == ["read the files"]
+        assert said(app) == ["read the files"]
 
         app.run_shown.clear()
         await send(pilot, "go on")
@@ -104,4 +102,4 @@ async def test_a_resumed_session_shows_where_it_was_compacted(api: FakeAnthropic
     app = build_app(RunOptions(resume=first.session.id, model=MODEL))
     async with app.run_test(size=(80, 24)) as pilot:
         await app.history_shown.wait()
-        assert any("compacted into a summary" in n for n in notices(app))
+        assert any(n.startswith("⇣ compacted the conversation (by hand): about ") for n in notices(app))

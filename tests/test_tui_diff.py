@@ -6,10 +6,8 @@ from pathlib import Path
 
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
-from chimera.tui.widgets.conversation import Conversation
-from chimera.tui.widgets.tool_call_view import ToolCallView
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_tui import screen_text
+from tests.test_tui import entries, screen_text
 from tests.test_tui_run import api, send
 
 __all__ = ["api"]  # the fixture: a loopback model server the app is pointed at
@@ -30,11 +28,11 @@ async def test_an_edit_shows_its_removed_and_added_lines(api: FakeAnthropic, tmp
         await send(pilot, "change the greeting")
         await app.run_shown.wait()
         await pilot.pause()
-        (call,) = app.query_one(Conversation).query(ToolCallView)
-        assert (call.tool_name, call.is_error) == ("edit", False)
+        (call,) = entries(app, "tool")
+        assert (call.name, call.status) == ("edit", "done")
         assert "greeting" not in call.output  # the diff is not in the text the model sees: only the view shows it
-        rows = screen_text(app).splitlines()[call.region.y : call.region.bottom]  # the view's rows on screen
-        lines = [row[call.region.x : call.region.right].strip() for row in rows]
+        assert not call.folded  # an edit opens on its diff
+        lines = [row.strip() for row in screen_text(app).splitlines()]
         assert "-    return 'old greeting'" in lines
         assert "+    return 'new greeting'" in lines
         assert (tmp_path / "greet.py").read_text() == "def greet():\n    return 'new greeting'\n"

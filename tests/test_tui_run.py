@@ -16,16 +16,11 @@ from chimera.core.events import SteeringDelivered, StepEvent, ToolCallStarted, U
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.screens.permission import PermissionScreen
-from chimera.tui.widgets.assistant_message import AssistantMessage
-from chimera.tui.widgets.conversation import Conversation
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
-from chimera.tui.widgets.thinking_view import ThinkingView
-from chimera.tui.widgets.tool_call_view import ToolCallView
-from chimera.tui.widgets.user_message import UserMessage
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stream_error, text, thinking, tool_use
-from tests.test_tui import screen_text
+from tests.test_tui import entries, said, screen_text
 
 
 @pytest.fixture
@@ -73,8 +68,8 @@ async def test_permission_prompt_allows_or_denies_a_command(
         await app.run_shown.wait()
         await pilot.pause()
         assert (tmp_path / "made-it").exists() is made
-        (call,) = app.query_one(Conversation).query(ToolCallView)
-        assert call.is_error is not made
+        (call,) = entries(app, "tool")
+        assert (call.status == "failed") is not made
         tool_result = api.requests[1].messages[-1]["content"][0]
         assert (tool_result["is_error"], "declined" in tool_result["content"]) == (not made, not made)
 
@@ -137,12 +132,12 @@ async def test_escape_interrupts_a_running_command(api: FakeAnthropic, tmp_path:
     app.session.bus.subscribe(lambda e: started.append(e) if isinstance(e, ToolCallStarted) else None)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "wait a while")
-        await until(pilot, lambda: bool(started) and bool(app.query(ToolCallView)), "the command to start")
+        await until(pilot, lambda: bool(started) and bool(entries(app, "tool")), "the command to start")
         await pilot.press("escape")
         await app.run_shown.wait()
         await pilot.pause()
-        (call,) = app.query_one(Conversation).query(ToolCallView)
-        assert call.is_error
+        (call,) = entries(app, "tool")
+        assert call.status == "cancelled"
         assert call.output.startswith("Cancelled")
         shown = screen_text(app)
         assert "⏹ interrupted" in shown
@@ -167,7 +162,7 @@ async def test_typing_while_a_command_runs_steers_the_next_step(api: FakeAnthrop
     app.session.bus.subscribe(lambda e: delivered.append(e) if isinstance(e, SteeringDelivered) else None)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "look at a")
-        await until(pilot, lambda: bool(app.query(ToolCallView)), "the command to start")
+        await until(pilot, lambda: bool(entries(app, "tool")), "the command to start")
         await send(pilot, "also look at b")
         assert app.query_one(PromptInput).value == ""
         await asyncio.to_thread(fifo.write_text, "done\n")  # the command ends
@@ -185,7 +180,7 @@ async def test_an_interrupt_gives_the_unsent_words_back_to_the_input(api: FakeAn
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "wait a while")
-        await until(pilot, lambda: bool(app.query(ToolCallView)), "the command to start")
+        await until(pilot, lambda: bool(entries(app, "tool")), "the command to start")
         await send(pilot, "actually, stop and do b")
         await pilot.press("escape")
         await app.run_shown.wait()
@@ -205,9 +200,8 @@ async def test_a_retried_attempt_leaves_no_partial_thinking_or_text(api: FakeAnt
         await send(pilot, "answer")
         await app.run_shown.wait()
         await pilot.pause()
-        conversation = app.query_one(Conversation)
-        assert [t.text for t in conversation.query(ThinkingView)] == ["second thought"]
-        assert [m.text for m in conversation.query(AssistantMessage)] == ["The real answer."]
+        assert [t.text for t in entries(app, "thinking")] == ["second thought"]
+        assert [m.text for m in entries(app, "text")] == ["The real answer."]
         shown = screen_text(app)
         assert "FIRST" not in shown
         assert "retry 1" in shown
@@ -246,7 +240,7 @@ async def test_a_failed_run_does_not_keep_partial_text_as_an_answer(api: FakeAnt
         await send(pilot, "answer")
         await app.run_shown.wait()
         await pilot.pause()
-        assert not app.query_one(Conversation).query(AssistantMessage)
+        assert not entries(app, "text")
         shown = screen_text(app)
         assert "HALF-AN-ANSWER" not in shown
         assert "the run stopped (stream_error)" in shown
@@ -269,18 +263,17 @@ async def test_resuming_shows_the_earlier_turns_and_continues(api: FakeAnthropic
     async with app.run_test(size=(120, 40)) as pilot:
         await app.history_shown.wait()
         await pilot.pause()
-        conversation = app.query_one(Conversation)
-        assert [m.text for m in conversation.query(UserMessage)] == ["count text files"]
-        (call,) = conversation.query(ToolCallView)
-        assert (call.tool_name, call.output) == ("glob", "notes.txt\n")
+        assert said(app) == ["count text files"]
+        (call,) = entries(app, "tool")
+        assert (call.name, call.output) == ("glob", "notes.txt\n")
+        assert call.duration_ms is not None  # its real time, from the session's event log
         shown = screen_text(app)
         assert "One file: notes.txt." in shown
         assert f"Resumed session {session_id}" in shown
-        assert "0.00s" not in shown  # a recorded call's time is not known: none is shown
         await send(pilot, "and now?")
         await app.run_shown.wait()
         await pilot.pause()
-        assert [m.text for m in conversation.query(UserMessage)] == ["count text files", "and now?"]
+        assert said(app) == ["count text files", "and now?"]
         assert [m["role"] for m in api.requests[-1].messages] == ["user", "assistant", "user", "assistant", "user"]
 
 
@@ -295,19 +288,18 @@ async def test_tab_queues_a_follow_up_that_runs_when_the_run_ends(api: FakeAnthr
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "first task")
-        await until(pilot, lambda: bool(app.query(ToolCallView)), "the command to start")
+        await until(pilot, lambda: bool(entries(app, "tool")), "the command to start")
         await pilot.click("#prompt")
         await pilot.press(*"second task", "tab")
         assert app.query_one(PromptInput).value == ""
         assert app.session.follow_ups == ["second task"]
         await asyncio.to_thread(fifo.write_text, "done\n")  # the first run can end
-        conversation = app.query_one(Conversation)
 
         def answered() -> list[str]:
-            return [m.text for m in conversation.query(AssistantMessage) if m.finished]
+            return [m.text for m in entries(app, "text") if not m.streaming]
 
         await until(pilot, lambda: answered() == ["First done.", "Second done."], "the follow-up's answer on screen")
-        assert [m.text for m in conversation.query(UserMessage)] == ["first task", "second task"]
+        assert said(app) == ["first task", "second task"]
         assert "second task" not in json.dumps(api.requests[1].messages)  # not steering: a run of its own
         assert app.session.store.tree.queued == {}
 
@@ -317,7 +309,7 @@ async def test_an_interrupt_gives_queued_follow_ups_back_to_the_input(api: FakeA
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "wait a while")
-        await until(pilot, lambda: bool(app.query(ToolCallView)), "the command to start")
+        await until(pilot, lambda: bool(entries(app, "tool")), "the command to start")
         await pilot.click("#prompt")
         await pilot.press(*"then do b", "tab")
         await pilot.press("escape")
@@ -327,3 +319,31 @@ async def test_an_interrupt_gives_queued_follow_ups_back_to_the_input(api: FakeA
         assert app.session.follow_ups == []
         assert app.session.store.tree.queued == {}  # given back, not left for a later resume
     assert len(api.requests) == 1
+
+
+async def test_the_timeline_folds_by_keyboard_in_the_workbench(api: FakeAnthropic, tmp_path: Path) -> None:
+    """Tab from an empty input reaches the timeline: n jumps to the failed call, enter folds and unfolds it."""
+    (tmp_path / "notes.txt").write_text("".join(f"note {n}\n" for n in range(40)))
+    api.script(
+        message(tool_use("r1", "read", {"path": "notes.txt"}), stop_reason="tool_use"),
+        message(tool_use("g1", "grep", {"pattern": "[broken"}), stop_reason="tool_use"),
+        message(text("Read it; the search pattern was broken.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "read the notes")
+        await app.run_shown.wait()
+        await pilot.pause()
+        shown = screen_text(app)
+        assert "note 3" not in shown  # the read folds to its line
+        assert "▸ ✓ read  notes.txt" in shown
+        await pilot.press("tab")  # the input is empty: focus moves to the timeline
+        await pilot.press("n")
+        read, grep = entries(app, "tool")
+        assert app.transcript.entries.index(grep) == app.query_one("#conversation").cursor  # type: ignore[attr-defined]
+        await pilot.press("enter")  # the failure was open: it folds
+        assert grep.folded
+        await pilot.press("up", "enter")  # the read opens on its whole output
+        await pilot.pause()
+        assert not read.folded
+        assert "note 3" in screen_text(app)  # shown from its start

@@ -31,6 +31,7 @@ from chimera.core.events import (
     TurnStarted,
     UsageReported,
 )
+from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import terminal_safe
@@ -39,10 +40,10 @@ from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
 from chimera.tui.messages import BusEvents
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.screens.plan import PlanScreen
-from chimera.tui.widgets.conversation import Conversation
-from chimera.tui.widgets.notice import Notice
+from chimera.tui.state import Transcript
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
+from chimera.tui.widgets.transcript_view import TranscriptView
 
 __all__ = ["ChimeraApp", "build_app"]
 
@@ -70,6 +71,7 @@ class ChimeraApp(App[int]):
         self.options = options
         self.running = False
         self.compacting = False
+        self.transcript = Transcript()  # what the conversation pane shows, built from the bus's events
         self.run_shown = asyncio.Event()
         self.history_shown = asyncio.Event()
         self._events: StreamSubscription | None = None
@@ -77,7 +79,7 @@ class ChimeraApp(App[int]):
     def compose(self) -> ComposeResult:
         if self.session.demo:
             yield Static(DEMO_NOTICE, id="demo-banner", markup=False)
-        yield Conversation(id="conversation")
+        yield TranscriptView(self.transcript, id="conversation")
         yield StatusLine(id="status")
         yield PromptInput()
 
@@ -103,10 +105,10 @@ class ChimeraApp(App[int]):
     @work(group="history", exit_on_error=False)
     async def show_history(self) -> None:
         """A resumed session: its earlier turns first, then the input is the next turn."""
-        conversation = self.query_one(Conversation)
-        await conversation.show_history(self.session.store.tree.path())
-        await conversation.mount(Notice(f"Resumed session {self.session.id}", "info"))
-        conversation.scroll_end(animate=False)
+        events = await asyncio.to_thread(branch_events, self.session.store)
+        self.transcript.apply_all(events)
+        self.transcript.note(f"Resumed session {self.session.id}")
+        self.query_one(TranscriptView).refresh_entries()
         self.history_shown.set()
 
     @work(group="bridge", exit_on_error=False)
@@ -117,7 +119,8 @@ class ChimeraApp(App[int]):
             await asyncio.sleep(FRAME_SECONDS)
 
     async def on_bus_events(self, message: BusEvents) -> None:
-        await self.query_one(Conversation).handle(message.events)
+        self.transcript.apply_all(message.events)
+        self.query_one(TranscriptView).refresh_entries()
         status = self.query_one(StatusLine)
         for event in message.events:
             match event:
@@ -218,7 +221,7 @@ class ChimeraApp(App[int]):
         try:
             done = await self.session.compact(focus)
         except ChimeraError as err:
-            await self.query_one(Conversation).mount(Notice(f"✗ compaction failed: {err}", "error"))
+            self._say(f"✗ compaction failed: {err}", "error")
             status.state = "failed"
             return
         finally:
@@ -251,11 +254,13 @@ class ChimeraApp(App[int]):
         if event.worker.group == "run" and event.state == WorkerState.ERROR:
             # A fault in the engine itself: say so on screen instead of hanging at "running".
             error = event.worker.error
-            await self.query_one(Conversation).mount(
-                Notice(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
-            )
+            self._say(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
             self.query_one(StatusLine).state = "failed"
             self.run_shown.set()
+
+    def _say(self, text: str, severity: str) -> None:
+        self.transcript.note(text, severity)
+        self.query_one(TranscriptView).refresh_entries()
 
     async def on_unmount(self) -> None:
         if self._events is not None:

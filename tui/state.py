@@ -190,7 +190,8 @@ class Transcript:
         call.output = event.output
         call.duration_ms = event.duration_ms if event.duration_ms >= 0 else None  # below 0: not known
         call.data = dict(event.data)
-        call.folded = call.status != "failed"  # a failure is what the person needs to see
+        # A failure is what the person needs to see, and an edit's diff what it did: both open.
+        call.folded = call.status != "failed" and not (call.status == "done" and call.data.get("diff"))
         call.touch()
 
     def _check_step(self, index: int, passed: bool) -> None:
@@ -214,6 +215,10 @@ class Transcript:
             call.status = "cancelled"
             call.touch()
         self._calls.clear()
+
+    def note(self, text: str, severity: str = "info") -> Entry:
+        """A notice of the front end's own (a resumed session, a failure outside any run)."""
+        return self._add(Entry("notice", text, severity=severity))
 
     # --- folding ------------------------------------------------------------------------
 

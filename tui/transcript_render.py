@@ -8,14 +8,15 @@ drawn through ``terminal_safe``, so no escape sequence reaches the terminal.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.markdown import Markdown
+from rich.syntax import Syntax
 from rich.text import Text
 
 from chimera.core.terminal_text import terminal_safe
-from chimera.core.wording import plural
+from chimera.core.tools.base import describe_call
+from chimera.core.wording import describe_timing, plural
 from chimera.tui.state import Entry
 
 __all__ = ["render_entry", "summary_line"]
@@ -27,7 +28,6 @@ _STATUS = {
     "failed": ("✗", "bold red"),
     "cancelled": ("⏹", "yellow"),
 }
-_ARGUMENT_KEYS = ("command", "path", "pattern")
 
 
 def render_entry(entry: Entry) -> RenderableType:
@@ -55,12 +55,14 @@ def render_entry(entry: Entry) -> RenderableType:
 
 
 def summary_line(entry: Entry) -> str:
-    """A tool call in one line: its name, short arguments, status, duration and the size of its output."""
+    """A tool call in one line: its name, the argument that matters, status, time and the size of its output."""
     mark, _ = _STATUS.get(entry.status, ("?", ""))
-    parts = [f"{mark} {entry.name} {_short_arguments(entry.args)}".rstrip()]
-    if entry.duration_ms is not None and entry.status != "running":
-        parts.append(f"{entry.duration_ms / 1000:.2f}s")
-    if entry.output:
+    parts = [f"{mark} {entry.name}  {describe_call(entry.name, entry.args, 60)}".rstrip()]
+    if entry.status == "running":
+        parts.append("running…")
+    elif entry.duration_ms is not None:
+        parts.append(describe_timing(entry.output, entry.duration_ms))
+    if entry.output and entry.status in {"done", "failed"}:
         parts.append(plural(entry.output.count("\n") + (not entry.output.endswith("\n")), "line"))
     return terminal_safe(" · ".join(parts), one_line=True)
 
@@ -68,11 +70,19 @@ def summary_line(entry: Entry) -> str:
 def _tool(entry: Entry) -> RenderableType:
     _, style = _STATUS.get(entry.status, ("?", ""))
     head = Text.assemble((f"{_arrow(entry)} ", "dim"), (summary_line(entry), style))
+    diff = entry.data.get("diff")
+    shown_diff = isinstance(diff, str) and bool(diff) and entry.status == "done"
     if entry.folded:
         return head
-    arguments = Text(terminal_safe(json.dumps(entry.args, ensure_ascii=False, indent=1)), "dim")
-    output = Text(terminal_safe(entry.output.rstrip("\n")) or "(no output)")
-    return Group(head, arguments, output)
+    parts: list[RenderableType] = [head]
+    if not shown_diff:  # an edit's diff says what its arguments would
+        parts.append(Text(terminal_safe(json.dumps(entry.args, ensure_ascii=False)), "dim"))
+    if shown_diff:
+        parts.append(Syntax(terminal_safe(str(diff)), "diff", theme="monokai", background_color="default"))
+    elif entry.status != "running":
+        output = terminal_safe(entry.output.rstrip("\n")) or "(no output)"
+        parts.append(Text(output, "red" if entry.status == "failed" else ""))
+    return Group(*parts)
 
 
 def _plan_step(step: str, check: bool | None) -> Text:
@@ -82,11 +92,3 @@ def _plan_step(step: str, check: bool | None) -> Text:
 
 def _arrow(entry: Entry) -> str:
     return "▸" if entry.folded else "▾"
-
-
-def _short_arguments(args: dict[str, Any]) -> str:
-    for key in _ARGUMENT_KEYS:
-        value = args.get(key)
-        if isinstance(value, str):
-            return value if len(value) <= 60 else value[:59] + "…"
-    return ""

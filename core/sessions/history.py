@@ -44,13 +44,13 @@ Calls = dict[str, dict[str, Any]]  # by call id
 
 def branch_events(store: SessionStore) -> list[StepEvent]:
     """The events that tell the active branch, oldest first."""
-    finished, ends = _logged(store)
+    finished, ends, compactions = _logged(store)
     calls: Calls = {}
     out: list[StepEvent] = []
     model = str(store.meta.get("model", ""))
     for node in store.tree.path():
         try:
-            told = _node_events(node, calls, finished, model)
+            told = compactions.get(node.id) or _node_events(node, calls, finished, model)
         except SessionError:  # a message damaged on disk: the rest of the branch still shows
             continue
         out += [dataclasses.replace(event, node_id=node.id, ts=node.ts) for event in told]
@@ -118,21 +118,22 @@ def _steering(blocks: list[dict[str, Any]]) -> list[str]:
     return texts
 
 
-def _logged(store: SessionStore) -> tuple[Calls, dict[str, list[StepEvent]]]:
+def _logged(store: SessionStore) -> tuple[Calls, dict[str, list[StepEvent]], dict[str, list[StepEvent]]]:
     """From the log: each finished call's event by call id (durations and data only the events hold),
-    and the ends of runs by the node they ended at."""
+    the ends of runs by the node they ended at, and compactions (why, how much) by their node."""
     try:
         fd = open_file(store.folder, EVENTS, os.O_RDONLY)
     except (OSError, ChimeraError):  # absent, a link, not a file: the details are lost, nothing else
-        return {}, {}
+        return {}, {}, {}
     try:
         raw = read_all(fd)
     finally:
         os.close(fd)
     calls: Calls = {}
     ends: dict[str, list[StepEvent]] = {}
+    compactions: dict[str, list[StepEvent]] = {}
     for line in raw.splitlines():
-        if b'"tool_call_finished"' not in line and b'"run_finished"' not in line:
+        if not any(kind in line for kind in (b'"tool_call_finished"', b'"run_finished"', b'"compaction"')):
             continue
         try:
             data = json.loads(line)
@@ -143,7 +144,9 @@ def _logged(store: SessionStore) -> tuple[Calls, dict[str, list[StepEvent]]]:
             calls[event.call_id] = data
         elif isinstance(event, RunFinished) and isinstance(event.node_id, str) and _sound_end(event):
             ends.setdefault(event.node_id, []).append(event)
-    return calls, ends
+        elif isinstance(event, CompactionDone) and isinstance(event.node_id, str) and _sound_compaction(event):
+            compactions[event.node_id] = [event]
+    return calls, ends, compactions
 
 
 def _sound_end(event: RunFinished) -> bool:
@@ -154,4 +157,13 @@ def _sound_end(event: RunFinished) -> bool:
         and isinstance(event.cost, int | float)
         and isinstance(event.reason, str)
         and isinstance(event.error, str)
+    )
+
+
+def _sound_compaction(event: CompactionDone) -> bool:
+    return (
+        isinstance(event.summary, str)
+        and isinstance(event.reason, str)
+        and isinstance(event.tokens_before, int)
+        and isinstance(event.tokens_after, int)
     )

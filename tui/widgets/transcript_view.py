@@ -62,10 +62,10 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def refresh_entries(self) -> None:
         """The transcript changed: lay it out again (only changed entries are rendered) and redraw."""
-        at_end = self.scroll_offset.y >= self.max_scroll_y
+        following = self.scroll_offset.y >= self.max_scroll_y - 1  # at the end: stay there as it grows
         self._layout()
-        if at_end:
-            self.scroll_end(animate=False, immediate=True)
+        if following:
+            self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
 
     def on_resize(self) -> None:
         self._layout()
