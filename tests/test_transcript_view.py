@@ -123,6 +123,7 @@ async def test_streamed_text_redraws_only_its_entry_and_follows_the_end() -> Non
     app = Harness(transcript)
     async with app.run_test(size=(80, 24)) as pilot:
         view = app.query_one(TranscriptView)
+        await pilot.pause()
         first = app.transcript.entries[0]
         rendered = view._lines[id(first)][1]
         transcript.apply(RunStarted(task="and more", model="m", loop="react"))

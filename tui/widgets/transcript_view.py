@@ -57,6 +57,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._lines: dict[int, tuple[tuple[int, int, bool], list[Strip]]] = {}  # id(entry) -> (its key, lines)
         self._starts: list[int] = []  # the first line of each entry
         self._width = 0
+        self._relayout_due = False
 
     # --- layout -------------------------------------------------------------------------
 
@@ -71,17 +72,28 @@ class TranscriptView(ScrollView, can_focus=True):
         self._layout()
 
     def _layout(self) -> None:
-        width = max(1, self.scrollable_content_region.width - _GUTTER)
+        """Where each entry starts. An entry drawn at this width counts its real lines; one never drawn
+        counts an estimate, corrected when it first comes on screen (so a long history costs its visible
+        part, not its length)."""
+        if self.scrollable_content_region.width <= _GUTTER:
+            return  # not laid out yet: a resize comes with the real width
+        width = self.scrollable_content_region.width - _GUTTER
         self._width = width
         starts, line = [], 0
         alive = set()
         for entry in self.transcript.entries:
             starts.append(line)
-            line += len(self._entry_lines(entry, width)) + 1  # a blank line after each entry
+            cached = self._lines.get(id(entry))
+            if cached is not None and cached[0] == (entry.version, width, entry.folded):
+                line += len(cached[1]) + 1  # a blank line after each entry
+            else:
+                line += _estimate(entry, width) + 1
             alive.add(id(entry))
-        for gone in self._lines.keys() - alive:  # entries a retry took away
-            del self._lines[gone]
+        if len(self._lines) > len(alive):
+            for gone in self._lines.keys() - alive:  # entries a retry took away
+                del self._lines[gone]
         self._starts = starts
+        self._relayout_due = False
         self.virtual_size = Size(width + _GUTTER, line)
         self.refresh()
 
@@ -107,12 +119,24 @@ class TranscriptView(ScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         entry = self.transcript.entries[index]
         lines = self._entry_lines(entry, self._width)
+        end = self._starts[index + 1] if index + 1 < len(self._starts) else self.virtual_size.height
+        laid_out = end - self._starts[index] - 1
+        if len(lines) != laid_out and not self._relayout_due:  # it was an estimate: correct the layout
+            self._relayout_due = True
+            self.call_after_refresh(self._correct)
         offset = line - self._starts[index]
         if offset >= len(lines):  # the blank line after the entry
             return Strip.blank(width, self.rich_style)
         gutter = _CURSOR if index == self.cursor else _BLANK
         strip = Strip([gutter, *lines[offset]])
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+    def _correct(self) -> None:
+        """Lay out again with the real heights of the entries just drawn, keeping the end in view if it was."""
+        following = self.scroll_offset.y >= self.max_scroll_y - 1
+        self._layout()
+        if following:
+            self.scroll_end(animate=False, immediate=True)
 
     # --- the cursor ---------------------------------------------------------------------
 
@@ -152,3 +176,12 @@ class TranscriptView(ScrollView, can_focus=True):
         height = self.scrollable_content_region.height
         if top < self.scroll_offset.y or top >= self.scroll_offset.y + height:
             self.scroll_to(y=max(0, top - height // 3), animate=False, immediate=True)
+
+
+def _estimate(entry: Entry, width: int) -> int:
+    """How many lines ``entry`` will take, before it is rendered: its text wrapped at ``width``."""
+    if entry.folded or entry.kind == "notice":
+        return 1
+    text = entry.text if entry.kind != "tool" else entry.output
+    lines = text.splitlines() or [""]
+    return sum(max(1, -(-len(line) // width)) for line in lines) + (entry.kind == "tool")
