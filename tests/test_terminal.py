@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import chimera_command
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -66,3 +67,43 @@ def test_demo_in_a_real_terminal(isolated_env: Path) -> None:
         assert wait_for(lambda: not session_alive(session)), "ctrl+q did not quit"
     finally:
         tmux("kill-server")
+
+
+def test_a_typed_task_shows_its_reply_and_a_folded_call_that_unfolds(isolated_env: Path, tmp_path: Path) -> None:
+    """In tmux against the loopback server: a task typed, the reply shown, its read folded to one line;
+    tab, the arrows and enter unfold it to the file's lines."""
+    (tmp_path / "notes.txt").write_text("".join(f"note number {n}\n" for n in range(5)))
+    session = "typed"
+    with FakeAnthropic() as api:
+        api.script(
+            message(tool_use("r1", "read", {"path": "notes.txt"}), stop_reason="tool_use"),
+            message(text("The notes count from zero to four.")),
+        )
+        settings = [f"CHIMERA_HOME={isolated_env}", f"ANTHROPIC_BASE_URL={api.url}", "ANTHROPIC_API_KEY=k"]
+        command = " ".join(
+            [
+                "exec env",
+                *[f"-u {name}" for name in os.environ if name.startswith("ANTHROPIC_")],
+                "NO_PROXY=127.0.0.1",
+                *map(shlex.quote, settings),
+                *map(shlex.quote, chimera_command()),
+                "--workdir",
+                shlex.quote(str(tmp_path)),
+                "--permission-mode",
+                "bypass",
+            ]
+        )
+        tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", command, check=True)
+        try:
+            assert wait_for(lambda: "Tell Chimera" in capture(session)), capture(session)
+            tmux("send-keys", "-t", session, "-l", "what do the notes say?", check=True)
+            tmux("send-keys", "-t", session, "Enter", check=True)
+            assert wait_for(lambda: "count from zero to four" in capture(session)), capture(session)
+            screen = capture(session)
+            assert "▸ ✓ read  notes.txt" in screen  # folded to its line
+            assert "note number 3" not in screen
+            tmux("send-keys", "-t", session, "Tab", "Up", "Up", "Up", "Enter", check=True)
+            assert wait_for(lambda: "note number 3" in capture(session)), capture(session)
+            assert "▾ ✓ read  notes.txt" in capture(session)
+        finally:
+            tmux("kill-server")
