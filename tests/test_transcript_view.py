@@ -16,6 +16,7 @@ from chimera.core.events import (
     ToolCallStarted,
 )
 from chimera.tui.state import Transcript
+from chimera.tui.transcript_render import settled_length
 from chimera.tui.widgets.transcript_view import TranscriptView
 from tests.test_tui import screen_text
 
@@ -146,3 +147,37 @@ async def test_a_resize_rewraps_the_cached_lines() -> None:
         await pilot.pause()
         assert view.virtual_size.height > wide  # the same words, on more lines
         assert all(len(line.rstrip()) <= 50 for line in screen_text(app).splitlines())
+
+
+def test_only_blocks_outside_an_open_code_fence_are_settled() -> None:
+    assert settled_length("one paragraph, still streaming") == 0
+    assert settled_length("done.\n\nnext is stream") == len("done.\n\n")
+    fenced = "Here:\n\n```python\nx = 1\n\ny = 2\n"  # the blank line is inside an open fence
+    assert settled_length(fenced) == len("Here:\n\n")
+    closed = fenced + "```\n\nAfter."
+    assert settled_length(closed) == len(fenced + "```\n\n")
+
+
+async def test_a_streaming_answer_renders_its_finished_blocks_once() -> None:
+    transcript = Transcript()
+    transcript.apply(RunStarted(task="write", model="m", loop="react"))
+    app = Harness(transcript)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(TranscriptView)
+        transcript.apply(TextDelta(text="First **block** done.\n\nSecond"))
+        view.refresh_entries()
+        await pilot.pause()
+        answer = transcript.entries[-1]
+        head = view._settled[id(answer)][1]
+        for more in (" block", " grows", " word by word."):
+            transcript.apply(TextDelta(text=more))
+            view.refresh_entries()
+            await pilot.pause()
+            assert view._settled[id(answer)][1] is head  # the finished block is not rendered again
+        assert "Second block grows word by word." in screen_text(app)
+        assert "First block done." in screen_text(app)
+        transcript.apply(MessageCompleted(message={"role": "assistant", "content": []}, stop_reason="end_turn"))
+        view.refresh_entries()
+        await pilot.pause()
+        assert id(answer) not in view._settled  # complete: rendered whole, once
+        assert "Second block grows word by word." in screen_text(app)

@@ -19,7 +19,7 @@ from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing, plural
 from chimera.tui.state import Entry
 
-__all__ = ["render_entry", "summary_line"]
+__all__ = ["render_entry", "settled_length", "summary_line"]
 
 _SEVERITY = {"info": "cyan", "success": "green", "warning": "yellow", "error": "bold red"}
 _STATUS = {
@@ -92,3 +92,19 @@ def _plan_step(step: str, check: bool | None) -> Text:
 
 def _arrow(entry: Entry) -> str:
     return "▸" if entry.folded else "▾"
+
+
+def settled_length(text: str) -> int:
+    """How much of streaming Markdown is finished blocks: up to its last blank line outside a code
+    fence (what follows may still change how it renders)."""
+    settled = 0
+    fenced = False
+    position = 0
+    for line in text.splitlines(keepends=True):
+        position += len(line)
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not stripped and not fenced and line.endswith("\n") and position < len(text):
+            settled = position
+    return settled

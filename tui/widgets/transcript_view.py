@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import ClassVar
 
+from rich.console import RenderableType
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
@@ -22,7 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from chimera.tui.state import Entry, Transcript
-from chimera.tui.transcript_render import render_entry
+from chimera.tui.transcript_render import render_entry, settled_length
 
 __all__ = ["TranscriptView"]
 
@@ -58,6 +59,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._starts: list[int] = []  # the first line of each entry
         self._width = 0
         self._relayout_due = False
+        self._settled: dict[int, tuple[tuple[int, int], list[Strip]]] = {}  # a streaming answer's finished blocks
 
     # --- layout -------------------------------------------------------------------------
 
@@ -92,6 +94,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if len(self._lines) > len(alive):
             for gone in self._lines.keys() - alive:  # entries a retry took away
                 del self._lines[gone]
+                self._settled.pop(gone, None)
         self._starts = starts
         self._relayout_due = False
         self.virtual_size = Size(width + _GUTTER, line)
@@ -102,11 +105,40 @@ class TranscriptView(ScrollView, can_focus=True):
         cached = self._lines.get(id(entry))
         if cached is not None and cached[0] == key:
             return cached[1]
-        console = self.app.console
-        rendered = console.render_lines(render_entry(entry), console.options.update_width(width), pad=False)
-        lines = [Strip(segments) for segments in rendered] or [Strip.blank(0)]
+        if entry.kind == "text" and entry.streaming:
+            lines = self._streaming_lines(entry, width)
+        else:
+            self._settled.pop(id(entry), None)
+            lines = self._draw(render_entry(entry), width)
         self._lines[id(entry)] = (key, lines)
         return lines
+
+    def _streaming_lines(self, entry: Entry, width: int) -> list[Strip]:
+        """An answer still streaming: each finished block is rendered once and kept; only the open
+        tail is rendered again as text arrives (the whole answer is rendered once when it completes)."""
+        cut = settled_length(entry.text)
+        kept = self._settled.get(id(entry))
+        if kept is None or kept[0][1] != width:
+            kept = ((0, width), [])
+        done, lines = kept
+        if cut > done[0]:  # new finished blocks: render them alone, keep the rest
+            block = entry.text[done[0] : cut]
+            drawn = self._draw(render_entry(Entry("text", block)), width)
+            lines = [*lines, Strip.blank(0), *drawn] if lines else drawn
+            kept = ((cut, width), lines)
+        self._settled[id(entry)] = kept
+        tail = entry.text[cut:]
+        shown = list(lines)
+        if tail.strip():
+            if shown:
+                shown.append(Strip.blank(0))
+            shown += self._draw(render_entry(Entry("text", tail)), width)
+        return shown or [Strip.blank(0)]
+
+    def _draw(self, renderable: RenderableType, width: int) -> list[Strip]:
+        console = self.app.console
+        rendered = console.render_lines(renderable, console.options.update_width(width), pad=False)
+        return [Strip(segments) for segments in rendered] or [Strip.blank(0)]
 
     # --- drawing ------------------------------------------------------------------------
 
