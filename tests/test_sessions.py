@@ -369,6 +369,11 @@ def test_export_writes_the_active_path_as_markdown(isolated_env: Path, tmp_path:
     order = [document.index(s) for s in ("## You", "**bash**", "FAILED (failures=1)", "**edit**", "All 3 tests pass")]
     assert order == sorted(order)
     assert "<system-reminder>" not in document
+    # As the workbench shows it: the thinking folded, the edit's diff after its result.
+    assert "<details><summary>thinking</summary>" in document
+    diff = document.index("```diff")
+    assert document.index("**edit**") < diff < document.index("All 3 tests pass")
+    assert "+    return (ordered[mid - 1] + ordered[mid]) / 2" in document[diff:]
     assert run_chimera("export", info["id"]).stdout == document
     assert_one_line_error(run_chimera("export", "nope"), "nope")
 

@@ -1,8 +1,9 @@
 """Provides ``export_markdown``: a session's active path as a Markdown document.
 
 The person's messages, the model's answers, and each tool call with its
-result (long results folded into ``<details>``), in the order they happened.
-Thinking is left out: it is working, not the record. What the session holds
+result (long results folded into ``<details>``), in the order they happened,
+as the workbench shows them: thinking folded into ``<details>``, an edit's diff
+(from the session's event log) after its result. What the session holds
 is untrusted: every character that could steer a terminal (ESC, C1, bidi
 overrides; see ``terminal_safe``) is written as a visible escape, so the
 document is safe to print, page or ``cat``.
@@ -16,6 +17,7 @@ from typing import Any
 
 from chimera.core.errors import SessionError
 from chimera.core.loops.context import content_blocks, is_continue_prompt, is_reminder
+from chimera.core.sessions.history import logged_calls
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import Node
 from chimera.core.terminal_text import terminal_safe
@@ -38,15 +40,21 @@ def export_markdown(store: SessionStore) -> str:
         "",
     ]
     calls: dict[str, dict[str, Any]] = {}
+    diffs = {call_id: event["data"]["diff"] for call_id, event in logged_calls(store).items() if _has_diff(event)}
     for node in store.tree.path():
         try:
-            out += _node(node, calls)
+            out += _node(node, calls, diffs)
         except SessionError as err:  # one damaged message: say so where it was, keep the rest
             out += [f"*({err})*", ""]
     return terminal_safe("\n".join(out).rstrip()) + "\n"
 
 
-def _node(node: Node, calls: dict[str, dict[str, Any]]) -> list[str]:
+def _has_diff(event: dict[str, Any]) -> bool:
+    data = event.get("data")
+    return isinstance(data, dict) and isinstance(data.get("diff"), str) and bool(data["diff"])
+
+
+def _node(node: Node, calls: dict[str, dict[str, Any]], diffs: dict[str, str]) -> list[str]:
     blocks = content_blocks(node.message.get("content"))
     if node.kind == "user":
         if is_continue_prompt(node.message):
@@ -60,6 +68,8 @@ def _node(node: Node, calls: dict[str, dict[str, Any]]) -> list[str]:
         for block in blocks:
             if block.get("type") == "text" and block.get("text", "").strip():
                 lines += [block["text"], ""]
+            elif block.get("type") == "thinking" and str(block.get("thinking", "")).strip():
+                lines += ["<details><summary>thinking</summary>", "", str(block["thinking"]), "", "</details>", ""]
             elif block.get("type") == "tool_use":
                 calls[block["id"]] = block
                 args = block.get("input")
@@ -71,6 +81,10 @@ def _node(node: Node, calls: dict[str, dict[str, Any]]) -> list[str]:
             continue
         call = calls.get(block.get("tool_use_id", ""), {})
         lines += _result(str(call.get("name", "tool")), _texts(block.get("content")), bool(block.get("is_error")))
+        diff = diffs.get(str(block.get("tool_use_id", "")))
+        if diff is not None and not block.get("is_error"):
+            fence = "````" if "```" in diff else "```"
+            lines += [f"{fence}diff", *diff.rstrip("\n").splitlines(), fence, ""]
     return lines
 
 

@@ -34,7 +34,7 @@ from chimera.core.sessions.jsonl import read_all
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import Node
 
-__all__ = ["UNKNOWN_DURATION", "branch_events"]
+__all__ = ["UNKNOWN_DURATION", "branch_events", "logged_calls"]
 
 UNKNOWN_DURATION = -1.0  # a call whose duration the log does not hold (no log, or an older session)
 
@@ -116,6 +116,11 @@ def _steering(blocks: list[dict[str, Any]]) -> list[str]:
             if inner.startswith(STEERING_LEAD):
                 texts.append(inner.removeprefix(STEERING_LEAD).strip())
     return texts
+
+
+def logged_calls(store: SessionStore) -> Calls:
+    """Each finished call's event in the session's log, as JSON, by call id (durations, data such as diffs)."""
+    return _logged(store)[0]
 
 
 def _logged(store: SessionStore) -> tuple[Calls, dict[str, list[StepEvent]], dict[str, list[StepEvent]]]:
