@@ -82,12 +82,12 @@ from chimera.core.loops.compaction import (
 )
 from chimera.core.loops.context import (
     CONTINUE_PROMPT,
-    STEERING_LEAD,
     Context,
     Prompt,
     content_blocks,
     joined_text,
     reminder_block,
+    steering_block,
 )
 from chimera.core.loops.guards import STUCK_REMINDER, StuckDetector, over_budget
 from chimera.core.loops.prompts import system_prompt
@@ -479,8 +479,7 @@ class AgentLoop:
         """The queued words go in as one loop note each (the model is told the person sent them
         while it worked; a replay keeps them inside the run they steered)."""
         for steering in self.take_steering():
-            note = f"{STEERING_LEAD}\n\n{steering.text}"
-            message = {"role": "user", "content": [reminder_block(note)]}
+            message = {"role": "user", "content": [steering_block(steering.text)]}
             self._append("user", message, sync=True, queued=steering.queue_id)
             self.emit(SteeringDelivered(text=steering.text))
 

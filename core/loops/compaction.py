@@ -20,11 +20,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chimera.core.loops.context import STEERING_LEAD, Context, content_blocks, is_reminder
+from chimera.core.loops.context import Context, content_blocks, is_reminder, steering_text
 from chimera.core.providers.base import Message
 
 __all__ = [
     "COMPACTION_HEADER",
+    "SUMMARY_PREFIX",
     "SUMMARY_SYSTEM",
     "Compaction",
     "Cut",
@@ -52,7 +53,7 @@ _ASK = """Summarize the conversation above for the agent that continues it. Cove
 Be concrete: paths, names, numbers, exact error messages. Answer with the summary only; call no tools."""
 _TASK = "The task, in the person's words:\n"
 _SAID = "Later, the person said:\n"
-_SUMMARY = "Summary of the work so far:\n"
+SUMMARY_PREFIX = "Summary of the work so far:\n"  # how the model's summary block begins in a compaction
 _NOW = "What the loop asked for last, still in force:\n"  # a strategy's instruction (plan first, this step)
 _MAX_TASK = 10_000  # characters of the task kept verbatim
 _MAX_SAID = 2_000  # characters of each later message kept
@@ -146,9 +147,9 @@ def person_words(messages: Iterable[Message]) -> tuple[str, list[str], dict[str,
             text = str(block.get("text", ""))
             words: list[str] = []
             if is_reminder(block):
-                inner = text.removeprefix("<system-reminder>").removesuffix("</system-reminder>")
-                if inner.startswith(STEERING_LEAD):
-                    words.append(inner.removeprefix(STEERING_LEAD).strip())
+                steered = steering_text(block)
+                if steered is not None:
+                    words.append(steered)
             elif text == COMPACTION_HEADER:
                 in_summary = True
             elif in_summary and text.startswith(_TASK) and task is None:
@@ -157,7 +158,7 @@ def person_words(messages: Iterable[Message]) -> tuple[str, list[str], dict[str,
                 said.append(text.removeprefix(_SAID))
             elif in_summary and text.startswith(_NOW):
                 pass  # the loop says it again while it still holds (see ``summary_message``)
-            elif in_summary and text.startswith(_SUMMARY):
+            elif in_summary and text.startswith(SUMMARY_PREFIX):
                 in_summary = False  # the summary itself is in the transcript; what follows is the person's
             elif in_summary:
                 title, _, kept_text = text.partition(":\n")
@@ -231,5 +232,5 @@ def summary_message(
     blocks += [f"{title}:\n{text}" for title, text in (kept | dict(remembered)).items()]
     if instruction:
         blocks.append(_NOW + instruction)
-    blocks.append(_SUMMARY + summary)
+    blocks.append(SUMMARY_PREFIX + summary)
     return {"role": "user", "content": [{"type": "text", "text": text} for text in blocks]}

@@ -35,6 +35,8 @@ __all__ = [
     "merged_into",
     "prompt_text",
     "reminder_block",
+    "steering_block",
+    "steering_text",
 ]
 
 Prompt = str | list[dict[str, Any]]  # what the person says: text, or content blocks
@@ -58,6 +60,19 @@ def is_continue_prompt(message: Message) -> bool:
 def reminder_block(text: str) -> dict[str, Any]:
     """A reminder as the text block the loop injects after tool results."""
     return {"type": "text", "text": f"{REMINDER_OPEN}{text}{_REMINDER_CLOSE}"}
+
+
+def steering_block(text: str) -> dict[str, Any]:
+    """The person's words sent while the loop worked, as the loop note that delivers them."""
+    return reminder_block(f"{STEERING_LEAD}\n\n{text}")
+
+
+def steering_text(block: dict[str, Any]) -> str | None:
+    """The person's words in a block :func:`steering_block` made, or None for any other block."""
+    if not is_reminder(block):
+        return None
+    inner = str(block.get("text", "")).removeprefix(REMINDER_OPEN).removesuffix(_REMINDER_CLOSE)
+    return inner.removeprefix(STEERING_LEAD).strip() if inner.startswith(STEERING_LEAD) else None
 
 
 def is_reminder(block: dict[str, Any]) -> bool:

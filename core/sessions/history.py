@@ -28,7 +28,8 @@ from chimera.core.events import (
     ToolCallStarted,
     event_from_dict,
 )
-from chimera.core.loops.context import STEERING_LEAD, content_blocks, is_continue_prompt, is_loop_note, is_reminder
+from chimera.core.loops.compaction import SUMMARY_PREFIX
+from chimera.core.loops.context import content_blocks, is_continue_prompt, is_loop_note, is_reminder, steering_text
 from chimera.core.sessions.files import EVENTS, open_file
 from chimera.core.sessions.jsonl import read_all
 from chimera.core.sessions.store import SessionStore
@@ -38,7 +39,6 @@ __all__ = ["UNKNOWN_DURATION", "branch_events", "logged_calls"]
 
 UNKNOWN_DURATION = -1.0  # a call whose duration the log does not hold (no log, or an older session)
 
-_SUMMARY = "Summary of the work so far:\n"
 Calls = dict[str, dict[str, Any]]  # by call id
 
 
@@ -63,7 +63,9 @@ def _node_events(node: Node, calls: Calls, finished: Calls, model: str) -> list[
     blocks = content_blocks(message.get("content"))
     if node.kind == "compaction":
         said = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
-        summary = next((t.removeprefix(_SUMMARY) for t in said if t.startswith(_SUMMARY)), "\n\n".join(said))
+        summary = next(
+            (t.removeprefix(SUMMARY_PREFIX) for t in said if t.startswith(SUMMARY_PREFIX)), "\n\n".join(said)
+        )
         return [CompactionDone(summary=summary, reason="")]
     if node.kind == "assistant":
         events: list[StepEvent] = [MessageCompleted(message=message)]
@@ -109,13 +111,7 @@ def _finished(block: dict[str, Any], calls: Calls, finished: Calls) -> StepEvent
 
 
 def _steering(blocks: list[dict[str, Any]]) -> list[str]:
-    texts = []
-    for block in blocks:
-        if is_reminder(block):
-            inner = str(block.get("text", "")).removeprefix("<system-reminder>").removesuffix("</system-reminder>")
-            if inner.startswith(STEERING_LEAD):
-                texts.append(inner.removeprefix(STEERING_LEAD).strip())
-    return texts
+    return [text for text in map(steering_text, blocks) if text is not None]
 
 
 def logged_calls(store: SessionStore) -> Calls:
