@@ -26,6 +26,7 @@ from chimera.core.providers.base import (
     ThinkingChunk,
     Usage,
 )
+from chimera.core.providers.pace import Pace
 
 __all__ = ["RECORDING_ENDED", "RecordedTurn", "Recording", "ReplayProvider"]
 
@@ -37,11 +38,12 @@ _PIECE = re.compile(r"\S+\s*|\s+")
 
 @dataclass(frozen=True, slots=True)
 class RecordedTurn:
-    """One assistant message as the model sent it, with its stop reason and usage."""
+    """One assistant message as the model sent it, with its stop reason, usage and how long it took."""
 
     message: Message
     stop_reason: str = "end_turn"
     usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,8 @@ class ReplayProvider:
             text, instead of ``replay_exhausted``.
         secrets: values masked wherever the loop it drives writes (the process's API keys,
             for a replay): the loop reads them as it reads a live provider's.
+        clock: plays each turn in its recorded time at the clock's speed, and holds while
+            it is paused (``pace`` is then unused).
     """
 
     def __init__(
@@ -93,12 +97,14 @@ class ReplayProvider:
         pace: float = 0.0,
         ending: str | None = None,
         secrets: Iterable[str] = (),
+        clock: Pace | None = None,
     ) -> None:
         self._turns = list(turns)
         self._model = model
         self.pace = pace
         self.ending = ending
         self.secrets = tuple(secrets)
+        self.clock = clock
         self.position = 0
         self.requests: list[ModelRequest] = []
 
@@ -137,17 +143,24 @@ class ReplayProvider:
         turn = self._turns[self.position]
         self.position += 1
         self.requests.append(copy.deepcopy(request))  # as sent: the loop goes on changing its lists
-        for block in turn.message["content"]:
-            kind = block.get("type")
-            if kind == "thinking":
-                for piece in _PIECE.findall(block.get("thinking", "")):
-                    yield ThinkingChunk(piece)
-                    await self._rest()
-            elif kind == "text":
-                for piece in _PIECE.findall(block.get("text", "")):
-                    yield TextChunk(piece)
-                    await self._rest()
+        if self.clock is not None:
+            await self.clock.turn()
+        pieces = [
+            (ThinkingChunk if block.get("type") == "thinking" else TextChunk)(piece)
+            for block in turn.message["content"]
+            if block.get("type") in {"thinking", "text"}
+            for piece in _PIECE.findall(block.get("thinking" if block["type"] == "thinking" else "text", ""))
+        ]
+        rest = turn.seconds / max(1, len(pieces))  # the recorded time, spread over what streams
+        for piece in pieces:
+            yield piece
+            await self._rest(rest)
+        if not pieces:
+            await self._rest(rest)
         yield ModelDone(message=turn.message, stop_reason=turn.stop_reason, usage=turn.usage)
 
-    async def _rest(self) -> None:
-        await asyncio.sleep(self.pace)
+    async def _rest(self, recorded: float) -> None:
+        if self.clock is not None:
+            await self.clock.wait(recorded)
+        else:
+            await asyncio.sleep(self.pace)  # 0 still lets the rest of the program run between pieces

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import os
 import re
 import shutil
@@ -48,6 +49,7 @@ from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import content_blocks, is_continue_prompt, is_loop_note
 from chimera.core.permissions.policy import PermissionPolicy, Rule
+from chimera.core.providers.pace import Pace
 from chimera.core.providers.replay import RECORDING_ENDED, RecordedTurn, ReplayProvider
 from chimera.core.redact import Redactor
 from chimera.core.sessions.checkpoints import ShadowRepo
@@ -90,6 +92,7 @@ _OUTSIDE = re.compile(
     r"""|(?:^|[;&|(\n])\s*(?P<cd>cd)\s*(?=$|[;&|)\n])"""
 )
 _HARMLESS = re.compile(r"/dev/(?:null|stdin|stdout|stderr|fd/\d+)")
+LONGEST_TURN = 60.0  # seconds: the most a replay at 1× spends on one recorded turn
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +162,7 @@ def recorded_runs(tree: SessionTree, node_id: str | None = None) -> list[Recorde
         elif not runs:
             raise ConfigError(f"node {node.id} comes before any prompt, so this branch cannot be replayed")
         elif node.kind == "assistant":
-            runs[-1].add_turn(node, following)
+            runs[-1].add_turn(node, following, _took(path[index - 1], node))
         elif node.kind == "tool_result":
             runs[-1].add_results(node)
         else:
@@ -184,13 +187,13 @@ class _Building:
         self.task = content_blocks(self.task) + content_blocks(content)
         self.last = node_id
 
-    def add_turn(self, node: Node, following: Node | None) -> None:
+    def add_turn(self, node: Node, following: Node | None, seconds: float) -> None:
         blocks = content_blocks(node.message["content"])
         calls = [ToolCall.from_block(b) for b in blocks if b["type"] == "tool_use"]
         stop = "tool_use" if calls else "end_turn"
         if following is not None and is_continue_prompt(following.message):
             stop = "max_tokens"  # the loop asked the model to go on
-        self.turns.append(RecordedTurn(message=node.message, stop_reason=stop))
+        self.turns.append(RecordedTurn(message=node.message, stop_reason=stop, seconds=seconds))
         self.calls += calls
         self.last = node.id
         self.answered = stop == "end_turn"
@@ -216,6 +219,13 @@ class _Building:
             stops_at=None if self.answered else self.last,
             permissions=self.permissions,
         )
+
+
+def _took(before: Node, answer: Node) -> float:
+    """How long the model took over ``answer``, as recorded: from the message before it (a crafted or
+    skewed clock gives 0, a long gap at most ``LONGEST_TURN``, so a replay at 1× never stalls for hours)."""
+    seconds = answer.ts - before.ts
+    return min(seconds, LONGEST_TURN) if math.isfinite(seconds) and seconds > 0 else 0.0
 
 
 def _result(block: dict[str, Any]) -> ToolResult:
@@ -367,6 +377,7 @@ async def replay_session(
     repo: ShadowRepo | None = None,
     model: str = "replay",
     secrets: Iterable[str] = (),
+    clock: Pace | None = None,
 ) -> ReplayReport:
     """Play the branch of ``tree`` that ends at ``node_id`` (the leaf when None) back; events go to ``bus``.
 
@@ -374,6 +385,8 @@ async def replay_session(
     starts from the snapshot pinned at its prompt (the first needs one: ConfigError
     without). ``original_workspace`` is the path the recording used, masked in comparisons.
     ``secrets`` (the process's credentials) are masked in every event, result and comparison.
+    With ``clock`` each turn takes its recorded time at the clock's speed, and holds while it
+    is paused; without, the replay plays as fast as it can.
     """
     if rerun_tools:
         _check_scratch(workspace, original_workspace, repo)
@@ -396,7 +409,9 @@ async def replay_session(
             core.executor.policy = _NOTHING_RUNS
             if rerun is not None:
                 await rerun.arm(run, first=number == 1)
-            provider = ReplayProvider(run.turns, model=f"{model} (replay)", ending=_ending(run), secrets=secrets)
+            provider = ReplayProvider(
+                run.turns, model=f"{model} (replay)", ending=_ending(run), secrets=secrets, clock=clock
+            )
             core.provider = provider
             finished: RunFinished | None = None
             async with contextlib.aclosing(core.run(run.task)) as events:
