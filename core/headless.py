@@ -20,17 +20,15 @@ import contextlib
 import json
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import TextIO
 
 from chimera.core import credentials
 from chimera.core.bus import EventBus
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.errors import CONFIG_KINDS, ConfigError
+from chimera.core.errors import CONFIG_KINDS
 from chimera.core.events import (
     CompactionDone,
     MessageCompleted,
@@ -44,12 +42,10 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from chimera.core.home import chimera_home
 from chimera.core.redact import Redactor
 from chimera.core.sessions.control import Control
-from chimera.core.sessions.replay import replay_session
+from chimera.core.sessions.playback import play_back, report_lines
 from chimera.core.sessions.start import RunOptions, start_session
-from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_compaction, describe_timing, plural
@@ -291,52 +287,20 @@ async def replay_headless(
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
-    home = chimera_home()
     redactor = Redactor(credentials.values())
 
     def say(line: str) -> None:
-        _line(err, redactor.mask(line))
+        _line(err, redactor.mask(f"chimera: {line}"))
 
-    with SessionStore.open(home, session_id, writable=False) as store:
-        for warning in store.warnings:
-            say(f"chimera: session {store.id}: {warning}")
-        node_id = store.require(node) if node is not None else None
-        if not store.tree.path(node_id):
-            raise ConfigError(f"session {session_id} has no messages to replay")
-        with tempfile.TemporaryDirectory(prefix="chimera-replay-") as scratch:
-            workspace = Path(scratch) / "workspace"
-            workspace.mkdir()
-            bus = EventBus()
-            printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None, redactor=redactor)
-            bus.subscribe(printer, name="printer")
-            try:
-                report = await replay_session(
-                    store.tree,
-                    node_id=node_id,
-                    workspace=workspace,
-                    original_workspace=store.workdir,
-                    spill_dir=Path(scratch) / "output",
-                    bus=bus,
-                    rerun_tools=rerun_tools,
-                    repo=store.checkpoints() if rerun_tools else None,
-                    model=str(store.meta.get("model", "replay")),
-                    secrets=credentials.values(),
-                )
-            finally:
-                await bus.close()
+    bus = EventBus()
+    printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None, redactor=redactor)
+    bus.subscribe(printer, name="printer")
+    try:
+        report = await play_back(session_id, bus, node=node, rerun_tools=rerun_tools, warn=say)
+    finally:
+        await bus.close()
     if printer.gone:
         raise BrokenPipeError("the reader of the output went away")  # the command ends quietly
-    for path in report.left_out:
-        say(f"chimera: the link {path} leads outside the workspace, so the scratch copy leaves it out")
-    for line in report.not_rerun:
-        say(f"chimera: not re-run, recorded result kept: {line}")
-    if not report.success:
-        say(f"chimera: replay stopped ({report.reason}) in run {report.runs}: {report.error}")
-        return 1
-    done = plural(report.runs, "run")
-    if rerun_tools:
-        done += f", {report.checked} tool results matched, {len(report.not_rerun)} kept as recorded"
-    if report.stops_at is not None:
-        done += f"; it ends at node {report.stops_at}, where the recording of this branch stops before an answer"
-    say(f"chimera: replay completed: {done}")
-    return 0
+    for line in report_lines(report, rerun_tools=rerun_tools):
+        say(line)
+    return 0 if report.success else 1
