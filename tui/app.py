@@ -1,9 +1,8 @@
 """Provides ``ChimeraApp``, the workbench, and ``build_app``, the factory the CLI and tests share.
 
 The app talks to the core only through its ``Session`` (``run``, ``interrupt``,
-``answer`` with a permission request's id) and its bus. One long-lived worker
-reads the bus and forwards events in per-frame batches as a single message
-type, ``BusEvents``; widgets react to those.
+``answer`` with a permission request's id) and its bus, which it shows as every
+``ConversationApp`` does; it answers the questions a run asks (permissions, plans).
 """
 
 from __future__ import annotations
@@ -13,41 +12,34 @@ from dataclasses import replace
 from typing import ClassVar
 
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from chimera.core.bus import StreamSubscription
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.errors import ChimeraError
 from chimera.core.events import (
-    CompactionDone,
     PermissionDecided,
     PermissionRequested,
     PlanProposed,
     RunFinished,
-    RunStarted,
-    TurnStarted,
-    UsageReported,
+    StepEvent,
 )
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import plural
-from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
-from chimera.tui.messages import BusEvents
+from chimera.tui.conversation_app import ConversationApp
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.screens.plan import PlanScreen
-from chimera.tui.state import Transcript
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
 
 __all__ = ["ChimeraApp", "build_app"]
 
-FRAME_SECONDS = 1 / 20  # the bridge forwards at most 20 batches a second
 DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
 DEMO_FOLLOW_UP = (
     "The demo only replays its recording. To give Chimera your own tasks, quit (ctrl+q), "
@@ -55,11 +47,9 @@ DEMO_FOLLOW_UP = (
 )
 
 
-class ChimeraApp(App[int]):
+class ChimeraApp(ConversationApp):
     """The workbench: a conversation, an input and a status line over one session."""
 
-    CSS_PATH = APP_CSS
-    TITLE = "Chimera"
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("escape", "interrupt", "Interrupt", show=True),
@@ -71,10 +61,8 @@ class ChimeraApp(App[int]):
         self.options = options
         self.running = False
         self.compacting = False
-        self.transcript = Transcript()  # what the conversation pane shows, built from the bus's events
         self.run_shown = asyncio.Event()
         self.history_shown = asyncio.Event()
-        self._events: StreamSubscription | None = None
 
     def compose(self) -> ComposeResult:
         if self.session.demo:
@@ -84,16 +72,13 @@ class ChimeraApp(App[int]):
         yield PromptInput()
 
     def on_mount(self) -> None:
-        for theme in THEMES:
-            self.register_theme(theme)
-        self.theme = DEFAULT_THEME
+        self.use_themes()
         status = self.query_one(StatusLine)
         status.model = self.session.model
         status.loop = self.session.loop_name
         status.mode = self.session.policy.mode
         self.sub_title = terminal_safe(str(self.session.env.workdir), one_line=True)
-        self._events = self.session.bus.stream()
-        self.bridge(self._events)
+        self.show_bus(self.session.bus)
         self.query_one(PromptInput).focus()
         for warning in self.session.warnings:
             self.notify(terminal_safe(warning), severity="warning", timeout=8, markup=False)
@@ -111,37 +96,17 @@ class ChimeraApp(App[int]):
         self.query_one(TranscriptView).refresh_entries()
         self.history_shown.set()
 
-    @work(group="bridge", exit_on_error=False)
-    async def bridge(self, events: StreamSubscription) -> None:
-        """Forward bus events to the UI, at most one batch a frame."""
-        async for batch in events.batches():
-            self.post_message(BusEvents(batch))
-            await asyncio.sleep(FRAME_SECONDS)
-
-    async def on_bus_events(self, message: BusEvents) -> None:
-        self.transcript.apply_all(message.events)
-        self.query_one(TranscriptView).refresh_entries()
-        status = self.query_one(StatusLine)
-        for event in message.events:
+    def events_shown(self, events: list[StepEvent]) -> None:
+        for event in events:
             match event:
-                case RunStarted(model=model, loop=loop):
-                    status.model, status.loop, status.state = model, loop, "running"
-                    status.turn = 0
-                case TurnStarted(turn=turn):
-                    status.turn = turn
-                case UsageReported():
-                    status.add_usage(event)
-                case CompactionDone():
-                    status.compacted(event)
                 case PermissionRequested():
                     self._ask(event)
                 case PermissionDecided(decision="cancelled", request_id=request_id):
                     self._withdraw(request_id)
                 case PlanProposed(request_id=request_id, steps=steps) if request_id:
                     self._propose(request_id, steps)
-                case RunFinished(success=success, reason=reason):
+                case RunFinished():
                     self._withdraw_plans()
-                    status.state = "done" if success else "interrupted" if reason == "interrupted" else "failed"
                     self.run_shown.set()
                 case _:
                     pass
@@ -221,7 +186,7 @@ class ChimeraApp(App[int]):
         try:
             done = await self.session.compact(focus)
         except ChimeraError as err:
-            self._say(f"✗ compaction failed: {err}", "error")
+            self.say(f"✗ compaction failed: {err}", "error")
             status.state = "failed"
             return
         finally:
@@ -254,17 +219,11 @@ class ChimeraApp(App[int]):
         if event.worker.group == "run" and event.state == WorkerState.ERROR:
             # A fault in the engine itself: say so on screen instead of hanging at "running".
             error = event.worker.error
-            self._say(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
+            self.say(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
             self.query_one(StatusLine).state = "failed"
             self.run_shown.set()
 
-    def _say(self, text: str, severity: str) -> None:
-        self.transcript.note(text, severity)
-        self.query_one(TranscriptView).refresh_entries()
-
     async def on_unmount(self) -> None:
-        if self._events is not None:
-            self._events.cancel()
         await self.session.close()
 
 

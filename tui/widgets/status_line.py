@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from chimera.core.events import CompactionDone, UsageReported
+from chimera.core.events import CompactionDone, RunFinished, RunStarted, StepEvent, TurnStarted, UsageReported
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import tokens
 
@@ -62,6 +62,22 @@ class StatusLine(Static):
     cost: reactive[float] = reactive(0.0)
     state: reactive[str] = reactive("idle")
     context: reactive[float | None] = reactive(None)  # the share of the model's window the conversation fills
+
+    def follow(self, event: StepEvent) -> None:
+        """Keep up with one event of a run: its start, turns, usage, compactions and end."""
+        match event:
+            case RunStarted(model=model, loop=loop):
+                self.model, self.loop, self.state, self.turn = model, loop, "running", 0
+            case TurnStarted(turn=turn):
+                self.turn = turn
+            case UsageReported():
+                self.add_usage(event)
+            case CompactionDone():
+                self.compacted(event)
+            case RunFinished(success=success, reason=reason):
+                self.state = "done" if success else "interrupted" if reason == "interrupted" else "failed"
+            case _:
+                pass
 
     def add_usage(self, usage: UsageReported) -> None:
         """Count one response's tokens and cost into the totals (which span every run)."""

@@ -1,0 +1,76 @@
+"""Provides ``ConversationApp``: what the workbench and a replay share.
+
+A conversation pane (``TranscriptView``) drawn from a ``Transcript`` that one
+reducer builds from a bus's events, and a status line that follows the same
+events. A long-lived worker reads the bus and forwards its events in
+per-frame batches as one message type, ``BusEvents``; a subclass hears each
+batch after the pane has it (:meth:`events_shown`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual import work
+from textual.app import App
+
+from chimera.core.bus import EventBus, StreamSubscription
+from chimera.core.events import StepEvent
+from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
+from chimera.tui.messages import BusEvents
+from chimera.tui.state import Transcript
+from chimera.tui.widgets.status_line import StatusLine
+from chimera.tui.widgets.transcript_view import TranscriptView
+
+__all__ = ["FRAME_SECONDS", "ConversationApp"]
+
+FRAME_SECONDS = 1 / 20  # the bridge forwards at most 20 batches a second
+
+
+class ConversationApp(App[int]):
+    """A conversation shown from a bus; call :meth:`show_bus` once the screen is up."""
+
+    CSS_PATH = APP_CSS
+    TITLE = "Chimera"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.transcript = Transcript()  # what the conversation pane shows, built from the bus's events
+        self._events: StreamSubscription | None = None
+
+    def use_themes(self) -> None:
+        for theme in THEMES:
+            self.register_theme(theme)
+        self.theme = DEFAULT_THEME
+
+    def show_bus(self, bus: EventBus) -> None:
+        """From now on, every event ``bus`` publishes reaches the pane and the status line."""
+        self._events = bus.stream()
+        self._bridge(self._events)
+
+    @work(group="bridge", exit_on_error=False)
+    async def _bridge(self, events: StreamSubscription) -> None:
+        """Forward bus events to the UI, at most one batch a frame."""
+        async for batch in events.batches():
+            self.post_message(BusEvents(batch))
+            await asyncio.sleep(FRAME_SECONDS)
+
+    async def on_bus_events(self, message: BusEvents) -> None:
+        self.transcript.apply_all(message.events)
+        self.query_one(TranscriptView).refresh_entries()
+        status = self.query_one(StatusLine)
+        for event in message.events:
+            status.follow(event)
+        self.events_shown(message.events)
+
+    def events_shown(self, events: list[StepEvent]) -> None:
+        """A batch of events is on screen: a subclass answers what it asks (permissions, plans)."""
+
+    def say(self, text: str, severity: str = "info") -> None:
+        """A notice of the app's own in the conversation."""
+        self.transcript.note(text, severity)
+        self.query_one(TranscriptView).refresh_entries()
+
+    async def on_unmount(self) -> None:
+        if self._events is not None:
+            self._events.cancel()
