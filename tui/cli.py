@@ -170,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
         "play a session back with no model",
         "Play one branch of a session (its active path, or the path to NODE) back through the loop, run by run, "
         "with the recorded tool results, or re-running the tools on a scratch copy and stopping at the first "
-        "divergence.",
+        "divergence. In a terminal it plays in the workbench (p pause/play, s step, 1 2 3 speed, q quit); "
+        "with --json, or when its output is not a terminal, it prints the run.",
         _replay,
     )
     replay.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
@@ -181,6 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
         "and compare their results",
     )
     replay.add_argument("--node", metavar="NODE", help="replay the branch that ends at NODE (default: the leaf)")
+    replay.add_argument(
+        "--paused", action="store_true", help="in the workbench, start paused: s plays one turn, p plays on"
+    )
     export = _session_command(
         commands, "export", "write a session as Markdown", "Write a session's active path as Markdown.", _export
     )
@@ -294,6 +298,14 @@ def _checkpoint(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
+    if not args.json and sys.stdin.isatty() and sys.stdout.isatty():
+        from chimera.core.sessions.playback import check_replayable
+        from chimera.tui.replay_app import ReplayApp
+
+        check_replayable(args.session, args.node)  # a typo is one line here, not a screen to quit
+        app = ReplayApp(args.session, node=args.node, rerun_tools=args.rerun_tools, paused=args.paused)
+        app.run()
+        return app.return_code or 0
     from chimera.core.headless import replay_headless
 
     return asyncio.run(

@@ -13,6 +13,7 @@ import asyncio
 
 from textual import work
 from textual.app import App
+from textual.worker import Worker
 
 from chimera.core.bus import EventBus, StreamSubscription
 from chimera.core.events import StepEvent
@@ -37,6 +38,7 @@ class ConversationApp(App[int]):
         super().__init__()
         self.transcript = Transcript()  # what the conversation pane shows, built from the bus's events
         self._events: StreamSubscription | None = None
+        self._bridge_worker: Worker[None] | None = None
 
     def use_themes(self) -> None:
         for theme in THEMES:
@@ -46,7 +48,12 @@ class ConversationApp(App[int]):
     def show_bus(self, bus: EventBus) -> None:
         """From now on, every event ``bus`` publishes reaches the pane and the status line."""
         self._events = bus.stream()
-        self._bridge(self._events)
+        self._bridge_worker = self._bridge(self._events)
+
+    async def bridged(self) -> None:
+        """Wait until everything the bus published is forwarded (the bus must be closed)."""
+        if self._bridge_worker is not None:
+            await self._bridge_worker.wait()
 
     @work(group="bridge", exit_on_error=False)
     async def _bridge(self, events: StreamSubscription) -> None:

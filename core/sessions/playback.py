@@ -21,7 +21,7 @@ from chimera.core.sessions.replay import ReplayReport, replay_session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.wording import plural
 
-__all__ = ["play_back", "report_lines"]
+__all__ = ["check_replayable", "play_back", "report_lines"]
 
 
 async def play_back(
@@ -41,9 +41,7 @@ async def play_back(
     with SessionStore.open(chimera_home(), session_id, writable=False) as store:
         for warning in store.warnings:
             warn(f"session {store.id}: {warning}")
-        node_id = store.require(node) if node is not None else None
-        if not store.tree.path(node_id):
-            raise ConfigError(f"session {session_id} has no messages to replay")
+        node_id = _branch_end(store, node)
         with tempfile.TemporaryDirectory(prefix="chimera-replay-") as scratch:
             workspace = Path(scratch) / "workspace"
             workspace.mkdir()
@@ -60,6 +58,19 @@ async def play_back(
                 secrets=credentials.values(),
                 clock=clock,
             )
+
+
+def check_replayable(session_id: str, node: str | None = None) -> None:
+    """Raise ConfigError, as :func:`play_back` would, when there is no such session or node, or nothing to play."""
+    with SessionStore.open(chimera_home(), session_id, writable=False) as store:
+        _branch_end(store, node)
+
+
+def _branch_end(store: SessionStore, node: str | None) -> str | None:
+    node_id = store.require(node) if node is not None else None
+    if not store.tree.path(node_id):
+        raise ConfigError(f"session {store.id} has no messages to replay")
+    return node_id
 
 
 def report_lines(report: ReplayReport, *, rerun_tools: bool) -> list[str]:
