@@ -309,8 +309,7 @@ async def test_the_permission_prompt_shows_a_command_that_hides_text_as_escapes(
     api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A command asked about shows its carriage return and bidi override as escapes: nothing of it is hidden."""
-    from chimera.tui.screens.permission import PermissionScreen
-    from tests.test_tui_run import until
+    from tests.test_tui_run import asked
 
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
@@ -320,8 +319,7 @@ async def test_the_permission_prompt_shows_a_command_that_hides_text_as_escapes(
     async with app.run_test(size=(160, 40)) as pilot:
         await pilot.click("#prompt")
         await pilot.press(*"go", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
-        shown = screen_text(app)
+        shown = await asked(pilot, app)
         assert_inert(shown)
         assert "rm -rf ~/important\\x1b[2J\\x1b[H\\recho harmless \\u202ecod.sh" in shown
         await pilot.press("n")

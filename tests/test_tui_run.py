@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 
 from chimera.core.events import SteeringDelivered, StepEvent, ToolCallStarted, UsageReported
 from chimera.core.sessions.start import RunOptions
-from chimera.tui.app import build_app
+from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
@@ -40,6 +40,16 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> 
     raise AssertionError(f"never happened: {what}")
 
 
+async def asked(pilot: Pilot[int], app: ChimeraApp) -> str:
+    """Wait until the permission prompt is up and drawn (a pushed screen draws a frame later); its text."""
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, PermissionScreen) and bool(screen_text(app).strip()),
+        "the permission prompt on screen",
+    )
+    return screen_text(app)
+
+
 async def send(pilot: Pilot[int], task: str) -> None:
     await pilot.click("#prompt")
     await pilot.press(*task, "enter")
@@ -61,8 +71,7 @@ async def test_permission_prompt_allows_or_denies_a_command(
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "make the file")
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
-        assert "touch made-it" in screen_text(app)
+        assert "touch made-it" in await asked(pilot, app)
         assert not (tmp_path / "made-it").exists()  # nothing runs before the answer
         await pilot.press(key)
         await app.run_shown.wait()
@@ -80,7 +89,7 @@ async def test_a_run_stopped_while_asking_closes_the_prompt(api: FakeAnthropic, 
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "make the file")
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
+        await asked(pilot, app)
         app.session.interrupt()
         await app.run_shown.wait()
         await until(pilot, lambda: not isinstance(app.screen, PermissionScreen), "the prompt to close")
@@ -98,7 +107,7 @@ async def test_always_allow_stops_asking_for_the_same_command(api: FakeAnthropic
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "log twice")
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
+        await asked(pilot, app)
         await pilot.press("a")
         await app.run_shown.wait()
         await pilot.pause()
@@ -117,8 +126,8 @@ async def test_the_prompt_says_why_a_command_that_hides_what_it_runs_is_asked(
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", allow=("bash(eval *)",)))
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "make the file")
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the permission prompt")
-        assert "Asked because eval runs its words as a command, which no allow rule covers." in screen_text(app)
+        shown = await asked(pilot, app)
+        assert "Asked because eval runs its words as a command, which no allow rule covers." in shown
         await pilot.press("y")
         await app.run_shown.wait()
         assert (tmp_path / "made-it").exists()
