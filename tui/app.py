@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 from typing import ClassVar
 
 from textual import work
@@ -222,6 +223,9 @@ class ChimeraApp(ConversationApp):
             self.say(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
             self.query_one(StatusLine).state = "failed"
             self.run_shown.set()
+
+    def output_folder(self) -> Path:
+        return self.session.env.spill_dir
 
     async def on_unmount(self) -> None:
         await self.session.close()

@@ -10,6 +10,7 @@ batch after the pane has it (:meth:`events_shown`).
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from textual import work
 from textual.app import App
@@ -19,7 +20,9 @@ from chimera.core.bus import EventBus, StreamSubscription
 from chimera.core.events import StepEvent
 from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
 from chimera.tui.messages import BusEvents
+from chimera.tui.screens.output import OutputScreen, saved_output
 from chimera.tui.state import Transcript
+from chimera.tui.transcript_render import summary_line
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
 
@@ -72,6 +75,22 @@ class ConversationApp(App[int]):
 
     def events_shown(self, events: list[StepEvent]) -> None:
         """A batch of events is on screen: a subclass answers what it asks (permissions, plans)."""
+
+    def output_folder(self) -> Path | None:
+        """Where this conversation's calls saved their full output (None: nowhere to open from)."""
+        return None
+
+    def on_transcript_view_open_output(self, message: TranscriptView.OpenOutput) -> None:
+        entry = message.entry
+        saved = entry.data.get("full_output")
+        if not isinstance(saved, str) or not saved:
+            self.notify("This call's output is shown whole: nothing more was saved.", timeout=4)
+            return
+        path, why = saved_output(Path(saved), self.output_folder())
+        if why:
+            self.notify(why, severity="warning", timeout=6, markup=False)
+            return
+        self.push_screen(OutputScreen(summary_line(entry), path))
 
     def say(self, text: str, severity: str = "info") -> None:
         """A notice of the app's own in the conversation."""

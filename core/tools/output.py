@@ -96,6 +96,10 @@ class OutputSink:
         while self._tail_len - len(self._tail[0]) >= self.tail_cap:
             self._tail_len -= len(self._tail.popleft())
 
+    def where_saved(self) -> dict[str, str]:
+        """A result's ``data`` entry naming the file that holds the whole output, when it was cut."""
+        return {"full_output": str(self.spill_path)} if self.truncated else {}
+
     def close(self) -> None:
         self._take(self._masker.flush())  # the held-back end: the text is complete
         if self._file is not None and not self._file.closed:

@@ -6,7 +6,8 @@ rendered once per width and version (``tui.state.Entry.version``) and cached,
 so a new delta re-renders the entry it changed and nothing else, and a resize
 re-wraps from the entries, not from widgets. A cursor moves between entries
 (``up``/``down``): ``enter`` or ``space`` folds and unfolds it, ``z`` folds or
-unfolds everything, ``n`` jumps to the next failed call.
+unfolds everything, ``n`` jumps to the next failed call, ``o`` asks for a cut
+call's whole saved output (:class:`TranscriptView.OpenOutput`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -49,7 +51,15 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("enter,space", "fold", "Fold/unfold"),
         Binding("z", "fold_all", "Fold all"),
         Binding("n", "next_failed", "Next failed call"),
+        Binding("o", "open_output", "Full output"),
     ]
+
+    class OpenOutput(Message):
+        """The person asked for the whole saved output of a tool call (``o`` on it)."""
+
+        def __init__(self, entry: Entry) -> None:
+            super().__init__()
+            self.entry = entry
 
     def __init__(self, transcript: Transcript | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -196,6 +206,12 @@ class TranscriptView(ScrollView, can_focus=True):
             self.notify("No failed call in this conversation.", timeout=3)
         else:
             self._go(found)
+
+    def action_open_output(self) -> None:
+        if self.cursor is None or self.transcript.entries[self.cursor].kind != "tool":
+            self.notify("Move to a tool call first (up/down), then o shows its whole output.", timeout=4)
+        else:
+            self.post_message(self.OpenOutput(self.transcript.entries[self.cursor]))
 
     def _go(self, index: int) -> None:
         self.cursor = index

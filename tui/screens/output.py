@@ -1,0 +1,83 @@
+"""Provides ``OutputScreen``: the whole saved output of a call whose result was cut, to scroll through.
+
+A result too long for the model keeps its head and tail and saves the rest to
+a file of the session's own (``full_output`` in the call's data). ``o`` on the
+call opens this screen over the conversation; ``escape`` or ``q`` closes it.
+"""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from chimera.core.terminal_text import terminal_safe
+from chimera.tui.widgets.saved_output_view import SavedOutputView
+
+__all__ = ["OutputScreen", "saved_output"]
+
+
+class OutputScreen(ModalScreen[None]):
+    """One call's saved output, full screen, scrollable."""
+
+    DEFAULT_CSS = """
+    OutputScreen {
+        background: $background;
+    }
+    OutputScreen #output-title {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        text-style: bold;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    OutputScreen #output-keys {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close")]
+
+    def __init__(self, title: str, path: Path) -> None:
+        super().__init__()
+        self.heading = title
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        yield Static(terminal_safe(self.heading, one_line=True), id="output-title", markup=False)
+        yield SavedOutputView(self.path, id="output")
+        keys = f"↑↓ PgUp PgDn Home End scroll · escape close · saved in {self.path}"
+        yield Static(terminal_safe(keys, one_line=True), id="output-keys", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one(SavedOutputView).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def saved_output(path: Path, folder: Path | None) -> tuple[Path, str]:
+    """``path`` checked before it is shown: a regular file inside ``folder`` (the session's own output
+    folder). A session file can be crafted, so a path it names is never simply opened. Returns the
+    path and, when it may not be shown, why (one line)."""
+    if folder is None:
+        return path, "The saved output is not kept after a replay: open the session itself to see it."
+    try:
+        inside = path.resolve(strict=True).is_relative_to(folder.resolve())
+        regular = stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return path, f"The saved output is gone: {path} no longer exists."
+    if not inside or not regular:
+        return path, f"Not opened: {path} is not a file in this session's output folder."
+    return path, ""

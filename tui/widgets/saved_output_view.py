@@ -1,0 +1,124 @@
+"""Provides ``SavedOutputView``: a tool call's saved full output, scrolled line by line however big it is.
+
+The file (up to the 256 MB a call may save) is mapped, not read: a thread
+finds where its lines start, a block at a time, and the view grows as it
+does, so the first screen shows at once. Only the lines on screen are
+decoded, made safe for the terminal (``terminal_safe``: no escape sequence
+in a command's output reaches it) and drawn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import re
+from array import array
+from pathlib import Path
+
+from rich.segment import Segment
+from textual import work
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from chimera.core.terminal_text import terminal_safe
+
+__all__ = ["SavedOutputView"]
+
+_BLOCK = 4 * 1024 * 1024  # bytes indexed between two updates of the view
+_WIDEST = 2_000  # cells a line may scroll sideways to; longer lines end in an ellipsis
+_NEWLINE = re.compile(rb"\n")
+
+
+class SavedOutputView(ScrollView, can_focus=True):
+    """The lines of one file, read only as they are shown."""
+
+    DEFAULT_CSS = """
+    SavedOutputView {
+        height: 1fr;
+        scrollbar-size-vertical: 1;
+    }
+    """
+
+    def __init__(self, path: Path, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.path = path
+        self.starts = array("q", [0])  # where each line begins, as far as indexed
+        self.indexed = False
+        self._map: mmap.mmap | None = None
+        self._length = 0
+        self._widest = 1
+
+    def on_mount(self) -> None:
+        fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
+        try:
+            self._length = os.fstat(fd).st_size
+            if self._length:
+                self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
+        self._index()
+
+    def on_unmount(self) -> None:
+        table, self._map = self._map, None  # the index thread stops at its next block
+        if table is not None:
+            with contextlib.suppress(BufferError):  # still being searched: closed when the thread lets go
+                table.close()
+
+    @property
+    def line_count(self) -> int:
+        """Lines found so far (a file that ends in a newline has no empty line after it)."""
+        return len(self.starts) - (self.starts[-1] >= self._length)
+
+    @work(thread=True, exclusive=True, exit_on_error=False)
+    def _index(self) -> None:
+        """Find every line start, a block at a time, growing the view after each."""
+        done = 0
+        while done < self._length:
+            table = self._map
+            if table is None:
+                return  # the screen closed
+            end = min(self._length, done + _BLOCK)
+            found = array("q", (m.end() for m in _NEWLINE.finditer(table, done, end)))
+            widest = _widest_gap(self.starts[-1], found)
+            self.app.call_from_thread(self._grow, found, widest)
+            done = end
+        self.app.call_from_thread(self._finish)
+
+    def _grow(self, found: array[int], widest: int) -> None:
+        self.starts.extend(found)
+        self._widest = max(self._widest, min(widest, _WIDEST))
+        self.virtual_size = Size(self._widest + 1, self.line_count)
+        self.refresh()
+
+    def _finish(self) -> None:
+        self.indexed = True
+        self.virtual_size = Size(self._widest + 1, self.line_count)
+        self.refresh()
+
+    def line(self, number: int) -> str:
+        """Line ``number`` (from 0) as shown: decoded, tabs expanded, nothing that steers the terminal."""
+        table = self._map
+        if table is None or not 0 <= number < self.line_count:
+            return ""
+        start = self.starts[number]
+        end = self.starts[number + 1] if number + 1 < len(self.starts) else self._length
+        raw = table[start : min(end, start + _WIDEST * 4)].rstrip(b"\r\n")
+        text = terminal_safe(raw.decode("utf-8", "replace").expandtabs(), one_line=True)
+        return text if end - start <= _WIDEST * 4 and len(text) <= _WIDEST else text[: _WIDEST - 1] + "…"
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        strip = Strip([Segment(self.line(scroll_y + y))])
+        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+
+def _widest_gap(previous: int, starts: array[int]) -> int:
+    """The longest line among those that begin at ``previous`` and ``starts`` (in bytes, a bound on cells)."""
+    widest = 0
+    for start in starts:
+        widest = max(widest, start - previous)
+        previous = start
+    return widest
