@@ -435,7 +435,9 @@ async def test_grep_over_the_cap_keeps_head_and_tail_and_saves_the_rest(ws: Path
     result = await run(Grep(), make_ctx(ws, spill, max_output=600), pattern="match")
     full = "".join(f"big.txt:{i}:match {i:04d}\n" for i in range(1, 401))
     assert_head_marker_tail(result.output, full, 600)
-    assert result.data == {"matches": 400}
+    saved = Path(result.data["full_output"])  # the workbench opens it whole with `o`
+    assert result.data == {"matches": 400, "full_output": str(saved)}
+    assert saved.read_text() == full
 
 
 # --- bash --------------------------------------------------------------------------
