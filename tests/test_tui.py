@@ -6,9 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from chimera.core.demo import DEMO_NOTICE
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.state import Entry
+from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from tests.anthropic_harness import serve_fake
@@ -53,6 +55,27 @@ async def test_demo_final_answer_appears_on_screen(isolated_env: Path) -> None:
         assert "turn 5" in text
         await pilot.press("ctrl+q")
     assert app.return_code == 0
+
+
+async def test_the_demo_banner_folds_to_one_line_once_the_demo_starts(isolated_env: Path) -> None:
+    """At 80×24 the banner takes one line (cut with an ellipsis); its whole notice opens in the conversation
+    first, and a click on the banner opens it there too."""
+    app = build_app(RunOptions(), demo_pace=0)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.run_shown.wait()
+        await pilot.pause()
+        banner = app.query_one(DemoBanner)
+        assert banner.folded
+        assert banner.size.height == 1
+        top = screen_text(app).splitlines()[0]
+        assert top.rstrip().endswith("…")
+        assert "Demo mode: a recorded session replays" in top
+        assert app.transcript.entries[0].text == DEMO_NOTICE
+        await pilot.click("#demo-banner")
+        await pilot.pause()
+        assert not banner.folded
+        assert banner.size.height > 1
+        assert "(Ollama, llama.cpp, vLLM, LiteLLM)" in screen_text(app)
 
 
 async def test_typing_a_task_in_the_demo_says_how_to_connect_a_model(isolated_env: Path) -> None:

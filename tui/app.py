@@ -15,7 +15,7 @@ from typing import ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Input, Static
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from chimera.core.demo import DEMO_NOTICE
@@ -25,6 +25,7 @@ from chimera.core.events import (
     PermissionRequested,
     PlanProposed,
     RunFinished,
+    RunStarted,
     StepEvent,
 )
 from chimera.core.sessions.history import branch_events
@@ -35,6 +36,7 @@ from chimera.core.wording import plural
 from chimera.tui.conversation_app import ConversationApp
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
@@ -67,7 +69,7 @@ class ChimeraApp(ConversationApp):
 
     def compose(self) -> ComposeResult:
         if self.session.demo:
-            yield Static(DEMO_NOTICE, id="demo-banner", markup=False)
+            yield DemoBanner(id="demo-banner")
         yield TranscriptView(self.transcript, id="conversation")
         yield StatusLine(id="status")
         yield PromptInput()
@@ -84,6 +86,7 @@ class ChimeraApp(ConversationApp):
         for warning in self.session.warnings:
             self.notify(terminal_safe(warning), severity="warning", timeout=8, markup=False)
         if self.session.demo:
+            self.say(DEMO_NOTICE, "warning")  # the banner folds to one line as the demo starts: the words stay here
             self.start_run(self.session.demo_task)
         elif self.options.resume:
             self.show_history()
@@ -106,6 +109,8 @@ class ChimeraApp(ConversationApp):
                     self._withdraw(request_id)
                 case PlanProposed(request_id=request_id, steps=steps) if request_id:
                     self._propose(request_id, steps)
+                case RunStarted() if self.session.demo:
+                    self.query_one(DemoBanner).folded = True
                 case RunFinished():
                     self._withdraw_plans()
                     self.run_shown.set()
