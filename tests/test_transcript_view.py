@@ -181,3 +181,47 @@ async def test_a_streaming_answer_renders_its_finished_blocks_once() -> None:
         await pilot.pause()
         assert id(answer) not in view._settled  # complete: rendered whole, once
         assert "Second block grows word by word." in screen_text(app)
+
+
+def screen_row(app: App[None], text: str) -> int:
+    """The row of the screen where ``text`` is shown."""
+    return next(y for y, line in enumerate(screen_text(app).splitlines()) if text in line)
+
+
+async def test_a_drag_selects_text_as_shown_and_it_is_copied_without_the_gutter() -> None:
+    """Dragging over the answer and the failure selects those words (no cursor mark, no fold arrows lost);
+    the screen's copy takes exactly them."""
+    app = loaded()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        top = screen_row(app, "▾ ✗ bash  false")
+        bottom = screen_row(app, "All done.")
+        await pilot.mouse_down("#transcript", offset=(2, top))
+        await pilot.hover("#transcript", offset=(11, bottom))
+        await pilot.mouse_up("#transcript", offset=(11, bottom))
+        await pilot.pause()
+        selected = app.screen.get_selected_text()
+        assert selected is not None
+        assert selected.splitlines()[0].startswith("▾ ✗ bash  false")
+        assert "exit 1" in selected
+        assert selected.endswith("All done.")
+        copied: list[str] = []
+        app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+        await pilot.press("ctrl+c")
+        assert copied == [selected]
+
+
+async def test_a_click_moves_the_cursor_and_a_click_on_the_arrow_folds() -> None:
+    app = loaded()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        view = app.query_one(TranscriptView)
+        grep = next(i for i, e in enumerate(app.transcript.entries) if e.name == "grep")
+        row = screen_row(app, "▸ ✓ grep  match")
+        await pilot.click("#transcript", offset=(20, row))
+        assert view.cursor == grep
+        assert app.transcript.entries[grep].folded  # a click on the words only moves the cursor
+        await pilot.click("#transcript", offset=(2, row))
+        await pilot.pause()
+        assert not app.transcript.entries[grep].folded
+        assert "match 7" in screen_text(app)

@@ -18,10 +18,12 @@ from typing import ClassVar
 from rich.console import RenderableType
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
+from textual.selection import Selection
 from textual.strip import Strip
 
 from chimera.tui.state import Entry, Transcript
@@ -169,9 +171,54 @@ class TranscriptView(ScrollView, can_focus=True):
         offset = line - self._starts[index]
         if offset >= len(lines):  # the blank line after the entry
             return Strip.blank(width, self.rich_style)
+        content = lines[offset].apply_offsets(0, line)  # where a mouse press lands, for selecting text
+        selection = self.text_selection
+        if selection is not None and (span := selection.get_span(line)) is not None:
+            content = _selected(content, span, self.screen.get_component_rich_style("screen--selection"))
         gutter = _CURSOR if index == self.cursor else _BLANK
-        strip = Strip([gutter, *lines[offset]])
+        strip = Strip([gutter, *content])
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+
+    # --- selecting text -----------------------------------------------------------------
+
+    @property
+    def allow_select(self) -> bool:
+        return True
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text, as it is shown: each line's words, without the gutter."""
+        first = selection.start.y if selection.start is not None else 0
+        last = selection.end.y if selection.end is not None else self.virtual_size.height - 1
+        picked = []
+        for line in range(max(0, first), min(last, self.virtual_size.height - 1) + 1):
+            span = selection.get_span(line)
+            if span is not None:
+                text = self._line_text(line)
+                picked.append(text[span[0] :] if span[1] == -1 else text[span[0] : span[1]])
+        return "\n".join(picked), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
+
+    def _line_text(self, line: int) -> str:
+        index = bisect_right(self._starts, line) - 1
+        if index < 0 or index >= len(self.transcript.entries):
+            return ""
+        lines = self._entry_lines(self.transcript.entries[index], self._width)
+        offset = line - self._starts[index]
+        return lines[offset].text.rstrip() if offset < len(lines) else ""
+
+    # --- the mouse ----------------------------------------------------------------------
+
+    def on_click(self, event: events.Click) -> None:
+        """A click puts the cursor on the entry under it; on a fold arrow it also folds or unfolds it."""
+        line = event.y + self.scroll_offset.y
+        index = bisect_right(self._starts, line) - 1
+        if not 0 <= index < len(self.transcript.entries):
+            return
+        self._go(index)
+        if line == self._starts[index] and event.x < _GUTTER + 2:  # the gutter or the ▸/▾ of a fold
+            self.action_fold()
 
     def _correct(self) -> None:
         """Lay out again with the real heights of the entries just drawn, keeping the end in view if it was."""
@@ -224,6 +271,16 @@ class TranscriptView(ScrollView, can_focus=True):
         height = self.scrollable_content_region.height
         if top < self.scroll_offset.y or top >= self.scroll_offset.y + height:
             self.scroll_to(y=max(0, top - height // 3), animate=False, immediate=True)
+
+
+def _selected(strip: Strip, span: tuple[int, int], style: Style) -> Strip:
+    """``strip`` with the cells of ``span`` (end -1: to the end) drawn in the selection's style."""
+    start, end = span
+    end = strip.cell_length if end == -1 else min(end, strip.cell_length)
+    if start >= end:
+        return strip
+    chosen = Strip(Segment.apply_style(strip.crop(start, end), post_style=style))
+    return Strip.join([strip.crop(0, start), chosen, strip.crop(end, strip.cell_length)])
 
 
 def _estimate(entry: Entry, width: int) -> int:
