@@ -176,7 +176,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if selection is not None and (span := selection.get_span(line)) is not None:
             content = _selected(content, span, self.screen.get_component_rich_style("screen--selection"))
         gutter = _CURSOR if index == self.cursor else _BLANK
-        strip = Strip([gutter, *content])
+        strip = Strip([gutter, *content]).apply_style(self.rich_style)  # the view's colours under the words
         return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
 
     # --- selecting text -----------------------------------------------------------------
