@@ -1,0 +1,206 @@
+"""Screen snapshots at 80×24 (pytest-textual-snapshot): each state of the workbench as a person sees it.
+
+The SVGs live in ``tests/__snapshots__/test_snapshots/``; a change to how a screen
+looks fails here until the new picture is looked at and accepted with
+``pytest tests/test_snapshots.py --snapshot-update``. What the screens show is
+made fixed first: a session recorded by hand (durations, a diff and the run's
+end in its event log), a model server that always answers the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+
+from chimera.core.sessions.start import RunOptions
+from chimera.core.sessions.store import SessionStore
+from chimera.tui.app import build_app
+from chimera.tui.replay_app import ReplayApp
+from chimera.tui.screens.permission import PermissionScreen
+from chimera.tui.screens.plan import PlanScreen
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.test_tui import entries
+from tests.test_tui_run import send, until
+
+MODEL = "claude-sonnet-4-6"
+SIZE = (80, 24)
+Snap = Callable[..., bool]
+
+STATS = "".join(
+    f"{n:6d}\t{line}\n"
+    for n, line in enumerate(
+        [
+            "def median(values):",
+            "    ordered = sorted(values)",
+            "    mid = len(ordered) // 2",
+            "    return ordered[mid]",
+        ],
+        start=1,
+    )
+)
+FAILURE = "F.\nFAILED test_stats.py::test_median_even - assert 3 == 2.5\n1 failed, 1 passed"
+DIFF = (
+    "--- a/stats.py\n+++ b/stats.py\n@@ -3,2 +3,4 @@\n     mid = len(ordered) // 2\n"
+    "-    return ordered[mid]\n+    if len(ordered) % 2:\n+        return ordered[mid]\n"
+    "+    return (ordered[mid - 1] + ordered[mid]) / 2\n"
+)
+
+
+def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def result(call_id: str, output: str, *, error: bool = False) -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": error}
+
+
+def use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
+
+
+def record_fixed_session(home: Path, workdir: Path) -> str:
+    """A finished session with thinking, a read, a failing test run, an edit with its diff and an answer."""
+    calls: list[tuple[str, str, dict[str, Any], str, bool, float, dict[str, Any]]] = [
+        ("r1", "read", {"path": "stats.py"}, STATS, False, 3.0, {}),
+        ("b1", "bash", {"command": "pytest -q"}, FAILURE, True, 840.0, {"exit_code": 1}),
+        (
+            "e1",
+            "edit",
+            {"path": "stats.py", "old": "return ordered[mid]", "new": "…"},
+            "Edited stats.py",
+            False,
+            12.0,
+            {"diff": DIFF},
+        ),
+    ]
+    with SessionStore.create(home, "s1", workdir=workdir, model=MODEL) as store:
+        store.add("user", {"role": "user", "content": "fix the median of an even list"})
+        store.add(
+            "assistant",
+            assistant(
+                {"type": "thinking", "thinking": "The median must average the middle pair.", "signature": "x"},
+                {"type": "text", "text": "I'll read the code and run the tests."},
+                use(*calls[0][:3]),
+                use(*calls[1][:3]),
+            ),
+        )
+        store.add("tool_result", {"role": "user", "content": [result("r1", STATS), result("b1", FAILURE, error=True)]})
+        store.add("assistant", assistant({"type": "text", "text": "`median` returns one value."}, use(*calls[2][:3])))
+        store.add("tool_result", {"role": "user", "content": [result("e1", "Edited stats.py")]})
+        end = store.add(
+            "assistant", assistant({"type": "text", "text": "Fixed: an even list averages its **two** middle values."})
+        )
+        store.sync()
+        log = [
+            {
+                "type": "tool_call_finished",
+                "call_id": c,
+                "name": n,
+                "args": a,
+                "output": o,
+                "is_error": e,
+                "duration_ms": d,
+                "data": data,
+            }
+            for c, n, a, o, e, d, data in calls
+        ]
+        log.append(
+            {
+                "type": "run_finished",
+                "node_id": end.id,
+                "success": True,
+                "reason": "completed",
+                "steps": 3,
+                "cost": 0.0123,
+                "error": "",
+                "answer": "",
+            }
+        )
+        (store.folder / "events.jsonl").write_text("".join(json.dumps(line) + "\n" for line in log))
+    return "s1"
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnthropic]:
+    with serve_fake(monkeypatch) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        yield fake
+
+
+def test_a_resumed_session_folded(snap_compare: Snap, api: FakeAnthropic, isolated_env: Path, tmp_path: Path) -> None:
+    """Thinking and the read folded to their lines, the failed test run and the edit's diff open."""
+    session = record_fixed_session(isolated_env, tmp_path)
+    app = build_app(RunOptions(resume=session, model=MODEL))
+
+    async def shown(pilot: Pilot[int]) -> None:
+        await app.history_shown.wait()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=shown)
+
+
+def test_a_resumed_session_with_the_read_unfolded(
+    snap_compare: Snap, api: FakeAnthropic, isolated_env: Path, tmp_path: Path
+) -> None:
+    """The cursor on the read (tab reaches the timeline, z folds all, arrows move), enter unfolds it."""
+    session = record_fixed_session(isolated_env, tmp_path)
+    app = build_app(RunOptions(resume=session, model=MODEL))
+
+    async def unfold_the_read(pilot: Pilot[int]) -> None:
+        await app.history_shown.wait()
+        await pilot.press("tab", "z")
+        read = next(i for i, e in enumerate(app.transcript.entries) if e.name == "read")
+        while app.query_one("#conversation").cursor != read:  # type: ignore[attr-defined]
+            await pilot.press("up")
+        await pilot.press("enter")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=unfold_the_read)
+
+
+def test_a_replay_paused_after_one_step(snap_compare: Snap, isolated_env: Path, tmp_path: Path) -> None:
+    session = record_fixed_session(isolated_env, tmp_path)
+    app = ReplayApp(session, paused=True)
+
+    async def one_step(pilot: Pilot[int]) -> None:
+        await until(pilot, lambda: bool(entries(app, "user")), "the task")
+        await pilot.press("s")
+        await until(pilot, lambda: [c.status for c in entries(app, "tool")] == ["done", "failed"], "one turn")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=one_step)
+
+
+def test_the_permission_prompt(snap_compare: Snap, api: FakeAnthropic, tmp_path: Path) -> None:
+    api.script(message(tool_use("t1", "bash", {"command": "make clean"}), stop_reason="tool_use"))
+    app = build_app(RunOptions(workdir=tmp_path, model=MODEL))
+
+    async def asked(pilot: Pilot[int]) -> None:
+        await pilot.pause()  # laid out: the click lands on the input
+        await send(pilot, "clean the build")
+        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the prompt")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=asked)
+
+
+def test_the_plan_to_approve(snap_compare: Snap, api: FakeAnthropic, tmp_path: Path) -> None:
+    api.script(
+        message(text("The plan:\n\n- [ ] Read `stats.py`\n- [ ] Fix `median` for even lists\n- [ ] Run the tests\n"))
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model=MODEL, loop="plan", permission_mode="bypass"))
+
+    async def proposed(pilot: Pilot[int]) -> None:
+        await pilot.pause()
+        await send(pilot, "fix the median")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=proposed)
