@@ -3,6 +3,8 @@
 The view (``widgets.transcript_view``) turns these into lines once per entry,
 width and version, and caches them. Everything the model or a tool said is
 drawn through ``terminal_safe``, so no escape sequence reaches the terminal.
+Code (Markdown code blocks, an edit's diff, a ``read`` result) takes the
+syntax colours of the theme (``tui.highlight``) the view passes in.
 """
 
 from __future__ import annotations
@@ -10,13 +12,13 @@ from __future__ import annotations
 import json
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.syntax import Syntax
 from rich.text import Text
 
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing, plural
+from chimera.tui.highlight import ThemeSyntax, code_markdown, default_syntax, highlight_read
 from chimera.tui.state import Entry
 
 __all__ = ["render_entry", "settled_length", "summary_line"]
@@ -30,8 +32,10 @@ _STATUS = {
 }
 
 
-def render_entry(entry: Entry) -> RenderableType:
-    """What ``entry`` shows, as its fold state says."""
+def render_entry(entry: Entry, syntax: ThemeSyntax | None = None) -> RenderableType:
+    """What ``entry`` shows, as its fold state says, its code in ``syntax``'s colours (the default
+    theme's if not given). A text entry still streaming (an answer's open tail) shows its code plain."""
+    syntax = syntax or default_syntax()
     text = terminal_safe(entry.text)
     match entry.kind:
         case "user":
@@ -39,17 +43,17 @@ def render_entry(entry: Entry) -> RenderableType:
         case "steering":
             return Text.assemble(("↳ ", "cyan"), (text, "italic"))
         case "text":
-            return Markdown(text, code_theme="monokai")
+            return code_markdown(text, syntax, highlight=not entry.streaming)
         case "thinking":
             head = Text(f"{_arrow(entry)} thinking · {plural(len(entry.text.splitlines()) or 1, 'line')}", "dim")
             return head if entry.folded else Group(head, Text(text, "dim italic"))
         case "tool":
-            return _tool(entry)
+            return _tool(entry, syntax)
         case "plan":
             return Group(*(_plan_step(step, check) for step, check in zip(entry.steps, entry.checks, strict=False)))
         case "compaction":
             head = Text(f"{_arrow(entry)} {terminal_safe(entry.name)}", "cyan")
-            return head if entry.folded else Group(head, Markdown(text))
+            return head if entry.folded else Group(head, code_markdown(text, syntax))
         case _:
             return Text(text, _SEVERITY.get(entry.severity, ""))
 
@@ -67,7 +71,7 @@ def summary_line(entry: Entry) -> str:
     return terminal_safe(" · ".join(parts), one_line=True)
 
 
-def _tool(entry: Entry) -> RenderableType:
+def _tool(entry: Entry, syntax: ThemeSyntax) -> RenderableType:
     _, style = _STATUS.get(entry.status, ("?", ""))
     head = Text.assemble((f"{_arrow(entry)} ", "dim"), (summary_line(entry), style))
     diff = entry.data.get("diff")
@@ -78,10 +82,14 @@ def _tool(entry: Entry) -> RenderableType:
     if not shown_diff:  # an edit's diff says what its arguments would
         parts.append(Text(terminal_safe(json.dumps(entry.args, ensure_ascii=False)), "dim"))
     if shown_diff:
-        parts.append(Syntax(terminal_safe(str(diff)), "diff", theme="monokai", background_color="default"))
+        parts.append(Syntax(terminal_safe(str(diff)), "diff", theme=syntax, background_color="default"))
     elif entry.status != "running":
         output = terminal_safe(entry.output.rstrip("\n")) or "(no output)"
-        parts.append(Text(output, "red" if entry.status == "failed" else ""))
+        path = entry.args.get("path")
+        coloured = None
+        if entry.name == "read" and entry.status == "done" and isinstance(path, str):
+            coloured = highlight_read(output, path, syntax)
+        parts.append(coloured or Text(output, "red" if entry.status == "failed" else ""))
     return Group(*parts)
 
 

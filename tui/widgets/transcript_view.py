@@ -7,7 +7,9 @@ so a new delta re-renders the entry it changed and nothing else, and a resize
 re-wraps from the entries, not from widgets. A cursor moves between entries
 (``up``/``down``): ``enter`` or ``space`` folds and unfolds it, ``z`` folds or
 unfolds everything, ``n`` jumps to the next failed call, ``o`` asks for a cut
-call's whole saved output (:class:`TranscriptView.OpenOutput`).
+call's whole saved output (:class:`TranscriptView.OpenOutput`). Code is coloured
+in the app theme's syntax colours; a theme change draws the lines again
+(the layout stands: colours do not change how many lines an entry takes).
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
+from textual.theme import Theme
 
+from chimera.tui.highlight import ThemeSyntax, syntax_theme
 from chimera.tui.state import Entry, Transcript
 from chimera.tui.transcript_render import render_entry, settled_length
 
@@ -67,11 +71,29 @@ class TranscriptView(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.transcript = transcript if transcript is not None else Transcript()
         self.cursor: int | None = None
-        self._lines: dict[int, tuple[tuple[int, int, bool], list[Strip]]] = {}  # id(entry) -> (its key, lines)
+        self._lines: dict[int, tuple[tuple[int, int, bool, int], list[Strip]]] = {}  # id(entry) -> (key, lines)
         self._starts: list[int] = []  # the first line of each entry
         self._width = 0
         self._relayout_due = False
         self._settled: dict[int, tuple[tuple[int, int], list[Strip]]] = {}  # a streaming answer's finished blocks
+        self._syntax: ThemeSyntax | None = None  # the app theme's syntax colours, made when first needed
+        self._colouring = 0  # grows with every theme change: lines drawn before it are drawn again
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._recolour)
+
+    def _recolour(self, theme: Theme) -> None:
+        self._syntax = syntax_theme(theme)
+        self._colouring += 1
+        self._settled.clear()
+        self.refresh()
+
+    @property
+    def syntax(self) -> ThemeSyntax:
+        """The syntax colours code is drawn in: the app theme's."""
+        if self._syntax is None:
+            self._syntax = syntax_theme(self.app.current_theme)
+        return self._syntax
 
     # --- layout -------------------------------------------------------------------------
 
@@ -98,7 +120,7 @@ class TranscriptView(ScrollView, can_focus=True):
         for entry in self.transcript.entries:
             starts.append(line)
             cached = self._lines.get(id(entry))
-            if cached is not None and cached[0] == (entry.version, width, entry.folded):
+            if cached is not None and cached[0][:3] == (entry.version, width, entry.folded):  # any colours
                 line += len(cached[1]) + 1  # a blank line after each entry
             else:
                 line += _estimate(entry, width) + 1
@@ -113,7 +135,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self.refresh()
 
     def _entry_lines(self, entry: Entry, width: int) -> list[Strip]:
-        key = (entry.version, width, entry.folded)
+        key = (entry.version, width, entry.folded, self._colouring)
         cached = self._lines.get(id(entry))
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -121,13 +143,14 @@ class TranscriptView(ScrollView, can_focus=True):
             lines = self._streaming_lines(entry, width)
         else:
             self._settled.pop(id(entry), None)
-            lines = self._draw(render_entry(entry), width)
+            lines = self._draw(render_entry(entry, self.syntax), width)
         self._lines[id(entry)] = (key, lines)
         return lines
 
     def _streaming_lines(self, entry: Entry, width: int) -> list[Strip]:
         """An answer still streaming: each finished block is rendered once and kept; only the open
-        tail is rendered again as text arrives (the whole answer is rendered once when it completes)."""
+        tail is rendered again as text arrives, its code plain until its block is finished (the whole
+        answer is rendered once when it completes)."""
         cut = settled_length(entry.text)
         kept = self._settled.get(id(entry))
         if kept is None or kept[0][1] != width:
@@ -135,7 +158,7 @@ class TranscriptView(ScrollView, can_focus=True):
         done, lines = kept
         if cut > done[0]:  # new finished blocks: render them alone, keep the rest
             block = entry.text[done[0] : cut]
-            drawn = self._draw(render_entry(Entry("text", block)), width)
+            drawn = self._draw(render_entry(Entry("text", block), self.syntax), width)
             lines = [*lines, Strip.blank(0), *drawn] if lines else drawn
             kept = ((cut, width), lines)
         self._settled[id(entry)] = kept
@@ -144,7 +167,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if tail.strip():
             if shown:
                 shown.append(Strip.blank(0))
-            shown += self._draw(render_entry(Entry("text", tail)), width)
+            shown += self._draw(render_entry(Entry("text", tail, streaming=True), self.syntax), width)  # code plain
         return shown or [Strip.blank(0)]
 
     def _draw(self, renderable: RenderableType, width: int) -> list[Strip]:

@@ -1,0 +1,302 @@
+"""Provides syntax colours that follow the workbench's theme: code blocks, diffs and ``read`` results.
+
+``syntax_theme`` turns a Textual theme's palette (primary, secondary, accent,
+success, warning, error, foreground) into a Rich ``SyntaxTheme``, so a theme
+switch recolours code like everything else. ``code_markdown`` is Rich Markdown
+whose code blocks use it; ``highlight_read`` colours the code of a ``read``
+result by its file name, leaving the line numbers dim.
+
+Highlighting costs time, so it is capped: text beyond ``MAX_CHARS`` and lines
+beyond ``LONG_LINE`` characters stay plain, the lexer comes from the file name
+alone (never guessed from the content), and a code block still streaming is
+drawn plain until it is finished (``code_markdown(highlight=False)``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache, lru_cache
+from pathlib import PurePath
+
+from markdown_it.token import Token as MarkdownToken
+from pygments.lexer import Lexer
+from pygments.lexers import get_lexer_for_filename
+from pygments.lexers.special import TextLexer
+from pygments.token import Token, _TokenType
+from pygments.util import ClassNotFound
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import CodeBlock, Markdown
+from rich.segment import Segment
+from rich.style import Style
+from rich.syntax import Syntax, SyntaxTheme
+from rich.text import Span, Text
+from textual.color import Color
+from textual.theme import Theme
+
+from chimera.themes import DEFAULT_THEME, THEMES
+
+__all__ = [
+    "LONG_LINE",
+    "MAX_CHARS",
+    "NumberedCode",
+    "ThemeSyntax",
+    "code_markdown",
+    "default_syntax",
+    "highlight_read",
+    "syntax_theme",
+]
+
+MAX_CHARS = 200_000  # more text than this stays plain (about 2,000 lines of 100 characters)
+LONG_LINE = 1_000  # a longer line (minified code, data) stays plain; the lines around it are coloured
+
+LINE_NUMBERS = Style(dim=True)
+_NUMBERED = re.compile(r" *\d+\t")  # a read's line: its number, right-aligned, then a tab (core/tools/read.py)
+
+_PALETTE = ("primary", "secondary", "accent", "success", "warning", "error")
+# Which colour of the theme each kind of token takes; a token not named here takes its parent's.
+_ROLES: dict[_TokenType, tuple[str, str]] = {
+    Token.Keyword: ("secondary", ""),
+    Token.Keyword.Constant: ("warning", ""),
+    Token.Keyword.Type: ("accent", ""),
+    Token.Operator.Word: ("secondary", ""),
+    Token.Name.Builtin: ("accent", ""),
+    Token.Name.Builtin.Pseudo: ("", "italic"),
+    Token.Name.Function: ("primary", ""),
+    Token.Name.Class: ("accent", "bold"),
+    Token.Name.Decorator: ("accent", ""),
+    Token.Name.Exception: ("error", ""),
+    Token.Name.Tag: ("error", ""),
+    Token.Name.Attribute: ("warning", ""),
+    Token.Name.Constant: ("warning", ""),
+    Token.Name.Label: ("secondary", ""),
+    Token.Literal.String: ("success", ""),
+    Token.Literal.String.Doc: ("success", "italic"),
+    Token.Literal.String.Escape: ("accent", ""),
+    Token.Literal.String.Interpol: ("accent", ""),
+    Token.Literal.String.Affix: ("secondary", ""),
+    Token.Literal.Number: ("warning", ""),
+    Token.Literal.Date: ("warning", ""),
+    Token.Comment: ("muted", "italic"),
+    Token.Comment.Preproc: ("secondary", ""),
+    Token.Comment.PreprocFile: ("success", ""),
+    Token.Generic.Inserted: ("success", ""),
+    Token.Generic.Deleted: ("error", ""),
+    Token.Generic.Heading: ("primary", "bold"),
+    Token.Generic.Subheading: ("primary", ""),
+    Token.Generic.Error: ("error", ""),
+    Token.Generic.Traceback: ("error", ""),
+    Token.Generic.Emph: ("", "italic"),
+    Token.Generic.Strong: ("", "bold"),
+    Token.Generic.Prompt: ("muted", "bold"),
+    Token.Generic.Output: ("muted", ""),
+    Token.Error: ("error", ""),
+}
+
+
+class ThemeSyntax(SyntaxTheme):
+    """Pygments token styles in one theme's colours. ``blocks`` is the same on the theme's panel
+    colour, for Markdown code blocks (a read or a diff sits on the view's own background)."""
+
+    def __init__(self, name: str, styles: Mapping[_TokenType, Style], background: Style | None = None) -> None:
+        self.name = name
+        self.styles = dict(styles)
+        self.background = background or Style.null()
+        self.blocks = self
+        self._cache: dict[_TokenType, Style] = {}
+
+    def get_style_for_token(self, token_type: _TokenType) -> Style:
+        style = self._cache.get(token_type)
+        if style is None:
+            kind: _TokenType | None = token_type
+            while kind is not None and kind not in self.styles:
+                kind = kind.parent
+            style = self.styles[kind] if kind is not None else Style.null()
+            self._cache[token_type] = style
+        return style
+
+    def get_background_style(self) -> Style:
+        return self.background
+
+
+def syntax_theme(theme: Theme) -> ThemeSyntax:
+    """The syntax colours of ``theme``: keywords in its secondary colour, functions in its primary,
+    strings in its success colour, numbers and constants in its warning colour, comments muted."""
+    palette = theme.to_color_system().generate()
+    colours = {role: Color.parse(palette[role]) for role in _PALETTE}
+    foreground = Color.parse(palette["foreground"])
+    background = Color.parse(palette["background"])
+    ansi = foreground.ansi is not None or background.ansi is not None
+    styles: dict[_TokenType, Style] = {}
+    for token, (role, attributes) in _ROLES.items():
+        style = Style.parse(attributes) if attributes else Style.null()
+        if role == "muted":
+            muted = Style(dim=True) if ansi else Style(color=foreground.blend(background, 0.4).rich_color)
+            style = muted + style
+        elif role:
+            style = Style(color=colours[role].rich_color) + style
+        styles[token] = style
+    syntax = ThemeSyntax(theme.name, styles)
+    panel = Color.parse(palette["panel"])
+    if panel.a > 0 and panel.ansi is None:
+        syntax.blocks = ThemeSyntax(theme.name, styles, Style(bgcolor=panel.rich_color))
+    return syntax
+
+
+@cache
+def default_syntax() -> ThemeSyntax:
+    """The default theme's syntax colours, for drawing outside an app."""
+    return syntax_theme(next(theme for theme in THEMES if theme.name == DEFAULT_THEME))
+
+
+# --- Markdown -----------------------------------------------------------------------------
+
+
+class _ThemedMarkdown(Markdown):
+    syntax: ThemeSyntax
+    highlight: bool
+
+
+class _CodeBlock(CodeBlock):
+    """A fenced code block in the theme's colours (plain while its answer is still streaming)."""
+
+    syntax: ThemeSyntax
+
+    @classmethod
+    def create(cls, markdown: Markdown, token: MarkdownToken) -> CodeBlock:
+        block = super().create(markdown, token)
+        assert isinstance(block, _CodeBlock)
+        assert isinstance(markdown, _ThemedMarkdown)
+        block.syntax = markdown.syntax.blocks
+        if not markdown.highlight:
+            block.lexer_name = "text"
+        return block
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        lexer = self.lexer_name if len(code) <= MAX_CHARS else "text"
+        yield Syntax(code, lexer, theme=self.syntax, word_wrap=True, padding=1)
+
+
+_ThemedMarkdown.elements = {**Markdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock}
+
+
+def code_markdown(text: str, syntax: ThemeSyntax, *, highlight: bool = True) -> Markdown:
+    """Markdown whose code blocks take ``syntax``'s colours; with ``highlight`` false they are plain."""
+    markdown = _ThemedMarkdown(text)
+    markdown.syntax = syntax
+    markdown.highlight = highlight
+    return markdown
+
+
+# --- a read's lines ------------------------------------------------------------------------
+
+_Stretch = tuple[int, int, Style]  # a coloured stretch of a line: start, end, style
+
+
+def highlight_read(output: str, path: str, syntax: ThemeSyntax) -> NumberedCode | None:
+    """A ``read`` result's numbered lines with their code coloured by ``path``'s file name, the
+    numbers dim; None when there is nothing to colour (no lexer for the name, no numbered lines,
+    more than ``MAX_CHARS``). Lines after the numbered ones (a note that more follow) stay plain."""
+    if len(output) > MAX_CHARS:
+        return None
+    lexer = lexer_for(PurePath(path).name)
+    if lexer is None:
+        return None
+    lines = output.split("\n")
+    numbers: list[str] = []
+    for line in lines:
+        numbered = _NUMBERED.match(line)
+        if numbered is None:
+            break
+        numbers.append(numbered.group())
+    if not numbers:
+        return None
+    codes = [line[len(number) :] for line, number in zip(lines, numbers, strict=False)]
+    coloured = _colour_lines(lexer, [code if len(code) <= LONG_LINE else "" for code in codes], syntax)
+    return NumberedCode(list(zip(numbers, codes, coloured, strict=True)), "\n".join(lines[len(numbers) :]))
+
+
+class NumberedCode:
+    """Numbered lines of coloured code, drawn a line at a time: a line that fits the width becomes
+    its segments directly (tabs expanded), only a longer one is wrapped as Rich text is (what costs)."""
+
+    def __init__(self, lines: list[tuple[str, str, list[_Stretch]]], rest: str = "") -> None:
+        self.lines = lines  # (the number and its tab, the code, the code's coloured stretches)
+        self.rest = rest  # plain lines after the numbered ones
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        width = options.max_width
+        for number, code, stretches in self.lines:
+            segments = [Segment(number.expandtabs(_TAB), LINE_NUMBERS)]
+            column = segments[0].cell_length
+            at = 0
+            for start, end, style in [*stretches, (len(code), len(code), Style.null())]:
+                for piece, piece_style in ((code[at:start], None), (code[start:end], style)):
+                    if piece:
+                        piece, column = _expand_tabs(piece, column)
+                        segments.append(Segment(piece, piece_style))
+                at = end
+            if column <= width:
+                yield from segments
+                yield Segment.line()
+            else:  # wraps: as Rich text, at word boundaries like the rest of the view
+                spans = [Span(len(number) + start, len(number) + end, style) for start, end, style in stretches]
+                yield Text(number + code, spans=[Span(0, len(number), LINE_NUMBERS), *spans])
+        if self.rest:
+            yield Text(self.rest)
+
+
+_TAB = 8
+
+
+def _expand_tabs(piece: str, column: int) -> tuple[str, int]:
+    """``piece`` with its tabs as spaces to the next stop, when it starts at cell ``column``; and the
+    cell it ends at."""
+    if "\t" not in piece:
+        return piece, column + cell_len(piece)
+    parts = []
+    for index, part in enumerate(piece.split("\t")):
+        if index:
+            pad = _TAB - column % _TAB
+            parts.append(" " * pad)
+            column += pad
+        parts.append(part)
+        column += cell_len(part)
+    return "".join(parts), column
+
+
+def _colour_lines(lexer: Lexer, codes: list[str], syntax: ThemeSyntax) -> list[list[_Stretch]]:
+    """Each line's coloured stretches (start, end, style), lexing the lines as one text (a string or a
+    comment may run over several)."""
+    lines: list[list[_Stretch]] = [[] for _ in codes]
+    row = column = 0
+    for kind, value in lexer.get_tokens("\n".join(codes)):
+        style = syntax.get_style_for_token(kind)
+        for index, piece in enumerate(value.split("\n")):
+            if index:
+                row += 1
+                column = 0
+                if row >= len(lines):
+                    return lines
+            if piece:
+                end = column + len(piece)
+                if style and end <= len(codes[row]):
+                    spans = lines[row]
+                    if spans and spans[-1][1] == column and spans[-1][2] is style:  # one stretch, not three
+                        spans[-1] = (spans[-1][0], end, style)
+                    else:
+                        spans.append((column, end, style))
+                column = end
+    return lines
+
+
+@lru_cache(maxsize=256)
+def lexer_for(name: str) -> Lexer | None:
+    """The lexer for a file called ``name`` (by its name alone), or None for one plain text would show."""
+    try:
+        lexer = get_lexer_for_filename(name, stripnl=False, ensurenl=True)
+    except ClassNotFound:
+        return None
+    return None if isinstance(lexer, TextLexer) else lexer
