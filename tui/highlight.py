@@ -192,18 +192,21 @@ def code_markdown(text: str, syntax: ThemeSyntax, *, highlight: bool = True) -> 
 
 # --- a read's lines ------------------------------------------------------------------------
 
-_Stretch = tuple[int, int, Style]  # a coloured stretch of a line: start, end, style
+_Stretch = tuple[int, int, _TokenType]  # a coloured stretch of a line: start, end, kind of token
+_Line = tuple[str, str, list[_Stretch]]  # a read's line: its number and tab, its code, the code's stretches
 
 
 def highlight_read(output: str, path: str, syntax: ThemeSyntax) -> NumberedCode | None:
-    """A ``read`` result's numbered lines with their code coloured by ``path``'s file name, the
-    numbers dim; None when there is nothing to colour (no lexer for the name, no numbered lines,
-    more than ``MAX_CHARS``). Lines after the numbered ones (a note that more follow) stay plain."""
-    if len(output) > MAX_CHARS:
-        return None
-    lexer = lexer_for(PurePath(path).name)
-    if lexer is None:
-        return None
+    """A ``read`` result's numbered lines, the numbers dim, the code coloured by ``path``'s file name
+    (plain when no lexer knows the name, or beyond ``MAX_CHARS``); None when ``output`` has no numbered
+    lines. Lines after the numbered ones (a note that more follow) stay plain. What the lexer found is
+    kept for the last few reads, so a theme switch or a resize only draws them again."""
+    parsed = _numbered(output, PurePath(path).name)
+    return None if parsed is None else NumberedCode(parsed[0], parsed[1], syntax)
+
+
+@lru_cache(maxsize=32)
+def _numbered(output: str, name: str) -> tuple[list[_Line], str] | None:
     lines = output.split("\n")
     numbers: list[str] = []
     for line in lines:
@@ -214,36 +217,43 @@ def highlight_read(output: str, path: str, syntax: ThemeSyntax) -> NumberedCode 
     if not numbers:
         return None
     codes = [line[len(number) :] for line, number in zip(lines, numbers, strict=False)]
-    coloured = _colour_lines(lexer, [code if len(code) <= LONG_LINE else "" for code in codes], syntax)
-    return NumberedCode(list(zip(numbers, codes, coloured, strict=True)), "\n".join(lines[len(numbers) :]))
+    lexer = lexer_for(name) if len(output) <= MAX_CHARS else None
+    if lexer is None:
+        stretches: list[list[_Stretch]] = [[] for _ in codes]
+    else:
+        stretches = _colour_lines(lexer, [code if len(code) <= LONG_LINE else "" for code in codes])
+    return list(zip(numbers, codes, stretches, strict=True)), "\n".join(lines[len(numbers) :])
 
 
 class NumberedCode:
-    """Numbered lines of coloured code, drawn a line at a time: a line that fits the width becomes
+    """Numbered lines of code, coloured or not, drawn a line at a time: a line that fits the width becomes
     its segments directly (tabs expanded), only a longer one is wrapped as Rich text is (what costs)."""
 
-    def __init__(self, lines: list[tuple[str, str, list[_Stretch]]], rest: str = "") -> None:
-        self.lines = lines  # (the number and its tab, the code, the code's coloured stretches)
+    def __init__(self, lines: list[_Line], rest: str, syntax: ThemeSyntax) -> None:
+        self.lines = lines
         self.rest = rest  # plain lines after the numbered ones
+        self.syntax = syntax
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         width = options.max_width
+        style_of = self.syntax.get_style_for_token
         for number, code, stretches in self.lines:
             segments = [Segment(number.expandtabs(_TAB), LINE_NUMBERS)]
             column = segments[0].cell_length
             at = 0
-            for start, end, style in [*stretches, (len(code), len(code), Style.null())]:
-                for piece, piece_style in ((code[at:start], None), (code[start:end], style)):
+            for start, end, kind in [*stretches, (len(code), len(code), Token.Text)]:
+                for piece, style in ((code[at:start], None), (code[start:end], style_of(kind))):
                     if piece:
                         piece, column = _expand_tabs(piece, column)
-                        segments.append(Segment(piece, piece_style))
+                        segments.append(Segment(piece, style or None))
                 at = end
             if column <= width:
                 yield from segments
                 yield Segment.line()
             else:  # wraps: as Rich text, at word boundaries like the rest of the view
-                spans = [Span(len(number) + start, len(number) + end, style) for start, end, style in stretches]
-                yield Text(number + code, spans=[Span(0, len(number), LINE_NUMBERS), *spans])
+                shift = len(number)
+                spans = [Span(shift + start, shift + end, style_of(kind)) for start, end, kind in stretches]
+                yield Text(number + code, spans=[Span(0, shift, LINE_NUMBERS), *spans])
         if self.rest:
             yield Text(self.rest)
 
@@ -267,13 +277,13 @@ def _expand_tabs(piece: str, column: int) -> tuple[str, int]:
     return "".join(parts), column
 
 
-def _colour_lines(lexer: Lexer, codes: list[str], syntax: ThemeSyntax) -> list[list[_Stretch]]:
-    """Each line's coloured stretches (start, end, style), lexing the lines as one text (a string or a
-    comment may run over several)."""
+def _colour_lines(lexer: Lexer, codes: list[str]) -> list[list[_Stretch]]:
+    """Each line's stretches that a theme colours (start, end, kind of token), lexing the lines as one
+    text (a string or a comment may run over several)."""
     lines: list[list[_Stretch]] = [[] for _ in codes]
     row = column = 0
     for kind, value in lexer.get_tokens("\n".join(codes)):
-        style = syntax.get_style_for_token(kind)
+        coloured = _coloured(kind)
         for index, piece in enumerate(value.split("\n")):
             if index:
                 row += 1
@@ -282,14 +292,20 @@ def _colour_lines(lexer: Lexer, codes: list[str], syntax: ThemeSyntax) -> list[l
                     return lines
             if piece:
                 end = column + len(piece)
-                if style and end <= len(codes[row]):
+                if coloured and end <= len(codes[row]):
                     spans = lines[row]
-                    if spans and spans[-1][1] == column and spans[-1][2] is style:  # one stretch, not three
-                        spans[-1] = (spans[-1][0], end, style)
+                    if spans and spans[-1][1] == column and spans[-1][2] is kind:  # one stretch, not three
+                        spans[-1] = (spans[-1][0], end, kind)
                     else:
-                        spans.append((column, end, style))
+                        spans.append((column, end, kind))
                 column = end
     return lines
+
+
+@cache
+def _coloured(kind: _TokenType) -> bool:
+    """Whether a theme colours tokens of ``kind`` (it or a kind it belongs to has a colour role)."""
+    return any(kind in role for role in _ROLES)
 
 
 @lru_cache(maxsize=256)
