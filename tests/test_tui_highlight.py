@@ -91,6 +91,28 @@ def colour(style: Style | None) -> str | None:
     return style.color.triplet.hex
 
 
+def plain_colour(app: App[None]) -> str | None:
+    """The view's own text colour: what words no highlighter touched are drawn in."""
+    return colour(app.query_one(TranscriptView).rich_style)
+
+
+def is_plain(app: App[None], style: Style | None) -> bool:
+    return colour(style) in (None, plain_colour(app))
+
+
+def is_dim(app: App[None], style: Style | None) -> bool:
+    """Drawn dim: flagged so, or (as Textual draws dim text) in the text colour faded toward the background."""
+    if style is None:
+        return False
+    if style.dim:
+        return True
+    view = app.query_one(TranscriptView).rich_style
+    shown, text, ground = (c.triplet if c is not None else None for c in (style.color, view.color, view.bgcolor))
+    if shown is None or text is None or ground is None or shown == text:
+        return False
+    return all(min(t, g) <= c <= max(t, g) for c, t, g in zip(shown, text, ground, strict=True))
+
+
 async def until(pilot: object, condition: Callable[[], bool], seconds: float = 5.0) -> None:
     """Let the app run until ``condition`` holds, failing after ``seconds``."""
     deadline = asyncio.get_running_loop().time() + seconds
@@ -110,9 +132,7 @@ async def test_a_python_read_shows_keywords_in_the_themes_keyword_colour() -> No
         assert colour(style_at(app, "42")) == palette(CHIMERA_DARK.name, "warning")  # a number
         assert colour(style_at(app, '"""Say')) == palette(CHIMERA_DARK.name, "success")  # a string
         numbers = style_at(app, "     3")
-        assert numbers is not None
-        assert numbers.dim  # the line numbers stay dim
-        assert colour(numbers) is None
+        assert is_dim(app, numbers)  # the line numbers stay dim, in no colour of their own
 
 
 @pytest.mark.parametrize("path", ["notes.unknownext", "notes.txt", "Nameless"])
@@ -120,11 +140,9 @@ async def test_a_file_with_no_known_lexer_is_plain(path: str) -> None:
     app = with_events(*a_read(path, numbered(PYTHON)))
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: "def answer" in screen_text(app))
-        assert colour(style_at(app, "def answer")) is None
-        assert colour(style_at(app, "42")) is None
-        numbers = style_at(app, "     3")
-        assert numbers is not None
-        assert numbers.dim  # the numbers are dim as in any read
+        assert is_plain(app, style_at(app, "def answer"))
+        assert is_plain(app, style_at(app, "42"))
+        assert is_dim(app, style_at(app, "     3"))  # the numbers are dim as in any read
 
 
 async def test_switching_the_theme_recolours_the_code_on_screen() -> None:
@@ -181,11 +199,11 @@ async def test_a_python_block_streams_plain_and_is_coloured_once_finished() -> N
 
         stream("Here:\n\n```python\ndef first():\n")
         await until(pilot, lambda: "def first" in screen_text(app))
-        assert colour(style_at(app, "def first")) is None  # the open block: plain while it streams
+        assert is_plain(app, style_at(app, "def first"))  # the open block: plain while it streams
         stream("    return 1\n```\n\nAnd:\n\n```python\ndef second():\n")
         await until(pilot, lambda: "def second" in screen_text(app))
         assert colour(style_at(app, "def first")) == secondary  # finished, still streaming: coloured
-        assert colour(style_at(app, "def second")) is None
+        assert is_plain(app, style_at(app, "def second"))
         stream("    pass\n```\n")
         transcript.apply(MessageCompleted(message=DONE, stop_reason="end_turn"))
         view.refresh_entries()
