@@ -82,7 +82,7 @@ def _tool(entry: Entry, syntax: ThemeSyntax) -> RenderableType:
     if not shown_diff:  # an edit's diff says what its arguments would
         parts.append(Text(terminal_safe(json.dumps(entry.args, ensure_ascii=False)), "dim"))
     if shown_diff:
-        parts.append(Syntax(terminal_safe(str(diff)), "diff", theme=syntax, background_color="default"))
+        parts.append(Syntax(terminal_safe(str(diff).rstrip("\n")), "diff", theme=syntax))  # on the view's background
     elif entry.status != "running":
         output = terminal_safe(entry.output.rstrip("\n")) or "(no output)"
         path = entry.args.get("path")
