@@ -37,6 +37,14 @@ class OutputScreen(ModalScreen[None]):
         text-wrap: nowrap;
         text-overflow: ellipsis;
     }
+    OutputScreen #output-path {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
     OutputScreen #output-keys {
         height: 1;
         padding: 0 1;
@@ -56,9 +64,9 @@ class OutputScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(terminal_safe(self.heading, one_line=True), id="output-title", markup=False)
+        yield Static(terminal_safe(f"saved in {self.path}", one_line=True), id="output-path", markup=False)
         yield SavedOutputView(self.path, id="output")
-        keys = f"↑↓ PgUp PgDn Home End scroll · escape close · saved in {self.path}"
-        yield Static(terminal_safe(keys, one_line=True), id="output-keys", markup=False)
+        yield Static("escape closes · ↑↓ PgUp PgDn Home End scroll", id="output-keys", markup=False)
 
     def on_mount(self) -> None:
         self.query_one(SavedOutputView).focus()
