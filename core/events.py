@@ -47,6 +47,7 @@ __all__ = [
     "ThinkingDelta",
     "ToolCallFinished",
     "ToolCallStarted",
+    "ToolOutputDelta",
     "TurnStarted",
     "UsageReported",
     "event_from_dict",
@@ -211,6 +212,24 @@ class ToolCallStarted(StepEvent):
     call_id: str
     name: str
     args: dict[str, Any]
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolOutputDelta(StepEvent):
+    """New output of a running call (``bash``), published a few times a second while it runs.
+
+    ``text`` is what the call printed since its last delta, with secrets masked as in its
+    result (never part of one: an end that could begin a secret waits for the next delta).
+    ``skipped`` characters before ``text`` were left out: more came at once than one delta
+    carries (16 KB). A live view, not a record: the output of the last moments may come only
+    in ``tool_call_finished``, whose ``output`` is what counts; session logs leave deltas out.
+    """
+
+    type: ClassVar[str] = "tool_output_delta"
+    call_id: str
+    text: str
+    skipped: int = 0
 
 
 @register

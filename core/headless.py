@@ -1,6 +1,8 @@
 """Provides ``run_headless`` and ``replay_headless``: runs without the workbench, for scripts and CI.
 
-With ``json_lines`` every event goes to stdout as one JSON object a line;
+With ``json_lines`` every event goes to stdout as one JSON object a line (a
+running command's output too, as ``tool_output_delta`` a few times a second;
+``tool_call_finished`` still carries the whole result);
 otherwise the answer goes to stdout (streamed on a terminal, else each message
 once it is complete, so a retried attempt never reaches a file) and tool
 activity to stderr. Every line, the run's closing error included, is

@@ -31,9 +31,11 @@ class Recorder:
         self.events.append(event)
 
     def trace(self) -> list[tuple[str, str]]:
+        """Starts and ends of calls, in order (a slow command's live output left out)."""
         return [
-            ("start" if isinstance(e, ToolCallStarted) else "finish", e.call_id)  # type: ignore[attr-defined]
+            ("start" if isinstance(e, ToolCallStarted) else "finish", e.call_id)
             for e in self.events
+            if isinstance(e, ToolCallStarted | ToolCallFinished)
         ]
 
 

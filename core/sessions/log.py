@@ -2,7 +2,8 @@
 
 ``events.jsonl`` in the session's folder, private to its owner: the trajectory
 of every run (the tree of messages lives beside it, in ``entries.jsonl``).
-Streaming deltas are left out (the completed message carries the whole text);
+Streaming deltas are left out (the completed message carries the whole text, the
+call's result its output);
 every other event is one complete line written in one call, fsynced at turn
 boundaries; a line a killed process cut short is set aside when the log is
 next opened (a whole last event that only lacks its newline is kept), so the
@@ -17,14 +18,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from chimera.core.events import RunFinished, StepEvent, TextDelta, ThinkingDelta, TurnStarted
+from chimera.core.events import RunFinished, StepEvent, TextDelta, ThinkingDelta, ToolOutputDelta, TurnStarted
 from chimera.core.redact import Redactor
 from chimera.core.sessions.files import EVENTS, open_file
 from chimera.core.sessions.jsonl import append_line, is_json_object, repair_tail
 
 __all__ = ["SessionLog"]
 
-_SKIP = (TextDelta, ThinkingDelta)
+_SKIP = (TextDelta, ThinkingDelta, ToolOutputDelta)
 _SYNC = (TurnStarted, RunFinished)
 
 

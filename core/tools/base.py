@@ -43,6 +43,8 @@ class ToolContext:
         redactor: the secrets masked in saved output as it is written.
         withheld: whether a deny rule keeps a file (workspace-relative posix path) from the model;
             searches leave such files out.
+        on_output: where a tool passes its output while it runs (in order, secrets masked), for the
+            person watching; None when nobody watches.
     """
 
     workspace: Path
@@ -51,6 +53,7 @@ class ToolContext:
     call_id: str = "call"
     redactor: Redactor = field(default_factory=Redactor)
     withheld: Callable[[str], bool] | None = None
+    on_output: Callable[[str], object] | None = None
 
 
 @runtime_checkable

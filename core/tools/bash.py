@@ -4,7 +4,8 @@ stdout and stderr are merged in the order they were written. When the command
 exits, times out or is cancelled, every process it started is killed, however
 it detached (see :mod:`shell`), so no process outlives its call, even if
 Chimera itself is killed. Output goes through :class:`OutputSink`, so memory
-stays bounded whatever the command prints.
+stays bounded whatever the command prints, and on to the context's
+``on_output`` as it comes, for the person watching the call run.
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ class Bash:
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         timeout = int(args.get("timeout", DEFAULT_TIMEOUT))
-        sink = OutputSink(ctx.max_output, ctx.spill_dir / f"{ctx.call_id}.txt", redactor=ctx.redactor)
+        spill = ctx.spill_dir / f"{ctx.call_id}.txt"
+        sink = OutputSink(ctx.max_output, spill, redactor=ctx.redactor, listener=ctx.on_output)
         started = time.monotonic()
         shell = start_shell(args["command"], ctx.workspace, scrubbed_environment())
         timed_out = False

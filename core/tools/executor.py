@@ -8,7 +8,9 @@ a message naming the flag that allows it). Read-only tools get the policy's
 test of paths a deny rule withholds, so a search never shows those files.
 Runs of consecutive read-only calls go concurrently (bounded); a call that
 can change things runs alone, after everything before it. One failing call
-never cancels its siblings, and results come back in call order. Secrets
+never cancels its siblings, and results come back in call order. While a
+call runs, what it prints is published a few times a second as
+``tool_output_delta`` events (see :mod:`live`). Secrets
 (API keys) are masked in every result (and in saved full output, as it is
 written) before the model, the events or the disk can see them; a lone surrogate (a byte of a file name that is not
 UTF-8) is shown as ``\\xHH``. Blocking work runs on daemon threads (see
@@ -33,6 +35,7 @@ from chimera.core.events import (
     StepEvent,
     ToolCallFinished,
     ToolCallStarted,
+    ToolOutputDelta,
 )
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
@@ -40,6 +43,7 @@ from chimera.core.strict_json import MAX_DEPTH, TOO_DEEP, clean_json, clean_text
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
+from chimera.core.tools.live import LiveOutput
 from chimera.core.tools.paths import printable, real_path
 from chimera.core.tools.schema import validate
 
@@ -227,6 +231,7 @@ class Executor:
             return refusal
         clock[0] = time.perf_counter()
         withheld = self.policy.withheld(self.workspace) if tool.read_only else None
+        live = LiveOutput(lambda text, skipped: emit(ToolOutputDelta(call_id=call.id, text=text, skipped=skipped)))
         ctx = ToolContext(
             self.workspace,
             self.spill_dir,
@@ -234,6 +239,7 @@ class Executor:
             _safe_name(call.id),
             withheld=withheld,
             redactor=self.redactor,
+            on_output=live.write,
         )
         try:
             return await tool.run(call.args, ctx)
@@ -241,6 +247,8 @@ class Executor:
             return ToolResult.error(str(err))
         except Exception as err:  # a tool's failure is the model's to read, never the run's end
             return ToolResult.error(f"{call.name} failed: {type(err).__name__}: {err}")
+        finally:
+            live.close()
 
     async def _permit(self, call: ToolCall, read_only: bool, emit: Emit) -> ToolResult | None:
         """None when the call may run; else the result that tells the model it may not."""

@@ -7,13 +7,15 @@ output costs the cap in memory, not 200 MB. The file stops growing at
 ``SAVE_CAP`` characters (the marker then says only the first part is saved), so
 a command that writes an endless stream (``yes``) cannot fill the disk before
 its timeout. Secrets are masked as the text arrives, before it reaches the file
-or memory, even one cut across two writes.
+or memory, even one cut across two writes; a ``listener`` is given the text as
+it is kept, masked so, for a live view of a running call.
 """
 
 from __future__ import annotations
 
 import os
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -28,7 +30,13 @@ class OutputSink:
     """Collects text in order; ``render()`` returns it whole or middle-truncated."""
 
     def __init__(
-        self, cap: int, spill_path: Path, *, head_share: float = 0.3, redactor: Redactor | None = None
+        self,
+        cap: int,
+        spill_path: Path,
+        *,
+        head_share: float = 0.3,
+        redactor: Redactor | None = None,
+        listener: Callable[[str], object] | None = None,
     ) -> None:
         self.cap = cap
         self.head_cap = int(cap * head_share)
@@ -45,6 +53,7 @@ class OutputSink:
         self.total_chars = 0
         self.total_lines = 0
         self._masker = (redactor or Redactor()).stream()
+        self._listener = listener
 
     @property
     def truncated(self) -> bool:
@@ -56,6 +65,8 @@ class OutputSink:
     def _take(self, text: str) -> None:
         if not text:
             return
+        if self._listener is not None:
+            self._listener(text)
         self.total_chars += len(text)
         self.total_lines += text.count("\n")
         if self._file is None:
