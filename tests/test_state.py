@@ -17,12 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.events import StepEvent, event_from_json
+from chimera.core.events import (
+    PermissionDecided,
+    RunFinished,
+    StepEvent,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolOutputDelta,
+    event_from_json,
+)
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
-from chimera.tui.state import Transcript
+from chimera.tui.state import LIVE_CHARS, LIVE_LINES, Transcript
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, paused, stream_error, text, thinking, tool_use
 
@@ -273,3 +281,112 @@ async def test_a_history_without_its_log_still_tells_the_branch(api: FakeAnthrop
         ("text", "", ""),
     ]
     assert history.entries[1].duration_ms is None  # not known: shown as unknown, not as 0.00s
+
+
+# --- a running call's live output and time -------------------------------------------
+
+
+class Clock:
+    """The transcript's clock, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def started(call_id: str = "b1") -> ToolCallStarted:
+    return ToolCallStarted(call_id=call_id, name="bash", args={"command": "make"})
+
+
+def test_a_running_call_keeps_the_end_of_its_live_output_and_its_result_replaces_it() -> None:
+    """Live output accumulates on the running call, bounded to its last lines; the result takes its place."""
+    transcript = Transcript(clock=Clock())
+    transcript.apply(started())
+    (call,) = transcript.entries
+    version = call.version
+    transcript.apply(ToolOutputDelta(call_id="b1", text="step 1\nstep "))
+    transcript.apply(ToolOutputDelta(call_id="b1", text="2\n"))
+    assert (call.status, call.output) == ("running", "step 1\nstep 2\n")
+    assert call.version > version
+    transcript.apply(ToolOutputDelta(call_id="b1", text="".join(f"line {n}\n" for n in range(1000))))
+    assert call.output.count("\n") <= LIVE_LINES
+    assert call.output.endswith("line 999\n")
+    transcript.apply(ToolOutputDelta(call_id="b1", text="x" * 100_000 + "\n"))
+    assert len(call.output) <= LIVE_CHARS
+    transcript.apply(ToolCallFinished(call_id="b1", name="bash", args={}, is_error=False, duration_ms=5, output="ok\n"))
+    assert (call.status, call.output) == ("done", "ok\n")
+    transcript.apply(ToolOutputDelta(call_id="b1", text="late\n"))  # after its end: nothing changes
+    assert call.output == "ok\n"
+
+
+def test_live_output_that_skipped_a_part_says_so() -> None:
+    """When more came at once than a delta carries, the gap is marked, not glued over."""
+    transcript = Transcript(clock=Clock())
+    transcript.apply(started())
+    transcript.apply(ToolOutputDelta(call_id="b1", text="before"))
+    transcript.apply(ToolOutputDelta(call_id="b1", text="after\n", skipped=20_000_000))
+    assert transcript.entries[0].output == "before\n[… 20,000,000 characters not shown …]\nafter\n"
+
+
+def test_a_running_calls_time_ticks_with_the_clock_and_only_running_calls_change() -> None:
+    """tick() brings each running call's whole seconds up to the clock, touching only calls whose second changed."""
+    clock = Clock()
+    transcript = Transcript(clock=clock)
+    transcript.apply(started("done"))
+    transcript.apply(ToolCallFinished(call_id="done", name="bash", args={}, is_error=False, duration_ms=1, output=""))
+    transcript.apply(started("b1"))
+    finished, running = transcript.entries
+    assert transcript.running
+    versions = (finished.version, running.version)
+    clock.now += 0.6
+    assert not transcript.tick()  # still 0s: nothing to redraw
+    assert (finished.version, running.version) == versions
+    clock.now += 2.5
+    assert transcript.tick()
+    assert running.elapsed == 3
+    assert finished.version == versions[0]
+    assert running.version > versions[1]
+    transcript.apply(PermissionDecided(call_id="b1", decision="allow"))  # waiting for the person is not run time
+    assert running.elapsed == 0
+    transcript.apply(RunFinished(success=False, reason="interrupted", steps=1, cost=0.0))
+    assert not transcript.running
+    assert not transcript.tick()
+
+
+async def test_a_live_bash_call_shows_its_output_on_the_running_entry(api: FakeAnthropic, project: Path) -> None:
+    """A real session and command: the bus's live output is on the running entry before the command ends;
+    the log holds no delta and gives the same finished transcript."""
+    os.mkfifo(project / "gate")
+    gate = os.open(project / "gate", os.O_RDWR | os.O_NONBLOCK)
+    command = "echo compiling; read -r _ < gate; echo linked"
+    api.script(message(tool_use("b1", "bash", {"command": command}), stop_reason="tool_use"), message(text("Built.")))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    live = Transcript()
+    seen = threading.Event()
+
+    def watch(event: StepEvent) -> None:  # one subscriber: the transcript has the delta when it is seen
+        live.apply(event)
+        if isinstance(event, ToolOutputDelta):
+            seen.set()
+
+    session.bus.subscribe(watch)
+    try:
+        run = asyncio.create_task(session.run("build"))
+        assert await asyncio.to_thread(seen.wait, 10)
+        (call,) = [e for e in live.entries if e.kind == "tool"]
+        assert (call.status, call.output) == ("running", "compiling\n")
+        os.write(gate, b"go\n")
+        await asyncio.wait_for(run, 20)
+        await session.bus.drain()
+    finally:
+        os.close(gate)
+        await session.close()
+    assert (call.status, call.output) == ("done", "compiling\nlinked\n")
+    log = recorded(session)
+    assert not any(isinstance(e, ToolOutputDelta) for e in log)
+    from_log = Transcript()
+    from_log.apply_all(log)
+    assert kinds_and_words(from_log) == kinds_and_words(live)
+    assert [e.output for e in from_log.entries] == [e.output for e in live.entries]

@@ -12,17 +12,25 @@ cache what it rendered and redo only what changed. What one model request
 streams belongs to an *attempt* until ``message_completed`` seals it; a retry
 that voids the attempt, or a run that fails before the message completes,
 removes the attempt's entries, so a partial message never looks like an answer.
+
+A running call shows the end of what it prints (``tool_output_delta``), bounded
+to ``LIVE_LINES`` lines and ``LIVE_CHARS`` characters, and the whole seconds it
+has run, read from the transcript's ``clock`` (a test passes its own) when the
+call starts and whenever :meth:`Transcript.tick` is called; its result replaces
+both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.core.events import (
     CompactionDone,
     MessageCompleted,
+    PermissionDecided,
     PlanApproved,
     PlanCancelled,
     PlanEdited,
@@ -39,14 +47,17 @@ from chimera.core.events import (
     ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolOutputDelta,
 )
 from chimera.core.loops.context import content_blocks, prompt_text
 from chimera.core.tools.executor import UNFINISHED_PREFIX
 from chimera.core.wording import describe_compaction, plural
 
-__all__ = ["Entry", "Transcript"]
+__all__ = ["LIVE_CHARS", "LIVE_LINES", "Entry", "Transcript"]
 
 KINDS = ("user", "steering", "text", "thinking", "tool", "plan", "compaction", "notice")
+LIVE_LINES = 200  # lines of a running call's output kept, at most (its end)
+LIVE_CHARS = 64 * 1024  # characters of it kept, at most
 
 
 @dataclass(slots=True, eq=False)
@@ -55,7 +66,9 @@ class Entry:
 
     ``text`` holds the words (a message, thinking, a notice, a compaction's summary);
     a tool call also has ``name``, ``args``, ``output``, ``status`` (``running``, ``done``,
-    ``failed``, ``cancelled``) and ``duration_ms``; a plan has ``steps`` and each step's
+    ``failed``, ``cancelled``) and ``duration_ms``; while it runs, ``output`` is the end of what it
+    has printed so far, ``started`` the transcript's clock when it started (or was let run) and
+    ``elapsed`` the whole seconds since, as of the last tick. A plan has ``steps`` and each step's
     ``checks`` (True passed, False failed, None not yet). ``severity`` styles a notice
     (``info``, ``success``, ``warning``, ``error``). ``version`` grows with every change.
     """
@@ -69,6 +82,8 @@ class Entry:
     output: str = ""
     status: str = ""
     duration_ms: float | None = None
+    started: float | None = None
+    elapsed: int = 0
     data: dict[str, Any] = field(default_factory=dict)
     steps: list[str] = field(default_factory=list)
     checks: list[bool | None] = field(default_factory=list)
@@ -84,9 +99,13 @@ class Entry:
 
 
 class Transcript:
-    """The entries of one conversation, and the reducer that keeps them in step with events."""
+    """The entries of one conversation, and the reducer that keeps them in step with events.
 
-    def __init__(self) -> None:
+    ``clock`` (monotonic seconds) times the running calls.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self.entries: list[Entry] = []
         self._attempt: list[Entry] = []  # text and thinking of the request streaming now
         self._calls: dict[str, Entry] = {}  # running tool calls, by call id
@@ -94,6 +113,18 @@ class Transcript:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    @property
+    def running(self) -> bool:
+        """Whether a call is running (its time needs ticking)."""
+        return bool(self._calls)
+
+    def tick(self) -> bool:
+        """Bring each running call's elapsed seconds up to the clock; True if one changed (only those are touched)."""
+        changed = False
+        for call in self._calls.values():
+            changed = self._elapse(call) or changed
+        return changed
 
     def apply_all(self, events: Iterable[StepEvent]) -> None:
         for event in events:
@@ -125,8 +156,14 @@ class Transcript:
                 self._add(Entry("notice", f"↻ {reason}: retry {attempt} in {wait:.1f}s", severity="warning"))
             case ToolCallStarted(call_id=call_id, name=name, args=args):
                 self._seal()
-                call = self._add(Entry("tool", name=name, args=dict(args), status="running", folded=True))
-                self._calls[call_id] = call
+                call = Entry("tool", name=name, args=dict(args), status="running", folded=True, started=self.clock())
+                self._calls[call_id] = self._add(call)
+            case ToolOutputDelta(call_id=call_id, text=text, skipped=skipped):
+                self._live(call_id, text, skipped)
+            case PermissionDecided(call_id=call_id) if call_id in self._calls:
+                call = self._calls[call_id]
+                call.started = self.clock()  # waiting for the person was not run time
+                self._elapse(call)
             case ToolCallFinished():
                 self._finish_call(event)
             case PlanSuggested(reason=reason):
@@ -180,6 +217,31 @@ class Transcript:
             void = {id(entry) for entry in self._attempt}
             self.entries = [entry for entry in self.entries if id(entry) not in void]
             self._attempt.clear()
+
+    def _live(self, call_id: str, text: str, skipped: int) -> None:
+        """More output of a running call: kept at its end, within LIVE_LINES and LIVE_CHARS."""
+        call = self._calls.get(call_id)
+        if call is None:  # a call already over (or never seen): its result is what counts
+            return
+        output = call.output
+        if skipped:
+            gap = f"[… {skipped:,} characters not shown …]\n"
+            output += gap if not output or output.endswith("\n") else "\n" + gap
+        output = (output + text)[-LIVE_CHARS:]
+        if output.count("\n") > LIVE_LINES:
+            output = output[_nth_from_end(output, "\n", LIVE_LINES + 1) + 1 :]
+        call.output = output
+        self._elapse(call)
+        call.touch()
+
+    def _elapse(self, call: Entry) -> bool:
+        """Set ``call.elapsed`` from the clock; True (and the call touched) when it changed."""
+        seconds = max(0, int(self.clock() - call.started)) if call.started is not None else 0
+        if seconds == call.elapsed:
+            return False
+        call.elapsed = seconds
+        call.touch()
+        return True
 
     def _finish_call(self, event: ToolCallFinished) -> None:
         call = self._calls.pop(event.call_id, None)
@@ -243,3 +305,11 @@ class Transcript:
             if self.entries[index].failed:
                 return index
         return None
+
+
+def _nth_from_end(text: str, char: str, n: int) -> int:
+    """The index of the ``n``-th ``char`` counted from the end of ``text`` (``text`` holds at least ``n``)."""
+    index = len(text)
+    for _ in range(n):
+        index = text.rindex(char, 0, index)
+    return index
