@@ -315,8 +315,10 @@ def test_a_running_call_keeps_the_end_of_its_live_output_and_its_result_replaces
     assert call.output.endswith("line 999\n")
     transcript.apply(ToolOutputDelta(call_id="b1", text="x" * 100_000 + "\n"))
     assert len(call.output) <= LIVE_CHARS
+    transcript.toggle(0)  # the person opens it to watch
     transcript.apply(ToolCallFinished(call_id="b1", name="bash", args={}, is_error=False, duration_ms=5, output="ok\n"))
     assert (call.status, call.output) == ("done", "ok\n")
+    assert not call.folded  # and it stays open on its result
     transcript.apply(ToolOutputDelta(call_id="b1", text="late\n"))  # after its end: nothing changes
     assert call.output == "ok\n"
 

@@ -14,6 +14,7 @@ from chimera.core.events import (
     ThinkingDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ToolOutputDelta,
 )
 from chimera.tui.state import Transcript
 from chimera.tui.transcript_render import settled_length
@@ -225,3 +226,34 @@ async def test_a_click_moves_the_cursor_and_a_click_on_the_arrow_folds() -> None
         await pilot.pause()
         assert not app.transcript.entries[grep].folded
         assert "match 7" in screen_text(app)
+
+
+async def test_a_running_call_shows_its_last_lines_as_a_terminal_would_and_a_tick_redraws_only_it() -> None:
+    """Open, a running call shows its last 20 lines (a progress bar at its latest state); a tick of its time
+    redraws that call and nothing else."""
+    clock = [10.0]
+    transcript = Transcript(clock=lambda: clock[0])
+    transcript.apply_all(a_run())
+    transcript.apply(ToolCallStarted(call_id="b1", name="bash", args={"command": "make"}))
+    transcript.apply(ToolOutputDelta(call_id="b1", text="".join(f"step {n}\n" for n in range(30))))
+    transcript.apply(ToolOutputDelta(call_id="b1", text="fetching 10%\rfetching 55%\rfetching 100%\r\n"))
+    transcript.toggle(len(transcript) - 1)
+    app = Harness(transcript)
+    async with app.run_test(size=(80, 50)) as pilot:
+        view = app.query_one(TranscriptView)
+        await pilot.pause()
+        shown = screen_text(app)
+        lines = [line.strip() for line in shown.splitlines()]
+        assert "▾ … bash  make · running 0s" in lines
+        assert lines.index("…") + 1 == lines.index("step 11")  # only the last 20 lines, after a mark
+        assert "step 10" not in lines
+        assert lines[lines.index("step 29") + 1] == "fetching 100%"
+        assert "55%" not in shown
+        finished = transcript.entries[0]
+        kept = view._lines[id(finished)][1]
+        clock[0] += 4
+        assert transcript.tick()
+        view.refresh_entries()
+        await pilot.pause()
+        assert "running 4s" in screen_text(app)
+        assert view._lines[id(finished)][1] is kept  # the rest is not drawn again

@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 
 from chimera.core.events import SteeringDelivered, StepEvent, ToolCallStarted, UsageReported
 from chimera.core.sessions.start import RunOptions
+from chimera.tui import conversation_app
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.widgets.prompt_input import PromptInput
@@ -356,3 +357,50 @@ async def test_the_timeline_folds_by_keyboard_in_the_workbench(api: FakeAnthropi
         await pilot.pause()
         assert not read.folded
         assert "note 3" in screen_text(app)  # shown from its start
+
+
+class Clock:
+    """The transcript's clock, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = 500.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_running_command_shows_its_latest_output_and_its_time_live(
+    api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a command runs, its line shows the seconds it has run (ticking) and its latest output; unfolded, its
+    last lines; when it ends, its result, and nothing ticks any more."""
+    monkeypatch.setattr(conversation_app, "TICK_SECONDS", 0.02)
+    os.mkfifo(tmp_path / "gate")
+    gate = os.open(tmp_path / "gate", os.O_RDWR | os.O_NONBLOCK)
+    command = "printf 'compiling %s\\n' foo.c; echo linking; read -r _ < gate; echo b''uilt"
+    api.script(message(tool_use("t1", "bash", {"command": command}), stop_reason="tool_use"), message(text("Built.")))
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
+    clock = Clock()
+    app.transcript.clock = clock
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await send(pilot, "build it")
+            await until(pilot, lambda: "running 0s · linking" in screen_text(app), "the latest line, live")
+            assert "compiling foo.c" not in screen_text(app)  # folded: one line
+            clock.now += 3.2
+            await until(pilot, lambda: "running 3s · linking" in screen_text(app), "the time to tick")
+            clock.now += 62
+            await until(pilot, lambda: "running 1m 05s" in screen_text(app), "the time to tick in minutes")
+            await pilot.press("tab", "up", "enter")  # the timeline, its last entry (the call), unfolded
+            await until(pilot, lambda: "compiling foo.c" in screen_text(app), "the live lines, unfolded")
+            (call,) = entries(app, "tool")
+            assert call.status == "running"
+            os.write(gate, b"go\n")
+            await app.run_shown.wait()
+            await until(pilot, lambda: "built" in screen_text(app), "the result")
+            assert call.status == "done"
+            assert "running" not in screen_text(app)
+            assert not app.transcript.running
+            await until(pilot, lambda: app._ticker is None, "the timer to stop")
+    finally:
+        os.close(gate)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from textual import work
 from textual.app import App
+from textual.timer import Timer
 from textual.worker import Worker
 
 from chimera.core.bus import EventBus, StreamSubscription
@@ -29,6 +30,7 @@ from chimera.tui.widgets.transcript_view import TranscriptView
 __all__ = ["FRAME_SECONDS", "ConversationApp"]
 
 FRAME_SECONDS = 1 / 20  # the bridge forwards at most 20 batches a second
+TICK_SECONDS = 1.0  # while a call runs, how often its time is brought up to date
 
 
 class ConversationApp(App[int]):
@@ -42,6 +44,7 @@ class ConversationApp(App[int]):
         self.transcript = Transcript()  # what the conversation pane shows, built from the bus's events
         self._events: StreamSubscription | None = None
         self._bridge_worker: Worker[None] | None = None
+        self._ticker: Timer | None = None  # ticks running calls' time; none while nothing runs
 
     def use_themes(self) -> None:
         for theme in THEMES:
@@ -68,10 +71,25 @@ class ConversationApp(App[int]):
     async def on_bus_events(self, message: BusEvents) -> None:
         self.transcript.apply_all(message.events)
         self.query_one(TranscriptView).refresh_entries()
+        self._keep_time()
         status = self.query_one(StatusLine)
         for event in message.events:
             status.follow(event)
         self.events_shown(message.events)
+
+    def _keep_time(self) -> None:
+        """A timer ticks while a call runs, and only then."""
+        if self.transcript.running and self._ticker is None:
+            self._ticker = self.set_interval(TICK_SECONDS, self._tick)
+        elif not self.transcript.running and self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+
+    def _tick(self) -> None:
+        """Running calls show their time: only the calls whose second changed are drawn again."""
+        if self.transcript.tick():
+            self.query_one(TranscriptView).refresh_entries()
+        self._keep_time()
 
     def events_shown(self, events: list[StepEvent]) -> None:
         """A batch of events is on screen: a subclass answers what it asks (permissions, plans)."""

@@ -252,8 +252,10 @@ class Transcript:
         call.output = event.output
         call.duration_ms = event.duration_ms if event.duration_ms >= 0 else None  # below 0: not known
         call.data = dict(event.data)
-        # A failure is what the person needs to see, and an edit's diff what it did: both open.
-        call.folded = call.status != "failed" and not (call.status == "done" and call.data.get("diff"))
+        # A failure is what the person needs to see, and an edit's diff what it did: both open. One the
+        # person opened while it ran (to watch its output) stays open.
+        shut = call.status != "failed" and not (call.status == "done" and call.data.get("diff"))
+        call.folded = call.folded and shut
         call.touch()
 
     def _check_step(self, index: int, passed: bool) -> None:

@@ -5,6 +5,9 @@ width and version, and caches them. Everything the model or a tool said is
 drawn through ``terminal_safe``, so no escape sequence reaches the terminal.
 Code (Markdown code blocks, an edit's diff, a ``read`` result) takes the
 syntax colours of the theme (``tui.highlight``) the view passes in.
+A running call shows the seconds it has run and its latest output line
+(folded) or last lines (open), each line as a terminal would leave it after
+its carriage returns (a progress bar shows its latest state).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from chimera.tui.state import Entry
 
 __all__ = ["render_entry", "settled_length", "summary_line"]
 
+LIVE_SHOWN = 20  # lines of a running call's output shown when it is open
 _SEVERITY = {"info": "cyan", "success": "green", "warning": "yellow", "error": "bold red"}
 _STATUS = {
     "running": ("…", "yellow"),
@@ -63,12 +67,15 @@ def summary_line(entry: Entry) -> str:
     mark, _ = _STATUS.get(entry.status, ("?", ""))
     parts = [f"{mark} {entry.name}  {describe_call(entry.name, entry.args, 60)}".rstrip()]
     if entry.status == "running":
-        parts.append("running…")
+        parts.append(f"running {_elapsed(entry.elapsed)}")
+        if entry.folded:  # its latest words, when it has printed any
+            latest = next((line.strip() for line in reversed(_screen_lines(entry.output)) if line.strip()), "")
+            parts.append(latest[:80])
     elif entry.duration_ms is not None:
         parts.append(describe_timing(entry.output, entry.duration_ms))
     if entry.output and entry.status in {"done", "failed"}:
         parts.append(plural(entry.output.count("\n") + (not entry.output.endswith("\n")), "line"))
-    return terminal_safe(" · ".join(parts), one_line=True)
+    return terminal_safe(" · ".join(part for part in parts if part), one_line=True)
 
 
 def _tool(entry: Entry, syntax: ThemeSyntax) -> RenderableType:
@@ -90,7 +97,28 @@ def _tool(entry: Entry, syntax: ThemeSyntax) -> RenderableType:
         if entry.name == "read" and entry.status == "done" and isinstance(path, str):
             coloured = highlight_read(output, path, syntax)
         parts.append(coloured or Text(output, "red" if entry.status == "failed" else ""))
+    elif entry.output:
+        lines = _screen_lines(entry.output)
+        shown = ["…", *lines[-LIVE_SHOWN:]] if len(lines) > LIVE_SHOWN else lines
+        parts.append(Text(terminal_safe("\n".join(shown)), "dim"))
     return Group(*parts)
+
+
+def _screen_lines(output: str) -> list[str]:
+    """Live output's lines as a terminal leaves them: what follows a line's last carriage return."""
+    lines = output.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r").rpartition("\r")[2] for line in lines]
+
+
+def _elapsed(seconds: int) -> str:
+    """``7s``, ``1m 05s``, ``2h 03m``."""
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
 def _plan_step(step: str, check: bool | None) -> Text:
