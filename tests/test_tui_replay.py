@@ -117,3 +117,22 @@ async def test_the_speed_keys_change_a_replay_mid_turn(isolated_env: Path, tmp_p
         await until(pilot, lambda: app.ended, "the replay ended")
         assert app.query_one(ReplayBar).speed == float("inf")
         assert [e.text for e in entries(app, "text")] == ["Reading it now.", ANSWER]
+
+
+async def test_a_replay_shows_recorded_durations_and_an_edits_diff(isolated_env: Path, tmp_path: Path) -> None:
+    """The session's log gives the replayed calls their time then and their data: the edit opens on its diff."""
+    from tests.test_snapshots import record_fixed_session
+
+    app = ReplayApp(record_fixed_session(isolated_env, tmp_path), paused=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await until(pilot, lambda: bool(said(app)), "the task")
+        app.clock.speed = float("inf")
+        await pilot.press("p")
+        await until(pilot, lambda: app.ended, "the replay ended")
+        read, test_run, edit = entries(app, "tool")
+        assert [c.duration_ms for c in (read, test_run, edit)] == [3.0, 840.0, 12.0]
+        assert edit.data["diff"].startswith("--- a/stats.py")
+        assert not edit.folded
+        text = screen_text(app)
+        assert "✗ bash  pytest -q · 0.84s" in text
+        assert "+    return (ordered[mid - 1] + ordered[mid]) / 2" in text

@@ -221,6 +221,22 @@ class _Building:
         )
 
 
+def _as_logged(
+    results: Mapping[str, ToolResult], logged: Mapping[str, Mapping[str, Any]]
+) -> tuple[dict[str, ToolResult], dict[str, float]]:
+    """Recorded results with the data the log kept for them (a diff, an exit code), and their durations
+    then. The log may be crafted: a field of the wrong type is left out."""
+    served: dict[str, ToolResult] = {}
+    durations: dict[str, float] = {}
+    for call_id, result in results.items():
+        event = logged.get(call_id, {})
+        data, took = event.get("data"), event.get("duration_ms")
+        served[call_id] = ToolResult(result.output, result.is_error, dict(data)) if isinstance(data, dict) else result
+        if isinstance(took, int | float) and not isinstance(took, bool) and math.isfinite(took) and took >= 0:
+            durations[call_id] = float(took)
+    return served, durations
+
+
 def _took(before: Node, answer: Node) -> float:
     """How long the model took over ``answer``, as recorded: from the message before it (a crafted or
     skewed clock gives 0, a long gap at most ``LONGEST_TURN``, so a replay at 1× never stalls for hours)."""
@@ -378,6 +394,7 @@ async def replay_session(
     model: str = "replay",
     secrets: Iterable[str] = (),
     clock: Pace | None = None,
+    logged: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ReplayReport:
     """Play the branch of ``tree`` that ends at ``node_id`` (the leaf when None) back; events go to ``bus``.
 
@@ -386,7 +403,9 @@ async def replay_session(
     without). ``original_workspace`` is the path the recording used, masked in comparisons.
     ``secrets`` (the process's credentials) are masked in every event, result and comparison.
     With ``clock`` each turn takes its recorded time at the clock's speed, and holds while it
-    is paused; without, the replay plays as fast as it can.
+    is paused; without, the replay plays as fast as it can. ``logged`` (each call's finished event
+    from the session's log, by call id) gives recorded results their duration and data (an edit's
+    diff), so the replay shows them as the run did.
     """
     if rerun_tools:
         _check_scratch(workspace, original_workspace, repo)
@@ -405,7 +424,7 @@ async def replay_session(
         )
         rerun = _Rerun(core, tree, repo, original_workspace) if rerun_tools and repo is not None else None
         for number, run in enumerate(runs, start=1):
-            core.executor.recorded = run.results
+            core.executor.recorded, core.executor.recorded_ms = _as_logged(run.results, logged or {})
             core.executor.policy = _NOTHING_RUNS
             if rerun is not None:
                 await rerun.arm(run, first=number == 1)

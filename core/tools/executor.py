@@ -146,6 +146,7 @@ class Executor:
         self._slots = asyncio.Semaphore(concurrency)
         # Replay: results to serve instead of running (by call id), and a check on each real result.
         self.recorded: Mapping[str, ToolResult] = {}
+        self.recorded_ms: Mapping[str, float] = {}  # how long a recorded result took then, by call id
         self.observe: Callable[[ToolCall, ToolResult], None] | None = None
         self._on_done: Callable[[ToolOutcome], object] | None = None
         self._questions: dict[str, asyncio.Future[str]] = {}  # open permission requests by id
@@ -200,7 +201,10 @@ class Executor:
             if self.observe is not None:
                 self.observe(call, result)
         self._clocks.pop(call.id, None)
-        outcome = ToolOutcome(call, result, round((time.perf_counter() - clock[0]) * 1000, 3))
+        took = self.recorded_ms.get(call.id) if recorded is not None else None
+        outcome = ToolOutcome(
+            call, result, took if took is not None else round((time.perf_counter() - clock[0]) * 1000, 3)
+        )
         done[call.id] = outcome
         if self._on_done is not None:
             self._on_done(outcome)
