@@ -280,12 +280,12 @@ async def test_a_bug_while_streaming_is_not_retried_as_a_network_fault(
     api: FakeAnthropic, env: LocalEnvironment, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An error that is not the network's (here a RuntimeError in assembling the answer) fails once, unretried."""
-    from chimera.core.providers import anthropic as provider_module
+    from chimera.core.providers.message_builder import MessageBuilder
 
     def broken(self: object, event: object) -> None:
         raise RuntimeError("a bug in Chimera")
 
-    monkeypatch.setattr(provider_module._MessageBuilder, "feed", broken)
+    monkeypatch.setattr(MessageBuilder, "feed", broken)
     api.script(message(text("Hello.")), message(text("Hello.")))
     async with open_provider(api.url) as provider:
         events = await collect(make_core(provider, env), TASK)
