@@ -8,11 +8,13 @@ fix, never as a lost connection retried for a minute or a traceback:
 * :func:`check_credential` refuses a key or token an HTTP header cannot carry
   (a line break, a control character, a space, a letter that is not ASCII,
   bytes that are not UTF-8), naming where without ever showing the value;
-* :func:`odd_status`, :func:`redirected`, :func:`not_http` and :func:`not_tls`
-  word the answers of a server that is not the Messages API: a status neither
-  HTTP nor the API sends (599, 299), a redirect (never followed, so the key goes
-  nowhere else), a reply that is not HTTP at all, TLS that fails (plain HTTP
-  behind an https:// address, a certificate not trusted);
+* :func:`odd_status`, :func:`redirected`, :func:`not_the_api`, :func:`not_http`
+  and :func:`not_tls` word the answers of a server that is not the Messages
+  API: a status neither HTTP nor the API sends (599, 299), a redirect (never
+  followed, so the key goes nowhere else), a web page or another body where the
+  event stream should be (said in words by :func:`describe_body`), a reply that
+  is not HTTP at all, TLS that fails (plain HTTP behind an https:// address, a
+  certificate not trusted);
 * :func:`first_bytes` looks at what answers a bare HTTP request, to tell a
   service that speaks something else from one that closed the connection.
 """
@@ -31,9 +33,11 @@ from chimera.core.errors import ConfigError, ProviderError
 __all__ = [
     "check_base_url",
     "check_credential",
+    "describe_body",
     "expected_status",
     "first_bytes",
     "not_http",
+    "not_the_api",
     "not_tls",
     "odd_status",
     "redirected",
@@ -129,6 +133,29 @@ def redirected(url: str, status: int, location: str | None) -> ProviderError:
         retryable=False,
         status=status,
     )
+
+
+def not_the_api(url: str, status: int, what: str) -> ProviderError:
+    """The error for a server that answered, but not as the Messages API: a setup error, never retried."""
+    return ProviderError(
+        f"{url} answered with {what} (HTTP {status}), not the Messages API: "
+        "check ANTHROPIC_BASE_URL (Chimera adds /v1/messages to it)",
+        kind="protocol",
+        retryable=False,
+        status=status,
+    )
+
+
+def describe_body(content_type: str) -> str:
+    """What a response of ``content_type`` is, in words: ``an HTML page``, ``plain text``."""
+    media = content_type.split(";")[0].strip().lower()
+    if "html" in media:
+        return "an HTML page"
+    if media == "text/plain":
+        return "plain text"
+    if media.endswith("json"):
+        return "a JSON document"
+    return f"a response of type {media[:60]!r}" if media else "a response with no content type"
 
 
 def not_http(base_url: str, detail: str) -> ProviderError:
