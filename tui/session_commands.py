@@ -19,9 +19,10 @@ from typing import Any, TextIO
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home
 from chimera.core.sessions.export import export_markdown
+from chimera.core.sessions.listing import list_sessions
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
-from chimera.core.sessions.store import SessionStore, list_sessions
+from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import SwitchPlan, name_checkpoint, point_name, switch_to
 from chimera.core.sessions.tree import SessionTree
 from chimera.core.terminal_text import inert_json, terminal_safe

@@ -59,8 +59,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +73,7 @@ from chimera.core.sessions.jsonl import append_line, is_json_object, read_all, r
 from chimera.core.sessions.records import ID, add_node, apply_record, parse_record
 from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
 
-__all__ = ["CHECKPOINTS", "SessionInfo", "SessionStore", "list_sessions", "sessions_dir"]
+__all__ = ["CHECKPOINTS", "SessionStore", "sessions_dir"]
 
 MAX_WARNINGS = 20  # damaged lines reported one by one; past these, one line counts the rest
 
@@ -92,30 +91,6 @@ def sessions_dir(home: Path) -> Path:
 
 def _node_id() -> str:
     return uuid.uuid4().hex[:10]
-
-
-@dataclass(frozen=True, slots=True)
-class SessionInfo:
-    """One line of ``chimera sessions``."""
-
-    id: str
-    title: str
-    workdir: str
-    created: float
-    updated: float
-    entries: int
-    leaf: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "workdir": self.workdir,
-            "created": self.created,
-            "updated": self.updated,
-            "entries": self.entries,
-            "leaf": self.leaf,
-        }
 
 
 class SessionStore:
@@ -479,45 +454,3 @@ def _load(fd: int, folder: Path, *, repair: bool) -> tuple[dict[str, Any], Sessi
     if not meta:
         raise ConfigError(f"{folder / ENTRIES} has no session header: it is not a Chimera session (left untouched)")
     return meta, tree, warnings
-
-
-def list_sessions(home: Path, problems: list[str] | None = None) -> list[SessionInfo]:
-    """Every readable session under ``home``, most recently updated first.
-
-    Each folder that cannot be read as a session adds one line to ``problems`` (when given)
-    saying why; the others are listed all the same.
-    """
-    out = []
-    for folder in _session_folders(home):
-        try:
-            if not folder.is_dir() or not ID.fullmatch(folder.name):
-                raise ConfigError(f"{folder} is not a session folder (left untouched)")
-            store = SessionStore.open(home, folder.name, writable=False)
-        except ConfigError as err:
-            if problems is not None:
-                problems.append(str(err))
-            continue
-        except OSError as err:
-            if problems is not None:
-                problems.append(f"session {folder.name} cannot be read ({err.strerror or err}): check {folder}")
-            continue
-        out.append(
-            SessionInfo(
-                id=store.id,
-                title=store.title,
-                workdir=str(store.workdir),
-                created=float(store.meta.get("created", 0.0)),
-                updated=store.updated,
-                entries=len(store.tree),
-                leaf=store.tree.leaf,
-            )
-        )
-    out.sort(key=lambda info: info.updated, reverse=True)
-    return out
-
-
-def _session_folders(home: Path) -> Iterator[Path]:
-    """Every entry of the sessions folder but hidden ones (each should be a session's folder)."""
-    folder = home / "sessions"
-    if folder.is_dir():
-        yield from sorted(p for p in folder.iterdir() if not p.name.startswith("."))
