@@ -9,11 +9,12 @@ reminders and guards after them) and returns a ``StepResult``; :meth:`query`
 is the bare model request. The conversation is a ``Context`` value that
 survives between runs, so a second ``run`` is a follow-up in the same context.
 
-Recovery (``loops.recovery``): failures worth retrying are retried with
-backoff, each attempt announced by a ``retry`` event, the partial output of the
-failed attempt discarded. A response cut by ``max_tokens`` is continued. A
-refusal ends the run and leaves the context as it was before the request. A
-400 fails at once.
+Each model request goes through ``loops.model_turn``, which streams it,
+publishes its deltas and counts its usage. Recovery (``loops.recovery``):
+failures worth retrying are retried with backoff, each attempt announced by a
+``retry`` event, the partial output of the failed attempt discarded. A
+response cut by ``max_tokens`` is continued. A refusal ends the run and leaves
+the context as it was before the request. A 400 fails at once.
 
 Secrets (the provider's credentials) are masked in everything that leaves the
 core: every event as it is emitted (streamed text too, even a secret cut across
@@ -53,10 +54,7 @@ from chimera.core.events import (
     RunStarted,
     SteeringDelivered,
     StepEvent,
-    TextDelta,
-    ThinkingDelta,
     TurnStarted,
-    UsageReported,
 )
 from chimera.core.gitsafe import GitStop
 from chimera.core.loops.base import (
@@ -90,13 +88,13 @@ from chimera.core.loops.context import (
     steering_block,
 )
 from chimera.core.loops.guards import STUCK_REMINDER, StuckDetector, over_budget
+from chimera.core.loops.model_turn import ModelTurn, with_room
 from chimera.core.loops.prompts import system_prompt
 from chimera.core.loops.questions import PlanQuestions
-from chimera.core.loops.recovery import Recovery
 from chimera.core.loops.reminders import ReminderState
 from chimera.core.loops.workspace_facts import SnapshotUnavailable, git_snapshot, project_instructions
 from chimera.core.permissions.policy import PermissionPolicy
-from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider, TextChunk, ThinkingChunk
+from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider
 from chimera.core.redact import Redactor
 from chimera.core.strict_json import clean_json, strict_message
 from chimera.core.tool_group import ToolGroup
@@ -108,7 +106,6 @@ __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "R
 _E = TypeVar("_E", bound=StepEvent)
 log = logging.getLogger("chimera.loop")
 _DECLINED = "the model declined the request"
-DEFAULT_WINDOW = 200_000  # tokens of context, when the provider does not say
 
 
 class AgentLoop:
@@ -150,7 +147,6 @@ class AgentLoop:
         context: Context | None = None,
         pins: Pins | None = None,
     ) -> None:
-        self.provider = provider
         self.strategy = strategy
         self.config = strategy.config
         self.env = env
@@ -164,6 +160,7 @@ class AgentLoop:
         self.recorder = recorder
         self.pins = pins
         self.redactor = Redactor(getattr(provider, "secrets", ()))
+        self._model = ModelTurn(provider, self.redactor, self.emit, self.config.retry)
         self.executor = Executor(
             self.tools,
             env.workdir,
@@ -177,12 +174,7 @@ class AgentLoop:
         self.system: str | None = None
         self.run_id = ""
         self.steps = 0
-        self.cost = 0.0
-        self.tokens = 0
-        self._recovery = Recovery(self.config.retry, self.emit)
-        self.window = getattr(provider, "context_window", None) or DEFAULT_WINDOW
         self._compaction = self.config.compaction or Compaction()
-        self._context_tokens = 0  # the context's size in tokens, as the API last reported it
         self._remembered: dict[str, str] = {}  # what a compaction keeps verbatim (the plan), by title
         self._instruction = ""  # the strategy's last note in the run going: a compaction keeps it
         self._futile = False  # a compaction this run could not shrink the conversation
@@ -209,6 +201,30 @@ class AgentLoop:
     def node_id(self) -> str | None:
         """The session node the conversation stands at."""
         return self.context.node_id
+
+    @property
+    def provider(self) -> Provider:
+        """The model (a replay gives each recorded run its own)."""
+        return self._model.provider
+
+    @provider.setter
+    def provider(self, provider: Provider) -> None:
+        self._model.provider = provider
+
+    @property
+    def cost(self) -> float:
+        """What the run's model requests cost so far, in dollars."""
+        return self._model.cost
+
+    @property
+    def tokens(self) -> int:
+        """The run's input and output tokens so far."""
+        return self._model.tokens
+
+    @property
+    def window(self) -> int:
+        """The model's context window, in tokens."""
+        return self._model.window
 
     # --- events -----------------------------------------------------------------------
 
@@ -252,8 +268,7 @@ class AgentLoop:
         self.run_id = new_id()
         self._seq = 0
         self.steps = 0
-        self.cost = 0.0
-        self.tokens = 0
+        self._model.new_run()
         self._reminders = ReminderState()
         self._interrupt_pending = False
         self._futile = False
@@ -581,26 +596,16 @@ class AgentLoop:
         """
         done = await self._with_room(lambda: self.request(self.context, report=False))
         self.adopt(done)
-        self._report(done)
+        self._model.report(done)
         return done
 
     async def _with_room(self, ask: Callable[[], Awaitable[ModelDone]]) -> ModelDone:
         """``ask()``; when the API says the prompt is too long, compact the conversation and ask once more."""
-        try:
-            return await ask()
-        except ProviderError as err:
-            if err.kind != "prompt_too_long" or await self.compact(reason="prompt_too_long") is None:
-                raise
-        try:
-            return await ask()
-        except ProviderError as err:
-            if err.kind != "prompt_too_long":
-                raise
-            raise ProviderError(
-                f"{err}, even after compacting the conversation: branch from an earlier point, or start a new session",
-                kind=err.kind,
-                retryable=False,
-            ) from None
+
+        async def compact() -> bool:
+            return await self.compact(reason="prompt_too_long") is not None
+
+        return await with_room(ask, compact)
 
     async def request(self, context: Context, *, quiet: bool = False, report: bool = True) -> ModelDone:
         """One model request over ``context``, retried in stages; it joins no context (see :meth:`adopt`).
@@ -615,11 +620,9 @@ class AgentLoop:
             tools=offered.schemas(),
             max_tokens=self.config.max_tokens,
         )
-        done = await self._recovery.request(lambda: self._stream(request, quiet=quiet))
-        self.cost += done.usage.cost
-        self.tokens += done.usage.input_tokens + done.usage.output_tokens
+        done = await self._model.ask(request, quiet=quiet)
         if report:
-            self._report(done)
+            self._model.report(done)
         return done
 
     def adopt(self, done: ModelDone, *, aside: Sequence[ModelDone] = ()) -> None:
@@ -632,10 +635,7 @@ class AgentLoop:
                 self.recorder.record("assistant", message, parent=self.context.node_id)
         if done.stop_reason != "refusal":
             self._append("assistant", sendable(done.message))
-            usage = done.usage
-            self._context_tokens = (
-                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens + usage.output_tokens
-            )
+            self._model.measure(done)
         self.emit(MessageCompleted(message=sendable(done.message), stop_reason=done.stop_reason))
 
     def remember(self, title: str, text: str) -> None:
@@ -644,7 +644,7 @@ class AgentLoop:
 
     def _over_threshold(self) -> bool:
         threshold = self.config.auto_compact_threshold
-        return threshold is not None and not self._futile and self._context_tokens >= threshold * self.window
+        return threshold is not None and not self._futile and self._model.context_tokens >= threshold * self.window
 
     async def compact(self, focus: str = "", *, reason: str = "manual") -> CompactionDone | None:
         """Summarize the older part of the conversation; the recent part stays as it is (see ``loops.compaction``).
@@ -661,10 +661,8 @@ class AgentLoop:
         output, limit = request_budget(self.window, self._compaction)  # the request fits the model's window
         prompt = summary_prompt(split.older, focus, limit, self._compaction.max_block)
         request = ModelRequest(system=SUMMARY_SYSTEM, messages=[{"role": "user", "content": prompt}], max_tokens=output)
-        done = await self._recovery.request(lambda: self._stream(request, quiet=True))
-        self.cost += done.usage.cost
-        self.tokens += done.usage.input_tokens + done.usage.output_tokens
-        self._report(done)
+        done = await self._model.ask(request, quiet=True)
+        self._model.report(done)
         summary = joined_text(done.message).strip()
         if not summary:
             raise ProviderError(
@@ -688,51 +686,11 @@ class AgentLoop:
         self.context = compacted
         # The system prompt and the tools' schemas are sent with every request: only the messages shrink.
         fixed = len(self.system or "") + len(json.dumps(self.tools.schemas()))
-        before = self._context_tokens or (fixed + before_size) // 4
+        before = self._model.context_tokens or (fixed + before_size) // 4
         after = round(before * (fixed + after_size) / (fixed + before_size))
-        self._context_tokens = after
+        self._model.context_tokens = after
         event = CompactionDone(summary=summary, tokens_before=before, tokens_after=after, reason=reason)
         return self.emit(dataclasses.replace(event, kept=len(split.kept)))
-
-    def _report(self, done: ModelDone) -> None:
-        usage = done.usage
-        self.emit(
-            UsageReported(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cache_read_tokens=usage.cache_read_tokens,
-                cache_write_tokens=usage.cache_write_tokens,
-                cost=round(usage.cost, 6),
-                total_cost=round(self.cost, 6),
-                context_tokens=self._context_tokens,
-                context_window=self.window,
-            )
-        )
-
-    async def _stream(self, request: ModelRequest, *, quiet: bool = False) -> ModelDone:
-        # A secret may straddle two deltas: each kind's text is masked as one stream, in order.
-        text, thinking = self.redactor.stream(), self.redactor.stream()
-        async for chunk in self.provider.stream(request):
-            if quiet and not isinstance(chunk, ModelDone):
-                continue
-            if isinstance(chunk, TextChunk):
-                self._emit_delta(ThinkingDelta, thinking.flush())
-                self._emit_delta(TextDelta, text.feed(chunk.text))
-            elif isinstance(chunk, ThinkingChunk):
-                self._emit_delta(TextDelta, text.flush())
-                self._emit_delta(ThinkingDelta, thinking.feed(chunk.text))
-            else:
-                self._emit_delta(ThinkingDelta, thinking.flush())
-                self._emit_delta(TextDelta, text.flush())
-                # Whatever the provider (a recording from before values were cleaned), strict JSON from here on,
-                # and no tool input nested deeper than the walks that read it can go.
-                message = strict_message(chunk.message)
-                return chunk if message is chunk.message else dataclasses.replace(chunk, message=message)
-        raise ProviderError("the model stream ended without a message", kind="incomplete", retryable=True)
-
-    def _emit_delta(self, kind: type[TextDelta] | type[ThinkingDelta], text: str) -> None:
-        if text:
-            self.emit(kind(text=text))
 
 
 def new_id() -> str:
