@@ -69,20 +69,12 @@ from chimera.core.loops.base import (
     Stop,
 )
 from chimera.core.loops.batches import folders_made, results_message, sendable, written
-from chimera.core.loops.compaction import (
-    SUMMARY_SYSTEM,
-    Compaction,
-    cut,
-    request_budget,
-    size,
-    summary_message,
-    summary_prompt,
-)
+from chimera.core.loops.compaction import Compaction
+from chimera.core.loops.compactor import Compactor
 from chimera.core.loops.context import (
     CONTINUE_PROMPT,
     Context,
     Prompt,
-    content_blocks,
     joined_text,
     reminder_block,
     steering_block,
@@ -174,10 +166,7 @@ class AgentLoop:
         self.system: str | None = None
         self.run_id = ""
         self.steps = 0
-        self._compaction = self.config.compaction or Compaction()
-        self._remembered: dict[str, str] = {}  # what a compaction keeps verbatim (the plan), by title
-        self._instruction = ""  # the strategy's last note in the run going: a compaction keeps it
-        self._futile = False  # a compaction this run could not shrink the conversation
+        self._compactor = Compactor(self.config.compaction or Compaction(), self._model, self.redactor)
         self._steering: list[Steering] = []  # the person's words for the running work, delivered at the next step
         self._task_queued: str | None = None  # the queue id of the follow-up this run's task delivers
         self._plans = PlanQuestions()  # proposed plans awaiting an answer
@@ -271,8 +260,7 @@ class AgentLoop:
         self._model.new_run()
         self._reminders = ReminderState()
         self._interrupt_pending = False
-        self._futile = False
-        self._instruction = ""
+        self._compactor.new_run()
         self._started = time.monotonic()
         out: asyncio.Queue[StepEvent | None] = asyncio.Queue()
         self._out = out
@@ -288,7 +276,7 @@ class AgentLoop:
                 if not driver.done():
                     driver.cancel()
             self._out = None
-            self._instruction = ""  # it held for this run only
+            self._compactor.instruction = ""  # the strategy's last note held for this run only
 
     def steer(self, text: str, queue_id: str | None = None) -> None:
         """Queue the person's words for the run in progress: delivered once, as a user message, after
@@ -450,7 +438,7 @@ class AgentLoop:
         the transcript, an export and a replay tell it from the person's words.
         """
         self._append("user", {"role": "user", "content": [reminder_block(text)]}, sync=True)
-        self._instruction = text
+        self._compactor.instruction = text
 
     async def step(self, answer: Callable[[], Awaitable[ModelDone]] | None = None) -> StepResult:
         """One turn: the guards before it, a model request with staged recovery, its tool calls,
@@ -465,7 +453,7 @@ class AgentLoop:
             error = f"stopped after {turns} (the limit): raise --max-turns to let it go on"
             raise Stop(Outcome(False, "max_turns", error=error))
         self.steps += 1
-        if self._over_threshold():
+        if self._compactor.due(self.config.auto_compact_threshold):
             await self.compact(reason="threshold")
         self._deliver_steering()
         self.emit(TurnStarted(turn=self.steps))
@@ -640,14 +628,10 @@ class AgentLoop:
 
     def remember(self, title: str, text: str) -> None:
         """Keep ``text`` verbatim through every compaction, under ``title`` (the plan, as it stands)."""
-        self._remembered[title] = text
-
-    def _over_threshold(self) -> bool:
-        threshold = self.config.auto_compact_threshold
-        return threshold is not None and not self._futile and self._model.context_tokens >= threshold * self.window
+        self._compactor.remembered[title] = text
 
     async def compact(self, focus: str = "", *, reason: str = "manual") -> CompactionDone | None:
-        """Summarize the older part of the conversation; the recent part stays as it is (see ``loops.compaction``).
+        """Summarize the older part of the conversation; the recent part stays as it is (see ``loops.compactor``).
 
         The summary joins the session as a ``compaction`` node after the leaf (nothing is deleted: a
         point before it still has the whole history). ``focus``: what the summary should attend to.
@@ -655,42 +639,14 @@ class AgentLoop:
         summary came out no shorter than what it would stand for (then nothing changes, and the
         threshold does not ask again this run).
         """
-        split = cut(self.context, self._compaction)
-        if split is None:
+        fixed = len(self.system or "") + len(json.dumps(self.tools.schemas()))  # sent with every request
+        compacted = await self._compactor.compact(
+            self.context, focus, reason=reason, fixed=fixed, recorder=self.recorder
+        )
+        if compacted is None:
             return None
-        output, limit = request_budget(self.window, self._compaction)  # the request fits the model's window
-        prompt = summary_prompt(split.older, focus, limit, self._compaction.max_block)
-        request = ModelRequest(system=SUMMARY_SYSTEM, messages=[{"role": "user", "content": prompt}], max_tokens=output)
-        done = await self._model.ask(request, quiet=True)
-        self._model.report(done)
-        summary = joined_text(done.message).strip()
-        if not summary:
-            raise ProviderError(
-                "the model gave an empty summary when asked to compact", kind="compaction", retryable=False
-            )
-        # The strategy's last note holds until the next one (plan first; do this step): kept if summarized.
-        kept_text = [str(b.get("text", "")) for m in split.kept for b in content_blocks(m.get("content"))]
-        instruction = "" if any(self._instruction in text for text in kept_text) else self._instruction
-        message = summary_message(summary, split.older, self._remembered, instruction)
-        message = self.redactor.mask_value(clean_json(message))
-        before_size = sum(size(m) for m in self.context.messages)
-        after_size = size(message) + sum(size(m) for m in split.kept)
-        if after_size >= before_size:  # the summary says more than what it stands for: keep things as they were
-            self._futile = True
-            return None
-        node_id = self.context.node_id
-        if self.recorder is not None:
-            node_id = self.recorder.record_compaction(message, parent=node_id, keep=split.kept_from)
-        compacted = Context.along([(message, node_id), *zip(split.kept, split.kept_starts, strict=True)])
-        compacted.node_id = node_id
-        self.context = compacted
-        # The system prompt and the tools' schemas are sent with every request: only the messages shrink.
-        fixed = len(self.system or "") + len(json.dumps(self.tools.schemas()))
-        before = self._model.context_tokens or (fixed + before_size) // 4
-        after = round(before * (fixed + after_size) / (fixed + before_size))
-        self._model.context_tokens = after
-        event = CompactionDone(summary=summary, tokens_before=before, tokens_after=after, reason=reason)
-        return self.emit(dataclasses.replace(event, kept=len(split.kept)))
+        self.context, event = compacted
+        return self.emit(event)
 
 
 def new_id() -> str:

@@ -9,8 +9,10 @@ on: the task and the person's later words verbatim, what the strategy asked to
 keep (the plan), then the model's summary. Each is a text block of its own, so
 a later compaction finds the task and the person's words again.
 
-The loop decides when (``AgentLoop.compact``): past ``auto_compact_threshold``
-of the window, on a "prompt is too long" answer, or by hand.
+The loop's side, asking for the summary and putting it in place, is
+``loops.compactor``; the loop decides when (``AgentLoop.compact``): past
+``auto_compact_threshold`` of the window, on a "prompt is too long" answer, or
+by hand.
 """
 
 from __future__ import annotations
