@@ -10,7 +10,10 @@ is the bare model request. The conversation is a ``Context`` value that
 survives between runs, so a second ``run`` is a follow-up in the same context.
 
 Each model request goes through ``loops.model_turn``, which streams it,
-publishes its deltas and counts its usage. Recovery (``loops.recovery``):
+publishes its deltas and counts its usage; each message's tool calls through
+``loops.tool_turn``, which pins the workspace around them and gives the
+reminders and the stuck guard's word after them; compaction through
+``loops.compactor``. Recovery (``loops.recovery``):
 failures worth retrying are retried with backoff, each attempt announced by a
 ``retry`` event, the partial output of the failed attempt discarded. A
 response cut by ``max_tokens`` is continued. A refusal ends the run and leaves
@@ -48,7 +51,6 @@ from chimera.core.events import (
     CheckpointCreated,
     CompactionDone,
     MessageCompleted,
-    ReminderInjected,
     RetryScheduled,
     RunFinished,
     RunStarted,
@@ -68,7 +70,7 @@ from chimera.core.loops.base import (
     StepResult,
     Stop,
 )
-from chimera.core.loops.batches import folders_made, results_message, sendable, written
+from chimera.core.loops.batches import results_message, sendable
 from chimera.core.loops.compaction import Compaction
 from chimera.core.loops.compactor import Compactor
 from chimera.core.loops.context import (
@@ -79,11 +81,11 @@ from chimera.core.loops.context import (
     reminder_block,
     steering_block,
 )
-from chimera.core.loops.guards import STUCK_REMINDER, StuckDetector, over_budget
+from chimera.core.loops.guards import StuckDetector, over_budget
 from chimera.core.loops.model_turn import ModelTurn, with_room
 from chimera.core.loops.prompts import system_prompt
 from chimera.core.loops.questions import PlanQuestions
-from chimera.core.loops.reminders import ReminderState
+from chimera.core.loops.tool_turn import ToolTurn
 from chimera.core.loops.workspace_facts import SnapshotUnavailable, git_snapshot, project_instructions
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider
@@ -166,13 +168,13 @@ class AgentLoop:
         self.system: str | None = None
         self.run_id = ""
         self.steps = 0
+        detector = self.config.detector or StuckDetector(self.config.stuck_after)
+        self._tool_turn = ToolTurn(self.executor, self.tools, self.emit, detector)
         self._compactor = Compactor(self.config.compaction or Compaction(), self._model, self.redactor)
         self._steering: list[Steering] = []  # the person's words for the running work, delivered at the next step
         self._task_queued: str | None = None  # the queue id of the follow-up this run's task delivers
         self._plans = PlanQuestions()  # proposed plans awaiting an answer
         self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
-        self._reminders = ReminderState()
-        self._stuck = self.config.detector or StuckDetector(self.config.stuck_after)
         self._interrupt_pending = False
         self._starting: GitStop | None = None  # the snapshot's git calls, while the run starts
         self._notes: list[str] = []  # what the first run_started tells the person
@@ -258,7 +260,7 @@ class AgentLoop:
         self._seq = 0
         self.steps = 0
         self._model.new_run()
-        self._reminders = ReminderState()
+        self._tool_turn.new_run()
         self._interrupt_pending = False
         self._compactor.new_run()
         self._started = time.monotonic()
@@ -497,65 +499,24 @@ class AgentLoop:
         return StepResult(done, continued=True)
 
     async def _run_tools(self, calls: list[ToolCall]) -> tuple[list[ToolOutcome], Outcome | None]:
-        """Run one message's calls; their results become the next node. Also returns the outcome of a stuck run.
-
-        Calls that can change files are framed by two pins (before and after), so a
-        switch can tell the agent's changes from the person's. Interrupted, every call
-        still gets a result (a finished one, or "cancelled") and the after-pin is taken.
-        """
-        changes_files = any(not self._read_only(c) for c in calls)
+        """Run one message's calls (see ``loops.tool_turn``); their results become the next node. Also returns
+        the outcome of a stuck run."""
         asked_from = self.node_id
-        done: dict[str, ToolOutcome] = {}
 
         def keep(outcome: ToolOutcome) -> None:
             if self.recorder is not None and asked_from is not None:
                 self.recorder.record_result(asked_from, outcome.block())
 
-        try:
-            if changes_files:
-                await self._pin()  # the files as they were before these calls
-            outcomes = await self.executor.run(calls, self.emit, done, on_done=keep)
-        except asyncio.CancelledError:
-            finished = []
-            for call in calls:
-                outcome = done.get(call.id)
-                if outcome is None:
-                    outcome = self.executor.cancelled(call)
-                    self.emit(outcome.finished_event())
-                finished.append(outcome)
-            self._append("tool_result", results_message(finished), sync=True)
-            if changes_files:
-                await asyncio.shield(self._pin(written(finished), folders_made(finished)))
-            raise
-        texts, stop = self._after_tools(outcomes)
-        self._append("tool_result", results_message(outcomes, texts), sync=True)
-        for text in texts:
-            self.emit(ReminderInjected(text=text))
-        if changes_files:
-            await self._pin(written(outcomes), folders_made(outcomes))
-        return outcomes, stop
+        def answer(results: Message) -> None:
+            self._append("tool_result", results, sync=True)
 
-    def _read_only(self, call: ToolCall) -> bool:
-        tool = self.tools.get(call.name)
-        return tool is not None and tool.read_only
+        return await self._tool_turn.run(calls, keep=keep, answer=answer, pin=self._pin)
 
     async def _pin(self, wrote: dict[str, bool] | None = None, folders: Sequence[str] = ()) -> None:
         if self.pins is not None and self.node_id is not None:
             commit = await self.pins.pin(self.node_id, wrote, folders=folders)
             if commit is not None:
                 self.emit(CheckpointCreated(snapshot=commit))
-
-    def _after_tools(self, outcomes: list[ToolOutcome]) -> tuple[list[str], Outcome | None]:
-        """Reminders due after these results, and the outcome that stops a stuck run."""
-        texts = [r.text for r in self._reminders.due(outcomes)]
-        verdict = self._stuck.observe(outcomes)
-        repeats = self._stuck.repeats
-        if verdict == "stop":
-            error = f"the same call gave the same result {repeats} times in a row, even after a reminder"
-            return [], Outcome(False, "stuck", error=error)
-        if verdict == "remind":
-            texts.append(STUCK_REMINDER.format(repeats=repeats))
-        return texts, None
 
     def _check_budgets(self) -> None:
         over = over_budget(self.config.token_budget, self.config.cost_budget, tokens=self.tokens, cost=self.cost)
