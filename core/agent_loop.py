@@ -83,10 +83,9 @@ from chimera.core.loops.context import (
 )
 from chimera.core.loops.guards import StuckDetector, over_budget
 from chimera.core.loops.model_turn import ModelTurn, with_room
-from chimera.core.loops.prompts import system_prompt
+from chimera.core.loops.prompts import workspace_prompt
 from chimera.core.loops.questions import PlanQuestions
 from chimera.core.loops.tool_turn import ToolTurn
-from chimera.core.loops.workspace_facts import SnapshotUnavailable, git_snapshot, project_instructions
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider
 from chimera.core.redact import Redactor
@@ -355,11 +354,15 @@ class AgentLoop:
             if self._interrupt_pending:
                 starting.stop()
             try:
-                system = await asyncio.to_thread(self._build_system, starting)
+                system, note = await asyncio.to_thread(
+                    workspace_prompt, self.env.workdir, tools=self.tools.names, stop=starting
+                )
             finally:
                 self._starting = None
+            if note is not None:
+                self._notes.append(note)
             if not starting.stopped:  # cut short by an interrupt: the next run builds it again
-                self.system = system
+                self.system = self.redactor.mask(system)
         notes, self._notes = self._notes, []
         self.emit(
             RunStarted(
@@ -406,18 +409,6 @@ class AgentLoop:
             )
         )
         out.put_nowait(None)
-
-    def _build_system(self, stop: GitStop) -> str:
-        workdir = self.env.workdir
-        try:
-            git = git_snapshot(workdir, stop=stop)
-        except SnapshotUnavailable as err:
-            if not stop.stopped:
-                self._notes.append(f"the git snapshot is unavailable: {err}")
-            git = "The git snapshot is unavailable: git did not answer in time, so branch and status are unknown."
-        return self.redactor.mask(
-            system_prompt(workdir, tools=self.tools.names, git=git, instructions=project_instructions(workdir))
-        )
 
     # --- primitives for strategies ---------------------------------------------------
 

@@ -1,4 +1,9 @@
-"""Provides the system prompt: who the agent is, where it works, its rules and its context."""
+"""Provides the system prompt: who the agent is, where it works, its rules and its context.
+
+:func:`system_prompt` puts it together; :func:`workspace_prompt` gathers the
+context first (the git snapshot and the project's instructions, see
+``loops.workspace_facts``).
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,11 @@ import datetime as dt
 import platform
 from pathlib import Path
 
+from chimera.core.gitsafe import GitStop
 from chimera.core.loops.reminders import REMINDERS
+from chimera.core.loops.workspace_facts import SnapshotUnavailable, git_snapshot, project_instructions
 
-__all__ = ["system_prompt"]
+__all__ = ["system_prompt", "workspace_prompt"]
 
 _BASE = """\
 You are Chimera, a coding agent working in a software project on the person's machine.
@@ -51,3 +58,18 @@ def system_prompt(
     if extra:
         lines += ["", extra]
     return "\n".join(lines)
+
+
+def workspace_prompt(workdir: Path, *, tools: list[str], stop: GitStop) -> tuple[str, str | None]:
+    """The system prompt for a run in ``workdir`` offering ``tools``, with the git snapshot and the
+    project's instructions; and what to tell the person when the snapshot is unavailable (nothing
+    when ``stop`` cut it short: the prompt is then built again at the next run).
+    """
+    note = None
+    try:
+        git = git_snapshot(workdir, stop=stop)
+    except SnapshotUnavailable as err:
+        if not stop.stopped:
+            note = f"the git snapshot is unavailable: {err}"
+        git = "The git snapshot is unavailable: git did not answer in time, so branch and status are unknown."
+    return system_prompt(workdir, tools=tools, git=git, instructions=project_instructions(workdir)), note
