@@ -45,7 +45,6 @@ from typing import TypeVar
 
 from chimera.core.bus import EventBus
 from chimera.core.env import Environment
-from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
 from chimera.core.events import (
     BranchCreated,
     CheckpointCreated,
@@ -69,6 +68,7 @@ from chimera.core.loops.base import (
     Steering,
     StepResult,
     Stop,
+    ended_by,
 )
 from chimera.core.loops.batches import results_message, sendable
 from chimera.core.loops.compaction import Compaction
@@ -380,22 +380,8 @@ class AgentLoop:
         try:
             async with asyncio.timeout(self.config.time_limit):
                 outcome = await work
-        except Stop as stop:
-            outcome = stop.outcome
-        except ProviderError as err:
-            outcome = Outcome(False, err.kind, error=str(err))
-        except ReplayDiverged as err:
-            outcome = Outcome(False, "diverged", error=str(err))
-        except SessionError as err:
-            outcome = Outcome(False, "session", error=str(err))
-        except TimeoutError:
-            limit = self.config.time_limit
-            error = f"stopped at the wall-time limit of {limit:g}s: raise --max-time to let it go on"
-            outcome = Outcome(False, "time_limit", error=error)
-        except asyncio.CancelledError:
-            outcome = Outcome(False, "interrupted", error="the run was interrupted")
-        except Exception as err:  # never leave the reader of run() waiting for an end that will not come
-            outcome = Outcome(False, "error", error=f"the run failed: {type(err).__name__}: {err}")
+        except (Exception, asyncio.CancelledError) as err:  # never leave the reader of run() waiting for the end
+            outcome = ended_by(err, self.config.time_limit)
         finally:
             self._work = None
         self.emit(

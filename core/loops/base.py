@@ -6,18 +6,21 @@ loop (``chimera.core.agent_loop.AgentLoop``) implements it; strategies import
 this module, never the loop, so nothing imports in a circle.
 
 ``StepResult`` is what one step did; ``Outcome`` says how a drive ended
-(``Stop`` carries one out of a guard); ``Recorder`` (the session store) and
+(``Stop`` carries one out of a guard, :func:`ended_by` makes one of any other
+error that ends it); ``Recorder`` (the session store) and
 ``Pins`` (workspace checkpoints) are what the loop is given to keep things.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
 from chimera.core.events import StepEvent
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.context import Context, Prompt
@@ -36,6 +39,7 @@ __all__ = [
     "Steering",
     "StepResult",
     "Stop",
+    "ended_by",
 ]
 
 PLAN_DECISIONS = ("approve", "edit", "cancel")
@@ -63,6 +67,24 @@ class Stop(Exception):
     def __init__(self, outcome: Outcome) -> None:
         super().__init__(outcome.error)
         self.outcome = outcome
+
+
+def ended_by(err: Exception | asyncio.CancelledError, time_limit: float | None) -> Outcome:
+    """How a drive that raised ``err`` ended; a ``TimeoutError`` is the wall-time limit, ``time_limit`` seconds."""
+    if isinstance(err, Stop):
+        return err.outcome
+    if isinstance(err, ProviderError):
+        return Outcome(False, err.kind, error=str(err))
+    if isinstance(err, ReplayDiverged):
+        return Outcome(False, "diverged", error=str(err))
+    if isinstance(err, SessionError):
+        return Outcome(False, "session", error=str(err))
+    if isinstance(err, TimeoutError):
+        error = f"stopped at the wall-time limit of {time_limit:g}s: raise --max-time to let it go on"
+        return Outcome(False, "time_limit", error=error)
+    if isinstance(err, asyncio.CancelledError):
+        return Outcome(False, "interrupted", error="the run was interrupted")
+    return Outcome(False, "error", error=f"the run failed: {type(err).__name__}: {err}")
 
 
 @dataclass(frozen=True, slots=True)
