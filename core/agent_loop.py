@@ -8,16 +8,20 @@ does one turn (a model request with staged recovery, its tool calls, the
 reminders and guards after them) and returns a ``StepResult``; :meth:`query`
 is the bare model request. The conversation is a ``Context`` value that
 survives between runs, so a second ``run`` is a follow-up in the same context.
+A front end steers, answers questions and interrupts through the same object.
 
-Each model request goes through ``loops.model_turn``, which streams it,
-publishes its deltas and counts its usage; each message's tool calls through
-``loops.tool_turn``, which pins the workspace around them and gives the
-reminders and the stuck guard's word after them; compaction through
-``loops.compactor``. Recovery (``loops.recovery``):
-failures worth retrying are retried with backoff, each attempt announced by a
-``retry`` event, the partial output of the failed attempt discarded. A
-response cut by ``max_tokens`` is continued. A refusal ends the run and leaves
-the context as it was before the request. A 400 fails at once.
+This module holds the run, the turn and what joins the conversation; the
+parts it delegates to live beside the strategies: ``loops.model_turn`` (a
+request streamed, its deltas published, its usage counted), ``loops.tool_turn``
+(a message's tool calls, the pins around them, the reminders and the stuck
+guard after them), ``loops.compactor`` (compaction), ``loops.prompts`` (the
+system prompt).
+
+Recovery (``loops.recovery``): failures worth retrying are retried with
+backoff, each attempt announced by a ``retry`` event, the partial output of the
+failed attempt discarded. A response cut by ``max_tokens`` is continued. A
+refusal ends the run and leaves the context as it was before the request. A
+400 fails at once.
 
 Secrets (the provider's credentials) are masked in everything that leaves the
 core: every event as it is emitted (streamed text too, even a secret cut across
