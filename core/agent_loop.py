@@ -270,9 +270,12 @@ class AgentLoop:
         out: asyncio.Queue[StepEvent | None] = asyncio.Queue()
         self._out = out
         driver = asyncio.create_task(self._drive(task, out))
+        driver.add_done_callback(lambda _: out.put_nowait(None))  # whatever happened, the reading ends
         try:
             while (event := await out.get()) is not None:
                 yield event
+            if driver.done() and not driver.cancelled() and (failure := driver.exception()) is not None:
+                raise failure  # the run could not even start: say so, never hang
         finally:
             if not driver.done():
                 # The reader left (cancelled, or closed the iterator): end the run properly.
@@ -381,11 +384,12 @@ class AgentLoop:
         self._work = work
         if self._interrupt_pending:
             work.cancel()
+        limit: asyncio.Timeout | None = None
         try:
-            async with asyncio.timeout(self.config.time_limit):
+            async with asyncio.timeout(self.config.time_limit) as limit:
                 outcome = await work
         except (Exception, asyncio.CancelledError) as err:  # never leave the reader of run() waiting for the end
-            outcome = ended_by(err, self.config.time_limit)
+            outcome = ended_by(err, self.config.time_limit if limit is not None and limit.expired() else None)
         finally:
             self._work = None
         self.emit(

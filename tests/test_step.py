@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from chimera.core import agent_loop as agent_loop_module
 from chimera.core.agent_loop import AgentLoop
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import RunFinished
@@ -128,3 +129,38 @@ def test_strategies_do_not_import_the_loop() -> None:
     probe = "import sys, chimera.core.loops.react; print('chimera.core.agent_loop' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+@dataclass
+class RaisesTimeout:
+    """A strategy whose work raises a TimeoutError of its own (a socket's, a library's), not the loop's limit."""
+
+    config: LoopConfig = field(default_factory=LoopConfig)
+    name: str = "raises-timeout"
+
+    async def drive(self, core: Core, task: str) -> Outcome:
+        raise TimeoutError("the socket timed out")
+
+
+@pytest.mark.parametrize("time_limit", [None, 3600.0])
+async def test_a_timeout_inside_the_work_is_a_failure_not_the_wall_time_limit(
+    env: LocalEnvironment, time_limit: float | None
+) -> None:
+    """With no limit the run once hung (the limit's wording formatted None); with one, it was misnamed."""
+    strategy = RaisesTimeout(config=LoopConfig(time_limit=time_limit))
+    loop = AgentLoop(ReplayProvider([]), DEFAULT_TOOLS, env, strategy=strategy)
+    done = finished(await collect(loop, "go", within=10))
+    assert (done.success, done.reason) == (False, "error")
+    assert done.error == "the run failed: TimeoutError: the socket timed out"
+
+
+async def test_a_run_that_cannot_start_raises_instead_of_leaving_its_reader_waiting(
+    env: LocalEnvironment, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> tuple[str, None]:
+        raise RuntimeError("the prompt could not be built")
+
+    monkeypatch.setattr(agent_loop_module, "workspace_prompt", broken)
+    loop = loop_with(StepByStep(limit=1), [turn(say("hi"))], env)
+    with pytest.raises(RuntimeError, match="could not be built"):
+        await collect(loop, "go", within=10)

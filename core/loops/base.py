@@ -70,7 +70,8 @@ class Stop(Exception):
 
 
 def ended_by(err: Exception | asyncio.CancelledError, time_limit: float | None) -> Outcome:
-    """How a drive that raised ``err`` ended; a ``TimeoutError`` is the wall-time limit, ``time_limit`` seconds."""
+    """How a drive that raised ``err`` ended. ``time_limit`` is given when the wall-time limit (that many
+    seconds) is what struck; any other ``TimeoutError`` is a failure like another."""
     if isinstance(err, Stop):
         return err.outcome
     if isinstance(err, ProviderError):
@@ -79,7 +80,7 @@ def ended_by(err: Exception | asyncio.CancelledError, time_limit: float | None) 
         return Outcome(False, "diverged", error=str(err))
     if isinstance(err, SessionError):
         return Outcome(False, "session", error=str(err))
-    if isinstance(err, TimeoutError):
+    if isinstance(err, TimeoutError) and time_limit is not None:
         error = f"stopped at the wall-time limit of {time_limit:g}s: raise --max-time to let it go on"
         return Outcome(False, "time_limit", error=error)
     if isinstance(err, asyncio.CancelledError):
