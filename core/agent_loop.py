@@ -181,7 +181,6 @@ class AgentLoop:
         self._interrupt_pending = False
         self._starting: GitStop | None = None  # the snapshot's git calls, while the run starts
         self._notes: list[str] = []  # what the first run_started tells the person
-        self._started = 0.0
         self._seq = 0
         self._out: asyncio.Queue[StepEvent | None] | None = None
         self._work: asyncio.Task[Outcome] | None = None
@@ -266,7 +265,6 @@ class AgentLoop:
         self._tool_turn.new_run()
         self._interrupt_pending = False
         self._compactor.new_run()
-        self._started = time.monotonic()
         out: asyncio.Queue[StepEvent | None] = asyncio.Queue()
         self._out = out
         driver = asyncio.create_task(self._drive(task, out))

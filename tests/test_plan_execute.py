@@ -22,6 +22,7 @@ from chimera.tui.screens.plan import PlanScreen
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import run_chimera
+from tests.test_tui import screen_text
 from tests.test_tui_run import send, until
 
 MODEL = "claude-sonnet-4-6"
@@ -189,9 +190,10 @@ async def test_the_workbench_shows_the_plan_to_approve_edit_or_cancel(
     app = build_app(RunOptions(workdir=project, model=MODEL, loop="plan", permission_mode="bypass"))
     async with app.run_test(size=(100, 30)) as pilot:
         await send(pilot, "write out.txt")
-        await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan")
-        assert "Add a second line to `out.txt`" in str(
-            app.screen.query_one("#plan-steps").query("Static").last().render()
+        await until(  # pushed is not yet drawn: wait for the steps on screen
+            pilot,
+            lambda: isinstance(app.screen, PlanScreen) and "Add a second line to `out.txt`" in screen_text(app),
+            "the plan on screen",
         )
         if answer == "edit":
             await pilot.press("e")

@@ -25,7 +25,7 @@ from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.screens.plan import PlanScreen
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_tui import entries
+from tests.test_tui import entries, screen_text
 from tests.test_tui_run import send, until
 
 MODEL = "claude-sonnet-4-6"
@@ -185,7 +185,9 @@ def test_the_permission_prompt(snap_compare: Snap, api: FakeAnthropic, tmp_path:
     async def asked(pilot: Pilot[int]) -> None:
         await pilot.pause()  # laid out: the click lands on the input
         await send(pilot, "clean the build")
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen), "the prompt")
+        await until(
+            pilot, lambda: isinstance(app.screen, PermissionScreen) and "make clean" in screen_text(app), "the prompt"
+        )
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=asked)
@@ -200,7 +202,9 @@ def test_the_plan_to_approve(snap_compare: Snap, api: FakeAnthropic, tmp_path: P
     async def proposed(pilot: Pilot[int]) -> None:
         await pilot.pause()
         await send(pilot, "fix the median")
-        await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan")
+        await until(
+            pilot, lambda: isinstance(app.screen, PlanScreen) and "Run the tests" in screen_text(app), "the plan"
+        )
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=proposed)
