@@ -137,6 +137,23 @@ async def test_streamed_text_redraws_only_its_entry_and_follows_the_end() -> Non
         assert view._lines[id(first)][1] is rendered  # untouched entries are not rendered again
 
 
+async def test_a_streamed_batch_shows_at_the_end_in_the_next_frame() -> None:
+    transcript = Transcript()
+    for n in range(8):  # most of a screen: the answer makes it scroll, and the view follows its end
+        transcript.note(f"earlier note {n}")
+    transcript.apply(RunStarted(task="stream", model="m", loop="react"))
+    app = Harness(transcript)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(TranscriptView)
+        await pilot.pause()
+        for n in range(8):
+            transcript.apply(TextDelta(text=f"paragraph {n} of the answer\n\n"))
+            view.refresh_entries()
+            assert view.scroll_offset.y == view.max_scroll_y  # at its end already: the next frame shows the new text
+            await pilot.pause()
+            assert f"paragraph {n} of the answer" in screen_text(app)
+
+
 async def test_a_resize_rewraps_the_cached_lines() -> None:
     transcript = Transcript()
     transcript.apply(RunStarted(task="word " * 30, model="m", loop="react"))

@@ -100,9 +100,24 @@ class TranscriptView(ScrollView, can_focus=True):
     def refresh_entries(self) -> None:
         """The transcript changed: lay it out again (only changed entries are rendered) and redraw."""
         following = self.scroll_offset.y >= self.max_scroll_y - 1  # at the end: stay there as it grows
+        sized = self.scrollable_content_region.width > _GUTTER
+        if following and sized:
+            self._render_tail()
         self._layout()
-        if following:
+        if following and sized:  # now, not after a refresh: the next frame shows the new end, not a frame later
+            self.scroll_end(animate=False, immediate=True, force=True)  # force: the scrollbar may not be up yet
+        elif following:  # not laid out yet: once it is
             self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+
+    def _render_tail(self) -> None:
+        """Render the last screenful of entries, so the end a following view scrolls to is exact, not estimated."""
+        width = self.scrollable_content_region.width - _GUTTER
+        height = self.scrollable_content_region.height
+        lines = 0
+        for entry in reversed(self.transcript.entries):
+            lines += len(self._entry_lines(entry, width)) + 1
+            if lines >= height:
+                break
 
     def on_resize(self) -> None:
         self._layout()
