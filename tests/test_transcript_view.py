@@ -154,6 +154,36 @@ async def test_a_streamed_batch_shows_at_the_end_in_the_next_frame() -> None:
             assert f"paragraph {n} of the answer" in screen_text(app)
 
 
+async def test_a_growing_transcript_does_not_lay_out_the_screen_again() -> None:
+    transcript = Transcript()
+    for n in range(40):
+        transcript.note(f"earlier note {n}")
+    transcript.apply(RunStarted(task="stream", model="m", loop="react"))
+    app = Harness(transcript)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(TranscriptView)
+        await pilot.pause()
+        layouts = 0
+        lay_out = app.screen._refresh_layout
+
+        def counted(*args: object, **kwargs: object) -> None:
+            nonlocal layouts
+            layouts += 1
+            lay_out(*args, **kwargs)  # type: ignore[arg-type]
+
+        app.screen._refresh_layout = counted  # type: ignore[method-assign]
+        for n in range(8):
+            transcript.apply(TextDelta(text=f"paragraph {n} of the answer\n\n"))
+            view.refresh_entries()
+            await pilot.pause()
+            assert f"paragraph {n} of the answer" in screen_text(app)
+        assert layouts == 0  # only the view's height changed: nothing else on screen moves, so no layout
+        assert view.vertical_scrollbar.window_virtual_size == view.virtual_size.height  # its scrollbar kept up
+        await pilot.resize_terminal(60, 24)
+        await pilot.pause()
+        assert layouts > 0  # a new width is laid out as ever
+
+
 async def test_a_resize_rewraps_the_cached_lines() -> None:
     transcript = Transcript()
     transcript.apply(RunStarted(task="word " * 30, model="m", loop="react"))

@@ -146,8 +146,18 @@ class TranscriptView(ScrollView, can_focus=True):
                 self._settled.pop(gone, None)
         self._starts = starts
         self._relayout_due = False
-        self.virtual_size = Size(width + _GUTTER, line)
+        self._resize_virtually(Size(width + _GUTTER, line))
         self.refresh()
+
+    def _resize_virtually(self, size: Size) -> None:
+        """A new virtual size. Setting ``virtual_size`` lays out the whole screen; when only the height
+        changed nothing else on screen moves, so set it quietly and update the scrollbar (which lays out
+        itself if it has to appear or go)."""
+        if size.width != self.virtual_size.width:
+            self.virtual_size = size
+        elif size.height != self.virtual_size.height:
+            self.set_reactive(TranscriptView.virtual_size, size)
+            self._scroll_update(size)
 
     def _entry_lines(self, entry: Entry, width: int) -> list[Strip]:
         key = (entry.version, width, entry.folded, self._colouring)
