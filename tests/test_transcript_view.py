@@ -3,6 +3,8 @@ jump, streaming into one entry, and a resize that re-wraps."""
 
 from __future__ import annotations
 
+import tracemalloc
+
 from textual.app import App, ComposeResult
 
 from chimera.core.events import (
@@ -182,6 +184,41 @@ async def test_a_growing_transcript_does_not_lay_out_the_screen_again() -> None:
         await pilot.resize_terminal(60, 24)
         await pilot.pause()
         assert layouts > 0  # a new width is laid out as ever
+
+
+def long_answer() -> str:
+    """About 24 KB of Markdown: headings, paragraphs, lists and code, as a long answer has."""
+    parts = []
+    for n in range(20):
+        parts.append(f"## Step {n}\n\n" + "Some **streamed** words about `item`, and more text to wrap. " * 10)
+        parts.append("\n".join(f"- a point with `x{k}` and a [link](https://example.com/{k})" for k in range(6)))
+        parts.append("```python\n" + "\n".join(f"def step_{k}(x):  return x * {k}  # code" for k in range(8)) + "\n```")
+    return "\n\n".join(parts)
+
+
+async def test_a_drawn_answer_keeps_its_lines_as_segments_not_strips() -> None:
+    text = long_answer()
+    transcript = Transcript()
+    transcript.apply_all([*a_run()[:1], TextDelta(text=text)])
+    transcript.apply(MessageCompleted(message={"role": "assistant", "content": []}, stop_reason="end_turn"))
+    app = Harness(transcript)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.query_one(TranscriptView)
+        await pilot.pause()
+        answer = transcript.entries[-1]
+        view._entry_lines(answer, view._width)  # drawn once: whatever rich caches on the way is in place
+        del view._lines[id(answer)]
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            lines = view._entry_lines(answer, view._width)
+            held = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert len(lines) > 300
+        # Its lines are kept to be drawn again: as their segments (~33 bytes a character of Markdown), not
+        # as Textual Strips, each of which carries ~1 KB of caches of its own (~52 bytes a character).
+        assert held < 40 * len(text)
 
 
 async def test_a_resize_rewraps_the_cached_lines() -> None:

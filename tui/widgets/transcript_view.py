@@ -39,6 +39,8 @@ _GUTTER = 2  # cells left of every line: the cursor's mark
 _CURSOR = Segment("▌ ", Style(color="cyan", bold=True))
 _BLANK = Segment("  ")
 
+Line = tuple[Segment, ...]  # a rendered line as it is kept: a Strip carries ~1 KB of caches, a tuple none
+
 
 class TranscriptView(ScrollView, can_focus=True):
     """The conversation, drawn from a :class:`Transcript`; call :meth:`refresh_entries` after it changes."""
@@ -71,11 +73,11 @@ class TranscriptView(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.transcript = transcript if transcript is not None else Transcript()
         self.cursor: int | None = None
-        self._lines: dict[int, tuple[tuple[int, int, bool, int], list[Strip]]] = {}  # id(entry) -> (key, lines)
+        self._lines: dict[int, tuple[tuple[int, int, bool, int], list[Line]]] = {}  # id(entry) -> (key, lines)
         self._starts: list[int] = []  # the first line of each entry
         self._width = 0
         self._relayout_due = False
-        self._settled: dict[int, tuple[tuple[int, int], list[Strip]]] = {}  # a streaming answer's finished blocks
+        self._settled: dict[int, tuple[tuple[int, int], list[Line]]] = {}  # a streaming answer's finished blocks
         self._syntax: ThemeSyntax | None = None  # the app theme's syntax colours, made when first needed
         self._colouring = 0  # grows with every theme change: lines drawn before it are drawn again
 
@@ -159,7 +161,7 @@ class TranscriptView(ScrollView, can_focus=True):
             self.set_reactive(TranscriptView.virtual_size, size)
             self._scroll_update(size)
 
-    def _entry_lines(self, entry: Entry, width: int) -> list[Strip]:
+    def _entry_lines(self, entry: Entry, width: int) -> list[Line]:
         key = (entry.version, width, entry.folded, self._colouring)
         cached = self._lines.get(id(entry))
         if cached is not None and cached[0] == key:
@@ -172,7 +174,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._lines[id(entry)] = (key, lines)
         return lines
 
-    def _streaming_lines(self, entry: Entry, width: int) -> list[Strip]:
+    def _streaming_lines(self, entry: Entry, width: int) -> list[Line]:
         """An answer still streaming: each finished block is rendered once and kept; only the open
         tail is rendered again as text arrives, its code plain until its block is finished (the whole
         answer is rendered once when it completes)."""
@@ -184,21 +186,21 @@ class TranscriptView(ScrollView, can_focus=True):
         if cut > done[0]:  # new finished blocks: render them alone, keep the rest
             block = entry.text[done[0] : cut]
             drawn = self._draw(render_entry(Entry("text", block), self.syntax), width)
-            lines = [*lines, Strip.blank(0), *drawn] if lines else drawn
+            lines = [*lines, (), *drawn] if lines else drawn
             kept = ((cut, width), lines)
         self._settled[id(entry)] = kept
         tail = entry.text[cut:]
         shown = list(lines)
         if tail.strip():
             if shown:
-                shown.append(Strip.blank(0))
+                shown.append(())
             shown += self._draw(render_entry(Entry("text", tail, streaming=True), self.syntax), width)  # code plain
-        return shown or [Strip.blank(0)]
+        return shown or [()]
 
-    def _draw(self, renderable: RenderableType, width: int) -> list[Strip]:
+    def _draw(self, renderable: RenderableType, width: int) -> list[Line]:
         console = self.app.console
         rendered = console.render_lines(renderable, console.options.update_width(width), pad=False)
-        return [Strip(segments) for segments in rendered] or [Strip.blank(0)]
+        return [tuple(segments) for segments in rendered] or [()]
 
     # --- drawing ------------------------------------------------------------------------
 
@@ -219,7 +221,7 @@ class TranscriptView(ScrollView, can_focus=True):
         offset = line - self._starts[index]
         if offset >= len(lines):  # the blank line after the entry
             return Strip.blank(width, self.rich_style)
-        content = lines[offset].apply_offsets(0, line)  # where a mouse press lands, for selecting text
+        content = Strip(lines[offset]).apply_offsets(0, line)  # where a mouse press lands, for selecting text
         selection = self.text_selection
         if selection is not None and (span := selection.get_span(line)) is not None:
             content = _selected(content, span, self.screen.get_component_rich_style("screen--selection"))
@@ -254,7 +256,7 @@ class TranscriptView(ScrollView, can_focus=True):
             return ""
         lines = self._entry_lines(self.transcript.entries[index], self._width)
         offset = line - self._starts[index]
-        return lines[offset].text.rstrip() if offset < len(lines) else ""
+        return "".join(segment.text for segment in lines[offset]).rstrip() if offset < len(lines) else ""
 
     # --- the mouse ----------------------------------------------------------------------
 
