@@ -6,6 +6,7 @@ from __future__ import annotations
 import tracemalloc
 
 from textual.app import App, ComposeResult
+from textual.geometry import Region
 
 from chimera.core.events import (
     MessageCompleted,
@@ -219,6 +220,20 @@ async def test_a_drawn_answer_keeps_its_lines_as_segments_not_strips() -> None:
         # Its lines are kept to be drawn again: as their segments (~33 bytes a character of Markdown), not
         # as Textual Strips, each of which carries ~1 KB of caches of its own (~52 bytes a character).
         assert held < 40 * len(text)
+
+
+async def test_lines_take_the_theme_of_the_frame_they_are_drawn_in() -> None:
+    app = loaded()
+    async with app.run_test(size=(80, 40)) as pilot:  # taller than the transcript: blank lines below it
+        view = app.query_one(TranscriptView)
+        shown = []
+        for theme in ("textual-light", "textual-dark"):
+            app.theme = theme
+            await pilot.pause()
+            last = view.render_lines(Region(0, view.size.height - 1, view.size.width, 1))[0]
+            shown.append({segment.style.bgcolor for segment in last if segment.style})
+            assert shown[-1] == {view.rich_style.bgcolor}  # the blank line below is the theme's background
+        assert shown[0] != shown[1]
 
 
 async def test_a_resize_rewraps_the_cached_lines() -> None:
