@@ -222,6 +222,28 @@ async def test_a_drawn_answer_keeps_its_lines_as_segments_not_strips() -> None:
         assert held < 40 * len(text)
 
 
+async def test_a_long_session_keeps_a_bounded_number_of_lines_and_draws_old_answers_again() -> None:
+    transcript = Transcript()
+    app = Harness(transcript)
+    async with app.run_test(size=(100, 30)) as pilot:
+        view = app.query_one(TranscriptView)
+        view.line_budget = 1_500  # a few long answers' worth
+        for turn in range(12):  # each answer is drawn as it arrives, as a live run's are
+            answer = f"Answer {turn}.\n\n" + long_answer()
+            transcript.apply_all([RunStarted(task=f"task {turn}", model="m", loop="react"), TextDelta(text=answer)])
+            transcript.apply(MessageCompleted(message={"role": "assistant", "content": []}, stop_reason="end_turn"))
+            view.refresh_entries()
+            await pilot.pause()
+        kept = sum(len(lines) for _, lines in view._lines.values() if isinstance(lines, list))
+        assert kept <= 1_500  # not twelve answers' lines: older ones keep only their height
+        height = view.virtual_size.height
+        view.scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        assert "Answer 0." in screen_text(app)  # drawn again when it comes back on screen
+        assert "task 0" in screen_text(app)
+        assert view.virtual_size.height == height  # laid out from the heights it kept: nothing jumps
+
+
 async def test_lines_take_the_theme_of_the_frame_they_are_drawn_in() -> None:
     app = loaded()
     async with app.run_test(size=(80, 40)) as pilot:  # taller than the transcript: blank lines below it

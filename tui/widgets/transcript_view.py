@@ -36,6 +36,7 @@ from chimera.tui.transcript_render import render_entry, settled_length
 __all__ = ["TranscriptView"]
 
 _GUTTER = 2  # cells left of every line: the cursor's mark
+LINE_BUDGET = 10_000  # rendered lines kept (~1.4 KB a line of Markdown); older entries keep only their height
 _CURSOR = Segment("▌ ", Style(color="cyan", bold=True))
 _BLANK = Segment("  ")
 
@@ -73,7 +74,10 @@ class TranscriptView(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.transcript = transcript if transcript is not None else Transcript()
         self.cursor: int | None = None
-        self._lines: dict[int, tuple[tuple[int, int, bool, int], list[Line]]] = {}  # id(entry) -> (key, lines)
+        # id(entry) -> (its key, its lines, or only how many once they were let go), least recently drawn first
+        self._lines: dict[int, tuple[tuple[int, int, bool, int], list[Line] | int]] = {}
+        self._kept = 0  # lines held in _lines
+        self.line_budget = LINE_BUDGET
         self._starts: list[int] = []  # the first line of each entry
         self._width = 0
         self._relayout_due = False
@@ -139,13 +143,15 @@ class TranscriptView(ScrollView, can_focus=True):
             starts.append(line)
             cached = self._lines.get(id(entry))
             if cached is not None and cached[0][:3] == (entry.version, width, entry.folded):  # any colours
-                line += len(cached[1]) + 1  # a blank line after each entry
+                held = cached[1]
+                line += (held if isinstance(held, int) else len(held)) + 1  # a blank line after each entry
             else:
                 line += _estimate(entry, width) + 1
             alive.add(id(entry))
         if len(self._lines) > len(alive):
             for gone in self._lines.keys() - alive:  # entries a retry took away
-                del self._lines[gone]
+                held = self._lines.pop(gone)[1]
+                self._kept -= 0 if isinstance(held, int) else len(held)
                 self._settled.pop(gone, None)
         self._starts = starts
         self._relayout_due = False
@@ -164,16 +170,38 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def _entry_lines(self, entry: Entry, width: int) -> list[Line]:
         key = (entry.version, width, entry.folded, self._colouring)
-        cached = self._lines.get(id(entry))
-        if cached is not None and cached[0] == key:
+        ident = id(entry)
+        cached = self._lines.get(ident)
+        if cached is not None and cached[0] == key and not isinstance(cached[1], int):
+            if next(reversed(self._lines)) != ident:  # drawn now: the last to be let go
+                del self._lines[ident]
+                self._lines[ident] = cached
             return cached[1]
         if entry.kind == "text" and entry.streaming:
             lines = self._streaming_lines(entry, width)
         else:
-            self._settled.pop(id(entry), None)
+            self._settled.pop(ident, None)
             lines = self._draw(render_entry(entry, self.syntax), width)
-        self._lines[id(entry)] = (key, lines)
+        self._keep(ident, key, lines)
         return lines
+
+    def _keep(self, ident: int, key: tuple[int, int, bool, int], lines: list[Line]) -> None:
+        """Cache an entry's lines. Past ``line_budget`` lines the least recently drawn entries let theirs go
+        and keep only how many there were: the layout stays exact, and they are rendered again if they
+        come back on screen."""
+        old = self._lines.pop(ident, None)
+        if old is not None and not isinstance(old[1], int):
+            self._kept -= len(old[1])
+        self._lines[ident] = (key, lines)
+        self._kept += len(lines)
+        if self._kept <= self.line_budget:
+            return
+        for other, (other_key, held) in list(self._lines.items()):
+            if self._kept <= self.line_budget * 3 // 4 or other == ident:
+                break
+            if not isinstance(held, int):
+                self._lines[other] = (other_key, len(held))
+                self._kept -= len(held)
 
     def _streaming_lines(self, entry: Entry, width: int) -> list[Line]:
         """An answer still streaming: each finished block is rendered once and kept; only the open
