@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tracemalloc
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.geometry import Region
 
@@ -19,8 +20,9 @@ from chimera.core.events import (
     ToolCallStarted,
     ToolOutputDelta,
 )
-from chimera.tui.state import Transcript
+from chimera.tui.state import Entry, Transcript
 from chimera.tui.transcript_render import settled_length
+from chimera.tui.widgets import transcript_view
 from chimera.tui.widgets.transcript_view import TranscriptView
 from tests.test_tui import screen_text
 
@@ -242,6 +244,38 @@ async def test_a_long_session_keeps_a_bounded_number_of_lines_and_draws_old_answ
         assert "Answer 0." in screen_text(app)  # drawn again when it comes back on screen
         assert "task 0" in screen_text(app)
         assert view.virtual_size.height == height  # laid out from the heights it kept: nothing jumps
+
+
+async def test_entries_never_drawn_are_estimated_once_and_again_only_when_they_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    transcript = Transcript()
+    for _ in range(20):  # a history above the screen, never drawn
+        transcript.apply_all(a_run())
+    transcript.apply(RunStarted(task="stream", model="m", loop="react"))
+    app = Harness(transcript)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(TranscriptView)
+        await pilot.pause()
+        estimated = []
+        estimate = transcript_view._estimate
+
+        def counted(entry: Entry, width: int) -> int:
+            estimated.append(entry)
+            return estimate(entry, width)
+
+        monkeypatch.setattr(transcript_view, "_estimate", counted)
+        for word in ("Streaming ", "more ", "words."):
+            transcript.apply(TextDelta(text=word))
+            view.refresh_entries()
+            await pilot.pause()
+        assert estimated == []  # the history did not change: what it was estimated at stands
+        height = view.virtual_size.height
+        grep = next(index for index, entry in enumerate(transcript.entries) if entry.name == "grep")
+        transcript.toggle(grep)  # far above the screen: opens to its 30 lines of output
+        view.refresh_entries()
+        assert estimated == [transcript.entries[grep]]
+        assert view.virtual_size.height == height + 30  # its output's lines, as estimated until it is drawn
 
 
 async def test_lines_take_the_theme_of_the_frame_they_are_drawn_in() -> None:

@@ -74,7 +74,8 @@ class TranscriptView(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.transcript = transcript if transcript is not None else Transcript()
         self.cursor: int | None = None
-        # id(entry) -> (its key, its lines, or only how many once they were let go), least recently drawn first
+        # id(entry) -> (its key, its lines or only how many: an estimate before it is first drawn, the real
+        # count once its lines were let go), least recently drawn first
         self._lines: dict[int, tuple[tuple[int, int, bool, int], list[Line] | int]] = {}
         self._kept = 0  # lines held in _lines
         self.line_budget = LINE_BUDGET
@@ -131,8 +132,8 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def _layout(self) -> None:
         """Where each entry starts. An entry drawn at this width counts its real lines; one never drawn
-        counts an estimate, corrected when it first comes on screen (so a long history costs its visible
-        part, not its length)."""
+        counts an estimate (made once a version), corrected when it first comes on screen (so a long
+        history costs its visible part, not its length)."""
         if self.scrollable_content_region.width <= _GUTTER:
             return  # not laid out yet: a resize comes with the real width
         width = self.scrollable_content_region.width - _GUTTER
@@ -141,12 +142,15 @@ class TranscriptView(ScrollView, can_focus=True):
         alive = set()
         for entry in self.transcript.entries:
             starts.append(line)
+            key = (entry.version, width, entry.folded, self._colouring)
             cached = self._lines.get(id(entry))
-            if cached is not None and cached[0][:3] == (entry.version, width, entry.folded):  # any colours
+            if cached is not None and cached[0][:3] == key[:3]:  # drawn in any colours: the same height
                 held = cached[1]
                 line += (held if isinstance(held, int) else len(held)) + 1  # a blank line after each entry
-            else:
-                line += _estimate(entry, width) + 1
+            else:  # estimated once, until it changes or is drawn
+                count = _estimate(entry, width)
+                self._lines[id(entry)] = (key, count)
+                line += count + 1
             alive.add(id(entry))
         if len(self._lines) > len(alive):
             for gone in self._lines.keys() - alive:  # entries a retry took away
