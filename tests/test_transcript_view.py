@@ -8,6 +8,7 @@ import tracemalloc
 import pytest
 from textual.app import App, ComposeResult
 from textual.geometry import Region
+from textual.strip import Strip
 
 from chimera.core.events import (
     MessageCompleted,
@@ -157,6 +158,35 @@ async def test_a_streamed_batch_shows_at_the_end_in_the_next_frame() -> None:
             assert view.scroll_offset.y == view.max_scroll_y  # at its end already: the next frame shows the new text
             await pilot.pause()
             assert f"paragraph {n} of the answer" in screen_text(app)
+
+
+async def test_a_streamed_word_redraws_the_lines_of_its_answer_not_the_screen() -> None:
+    transcript = Transcript()
+    for n in range(30):
+        transcript.note(f"earlier note {n}")
+    transcript.apply_all([RunStarted(task="stream", model="m", loop="react"), TextDelta(text="The answer begins")])
+    app = Harness(transcript)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(TranscriptView)
+        await pilot.pause()
+        drawn: list[int] = []
+        draw = view.render_line
+
+        def counted(y: int) -> Strip:
+            drawn.append(y)
+            return draw(y)
+
+        view.render_line = counted  # type: ignore[method-assign]
+        transcript.apply(TextDelta(text=" and"))
+        view.refresh_entries()
+        await pilot.pause()
+        for word in (" goes", " on."):
+            drawn.clear()
+            transcript.apply(TextDelta(text=word))
+            view.refresh_entries()
+            await pilot.pause()
+            assert len(drawn) <= 2  # its one line (and the blank after it): the notes above stay as drawn
+        assert "The answer begins and goes on." in screen_text(app)
 
 
 async def test_a_growing_transcript_does_not_lay_out_the_screen_again() -> None:

@@ -80,6 +80,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._kept = 0  # lines held in _lines
         self.line_budget = LINE_BUDGET
         self._starts: list[int] = []  # the first line of each entry
+        self._laid: list[tuple[tuple[int, int, bool], list[Line] | int]] = []  # each entry's, at the last layout
         self._width = 0
         self._relayout_due = False
         self._settled: dict[int, tuple[tuple[int, int], list[Line]]] = {}  # a streaming answer's finished blocks
@@ -139,28 +140,41 @@ class TranscriptView(ScrollView, can_focus=True):
         width = self.scrollable_content_region.width - _GUTTER
         self._width = width
         starts, line = [], 0
-        alive = set()
+        laid = []
         for entry in self.transcript.entries:
             starts.append(line)
             key = (entry.version, width, entry.folded, self._colouring)
             cached = self._lines.get(id(entry))
-            if cached is not None and cached[0][:3] == key[:3]:  # drawn in any colours: the same height
-                held = cached[1]
-                line += (held if isinstance(held, int) else len(held)) + 1  # a blank line after each entry
-            else:  # estimated once, until it changes or is drawn
-                count = _estimate(entry, width)
-                self._lines[id(entry)] = (key, count)
-                line += count + 1
-            alive.add(id(entry))
-        if len(self._lines) > len(alive):
+            if cached is None or cached[0][:3] != key[:3]:  # estimated once, until it changes or is drawn
+                cached = self._lines[id(entry)] = (key, _estimate(entry, width))
+            held = cached[1]
+            line += (held if isinstance(held, int) else len(held)) + 1  # a blank line after each entry
+            laid.append(cached)
+        if len(self._lines) > len(laid):
+            alive = {id(entry) for entry in self.transcript.entries}
             for gone in self._lines.keys() - alive:  # entries a retry took away
                 held = self._lines.pop(gone)[1]
                 self._kept -= 0 if isinstance(held, int) else len(held)
                 self._settled.pop(gone, None)
+        # The first entry laid out differently from last time: the lines above it are drawn as they were.
+        pairs = enumerate(zip(laid, self._laid, strict=False))
+        first = next((n for n, (now, was) in pairs if now is not was), None)
+        if first is None and len(laid) != len(self._laid):
+            first = min(len(laid), len(self._laid))
+        self._laid = laid
         self._starts = starts
         self._relayout_due = False
         self._resize_virtually(Size(width + _GUTTER, line))
-        self.refresh()
+        if first is not None:
+            self._refresh_from(starts[first] if first < len(starts) else line)
+
+    def _refresh_from(self, top: int) -> None:
+        """Repaint from line ``top`` of the transcript to the bottom of the screen."""
+        scroll_y = self.scroll_offset.y
+        start = max(top, scroll_y)
+        count = scroll_y + self.scrollable_content_region.height - start
+        if count > 0:
+            self.refresh_lines(start, count)
 
     def _resize_virtually(self, size: Size) -> None:
         """A new virtual size. Setting ``virtual_size`` lays out the whole screen; when only the height
