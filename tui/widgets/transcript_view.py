@@ -4,7 +4,9 @@ A line-API scroll view (as Textual's ``Log`` is): it knows where each entry's
 lines start and draws only the lines on screen. Each entry's lines are
 rendered once per width and version (``tui.state.Entry.version``) and cached,
 so a new delta re-renders the entry it changed and nothing else, and a resize
-re-wraps from the entries, not from widgets. A cursor moves between entries
+re-wraps from the entries, not from widgets. A change repaints the screen from
+the first entry it moved down, and past ``LINE_BUDGET`` cached lines the least
+recently drawn entries keep only their height. A cursor moves between entries
 (``up``/``down``): ``enter`` or ``space`` folds and unfolds it, ``z`` folds or
 unfolds everything, ``n`` jumps to the next failed call, ``o`` asks for a cut
 call's whole saved output (:class:`TranscriptView.OpenOutput`). Code is coloured
