@@ -442,3 +442,26 @@ async def test_a_running_call_shows_its_last_lines_as_a_terminal_would_and_a_tic
         await pilot.pause()
         assert "running 4s" in screen_text(app)
         assert view._lines[id(finished)][1] is kept  # the rest is not drawn again
+
+
+async def test_the_scrollbar_shows_where_the_view_is_after_folding_everything_and_unfolding_one() -> None:
+    """Folded all, the transcript fits and its scrollbar goes; unfolding one brings it back at the view's place
+    (it came back where the view had been before the fold, at the end, while the view showed the top)."""
+    app = loaded()
+    async with app.run_test(size=(80, 14)) as pilot:
+        view = app.query_one(TranscriptView)
+        await pilot.pause()
+        await pilot.press("z", "z")  # everything folds, then everything unfolds
+        await pilot.pause()
+        view.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        assert view.max_scroll_y > 0
+        await pilot.press("z")  # everything folds: the transcript fits
+        await pilot.pause()
+        grep = next(i for i, e in enumerate(app.transcript.entries) if e.name == "grep")
+        while view.cursor != grep:
+            await pilot.press("up")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert view.max_scroll_y > 0
+        assert view.vertical_scrollbar.position == view.scroll_offset.y

@@ -82,7 +82,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._kept = 0  # lines held in _lines
         self.line_budget = LINE_BUDGET
         self._starts: list[int] = []  # the first line of each entry
-        self._laid: list[tuple[tuple[int, int, bool], list[Line] | int]] = []  # each entry's, at the last layout
+        self._laid: list[tuple[tuple[int, int, bool, int], list[Line] | int]] = []  # each entry's, at the last layout
         self._width = 0
         self._relayout_due = False
         self._settled: dict[int, tuple[tuple[int, int], list[Line]]] = {}  # a streaming answer's finished blocks
@@ -187,6 +187,8 @@ class TranscriptView(ScrollView, can_focus=True):
         elif size.height != self.virtual_size.height:
             self.set_reactive(TranscriptView.virtual_size, size)
             self._scroll_update(size)
+            if self.show_vertical_scrollbar:  # a scrollbar that comes back shows where the view is now
+                self.vertical_scrollbar.position = self.scroll_y
 
     def _entry_lines(self, entry: Entry, width: int) -> list[Line]:
         key = (entry.version, width, entry.folded, self._colouring)
