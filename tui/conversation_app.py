@@ -14,6 +14,7 @@ from pathlib import Path
 
 from textual import work
 from textual.app import App
+from textual.css.query import NoMatches
 from textual.timer import Timer
 from textual.worker import Worker
 
@@ -70,9 +71,12 @@ class ConversationApp(App[int]):
 
     async def on_bus_events(self, message: BusEvents) -> None:
         self.transcript.apply_all(message.events)
-        self.query_one(TranscriptView).refresh_entries()
+        try:
+            view, status = self.query_one(TranscriptView), self.query_one(StatusLine)
+        except NoMatches:  # a batch that arrives as the app closes: there is no screen left to show it on
+            return
+        view.refresh_entries()
         self._keep_time()
-        status = self.query_one(StatusLine)
         for event in message.events:
             status.follow(event)
         self.events_shown(message.events)
