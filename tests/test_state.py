@@ -392,3 +392,37 @@ async def test_a_live_bash_call_shows_its_output_on_the_running_entry(api: FakeA
     from_log.apply_all(log)
     assert kinds_and_words(from_log) == kinds_and_words(live)
     assert [e.output for e in from_log.entries] == [e.output for e in live.entries]
+
+
+async def test_a_switch_and_the_branch_it_starts_are_entries_of_their_own(api: FakeAnthropic, project: Path) -> None:
+    """Switched back to the first answer, the transcript says so (files brought back), and the next task says
+    it starts a new branch; told again after a clear, the conversation is the branch switched to."""
+    write = {"path": "a.txt", "content": "v2\n"}
+    api.script(
+        message(text("Read it.")),
+        message(tool_use("w1", "write", write), stop_reason="tool_use"),
+        message(text("Wrote v2.")),
+        message(text("Back at v1.")),
+    )
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    seen: list[StepEvent] = []
+    session.bus.subscribe(seen.append)
+    try:
+        await session.run("look at a.txt")
+        await session.run("write v2")
+        first_answer = next(n for n in session.store.tree.path() if n.summary == "Read it.")
+        assert session.switch(first_answer.id) is not None
+        await session.run("where are we?")
+        await session.bus.drain()
+        transcript = Transcript()
+        transcript.apply_all(seen)
+        switches = [e.text for e in transcript.entries if e.kind == "switch"]
+        assert switches == [
+            f"⇄ switched to {first_answer.id}: 1 file brought back",
+            "⑂ this task starts a new branch; the one it leaves is kept (chimera tree)",
+        ]
+        transcript.clear()
+        transcript.apply_all(branch_events(session.store))
+        assert [e.text for e in transcript.entries if e.kind == "user"] == ["look at a.txt", "where are we?"]
+    finally:
+        await session.close()

@@ -133,14 +133,14 @@ async def test_streamed_text_redraws_only_its_entry_and_follows_the_end() -> Non
         view = app.query_one(TranscriptView)
         await pilot.pause()
         first = app.transcript.entries[0]
-        rendered = view._lines[id(first)][1]
+        rendered = view._lines[first.serial][1]
         transcript.apply(RunStarted(task="and more", model="m", loop="react"))
         for word in ("Streaming ", "the ", "next ", "answer."):
             transcript.apply(TextDelta(text=word))
             view.refresh_entries()
             await pilot.pause()
         assert "Streaming the next answer." in screen_text(app)  # the end stays in view
-        assert view._lines[id(first)][1] is rendered  # untouched entries are not rendered again
+        assert view._lines[first.serial][1] is rendered  # untouched entries are not rendered again
 
 
 async def test_a_streamed_batch_shows_at_the_end_in_the_next_frame() -> None:
@@ -240,7 +240,7 @@ async def test_a_drawn_answer_keeps_its_lines_as_segments_not_strips() -> None:
         await pilot.pause()
         answer = transcript.entries[-1]
         view._entry_lines(answer, view._width)  # drawn once: whatever rich caches on the way is in place
-        del view._lines[id(answer)]
+        del view._lines[answer.serial]
         tracemalloc.start()
         try:
             before = tracemalloc.get_traced_memory()[0]
@@ -354,18 +354,18 @@ async def test_a_streaming_answer_renders_its_finished_blocks_once() -> None:
         view.refresh_entries()
         await pilot.pause()
         answer = transcript.entries[-1]
-        head = view._settled[id(answer)][1]
+        head = view._settled[answer.serial][1]
         for more in (" block", " grows", " word by word."):
             transcript.apply(TextDelta(text=more))
             view.refresh_entries()
             await pilot.pause()
-            assert view._settled[id(answer)][1] is head  # the finished block is not rendered again
+            assert view._settled[answer.serial][1] is head  # the finished block is not rendered again
         assert "Second block grows word by word." in screen_text(app)
         assert "First block done." in screen_text(app)
         transcript.apply(MessageCompleted(message={"role": "assistant", "content": []}, stop_reason="end_turn"))
         view.refresh_entries()
         await pilot.pause()
-        assert id(answer) not in view._settled  # complete: rendered whole, once
+        assert answer.serial not in view._settled  # complete: rendered whole, once
         assert "Second block grows word by word." in screen_text(app)
 
 
@@ -435,13 +435,13 @@ async def test_a_running_call_shows_its_last_lines_as_a_terminal_would_and_a_tic
         assert lines[lines.index("step 29") + 1] == "fetching 100%"
         assert "55%" not in shown
         finished = transcript.entries[0]
-        kept = view._lines[id(finished)][1]
+        kept = view._lines[finished.serial][1]
         clock[0] += 4
         assert transcript.tick()
         view.refresh_entries()
         await pilot.pause()
         assert "running 4s" in screen_text(app)
-        assert view._lines[id(finished)][1] is kept  # the rest is not drawn again
+        assert view._lines[finished.serial][1] is kept  # the rest is not drawn again
 
 
 async def test_the_scrollbar_shows_where_the_view_is_after_folding_everything_and_unfolding_one() -> None:
@@ -465,3 +465,23 @@ async def test_the_scrollbar_shows_where_the_view_is_after_folding_everything_an
         await pilot.pause()
         assert view.max_scroll_y > 0
         assert view.vertical_scrollbar.position == view.scroll_offset.y
+
+
+async def test_a_transcript_told_again_shows_its_new_entries_not_lines_kept_for_old_ones() -> None:
+    """After a clear (a switch tells the conversation again), new entries at the same versions as old ones are
+    drawn afresh: the view keys what it keeps by an entry's serial, never by where it sits in memory."""
+    app = loaded()
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(TranscriptView)
+        await pilot.pause()
+        assert "find the matches" in screen_text(app)
+        for round_ in range(3):
+            app.transcript.clear()
+            app.transcript.apply_all([RunStarted(task=f"another task {round_}", model="m", loop="react")])
+            app.transcript.note(f"note {round_}")
+            view.refresh_entries()
+            await pilot.pause()
+            shown = screen_text(app)
+            assert f"another task {round_}" in shown
+            assert f"note {round_}" in shown
+            assert "find the matches" not in shown

@@ -404,3 +404,31 @@ async def test_a_running_command_shows_its_latest_output_and_its_time_live(
             await until(pilot, lambda: app._ticker is None, "the timer to stop")
     finally:
         os.close(gate)
+
+
+async def test_after_a_switch_the_conversation_is_the_branch_switched_to(api: FakeAnthropic, tmp_path: Path) -> None:
+    """A switch (the session's, as a front end asks for it between runs) tells the conversation again as the
+    branch it lands on, the later task gone from view, and says what it did."""
+    (tmp_path / "a.txt").write_text("v1\n")
+    api.script(
+        message(text("Read it.")),
+        message(tool_use("w1", "write", {"path": "a.txt", "content": "v2\n"}), stop_reason="tool_use"),
+        message(text("Wrote v2.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        for task in ("look at a.txt", "write v2"):
+            await send(pilot, task)
+            await app.run_shown.wait()
+            await until(pilot, lambda: not app.running, "the run to end")
+            app.run_shown.clear()
+        first_answer = next(n for n in app.session.store.tree.path() if n.summary == "Read it.")
+        assert app.session.switch(first_answer.id) is not None
+        await until(pilot, lambda: bool(entries(app, "switch")), "the switch told")
+        await app.history_shown.wait()
+        await pilot.pause()
+        assert said(app) == ["look at a.txt"]
+        assert [e.text for e in entries(app, "switch")] == [f"⇄ switched to {first_answer.id}: 1 file brought back"]
+        assert "⇄ switched to" in screen_text(app)
+        assert "write v2" not in screen_text(app)
+        assert (tmp_path / "a.txt").read_text() == "v1\n"

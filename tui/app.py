@@ -27,6 +27,7 @@ from chimera.core.events import (
     RunFinished,
     RunStarted,
     StepEvent,
+    Switched,
 )
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
@@ -100,6 +101,15 @@ class ChimeraApp(ConversationApp):
         self.query_one(TranscriptView).refresh_entries()
         self.history_shown.set()
 
+    @work(group="history", exclusive=True, exit_on_error=False)
+    async def show_branch(self, switched: Switched) -> None:
+        """After a switch the conversation is the branch switched to: told again from the session, then the switch."""
+        events = await asyncio.to_thread(branch_events, self.session.store)
+        self.transcript.clear()
+        self.transcript.apply_all([*events, switched])
+        self.query_one(TranscriptView).refresh_entries()
+        self.history_shown.set()
+
     def events_shown(self, events: list[StepEvent]) -> None:
         for event in events:
             match event:
@@ -111,6 +121,9 @@ class ChimeraApp(ConversationApp):
                     self._propose(request_id, steps)
                 case RunStarted() if self.session.demo:
                     self.query_one(DemoBanner).folded = True
+                case Switched():
+                    self.history_shown.clear()
+                    self.show_branch(event)
                 case RunFinished():
                     self._withdraw_plans()
                     self.run_shown.set()

@@ -5,8 +5,8 @@ session's history and a replay all feed the same :meth:`Transcript.apply` and
 look the same, and tests drive it without a screen.
 
 Entries are what a person sees, in order: their message, steering, the
-model's text and thinking, tool calls with their results, plans, compactions
-and notices. Each has a fold state (thinking folds by default, a failed call
+model's text and thinking, tool calls with their results, plans, compactions,
+switches and new branches, and notices. Each has a fold state (thinking folds by default, a failed call
 unfolds) and a ``version`` that changes whenever the entry does, so a view can
 cache what it rendered and redo only what changed. What one model request
 streams belongs to an *attempt* until ``message_completed`` seals it; a retry
@@ -22,12 +22,14 @@ both.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.core.events import (
+    BranchCreated,
     CompactionDone,
     MessageCompleted,
     PermissionDecided,
@@ -43,6 +45,7 @@ from chimera.core.events import (
     RunStarted,
     SteeringDelivered,
     StepEvent,
+    Switched,
     TextDelta,
     ThinkingDelta,
     ToolCallFinished,
@@ -55,7 +58,9 @@ from chimera.core.wording import describe_compaction, plural
 
 __all__ = ["LIVE_CHARS", "LIVE_LINES", "Entry", "Transcript"]
 
-KINDS = ("user", "steering", "text", "thinking", "tool", "plan", "compaction", "notice")
+_SERIALS = itertools.count()
+
+KINDS = ("user", "steering", "text", "thinking", "tool", "plan", "compaction", "switch", "notice")
 LIVE_LINES = 200  # lines of a running call's output kept, at most (its end)
 LIVE_CHARS = 64 * 1024  # characters of it kept, at most
 
@@ -89,6 +94,7 @@ class Entry:
     checks: list[bool | None] = field(default_factory=list)
     severity: str = "info"
     version: int = 0
+    serial: int = field(default_factory=lambda: next(_SERIALS))  # never the same for two entries
 
     def touch(self) -> None:
         self.version += 1
@@ -113,6 +119,13 @@ class Transcript:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def clear(self) -> None:
+        """Nothing shown any more (the conversation is about to be told again, after a switch)."""
+        self.entries = []
+        self._attempt.clear()
+        self._calls.clear()
+        self._plan = None
 
     @property
     def running(self) -> bool:
@@ -179,6 +192,11 @@ class Transcript:
             case CompactionDone(summary=summary, reason=reason, tokens_before=before, tokens_after=after):
                 line = describe_compaction(reason, before, after)
                 self._add(Entry("compaction", summary, folded=True, name=f"⇣ {line}"))
+            case Switched(to_node=node, changed_paths=changed):
+                files = plural(len(changed), "file") + " brought back" if changed else "no file changed"
+                self._add(Entry("switch", f"⇄ switched to {node}: {files}"))
+            case BranchCreated():
+                self._add(Entry("switch", "⑂ this task starts a new branch; the one it leaves is kept (chimera tree)"))
             case RunFinished():
                 self._finish_run(event)
             case _:

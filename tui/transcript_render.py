@@ -58,6 +58,8 @@ def render_entry(entry: Entry, syntax: ThemeSyntax | None = None) -> RenderableT
         case "compaction":
             head = Text(f"{_arrow(entry)} {terminal_safe(entry.name)}", "cyan")
             return head if entry.folded else Group(head, code_markdown(text, syntax))
+        case "switch":
+            return Text(text, "bold cyan")
         case _:
             return Text(text, _SEVERITY.get(entry.severity, ""))
 

@@ -76,7 +76,7 @@ class TranscriptView(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.transcript = transcript if transcript is not None else Transcript()
         self.cursor: int | None = None
-        # id(entry) -> (its key, its lines or only how many: an estimate before it is first drawn, the real
+        # entry.serial -> (its key, its lines or only how many: an estimate before it is first drawn, the real
         # count once its lines were let go), least recently drawn first
         self._lines: dict[int, tuple[tuple[int, int, bool, int], list[Line] | int]] = {}
         self._kept = 0  # lines held in _lines
@@ -146,14 +146,14 @@ class TranscriptView(ScrollView, can_focus=True):
         for entry in self.transcript.entries:
             starts.append(line)
             key = (entry.version, width, entry.folded, self._colouring)
-            cached = self._lines.get(id(entry))
+            cached = self._lines.get(entry.serial)
             if cached is None or cached[0][:3] != key[:3]:  # estimated once, until it changes or is drawn
-                cached = self._lines[id(entry)] = (key, _estimate(entry, width))
+                cached = self._lines[entry.serial] = (key, _estimate(entry, width))
             held = cached[1]
             line += (held if isinstance(held, int) else len(held)) + 1  # a blank line after each entry
             laid.append(cached)
         if len(self._lines) > len(laid):
-            alive = {id(entry) for entry in self.transcript.entries}
+            alive = {entry.serial for entry in self.transcript.entries}
             for gone in self._lines.keys() - alive:  # entries a retry took away
                 held = self._lines.pop(gone)[1]
                 self._kept -= 0 if isinstance(held, int) else len(held)
@@ -192,7 +192,7 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def _entry_lines(self, entry: Entry, width: int) -> list[Line]:
         key = (entry.version, width, entry.folded, self._colouring)
-        ident = id(entry)
+        ident = entry.serial
         cached = self._lines.get(ident)
         if cached is not None and cached[0] == key and not isinstance(cached[1], int):
             if next(reversed(self._lines)) != ident:  # drawn now: the last to be let go
@@ -230,7 +230,7 @@ class TranscriptView(ScrollView, can_focus=True):
         tail is rendered again as text arrives, its code plain until its block is finished (the whole
         answer is rendered once when it completes)."""
         cut = settled_length(entry.text)
-        kept = self._settled.get(id(entry))
+        kept = self._settled.get(entry.serial)
         if kept is None or kept[0][1] != width:
             kept = ((0, width), [])
         done, lines = kept
@@ -239,7 +239,7 @@ class TranscriptView(ScrollView, can_focus=True):
             drawn = self._draw(render_entry(Entry("text", block), self.syntax), width)
             lines = [*lines, (), *drawn] if lines else drawn
             kept = ((cut, width), lines)
-        self._settled[id(entry)] = kept
+        self._settled[entry.serial] = kept
         tail = entry.text[cut:]
         shown = list(lines)
         if tail.strip():
