@@ -65,10 +65,12 @@ def use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_fixed_session(home: Path, workdir: Path) -> str:
-    """A finished session with thinking, a read, a failing test run, an edit with its diff and an answer."""
+    """A finished session with thinking, a read, a failing test run (its whole output saved), an edit with its
+    diff and an answer."""
+    saved = str(home / "output" / "s1" / "b1.txt")
     calls: list[tuple[str, str, dict[str, Any], str, bool, float, dict[str, Any]]] = [
         ("r1", "read", {"path": "stats.py"}, STATS, False, 3.0, {}),
-        ("b1", "bash", {"command": "pytest -q"}, FAILURE, True, 840.0, {"exit_code": 1}),
+        ("b1", "bash", {"command": "pytest -q"}, FAILURE, True, 840.0, {"exit_code": 1, "full_output": saved}),
         (
             "e1",
             "edit",
@@ -122,6 +124,8 @@ def record_fixed_session(home: Path, workdir: Path) -> str:
                 "answer": "",
             }
         )
+        Path(saved).parent.mkdir(parents=True, exist_ok=True)
+        Path(saved).write_text("".join(f"collecting test_stats.py line {n}\n" for n in range(1, 41)) + FAILURE)
         (store.folder / "events.jsonl").write_text("".join(json.dumps(line) + "\n" for line in log))
     return "s1"
 
@@ -208,3 +212,27 @@ def test_the_plan_to_approve(snap_compare: Snap, api: FakeAnthropic, tmp_path: P
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=proposed)
+
+
+def test_the_whole_output_of_a_call(
+    snap_compare: Snap, api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`o` on the test run opens what it saved; the file is named from ~ (here the test's home folder)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    home = tmp_path / "chimera"
+    monkeypatch.setenv("CHIMERA_HOME", str(home))
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    session = record_fixed_session(home, workdir)
+    app = build_app(RunOptions(resume=session, model=MODEL))
+
+    async def open_it(pilot: Pilot[int]) -> None:
+        await app.history_shown.wait()
+        await pilot.press("tab")
+        bash = next(i for i, e in enumerate(app.transcript.entries) if e.name == "bash")
+        while app.query_one("#conversation").cursor != bash:  # type: ignore[attr-defined]
+            await pilot.press("up")
+        await pilot.press("o")
+        await until(pilot, lambda: "line 20" in screen_text(app), "the saved output")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_it)

@@ -64,7 +64,7 @@ class OutputScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(terminal_safe(self.heading, one_line=True), id="output-title", markup=False)
-        yield Static(terminal_safe(f"saved in {self.path}", one_line=True), id="output-path", markup=False)
+        yield Static(terminal_safe(f"saved in {_shortened(self.path)}", one_line=True), id="output-path", markup=False)
         yield SavedOutputView(self.path, id="output")
         yield Static("escape closes · ↑↓ PgUp PgDn Home End scroll", id="output-keys", markup=False)
 
@@ -73,6 +73,14 @@ class OutputScreen(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+def _shortened(path: Path) -> str:
+    """``path`` as a person writes it: under their home folder, from ``~``."""
+    try:
+        return f"~/{path.relative_to(Path.home())}"
+    except (ValueError, RuntimeError):  # elsewhere, or no home folder known
+        return str(path)
 
 
 def saved_output(path: Path, folder: Path | None) -> tuple[Path, str]:

@@ -37,6 +37,7 @@ class SavedOutputView(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     SavedOutputView {
         height: 1fr;
+        padding: 0 1;
         scrollbar-size-vertical: 1;
     }
     """
@@ -111,8 +112,9 @@ class SavedOutputView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
-        strip = Strip([Segment(self.line(scroll_y + y))])
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        style = self.rich_style
+        strip = Strip([Segment(self.line(scroll_y + y), style)])  # the view's colours, not the terminal's
+        return strip.crop_extend(scroll_x, scroll_x + width, style)
 
 
 def _widest_gap(previous: int, starts: array[int]) -> int:

@@ -187,8 +187,6 @@ class TranscriptView(ScrollView, can_focus=True):
         elif size.height != self.virtual_size.height:
             self.set_reactive(TranscriptView.virtual_size, size)
             self._scroll_update(size)
-            if self.show_vertical_scrollbar:  # a scrollbar that comes back shows where the view is now
-                self.vertical_scrollbar.position = self.scroll_y
 
     def _entry_lines(self, entry: Entry, width: int) -> list[Line]:
         key = (entry.version, width, entry.folded, self._colouring)
@@ -259,6 +257,9 @@ class TranscriptView(ScrollView, can_focus=True):
         """A frame's lines. Their style and width are the same for all of them: worked out once here,
         not per line (the widget's style alone costs ~50 µs to work out)."""
         self._frame = (self.rich_style, self.scrollable_content_region.width)
+        bar = self.vertical_scrollbar if self.show_vertical_scrollbar else None
+        if bar is not None and bar.position != self.scroll_y:  # it was hidden when the view last scrolled
+            bar.position = self.scroll_y
         try:
             return super().render_lines(crop)
         finally:
