@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from chimera.core.sessions.start import RunOptions
 from chimera.core.sessions.store import SessionStore
@@ -128,6 +130,11 @@ def record_fixed_session(home: Path, workdir: Path) -> str:
         Path(saved).write_text("".join(f"collecting test_stats.py line {n}\n" for n in range(1, 41)) + FAILURE)
         (store.folder / "events.jsonl").write_text("".join(json.dumps(line) + "\n" for line in log))
     return "s1"
+
+
+def asked_about(app: App[int], screen: type[Screen[object]], words: str) -> bool:
+    """Whether ``screen`` is up and drawn with ``words`` on it (pushed comes a frame before drawn)."""
+    return isinstance(app.screen, screen) and words in screen_text(app)
 
 
 @pytest.fixture

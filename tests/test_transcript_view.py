@@ -21,6 +21,7 @@ from chimera.core.events import (
     ToolCallStarted,
     ToolOutputDelta,
 )
+from chimera.themes import DEFAULT_THEME, THEMES
 from chimera.tui.state import Entry, Transcript
 from chimera.tui.transcript_render import settled_length
 from chimera.tui.widgets import transcript_view
@@ -56,6 +57,8 @@ def a_run() -> list[StepEvent]:
 
 
 class Harness(App[None]):
+    """The conversation view alone, with Chimera's themes, the default one on."""
+
     def __init__(self, transcript: Transcript) -> None:
         super().__init__()
         self.transcript = transcript
@@ -64,6 +67,9 @@ class Harness(App[None]):
         yield TranscriptView(self.transcript, id="transcript")
 
     def on_mount(self) -> None:
+        for theme in THEMES:
+            self.register_theme(theme)
+        self.theme = DEFAULT_THEME
         view = self.query_one(TranscriptView)
         view.refresh_entries()
         view.focus()

@@ -10,13 +10,14 @@ import pytest
 from rich.console import Console
 from rich.style import Style
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import App
 
 from chimera.core.events import MessageCompleted, RunStarted, StepEvent, TextDelta, ToolCallFinished, ToolCallStarted
 from chimera.themes import CHIMERA_DARK, CHIMERA_LIGHT, THEMES
 from chimera.tui import highlight
 from chimera.tui.state import Transcript
 from chimera.tui.widgets.transcript_view import TranscriptView
+from tests.test_transcript_view import Harness
 from tests.test_tui import screen_text
 
 PYTHON = ["import os", "", "def answer(x):", '    """Say it."""', "    return 42  # the answer"]
@@ -36,32 +37,13 @@ def a_read(path: str, output: str, call: str = "r1") -> list[StepEvent]:
     ]
 
 
-class Workbench(App[None]):
-    """The conversation view alone, with Chimera's themes, the default one on."""
-
-    def __init__(self, transcript: Transcript) -> None:
-        super().__init__()
-        self.transcript = transcript
-
-    def compose(self) -> ComposeResult:
-        yield TranscriptView(self.transcript, id="transcript")
-
-    def on_mount(self) -> None:
-        for theme in THEMES:
-            self.register_theme(theme)
-        self.theme = CHIMERA_DARK.name
-        view = self.query_one(TranscriptView)
-        view.refresh_entries()
-        view.focus()
-
-
-def with_events(*events: StepEvent, unfold: bool = True) -> Workbench:
+def with_events(*events: StepEvent, unfold: bool = True) -> Harness:
     transcript = Transcript()
     transcript.apply(RunStarted(task="look", model="m", loop="react"))
     transcript.apply_all(events)
     if unfold:
         transcript.fold_all(False)
-    return Workbench(transcript)
+    return Harness(transcript)
 
 
 def palette(theme_name: str, role: str) -> str:
@@ -189,7 +171,7 @@ async def test_a_python_block_streams_plain_and_is_coloured_once_finished() -> N
     secondary = palette(CHIMERA_DARK.name, "secondary")
     transcript = Transcript()
     transcript.apply(RunStarted(task="write", model="m", loop="react"))
-    app = Workbench(transcript)
+    app = Harness(transcript)
     async with app.run_test(size=(80, 24)) as pilot:
         view = app.query_one(TranscriptView)
 
