@@ -1,4 +1,10 @@
-"""Shared fixtures: a private CHIMERA_HOME and an environment with no model configured."""
+"""Shared fixtures: a private CHIMERA_HOME with no model configured, the loopback Messages API server,
+the model environment that points Chimera at it, and a project folder.
+
+Helpers that are not fixtures live in modules of their own: ``tests.cli_runner`` (the ``chimera``
+command), ``tests.fake_anthropic`` (the server and its replies), ``tests.anthropic_harness`` and
+``tests.helpers_loop`` (driving the loop in-process). No test imports another test file.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic
 from tests.processes import Reaper, subreaper
 
 
@@ -28,6 +36,33 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     ):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture
+def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    """The Messages API on 127.0.0.1, answering from its script; no proxy from the machine sits between."""
+    with serve_fake(monkeypatch) as fake:
+        yield fake
+
+
+@pytest.fixture
+def model_env(api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Chimera pointed at :func:`api` (base URL, a key, a model), set in this process and returned for a child's.
+
+    A test that needs another key or model passes ``env={**model_env, ...}`` to the child.
+    """
+    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": DEFAULT_MODEL}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty folder to work in, apart from everything else the test makes."""
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
 
 
 @pytest.fixture
