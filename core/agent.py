@@ -11,12 +11,13 @@ from collections.abc import Iterable
 
 from chimera.core.agent_loop import AgentLoop, LoopStrategy, Pins, Recorder
 from chimera.core.bus import EventBus
+from chimera.core.context import Context
 from chimera.core.env import Environment
 from chimera.core.events import CompactionDone
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.base import Steering
-from chimera.core.loops.context import Context, Prompt
+from chimera.core.messages import Prompt
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, Provider
 from chimera.core.runner import AgentResult, finish, run_sync, settle, tool_group

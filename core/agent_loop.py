@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from chimera.core.bus import EventBus
+from chimera.core.context import Context
 from chimera.core.env import Environment
 from chimera.core.events import (
     BranchCreated,
@@ -77,19 +78,12 @@ from chimera.core.loops.base import (
 from chimera.core.loops.batches import results_message, sendable
 from chimera.core.loops.compaction import Compaction
 from chimera.core.loops.compactor import Compactor
-from chimera.core.loops.context import (
-    CONTINUE_PROMPT,
-    Context,
-    Prompt,
-    joined_text,
-    reminder_block,
-    steering_block,
-)
 from chimera.core.loops.guards import StuckDetector, over_budget
 from chimera.core.loops.model_turn import ModelTurn, with_room
 from chimera.core.loops.prompts import workspace_prompt
 from chimera.core.loops.questions import PlanQuestions
 from chimera.core.loops.tool_turn import ToolTurn
+from chimera.core.messages import CONTINUE_PROMPT, Prompt, joined_text, reminder_block, steering_block
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider
 from chimera.core.redact import Redactor

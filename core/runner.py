@@ -15,10 +15,11 @@ from typing import Any, TypeVar
 
 from chimera.core.agent_loop import AgentLoop
 from chimera.core.bus import EventBus
+from chimera.core.context import Context
 from chimera.core.env import Environment
 from chimera.core.events import RunFinished, StepEvent
 from chimera.core.loops.base import LoopStrategy
-from chimera.core.loops.context import Context, Prompt
+from chimera.core.messages import Prompt
 from chimera.core.providers.base import Provider
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import Tool

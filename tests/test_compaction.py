@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chimera.core.context import Context
 from chimera.core.events import CompactionDone, StepEvent
 from chimera.core.loops.compaction import (
     COMPACTION_HEADER,
@@ -29,8 +30,8 @@ from chimera.core.loops.compaction import (
     summary_message,
     transcript,
 )
-from chimera.core.loops.context import STEERING_LEAD, Context, reminder_block
 from chimera.core.loops.plan_execute import PLANNING_PROMPT
+from chimera.core.messages import STEERING_LEAD, reminder_block
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.tui.cli import main

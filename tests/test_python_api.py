@@ -18,11 +18,11 @@ import pytest
 from chimera.core.agent import Agent, CodingAgent
 from chimera.core.agent_loop import AgentLoop
 from chimera.core.bus import EventBus
+from chimera.core.context import Context
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import PermissionDecided, RunFinished, StepEvent, TextDelta
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
-from chimera.core.loops.context import Context
 from chimera.core.loops.guards import StuckDetector
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.factory import create_provider

@@ -17,11 +17,12 @@ import pytest
 
 from chimera.core import agent_loop as agent_loop_module
 from chimera.core.agent_loop import AgentLoop
+from chimera.core.context import Context
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import RunFinished
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.base import Core, Outcome, StepResult
-from chimera.core.loops.context import CONTINUE_PROMPT, Context, is_continue_prompt
+from chimera.core.messages import CONTINUE_PROMPT, is_continue_prompt
 from chimera.core.providers.replay import RecordedTurn, ReplayProvider
 from chimera.core.tool_group import DEFAULT_TOOLS
 from tests.helpers_loop import call, collect, finished, say, turn

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.loops.compaction import COMPACTION_HEADER
+from chimera.core.messages import COMPACTION_HEADER
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.status_line import StatusLine

@@ -52,7 +52,7 @@ from chimera.core.events import (
     ToolCallStarted,
     ToolOutputDelta,
 )
-from chimera.core.loops.context import content_blocks, prompt_text
+from chimera.core.messages import content_blocks, prompt_text
 from chimera.core.tools.executor import UNFINISHED_PREFIX
 from chimera.core.wording import describe_compaction, plural
 

@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from chimera.core.context import Context
 from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
 from chimera.core.events import StepEvent
 from chimera.core.loop_config import LoopConfig
-from chimera.core.loops.context import Context, Prompt
+from chimera.core.messages import Prompt
 from chimera.core.providers.base import Message, ModelDone
 from chimera.core.tools.executor import ToolCall, ToolOutcome
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from chimera.core.loops.context import reminder_block
+from chimera.core.messages import reminder_block
 from chimera.core.providers.base import Message
 from chimera.core.strict_json import TOO_DEEP
 from chimera.core.tools.executor import ToolOutcome

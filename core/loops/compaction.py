@@ -22,12 +22,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chimera.core.loops.context import Context, content_blocks, is_reminder, steering_text
+from chimera.core.context import Context
+from chimera.core.messages import COMPACTION_HEADER, SUMMARY_PREFIX, content_blocks, is_reminder, steering_text
 from chimera.core.providers.base import Message
 
 __all__ = [
-    "COMPACTION_HEADER",
-    "SUMMARY_PREFIX",
     "SUMMARY_SYSTEM",
     "Compaction",
     "Cut",
@@ -39,10 +38,6 @@ __all__ = [
     "transcript",
 ]
 
-COMPACTION_HEADER = (
-    "The conversation so far was compacted to fit the model's context: what came before is summarized "
-    "here, and the messages after this one are as they were."
-)
 SUMMARY_SYSTEM = (
     "You write the summary a coding agent continues its work from. It will not see the conversation "
     "again, only your summary and the most recent messages."
@@ -55,7 +50,6 @@ _ASK = """Summarize the conversation above for the agent that continues it. Cove
 Be concrete: paths, names, numbers, exact error messages. Answer with the summary only; call no tools."""
 _TASK = "The task, in the person's words:\n"
 _SAID = "Later, the person said:\n"
-SUMMARY_PREFIX = "Summary of the work so far:\n"  # how the model's summary block begins in a compaction
 _NOW = "What the loop asked for last, still in force:\n"  # a strategy's instruction (plan first, this step)
 _MAX_TASK = 10_000  # characters of the task kept verbatim
 _MAX_SAID = 2_000  # characters of each later message kept

@@ -16,6 +16,7 @@ or by hand.
 
 from __future__ import annotations
 
+from chimera.core.context import Context
 from chimera.core.errors import ProviderError
 from chimera.core.events import CompactionDone
 from chimera.core.loops.base import Recorder
@@ -28,8 +29,8 @@ from chimera.core.loops.compaction import (
     summary_message,
     summary_prompt,
 )
-from chimera.core.loops.context import Context, content_blocks, joined_text
 from chimera.core.loops.model_turn import ModelTurn
+from chimera.core.messages import content_blocks, joined_text
 from chimera.core.providers.base import ModelRequest
 from chimera.core.redact import Redactor
 from chimera.core.strict_json import clean_json

@@ -28,9 +28,9 @@ from pathlib import Path
 
 from chimera.core.events import PlanApproved, PlanCancelled, PlanEdited, PlanStepChecked, Replanned
 from chimera.core.loops.base import Core, Outcome
-from chimera.core.loops.context import Prompt
 from chimera.core.loops.plans import Plan, named_paths, parse_checklist
 from chimera.core.loops.strategy import Strategy
+from chimera.core.messages import Prompt
 
 __all__ = ["EXECUTE_PROMPT", "PLANNING_PROMPT", "PlanAndExecute"]
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from chimera.core.events import PlanSuggested
 from chimera.core.loops.base import Core, Outcome
-from chimera.core.loops.context import Prompt, prompt_text
 from chimera.core.loops.plans import looks_complex
 from chimera.core.loops.strategy import Strategy
+from chimera.core.messages import Prompt, prompt_text
 
 __all__ = ["ReAct"]
 

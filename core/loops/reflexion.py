@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from chimera.core.events import Reflected
 from chimera.core.loops.base import Core, Outcome
-from chimera.core.loops.context import Prompt
 from chimera.core.loops.strategy import Strategy
+from chimera.core.messages import Prompt
 
 __all__ = ["REFLECTION_PROMPT", "Reflexion"]
 

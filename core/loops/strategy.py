@@ -13,9 +13,10 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from chimera.core.context import Context
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.base import Core, Outcome
-from chimera.core.loops.context import Context, Prompt
+from chimera.core.messages import Prompt
 
 if TYPE_CHECKING:
     from chimera.core.env import Environment

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from chimera.core.events import CandidateChosen, CandidateProposed, TextDelta, ThinkingDelta
 from chimera.core.loops.base import Core, Outcome
-from chimera.core.loops.context import Prompt, joined_text
 from chimera.core.loops.strategy import Strategy
+from chimera.core.messages import Prompt, joined_text
 from chimera.core.providers.base import ModelDone
 
 __all__ = ["EVALUATION_PROMPT", "TreeOfThought"]

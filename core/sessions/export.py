@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from chimera.core.errors import SessionError
-from chimera.core.loops.context import content_blocks, is_continue_prompt, is_reminder
+from chimera.core.messages import content_blocks, is_continue_prompt, is_reminder
 from chimera.core.sessions.history import logged_calls
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import Node

@@ -28,8 +28,14 @@ from chimera.core.events import (
     ToolCallStarted,
     event_from_dict,
 )
-from chimera.core.loops.compaction import SUMMARY_PREFIX
-from chimera.core.loops.context import content_blocks, is_continue_prompt, is_loop_note, is_reminder, steering_text
+from chimera.core.messages import (
+    SUMMARY_PREFIX,
+    content_blocks,
+    is_continue_prompt,
+    is_loop_note,
+    is_reminder,
+    steering_text,
+)
 from chimera.core.sessions.files import EVENTS, open_file
 from chimera.core.sessions.jsonl import read_all
 from chimera.core.sessions.store import SessionStore

@@ -47,7 +47,7 @@ from chimera.core.errors import ConfigError, ReplayDiverged, WorkspaceError
 from chimera.core.events import RunFinished
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
-from chimera.core.loops.context import content_blocks, is_continue_prompt, is_loop_note
+from chimera.core.messages import content_blocks, is_continue_prompt, is_loop_note
 from chimera.core.permissions.policy import PermissionPolicy, Rule
 from chimera.core.providers.pace import Pace
 from chimera.core.providers.replay import RECORDING_ENDED, RecordedTurn, ReplayProvider

@@ -24,8 +24,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from chimera.core.context import Context
 from chimera.core.errors import SessionError
-from chimera.core.loops.context import Context, content_blocks, is_reminder
+from chimera.core.messages import content_blocks, is_reminder
 from chimera.core.strict_json import loads_clean
 
 __all__ = [

@@ -1,31 +1,30 @@
-"""Provides ``Context``, the conversation as a value, and the one place that knows how turns combine.
+"""Provides the shapes of the messages Chimera writes, and the helpers that make and recognise them.
 
-A ``Context`` is the list of messages the model is sent and the session node
-they stand at. It is a value: :meth:`Context.fork` gives an independent copy,
-so several can exist at once (TreeOfThought's candidates, branch-and-compare).
-Messages are never changed in place, so a fork shares them safely.
+The loop writes them, the session keeps them, and every reader of a stored
+session (``sessions.reading``) tells them apart with these, so the words of a
+message are defined in one place: a reminder block (the loop's own note), the
+steering block that delivers the person's words sent while the loop worked, the
+continue prompt sent after a response cut by the output limit, and the blocks a
+compaction's message is made of.
 
 The Messages API wants user and assistant turns to alternate; the session keeps
 every user message as its own node (a prompt, tool results, a reminder, a
 steering message). :func:`merged_into` joins neighbouring user messages, for
 the loop as it runs and for a conversation rebuilt from the session tree alike.
-The continue prompt (sent after a response cut by the output limit) is
-recognised only by :func:`is_continue_prompt`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.core.providers.base import Message
 
 __all__ = [
+    "COMPACTION_HEADER",
     "CONTINUE_PROMPT",
     "REMINDER_OPEN",
     "STEERING_LEAD",
-    "Context",
+    "SUMMARY_PREFIX",
     "Prompt",
     "content_blocks",
     "is_continue_prompt",
@@ -45,6 +44,11 @@ CONTINUE_PROMPT = "Your last response was cut off by the output limit. Continue 
 STEERING_LEAD = "The person sent this while you were working. Take it into account, then go on:"
 REMINDER_OPEN = "<system-reminder>"
 _REMINDER_CLOSE = "</system-reminder>"
+COMPACTION_HEADER = (
+    "The conversation so far was compacted to fit the model's context: what came before is summarized "
+    "here, and the messages after this one are as they were."
+)
+SUMMARY_PREFIX = "Summary of the work so far:\n"  # how the model's summary block begins in a compaction
 
 
 def content_blocks(content: Any) -> list[dict[str, Any]]:
@@ -107,58 +111,3 @@ def merged_into(messages: list[Message], message: Message) -> None:
         messages[-1] = {"role": "user", "content": content_blocks(last["content"]) + content_blocks(message["content"])}
     else:
         messages.append(message)
-
-
-@dataclass(slots=True)
-class Context:
-    """The messages the model is sent, and the session node they stand at (None before the first).
-
-    ``starts`` says, for each message, the session node it starts at (None when unknown: no
-    session, or messages given without their nodes); compaction keeps a tail from there.
-    """
-
-    messages: list[Message] = field(default_factory=list)
-    node_id: str | None = None
-    starts: list[str | None] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if len(self.starts) != len(self.messages):
-            self.starts = [None] * len(self.messages)
-
-    @classmethod
-    def of(cls, messages: Iterable[Message], node_id: str | None = None) -> Context:
-        """A context from messages as a session keeps them (one per node): user turns are merged."""
-        return cls.along(((message, None) for message in messages), node_id)
-
-    @classmethod
-    def along(cls, nodes: Iterable[tuple[Message, str | None]], node_id: str | None = None) -> Context:
-        """A context from messages and the nodes that keep them, in order; it stands at ``node_id``."""
-        context = cls()
-        for message, node in nodes:
-            context.add(message, node)
-        context.node_id = node_id
-        return context
-
-    def add(self, message: Message, node_id: str | None = None) -> None:
-        """Add ``message`` (kept at session node ``node_id``, when there is a session)."""
-        last = self.last
-        if last is None or not last["role"] == message["role"] == "user":
-            self.starts.append(node_id)
-        merged_into(self.messages, message)
-        if node_id is not None:
-            self.node_id = node_id
-
-    def fork(self) -> Context:
-        """An independent copy: what is added to one is not in the other."""
-        return Context(list(self.messages), self.node_id, list(self.starts))
-
-    @property
-    def last(self) -> Message | None:
-        return self.messages[-1] if self.messages else None
-
-    def split_prompt(self) -> tuple[Context, Prompt]:
-        """The conversation before the person's last message, and that message: what a run answers."""
-        last = self.last
-        if last is None or last.get("role") != "user":
-            raise ValueError("a context to run must end with the person's message: add the task as a user message")
-        return Context(self.messages[:-1], self.node_id, self.starts[:-1]), last["content"]
