@@ -32,6 +32,7 @@ from chimera.core.loops.compaction import (
 )
 from chimera.core.loops.plan_execute import PLANNING_PROMPT
 from chimera.core.messages import STEERING_LEAD, reminder_block
+from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.tui.cli import main
@@ -170,9 +171,9 @@ async def test_a_point_before_the_compaction_keeps_the_whole_history_and_a_resum
         assert tree.nodes[tree.kept[node.id]].kind == "assistant"
         before = node.parent_id
         assert before is not None
-        assert calls_in(tree.context(before).messages) == ["a.txt", "b.txt"]  # nothing deleted
-        assert calls_in(tree.context().messages) == ["b.txt"]
-        assert tree.context().messages[0]["content"][0]["text"] == COMPACTION_HEADER
+        assert calls_in(model_context(tree, before).messages) == ["a.txt", "b.txt"]  # nothing deleted
+        assert calls_in(model_context(tree).messages) == ["b.txt"]
+        assert model_context(tree).messages[0]["content"][0]["text"] == COMPACTION_HEADER
         session_id = session.id
     finally:
         await session.close()

@@ -16,6 +16,7 @@ import pytest
 
 from chimera.core.events import TurnStarted
 from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.reading import read_node, summary
 from chimera.core.sessions.store import SessionStore
 from chimera.core.strict_json import clean_text
 from tests.anthropic_harness import serve_fake
@@ -240,7 +241,7 @@ def test_a_torn_last_record_is_still_set_aside(
         store.add("user", {"role": "user", "content": "next"}, sync=True)
     with SessionStore.open(isolated_env, "s1", writable=False) as store:
         assert store.warnings == []
-        assert [n.summary for n in store.tree.path()] == ["hello", "hi", "next"]
+        assert [summary(read_node(n)) for n in store.tree.path()] == ["hello", "hi", "next"]
 
 
 TORN_TAILS = [

@@ -10,7 +10,7 @@ import pytest
 from chimera.core.providers.base import ModelDone, ModelRequest, TextChunk
 from chimera.core.providers.pace import INSTANT, Pace
 from chimera.core.providers.replay import RecordedTurn, ReplayProvider
-from chimera.core.sessions.replay import LONGEST_TURN, recorded_runs
+from chimera.core.sessions.recorded import LONGEST_TURN, recorded_runs
 from chimera.core.sessions.tree import Node, SessionTree
 
 HOUR = 3600.0

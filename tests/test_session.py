@@ -20,6 +20,7 @@ from chimera.core.events import (
     Switched,
 )
 from chimera.core.sessions.lock import WorkspaceLock
+from chimera.core.sessions.reading import read_node, summary
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
@@ -64,7 +65,7 @@ async def two_runs(api: FakeAnthropic, project: Path, **options: object) -> tupl
 async def test_switch_brings_back_the_files_and_the_conversation(api: FakeAnthropic, project: Path) -> None:
     session, seen = await two_runs(api, project)
     try:
-        first_answer = next(n for n in session.store.tree.path() if n.summary == "Wrote v1.")
+        first_answer = next(n for n in session.store.tree.path() if summary(read_node(n)) == "Wrote v1.")
         shown: list[str] = []
         done = session.switch(first_answer.id, confirm=lambda plan: shown.append(plan.node or "") or True)
 
@@ -116,7 +117,7 @@ async def test_switch_is_refused_while_another_run_works_in_the_folder_and_the_s
 async def test_branch_continues_from_a_point_and_leaves_the_files(api: FakeAnthropic, project: Path) -> None:
     session, _ = await two_runs(api, project)
     try:
-        first_answer = next(n for n in session.store.tree.path() if n.summary == "Wrote v1.")
+        first_answer = next(n for n in session.store.tree.path() if summary(read_node(n)) == "Wrote v1.")
         assert session.branch(first_answer.id) == first_answer.id
         assert (project / "a.txt").read_text() == "v2\n"  # a branch moves the conversation only
         api.script(message(text("A new branch.")))
@@ -136,7 +137,7 @@ async def test_checkpoint_names_the_leaf_with_its_files(api: FakeAnthropic, proj
         await session.bus.drain()
         assert named.node == session.store.tree.leaf
         assert [e.snapshot for e in seen if isinstance(e, CheckpointCreated)][-1] == named.snapshot
-        first_answer = next(n for n in session.store.tree.path() if n.summary == "Wrote v1.")
+        first_answer = next(n for n in session.store.tree.path() if summary(read_node(n)) == "Wrote v1.")
         session.switch(first_answer.id)
         assert (project / "a.txt").read_text() == "v1\n"
         session.switch("polished")

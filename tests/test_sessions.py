@@ -16,6 +16,7 @@ import pytest
 
 from chimera.core.errors import ConfigError
 from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
@@ -155,7 +156,7 @@ def test_records_laid_out_differently_still_open_whole(isolated_env: Path, tmp_p
             fh.write(json.dumps(record, separators=(",", ":")) + "\n")
     with SessionStore.open(isolated_env, "s1", writable=False) as store:
         assert store.warnings == []
-        contents = [m["content"] for m in store.tree.messages()]
+        contents = [m["content"] for m in model_context(store.tree).messages]
     assert contents == ["as written", "message first", "a key after", "look-alike"]
 
 
@@ -351,7 +352,8 @@ def test_sessions_and_tree_commands_describe_what_was_recorded(isolated_env: Pat
     assert document["session_id"] == info["id"]
     assert document["leaf"] == info["leaf"] == document["nodes"][-1]["id"]
     assert [n["kind"] for n in document["nodes"]] == ["user"] + ["assistant", "tool_result"] * 4 + ["assistant"]
-    assert set(document["nodes"][0]) == {"id", "parent_id", "kind", "summary", "label", "checkpoint", "restores"}
+    fields = {"id", "parent_id", "kind", "part", "summary", "label", "checkpoint", "restores"}
+    assert set(document["nodes"][0]) == fields
     assert all(n["parent_id"] == p["id"] for p, n in zip(document["nodes"], document["nodes"][1:], strict=False))
     human = run_chimera("tree", info["id"])
     assert f"◆ {info['leaf']}" in human.stdout

@@ -85,7 +85,7 @@ def record_fixed_session(home: Path, workdir: Path) -> str:
     ]
     with SessionStore.create(home, "s1", workdir=workdir, model=MODEL) as store:
         store.add("user", {"role": "user", "content": "fix the median of an even list"})
-        store.add(
+        first = store.add(
             "assistant",
             assistant(
                 {"type": "thinking", "thinking": "The median must average the middle pair.", "signature": "x"},
@@ -95,15 +95,19 @@ def record_fixed_session(home: Path, workdir: Path) -> str:
             ),
         )
         store.add("tool_result", {"role": "user", "content": [result("r1", STATS), result("b1", FAILURE, error=True)]})
-        store.add("assistant", assistant({"type": "text", "text": "`median` returns one value."}, use(*calls[2][:3])))
+        second = store.add(
+            "assistant", assistant({"type": "text", "text": "`median` returns one value."}, use(*calls[2][:3]))
+        )
         store.add("tool_result", {"role": "user", "content": [result("e1", "Edited stats.py")]})
         end = store.add(
             "assistant", assistant({"type": "text", "text": "Fixed: an even list averages its **two** middle values."})
         )
         store.sync()
+        asked = {"r1": first.id, "b1": first.id, "e1": second.id}  # a call's event carries the node that asked
         log = [
             {
                 "type": "tool_call_finished",
+                "node_id": asked[c],
                 "call_id": c,
                 "name": n,
                 "args": a,

@@ -27,6 +27,7 @@ from chimera.core.events import (
     event_from_json,
 )
 from chimera.core.sessions.history import branch_events
+from chimera.core.sessions.reading import read_node, summary
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
@@ -410,7 +411,7 @@ async def test_a_switch_and_the_branch_it_starts_are_entries_of_their_own(api: F
     try:
         await session.run("look at a.txt")
         await session.run("write v2")
-        first_answer = next(n for n in session.store.tree.path() if n.summary == "Read it.")
+        first_answer = next(n for n in session.store.tree.path() if summary(read_node(n)) == "Read it.")
         assert session.switch(first_answer.id) is not None
         await session.run("where are we?")
         await session.bus.drain()

@@ -13,6 +13,7 @@ import pytest
 from textual.pilot import Pilot
 
 from chimera.core.events import SteeringDelivered, StepEvent, ToolCallStarted, UsageReported
+from chimera.core.sessions.reading import read_node, summary
 from chimera.core.sessions.start import RunOptions
 from chimera.tui import conversation_app
 from chimera.tui.app import ChimeraApp, build_app
@@ -422,7 +423,7 @@ async def test_after_a_switch_the_conversation_is_the_branch_switched_to(api: Fa
             await app.run_shown.wait()
             await until(pilot, lambda: not app.running, "the run to end")
             app.run_shown.clear()
-        first_answer = next(n for n in app.session.store.tree.path() if n.summary == "Read it.")
+        first_answer = next(n for n in app.session.store.tree.path() if summary(read_node(n)) == "Read it.")
         assert app.session.switch(first_answer.id) is not None
         await until(pilot, lambda: bool(entries(app, "switch")), "the switch told")
         await app.history_shown.wait()

@@ -22,6 +22,7 @@ from chimera.core.sessions.export import export_markdown
 from chimera.core.sessions.listing import list_sessions
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.reading import Reader, summary
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import SwitchPlan, name_checkpoint, point_name, switch_to
 from chimera.core.sessions.tree import SessionTree
@@ -60,30 +61,38 @@ def _line(out: TextIO, text: str) -> None:
 
 
 def tree_document(store: SessionStore) -> dict[str, Any]:
-    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "summary", "label", "checkpoint", "restores"}],
-    "saved": [{"name", "node", "snapshot"}]}``.
+    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "part", "summary", "label", "checkpoint",
+    "restores"}], "saved": [{"name", "node", "snapshot"}]}``.
 
-    ``checkpoint`` is a snapshot pinned to the node itself; ``restores`` the one a switch
-    there brings back (its own, or its nearest ancestor's). ``saved`` lists files saved
-    under a name of their own (the half-restored files an undo found), which a switch to
-    the name brings back.
+    ``part`` is what the node is (``sessions.reading``: prompt, steering, note, continuation, answer, results,
+    compaction, damaged); ``checkpoint`` is a snapshot pinned to the node itself; ``restores`` the one a switch
+    there brings back (its own, or its nearest ancestor's). ``saved`` lists files saved under a name of their
+    own (the half-restored files an undo found), which a switch to the name brings back. Each node is read
+    once, parents before children, so the document costs the size of the tree.
     """
     tree = store.tree
-    return {
-        "session_id": store.id,
-        "leaf": tree.leaf,
-        "nodes": [
+    reader = Reader(tree)
+    restores: dict[str | None, str | None] = {None: None}
+    nodes = []
+    for node in tree.nodes.values():  # parents come before their children
+        restores[node.id] = tree.snapshots.get(node.id) or restores.get(node.parent_id)
+        reading = reader.read(node.id)
+        nodes.append(
             {
                 "id": node.id,
                 "parent_id": node.parent_id,
                 "kind": node.kind,
-                "summary": node.summary,
+                "part": reading.part,
+                "summary": summary(reading),
                 "label": tree.labels.get(node.id),
                 "checkpoint": tree.snapshots.get(node.id),
-                "restores": tree.snapshot_for(node.id),
+                "restores": restores[node.id],
             }
-            for node in tree.nodes.values()
-        ],
+        )
+    return {
+        "session_id": store.id,
+        "leaf": tree.leaf,
+        "nodes": nodes,
         "saved": [{"name": name, "node": saved.node, "snapshot": saved.commit} for name, saved in tree.saved.items()],
     }
 
@@ -112,6 +121,7 @@ def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
 def _lines(tree: SessionTree) -> list[str]:
     """The tree, one node a line; indentation grows only where the conversation branches."""
     active = {node.id for node in tree.path()} if tree.leaf else set()
+    reader = Reader(tree)
     lines: list[str] = []
     stack: list[tuple[str, int]] = [(child, 0) for child in reversed(tree.children.get(None, []))]
     shown: set[str] = set()
@@ -123,7 +133,8 @@ def _lines(tree: SessionTree) -> list[str]:
         shown.add(node_id)
         mark = "◆" if node_id == tree.leaf else "●" if node_id in active else "○"
         label = f"  [{tree.labels[node_id]}]" if node_id in tree.labels else ""
-        lines.append(f"{'  ' * depth}{mark} {node_id}  {node.kind:<11} {node.summary}{label}")
+        reading = reader.read(node_id)
+        lines.append(f"{'  ' * depth}{mark} {node_id}  {reading.part:<12} {summary(reading)}{label}")
         children = tree.children.get(node_id, [])
         step = 1 if len(children) > 1 else 0
         stack.extend((child, depth + step) for child in reversed(children))
@@ -198,8 +209,8 @@ def _print_plan(session_id: str, tree: SessionTree, plan: SwitchPlan, out: TextI
         _line(out, f"Switch session {session_id} to the files saved as {plan.saved}")
         _line(out, f"  Lands {plan.note}.")
     else:
-        node = tree.nodes[plan.requested]
-        _line(out, f"Switch session {session_id} to {plan.requested} ({node.kind}: {node.summary})")
+        reading = Reader(tree).read(plan.requested)
+        _line(out, f"Switch session {session_id} to {plan.requested} ({reading.part}: {summary(reading)})")
         if plan.note:
             _line(out, f"  Lands {plan.note}.")
     _print_preview(plan, out)

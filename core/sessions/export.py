@@ -1,9 +1,11 @@
 """Provides ``export_markdown``: a session's active path as a Markdown document.
 
-The person's messages, the model's answers, and each tool call with its
-result (long results folded into ``<details>``), in the order they happened,
-as the workbench shows them: thinking folded into ``<details>``, an edit's diff
-(from the session's event log) after its result. What the session holds
+The person's messages (and what they said while it worked), the model's
+answers, the loop's notes, compactions, and each tool call with its result
+(long results folded into ``<details>``), in the order they happened, as the
+workbench shows them: thinking folded into ``<details>``, an edit's diff (from
+the session's event log) after its result. Each node is read as
+``sessions.reading`` reads it for every reader. What the session holds
 is untrusted: every character that could steer a terminal (ESC, C1, bidi
 overrides; see ``terminal_safe``) is written as a visible escape, so the
 document is safe to print, page or ``cat``.
@@ -15,11 +17,21 @@ import datetime as dt
 import json
 from typing import Any
 
-from chimera.core.errors import SessionError
-from chimera.core.messages import content_blocks, is_continue_prompt, is_reminder
+from chimera.core.messages import content_blocks
 from chimera.core.sessions.history import logged_calls
+from chimera.core.sessions.reading import (
+    Answer,
+    Continuation,
+    Damaged,
+    Note,
+    Reader,
+    Reading,
+    Results,
+    Steer,
+    Summary,
+    Task,
+)
 from chimera.core.sessions.store import SessionStore
-from chimera.core.sessions.tree import Node
 from chimera.core.terminal_text import terminal_safe
 
 __all__ = ["export_markdown"]
@@ -39,13 +51,9 @@ def export_markdown(store: SessionStore) -> str:
         f"- started: {created}",
         "",
     ]
-    calls: dict[str, dict[str, Any]] = {}
-    diffs = {call_id: event["data"]["diff"] for call_id, event in logged_calls(store).items() if _has_diff(event)}
-    for node in store.tree.path():
-        try:
-            out += _node(node, calls, diffs)
-        except SessionError as err:  # one damaged message: say so where it was, keep the rest
-            out += [f"*({err})*", ""]
+    diffs = {key: event["data"]["diff"] for key, event in logged_calls(store).items() if _has_diff(event)}
+    for reading in Reader(store.tree).path():
+        out += _told(reading, diffs)
     return terminal_safe("\n".join(out).rstrip()) + "\n"
 
 
@@ -54,38 +62,50 @@ def _has_diff(event: dict[str, Any]) -> bool:
     return isinstance(data, dict) and isinstance(data.get("diff"), str) and bool(data["diff"])
 
 
-def _node(node: Node, calls: dict[str, dict[str, Any]], diffs: dict[str, str]) -> list[str]:
-    blocks = content_blocks(node.message.get("content"))
-    if node.kind == "user":
-        if is_continue_prompt(node.message):
+def _told(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
+    """The Markdown lines for one node, as ``sessions.reading`` reads it."""
+    match reading:
+        case Task(text=text):
+            return ["## You", "", text, ""] if text else []
+        case Steer(texts=texts):
+            return [line for text in texts for line in ("## You, while it worked", "", text, "")]
+        case Note(texts=texts):
+            return [line for text in texts for line in ("> *The loop:* " + _quoted(text), "")]
+        case Continuation():
             return []
-        text = "\n\n".join(b["text"] for b in blocks if b.get("type") == "text" and not is_reminder(b))
-        return ["## You", "", text, ""] if text else []
-    if node.kind == "compaction":
-        return ["## Summary of earlier turns", "", _texts(blocks), ""]
-    if node.kind == "assistant":
-        lines = ["## Chimera", ""]
-        for block in blocks:
-            if block.get("type") == "text" and block.get("text", "").strip():
-                lines += [block["text"], ""]
-            elif block.get("type") == "thinking" and str(block.get("thinking", "")).strip():
-                lines += ["<details><summary>thinking</summary>", "", str(block["thinking"]), "", "</details>", ""]
-            elif block.get("type") == "tool_use":
-                calls[block["id"]] = block
-                args = block.get("input")
-                lines += [f"**{block['name']}** `{_argument(args if isinstance(args, dict) else {})}`", ""]
-        return lines
-    lines = []
-    for block in blocks:  # tool results
-        if block.get("type") != "tool_result":
-            continue
-        call = calls.get(block.get("tool_use_id", ""), {})
-        lines += _result(str(call.get("name", "tool")), _texts(block.get("content")), bool(block.get("is_error")))
-        diff = diffs.get(str(block.get("tool_use_id", "")))
-        if diff is not None and not block.get("is_error"):
-            fence = "````" if "```" in diff else "```"
-            lines += [f"{fence}diff", *diff.rstrip("\n").splitlines(), fence, ""]
+        case Summary(summary=summary):
+            return ["## Summary of earlier turns", "", summary, ""]
+        case Damaged(why=why):
+            return [f"*({why})*", ""]  # one damaged message: said where it was, the rest kept
+        case Answer():
+            return _answer(reading)
+        case Results(results=results, notes=notes):
+            lines = []
+            for result in results:
+                lines += _result(result.call.name, result.text, result.is_error)
+                diff = diffs.get(result.call.key)
+                if diff is not None and not result.is_error:
+                    fence = "````" if "```" in diff else "```"
+                    lines += [f"{fence}diff", *diff.rstrip("\n").splitlines(), fence, ""]
+            return lines + [line for text in notes for line in ("> *The loop:* " + _quoted(text), "")]
+
+
+def _answer(answer: Answer) -> list[str]:
+    lines = ["## Chimera", ""]
+    calls = iter(answer.calls)  # in the order the message makes them, between its words
+    for block in content_blocks(answer.message.get("content")):
+        if block.get("type") == "text" and str(block.get("text", "")).strip():
+            lines += [str(block["text"]), ""]
+        elif block.get("type") == "thinking" and str(block.get("thinking", "")).strip():
+            lines += ["<details><summary>thinking</summary>", "", str(block["thinking"]), "", "</details>", ""]
+        elif block.get("type") == "tool_use" and (call := next(calls, None)) is not None:
+            lines += [f"**{call.name}** `{_argument(call.args)}`", ""]
     return lines
+
+
+def _quoted(text: str) -> str:
+    """``text`` inside a Markdown quote: every line of it quoted."""
+    return "\n> ".join(text.splitlines() or [""])
 
 
 def _result(name: str, text: str, is_error: bool) -> list[str]:
@@ -95,12 +115,6 @@ def _result(name: str, text: str, is_error: bool) -> list[str]:
     if len(body) <= _FOLD_AFTER:
         return [f"{title}:", "", fence, *body, fence, ""]
     return [f"<details><summary>{title} ({len(body)} lines)</summary>", "", fence, *body, fence, "", "</details>", ""]
-
-
-def _texts(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
 
 
 def _argument(args: dict[str, Any]) -> str:

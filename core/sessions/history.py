@@ -5,21 +5,25 @@ reads a live run, so history looks like what the person saw: their messages,
 thinking, answers, every tool call with its result, steering, compactions. The
 tree holds the messages (the branch exactly, whatever was switched since);
 ``events.jsonl`` adds what only the events knew, each call's duration and data
-(an edit's diff), matched by call id. A log that is missing, unreadable or
-damaged only costs those details.
+(an edit's diff), matched by the call's place in the tree (the message that
+made it, and its id there), never by the provider's id alone. A log that is
+missing, unreadable or damaged only costs those details. Each node is read as
+``sessions.reading`` reads it, as every other reader of a session does.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 from typing import Any
 
-from chimera.core.errors import ChimeraError, SessionError
+from chimera.core.errors import ChimeraError
 from chimera.core.events import (
     CompactionDone,
     MessageCompleted,
+    RetryScheduled,
     RunFinished,
     RunStarted,
     SteeringDelivered,
@@ -28,105 +32,95 @@ from chimera.core.events import (
     ToolCallStarted,
     event_from_dict,
 )
-from chimera.core.messages import (
-    SUMMARY_PREFIX,
-    content_blocks,
-    is_continue_prompt,
-    is_loop_note,
-    is_reminder,
-    steering_text,
-)
 from chimera.core.sessions.files import EVENTS, open_file
 from chimera.core.sessions.jsonl import read_all
+from chimera.core.sessions.reading import (
+    Answer,
+    Continuation,
+    Damaged,
+    Note,
+    Reader,
+    Reading,
+    Result,
+    Results,
+    Steer,
+    Summary,
+    Task,
+)
 from chimera.core.sessions.store import SessionStore
-from chimera.core.sessions.tree import Node
 
-__all__ = ["UNKNOWN_DURATION", "branch_events", "logged_calls"]
+__all__ = ["UNKNOWN_DURATION", "branch_events", "logged_calls", "logged_duration"]
 
 UNKNOWN_DURATION = -1.0  # a call whose duration the log does not hold (no log, or an older session)
 
-Calls = dict[str, dict[str, Any]]  # by call id
+Calls = dict[tuple[str, str], dict[str, Any]]  # by the call's place in the tree (Call.key)
 
 
 def branch_events(store: SessionStore) -> list[StepEvent]:
     """The events that tell the active branch, oldest first."""
     finished, ends, compactions = _logged(store)
-    calls: Calls = {}
-    out: list[StepEvent] = []
     model = str(store.meta.get("model", ""))
-    for node in store.tree.path():
-        try:
-            told = compactions.get(node.id) or _node_events(node, calls, finished, model)
-        except SessionError:  # a message damaged on disk: the rest of the branch still shows
-            continue
+    out: list[StepEvent] = []
+    continued = 0  # continue prompts in a row: the retry number a live run showed
+    for reading in Reader(store.tree).path():
+        node = reading.node
+        continued = continued + 1 if isinstance(reading, Continuation) else 0
+        told = compactions.get(node.id) or _told(reading, finished, model, continued)
         out += [dataclasses.replace(event, node_id=node.id, ts=node.ts) for event in told]
         out += ends.get(node.id, [])  # the runs that ended here, as they ended
     return out
 
 
-def _node_events(node: Node, calls: Calls, finished: Calls, model: str) -> list[StepEvent]:
-    message = node.message
-    blocks = content_blocks(message.get("content"))
-    if node.kind == "compaction":
-        said = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
-        summary = next(
-            (t.removeprefix(SUMMARY_PREFIX) for t in said if t.startswith(SUMMARY_PREFIX)), "\n\n".join(said)
-        )
-        return [CompactionDone(summary=summary, reason="")]
-    if node.kind == "assistant":
-        events: list[StepEvent] = [MessageCompleted(message=message)]
-        for block in blocks:
-            if block.get("type") == "tool_use":
-                given = block.get("input")
-                args: dict[str, Any] = given if isinstance(given, dict) else {}
-                calls[str(block.get("id"))] = {"name": str(block.get("name")), "args": args}
-                events.append(ToolCallStarted(call_id=str(block.get("id")), name=str(block.get("name")), args=args))
-        return events
-    if node.kind == "tool_result":
-        return [_finished(block, calls, finished) for block in blocks if block.get("type") == "tool_result"]
-    if is_continue_prompt(message):
-        return []
-    steering: list[StepEvent] = [SteeringDelivered(text=text) for text in _steering(blocks)]
-    if is_loop_note(message):
-        return steering
-    text = "\n\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text" and not is_reminder(b))
-    return [RunStarted(task=text, model=model, loop=""), *steering] if text else steering
+def _told(reading: Reading, finished: Calls, model: str, continued: int) -> list[StepEvent]:
+    """The events a live run published for what ``reading`` holds (a damaged record: none, the rest still shows)."""
+    match reading:
+        case Task(text=text, content=content):
+            return [RunStarted(task=text if isinstance(content, str) else content, model=model, loop="")]
+        case Steer(texts=texts):
+            return [SteeringDelivered(text=text) for text in texts]
+        case Continuation():
+            return [RetryScheduled(reason="max_tokens", attempt=continued, wait_s=0.0, discards_partial=False)]
+        case Answer(message=message, calls=calls):
+            started = [ToolCallStarted(call_id=c.id, name=c.name, args=c.args) for c in calls]
+            return [MessageCompleted(message=message), *started]
+        case Results(results=results):
+            return [_finished(result, finished.get(result.call.key, {})) for result in results]
+        case Summary(summary=summary):
+            return [CompactionDone(summary=summary, reason="")]
+        case Note() | Damaged():
+            return []
 
 
-def _finished(block: dict[str, Any], calls: Calls, finished: Calls) -> StepEvent:
-    call_id = str(block.get("tool_use_id"))
-    call = calls.get(call_id, {"name": "tool", "args": {}})
-    content = block.get("content")
-    output = (
-        content
-        if isinstance(content, str)
-        else "".join(str(b.get("text", "")) for b in content_blocks(content) if b.get("type") == "text")
-    )
-    logged = finished.get(call_id, {})
-    duration = logged.get("duration_ms")
+def _finished(result: Result, logged: dict[str, Any]) -> StepEvent:
+    duration = logged_duration(logged.get("duration_ms"))
     data = logged.get("data")
+    call = result.call
     return ToolCallFinished(
-        call_id=call_id,
-        name=call["name"],
-        args=call["args"],
-        is_error=bool(block.get("is_error")),
-        duration_ms=float(duration) if isinstance(duration, int | float) else UNKNOWN_DURATION,
-        output=output,
+        call_id=call.id,
+        name=call.name,
+        args=call.args,
+        is_error=result.is_error,
+        duration_ms=UNKNOWN_DURATION if duration is None else duration,
+        output=result.text,
         data=data if isinstance(data, dict) else {},
     )
 
 
-def _steering(blocks: list[dict[str, Any]]) -> list[str]:
-    return [text for text in map(steering_text, blocks) if text is not None]
+def logged_duration(value: object) -> float | None:
+    """A duration read from the log in milliseconds, or None when it is not one (the log may be crafted)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0:
+        return float(value)
+    return None
 
 
 def logged_calls(store: SessionStore) -> Calls:
-    """Each finished call's event in the session's log, as JSON, by call id (durations, data such as diffs)."""
+    """Each finished call's event in the session's log, as JSON, by the call's place (:attr:`Call.key`):
+    durations and data such as diffs."""
     return _logged(store)[0]
 
 
 def _logged(store: SessionStore) -> tuple[Calls, dict[str, list[StepEvent]], dict[str, list[StepEvent]]]:
-    """From the log: each finished call's event by call id (durations and data only the events hold),
+    """From the log: each finished call's event by its place (durations and data only the events hold),
     the ends of runs by the node they ended at, and compactions (why, how much) by their node."""
     try:
         fd = open_file(store.folder, EVENTS, os.O_RDONLY)
@@ -147,8 +141,8 @@ def _logged(store: SessionStore) -> tuple[Calls, dict[str, list[StepEvent]], dic
             event = event_from_dict(data) if isinstance(data, dict) else None
         except (ValueError, TypeError, KeyError):
             continue
-        if isinstance(event, ToolCallFinished):
-            calls[event.call_id] = data
+        if isinstance(event, ToolCallFinished) and isinstance(event.node_id, str):
+            calls[(event.node_id, event.call_id)] = data  # published while the asking message was the leaf
         elif isinstance(event, RunFinished) and isinstance(event.node_id, str) and _sound_end(event):
             ends.setdefault(event.node_id, []).append(event)
         elif isinstance(event, CompactionDone) and isinstance(event.node_id, str) and _sound_compaction(event):

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import os
 import re
 import shutil
@@ -47,24 +46,23 @@ from chimera.core.errors import ConfigError, ReplayDiverged, WorkspaceError
 from chimera.core.events import RunFinished
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
-from chimera.core.messages import content_blocks, is_continue_prompt, is_loop_note
 from chimera.core.permissions.policy import PermissionPolicy, Rule
 from chimera.core.providers.pace import Pace
-from chimera.core.providers.replay import RECORDING_ENDED, RecordedTurn, ReplayProvider
+from chimera.core.providers.replay import RECORDING_ENDED, ReplayProvider
 from chimera.core.redact import Redactor
 from chimera.core.sessions.checkpoints import ShadowRepo
-from chimera.core.sessions.tree import Node, SessionTree
+from chimera.core.sessions.recorded import RecordedRun, recorded_runs
+from chimera.core.sessions.tree import SessionTree
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import ToolResult, describe_call
-from chimera.core.tools.executor import NOT_FINISHED, UNFINISHED_PREFIX, ToolCall
+from chimera.core.tools.executor import UNFINISHED_PREFIX, ToolCall
 from chimera.core.tools.paths import real_path, resolve_in_workspace
+from chimera.core.tools.recorded import Recorded, Served
 
 __all__ = [
-    "RecordedRun",
     "ReplayReport",
     "normalize_output",
     "recorded_policy",
-    "recorded_runs",
     "replay_session",
     "restore_scratch",
     "why_not_rerun",
@@ -92,27 +90,6 @@ _OUTSIDE = re.compile(
     r"""|(?:^|[;&|(\n])\s*(?P<cd>cd)\s*(?=$|[;&|)\n])"""
 )
 _HARMLESS = re.compile(r"/dev/(?:null|stdin|stdout|stderr|fd/\d+)")
-LONGEST_TURN = 60.0  # seconds: the most a replay at 1× spends on one recorded turn
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedRun:
-    """One run of a recorded branch.
-
-    ``prompt`` is the id of the user node that started it and ``task`` its content (two
-    prompts in a row are one: the first got no answer); ``turns`` the model's messages;
-    ``results`` every call's recorded result, a call the branch has no result for answered
-    as a resume answers it; ``stops_at`` the node where the recording stops before the run
-    answered (None when it answered); ``permissions`` what the run was started with, if recorded.
-    """
-
-    prompt: str
-    task: Any
-    turns: tuple[RecordedTurn, ...]
-    calls: tuple[ToolCall, ...]
-    results: Mapping[str, ToolResult]
-    stops_at: str | None
-    permissions: Mapping[str, Any] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,116 +116,6 @@ def normalize_output(text: str, workspace: Path) -> str:
     text = text.replace(str(workspace), "<workspace>")
     text = _DURATION.sub("<duration>", text)
     return _ADDRESS.sub("<address>", text)
-
-
-def recorded_runs(tree: SessionTree, node_id: str | None = None) -> list[RecordedRun]:
-    """The runs of the branch from the root to ``node_id`` (the leaf when None), in order.
-
-    Raises ConfigError when the branch does not start with a prompt, SessionError when one
-    of its records is damaged.
-    """
-    path = tree.path(node_id)
-    runs: list[_Building] = []
-    for index, node in enumerate(path):
-        following = path[index + 1] if index + 1 < len(path) else None
-        if node.kind == "user":
-            content = node.message["content"]
-            if is_loop_note(node.message) and runs:
-                runs[-1].last = node.id
-            elif runs and path[index - 1].kind == "user" and not runs[-1].turns:
-                runs[-1].add_prompt(content, node.id)  # the earlier prompt got no answer: one turn, as the loop sent it
-            else:
-                runs.append(_Building(node.id, content, tree.permissions.get(node.id)))
-        elif not runs:
-            raise ConfigError(f"node {node.id} comes before any prompt, so this branch cannot be replayed")
-        elif node.kind == "assistant":
-            runs[-1].add_turn(node, following, _took(path[index - 1], node))
-        elif node.kind == "tool_result":
-            runs[-1].add_results(node)
-        else:
-            runs[-1].last = node.id
-    return [run.done(tree.partials) for run in runs]
-
-
-class _Building:
-    """A run of the branch as it is read, node by node."""
-
-    def __init__(self, prompt: str, task: Any, permissions: Mapping[str, Any] | None) -> None:
-        self.prompt = prompt
-        self.task = task
-        self.permissions = permissions
-        self.turns: list[RecordedTurn] = []
-        self.calls: list[ToolCall] = []
-        self.results: dict[str, ToolResult] = {}
-        self.last = prompt
-        self.answered = False
-
-    def add_prompt(self, content: Any, node_id: str) -> None:
-        self.task = content_blocks(self.task) + content_blocks(content)
-        self.last = node_id
-
-    def add_turn(self, node: Node, following: Node | None, seconds: float) -> None:
-        blocks = content_blocks(node.message["content"])
-        calls = [ToolCall.from_block(b) for b in blocks if b["type"] == "tool_use"]
-        stop = "tool_use" if calls else "end_turn"
-        if following is not None and is_continue_prompt(following.message):
-            stop = "max_tokens"  # the loop asked the model to go on
-        self.turns.append(RecordedTurn(message=node.message, stop_reason=stop, seconds=seconds))
-        self.calls += calls
-        self.last = node.id
-        self.answered = stop == "end_turn"
-
-    def add_results(self, node: Node) -> None:
-        for block in content_blocks(node.message["content"]):
-            if block["type"] == "tool_result":
-                self.results[block["tool_use_id"]] = _result(block)
-        self.last = node.id
-        self.answered = False
-
-    def done(self, partials: Mapping[str, list[dict[str, Any]]]) -> RecordedRun:
-        finished = {b["tool_use_id"]: _result(b) for b in partials.get(self.last, [])}
-        results = {**finished, **self.results}
-        unanswered = ToolResult(NOT_FINISHED, is_error=True)
-        results = {c.id: results.get(c.id, unanswered) for c in self.calls}
-        return RecordedRun(
-            prompt=self.prompt,
-            task=self.task,
-            turns=tuple(self.turns),
-            calls=tuple(self.calls),
-            results=results,
-            stops_at=None if self.answered else self.last,
-            permissions=self.permissions,
-        )
-
-
-def _as_logged(
-    results: Mapping[str, ToolResult], logged: Mapping[str, Mapping[str, Any]]
-) -> tuple[dict[str, ToolResult], dict[str, float]]:
-    """Recorded results with the data the log kept for them (a diff, an exit code), and their durations
-    then. The log may be crafted: a field of the wrong type is left out."""
-    served: dict[str, ToolResult] = {}
-    durations: dict[str, float] = {}
-    for call_id, result in results.items():
-        event = logged.get(call_id, {})
-        data, took = event.get("data"), event.get("duration_ms")
-        served[call_id] = ToolResult(result.output, result.is_error, dict(data)) if isinstance(data, dict) else result
-        if isinstance(took, int | float) and not isinstance(took, bool) and math.isfinite(took) and took >= 0:
-            durations[call_id] = float(took)
-    return served, durations
-
-
-def _took(before: Node, answer: Node) -> float:
-    """How long the model took over ``answer``, as recorded: from the message before it (a crafted or
-    skewed clock gives 0, a long gap at most ``LONGEST_TURN``, so a replay at 1× never stalls for hours)."""
-    seconds = answer.ts - before.ts
-    return min(seconds, LONGEST_TURN) if math.isfinite(seconds) and seconds > 0 else 0.0
-
-
-def _result(block: dict[str, Any]) -> ToolResult:
-    content = block.get("content", "")
-    if not isinstance(content, str):
-        content = "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
-    return ToolResult(output=content, is_error=bool(block.get("is_error")))
 
 
 def recorded_policy(permissions: Mapping[str, Any] | None) -> PermissionPolicy:
@@ -346,16 +213,21 @@ class _Comparer:
     """Checks each re-run result against the recording, both masked; the first difference raises ReplayDiverged."""
 
     def __init__(self, workspace: Path, original: Path, redactor: Redactor) -> None:
-        self.recorded: Mapping[str, ToolResult] = {}
+        self.recorded = Recorded()
         self.workspace = workspace
         self.original = original
         self.redactor = redactor
         self.checked = 0
 
+    def expect(self, run: RecordedRun, *, skip: set[tuple[str, str]]) -> None:
+        """Compare what ``run``'s calls give now with what they gave then, in order; ``skip`` keep their record."""
+        self.recorded = Recorded((call.id, Served(result)) for key, call, result in run.placed() if key not in skip)
+
     def __call__(self, call: ToolCall, result: ToolResult) -> None:
-        before = self.recorded.get(call.id)
-        if before is None:
+        expected = self.recorded.take(call.id)
+        if expected is None:
             return
+        before = expected.result
         self.checked += 1
         then = normalize_output(self.redactor.mask(before.output), self.original)
         now = normalize_output(self.redactor.mask(result.output), self.workspace)
@@ -394,7 +266,7 @@ async def replay_session(
     model: str = "replay",
     secrets: Iterable[str] = (),
     clock: Pace | None = None,
-    logged: Mapping[str, Mapping[str, Any]] | None = None,
+    logged: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
 ) -> ReplayReport:
     """Play the branch of ``tree`` that ends at ``node_id`` (the leaf when None) back; events go to ``bus``.
 
@@ -422,9 +294,9 @@ async def replay_session(
         core = AgentLoop(  # the loop masks the first provider's secrets in all it emits and runs, for every run
             ReplayProvider(every_turn, secrets=secrets), DEFAULT_TOOLS, env, strategy=ReAct(config), bus=bus
         )
-        rerun = _Rerun(core, tree, repo, original_workspace) if rerun_tools and repo is not None else None
+        rerun = _Rerun(core, tree, repo, original_workspace, logged or {}) if rerun_tools and repo is not None else None
         for number, run in enumerate(runs, start=1):
-            core.executor.recorded, core.executor.recorded_ms = _as_logged(run.results, logged or {})
+            core.executor.recorded = run.served(logged or {})
             core.executor.policy = _NOTHING_RUNS
             if rerun is not None:
                 await rerun.arm(run, first=number == 1)
@@ -449,8 +321,16 @@ async def replay_session(
 class _Rerun:
     """Readies each run for its tools to run again: its files, its permissions, the calls that keep their record."""
 
-    def __init__(self, core: AgentLoop, tree: SessionTree, repo: ShadowRepo, original: Path) -> None:
+    def __init__(
+        self,
+        core: AgentLoop,
+        tree: SessionTree,
+        repo: ShadowRepo,
+        original: Path,
+        logged: Mapping[tuple[str, str], Mapping[str, Any]],
+    ) -> None:
         self.core = core
+        self.logged = logged
         self.tree = tree
         self.repo = repo
         self.original = original
@@ -464,17 +344,17 @@ class _Rerun:
         if start is not None:  # the files as the recording found them at this prompt
             self.left_out += await asyncio.to_thread(restore_scratch, self.repo, start, scratch)
         policy = recorded_policy(run.permissions)
-        held = {}
-        for call in run.calls:
-            why = why_not_rerun(call, run.results[call.id], policy, self.core.tools, self.original, scratch)
+        held = set()
+        for key, call, result in run.placed():
+            why = why_not_rerun(call, result, policy, self.core.tools, self.original, scratch)
             if why is not None:
-                held[call.id] = run.results[call.id]
+                held.add(key)
                 self.not_rerun.append(f"call {call.id} ({call.name} {describe_call(call.name, call.args)}): {why}")
         executor = self.core.executor
-        executor.recorded = held
+        executor.recorded = run.served(self.logged, only=held)
         executor.policy = policy  # no looser than the recording's, and nobody to ask
         executor.observe = self.comparer
-        self.comparer.recorded = run.results
+        self.comparer.expect(run, skip=held)
 
 
 def _report_of(rerun: _Rerun | None, success: bool, reason: str, runs: int, **more: Any) -> ReplayReport:

@@ -27,6 +27,7 @@ from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import Named, SwitchDone, SwitchPlan, name_checkpoint, switch_to
 from chimera.core.threads import use_daemon_threads
@@ -164,7 +165,7 @@ class Session:
             if lock is not None:
                 lock.shared()
         if done is not None:
-            self.agent.move_to(self.store.tree.context())
+            self.agent.move_to(model_context(self.store.tree))
         return done
 
     def branch(self, ref: str) -> str:
@@ -175,7 +176,7 @@ class Session:
         self._idle("branching")
         node = self.store.require(ref)
         self.store.move_leaf(node)
-        self.agent.move_to(self.store.tree.context())
+        self.agent.move_to(model_context(self.store.tree))
         self.bus.publish(BranchCreated(session_id=self.id, node_id=node, ts=time.time(), from_node=node))
         return node
 

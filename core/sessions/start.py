@@ -31,6 +31,7 @@ from chimera.core.redact import Redactor
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.pins import WorkspacePins
+from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import interrupted_switch
@@ -165,7 +166,7 @@ def start_session(options: RunOptions) -> Session:
             policy=policy,
             can_ask=options.interactive,
             recorder=store,
-            context=store.tree.context(),
+            context=model_context(store.tree),
             pins=pins,
         )
         log = SessionLog(store.folder, redactor=redactor)

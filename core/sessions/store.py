@@ -70,6 +70,7 @@ from chimera.core.redact import Redactor
 from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.files import CHECKPOINTS, ENTRIES, LOCK, check_folder, check_not_link, open_file
 from chimera.core.sessions.jsonl import append_line, is_json_object, read_all, repair_tail
+from chimera.core.sessions.reading import Damaged, Task, read_node, summary
 from chimera.core.sessions.records import ID, add_node, apply_record, parse_record
 from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
 
@@ -186,9 +187,10 @@ class SessionStore:
 
     @property
     def title(self) -> str:
+        """The session's first task, in a line (what ``chimera sessions`` lists it by)."""
         for node in self.tree.nodes.values():
-            if node.kind == "user":
-                return node.summary
+            if node.kind == "user" and isinstance(reading := read_node(node), Task | Damaged):
+                return summary(reading)
         return "(empty)"
 
     def checkpoints(self) -> ShadowRepo:

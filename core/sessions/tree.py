@@ -3,8 +3,9 @@
 Nodes are messages (``user``, ``assistant``, ``tool_result``, ``compaction``);
 each has a parent, so every node is a point to branch from. The *leaf* is
 where the conversation stands; the model's context is the path from the root
-to the leaf. Moving the leaf is itself a record, so a reopened session lands
-where the person was. Labels name nodes (named checkpoints; a name is on one
+to the leaf (``sessions.reading`` reads it, and says what each node is).
+Moving the leaf is itself a record, so a reopened session lands where the
+person was. Labels name nodes (named checkpoints; a name is on one
 node at a time); workspace snapshots pin the files as they were at a node;
 *undo* snapshots hold the files as they were when the person last switched away
 from a node (or from before the first message, the ``None`` point); *saved*
@@ -24,9 +25,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from chimera.core.context import Context
 from chimera.core.errors import SessionError
-from chimera.core.messages import content_blocks, is_reminder
+from chimera.core.messages import content_blocks
 from chimera.core.strict_json import loads_clean
 
 __all__ = [
@@ -140,25 +140,6 @@ class Node:
 
     def _damaged(self, why: str) -> SessionError:
         return SessionError(f"the record of message {self.id} is damaged ({why}): switch to a point before it")
-
-    @property
-    def summary(self) -> str:
-        """One line saying what the node holds."""
-        try:
-            message = self.message
-        except SessionError:
-            return "[damaged record]"
-        parts = []
-        for block in content_blocks(message.get("content")):
-            kind = block.get("type")
-            if kind == "text" and not is_reminder(block):
-                parts.append(block.get("text", ""))
-            elif kind == "tool_use":
-                parts.append(f"[{block.get('name')}]")
-            elif kind == "tool_result":
-                parts.append("[error]" if block.get("is_error") else "[result]")
-        line = " ".join(" ".join(parts).split())
-        return line if len(line) <= 80 else line[:79] + "…"
 
     @property
     def tool_calls(self) -> list[str]:
@@ -334,28 +315,6 @@ class SessionTree:
             if self.pending_switch.target is not None:
                 keep.add(self.pending_switch.target)
         return keep
-
-    def context(self, node_id: str | None = None) -> Context:
-        """The model's context at ``node_id`` (the leaf when None): the path's messages, user turns merged.
-
-        A compaction on the path stands for everything before it: its summary comes first, then
-        the tail it kept (from the node in :attr:`kept`), then what followed it. A point before
-        the compaction still has its whole history.
-        """
-        path = self.path(node_id)
-        seen: list[Node] = []
-        for node in path:
-            if node.kind == "compaction":
-                kept = self.kept.get(node.id)
-                starts = [index for index, earlier in enumerate(seen) if earlier.id == kept]
-                seen = [node, *seen[starts[0] :]] if starts else [node]
-            else:
-                seen.append(node)
-        return Context.along(((node.message, node.id) for node in seen), path[-1].id if path else None)
-
-    def messages(self, node_id: str | None = None) -> list[dict[str, Any]]:
-        """The messages of :meth:`context`."""
-        return self.context(node_id).messages
 
     def open_calls(self) -> list[str]:
         """Ids of the leaf's tool calls that have no result (the process stopped, or the person moved back)."""

@@ -23,7 +23,7 @@ import asyncio
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,7 @@ from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
 from chimera.core.tools.live import LiveOutput
 from chimera.core.tools.paths import printable, real_path
+from chimera.core.tools.recorded import Recorded
 from chimera.core.tools.schema import validate
 
 __all__ = ["CANCELLED", "DECISIONS", "NOT_FINISHED", "UNFINISHED_PREFIX", "Executor", "ToolCall", "ToolOutcome"]
@@ -144,9 +145,8 @@ class Executor:
         self.can_ask = can_ask
         self.redactor = Redactor(secrets)
         self._slots = asyncio.Semaphore(concurrency)
-        # Replay: results to serve instead of running (by call id), and a check on each real result.
-        self.recorded: Mapping[str, ToolResult] = {}
-        self.recorded_ms: Mapping[str, float] = {}  # how long a recorded result took then, by call id
+        # Replay: results to serve instead of running (in the order recorded), and a check on each real result.
+        self.recorded = Recorded()
         self.observe: Callable[[ToolCall, ToolResult], None] | None = None
         self._on_done: Callable[[ToolOutcome], object] | None = None
         self._questions: dict[str, asyncio.Future[str]] = {}  # open permission requests by id
@@ -192,16 +192,16 @@ class Executor:
         emit(ToolCallStarted(call_id=call.id, name=call.name, args=call.args))
         clock = [time.perf_counter()]  # restarted once permission is given: waiting for a person is not run time
         self._clocks[call.id] = clock
-        recorded = self.recorded.get(call.id)
+        recorded = self.recorded.take(call.id)
         if recorded is not None:
-            result = recorded
+            result = recorded.result
         else:
             # A cancelled call keeps its clock: cancelled() reads how long it ran.
             result = _strict(_printable(self._mask(await self._execute(call, emit, clock))))
             if self.observe is not None:
                 self.observe(call, result)
         self._clocks.pop(call.id, None)
-        took = self.recorded_ms.get(call.id) if recorded is not None else None
+        took = recorded.duration_ms if recorded is not None else None
         outcome = ToolOutcome(
             call, result, took if took is not None else round((time.perf_counter() - clock[0]) * 1000, 3)
         )

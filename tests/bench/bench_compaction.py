@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from chimera.core.loops.compaction import Compaction, cut, summary_message, summary_prompt
+from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.store import SessionStore
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -62,7 +63,7 @@ def main() -> None:
         home = Path(tmp)
         _build(home, 2_000, name="small")
         with SessionStore.open(home, "small") as store:
-            context = store.tree.context()
+            context = model_context(store.tree)
         size = sum(len(json.dumps(m)) for m in context.messages)
         policy = Compaction()
 
@@ -83,7 +84,7 @@ def main() -> None:
 
             def resume(name: str = name) -> int:
                 with SessionStore.open(home, name, writable=False) as store:
-                    return len(store.tree.context().messages)
+                    return len(model_context(store.tree).messages)
 
             results[name] = (_median_ms(resume), resume())
         timing, messages = results["plain"]

@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.store import SessionStore
 
 
@@ -68,12 +69,12 @@ def main() -> None:
             t0 = time.perf_counter()
             store = SessionStore.open(home, "bench")
             t1 = time.perf_counter()
-            messages = store.tree.messages()
+            messages = model_context(store.tree).messages
             t2 = time.perf_counter()
             for leaf in (first, second, first):
                 t = time.perf_counter()
                 store.move_leaf(leaf)
-                store.tree.messages()
+                model_context(store.tree)
                 switches.append(time.perf_counter() - t)
             store.close()
             opens.append(t1 - t0)

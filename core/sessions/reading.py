@@ -1,0 +1,306 @@
+"""Provides the one reading of a stored session: what each node of its tree is, decided once.
+
+A node's kind (``user``, ``assistant``, ``tool_result``, ``compaction``) says
+who wrote its message; what the message *is* takes a closer look, and every
+reader of a session asks the same question. :func:`read_node` answers it, for
+the model's context, the workbench's history, replay, export, ``chimera tree``
+and node summaries alike, so steering or a compaction can never show in one
+and vanish from another:
+
+- :class:`Task` the person's prompt (a run starts with it);
+- :class:`Steer` the person's words sent while the loop worked;
+- :class:`Note` a note of the loop's own (a reflection, a plan's next step);
+- :class:`Continuation` the prompt that asks the model to go on after the output limit;
+- :class:`Answer` the model's message, with its tool calls;
+- :class:`Results` the tool calls' results (and the loop's notes sent with them);
+- :class:`Summary` a compaction, which stands for what came before it;
+- :class:`Damaged` a record that no longer decodes (the rest of the session still reads).
+
+A tool call is known by its place in the tree (the node of the message that made
+it, :attr:`Call.key`), never by the provider's ``tool_use`` id alone: a local
+server numbers ids from 1 at every start, so ids repeat within a session. A
+result is matched to its call through its node's parent, the message that asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from chimera.core.context import Context
+from chimera.core.errors import SessionError
+from chimera.core.messages import (
+    REMINDER_OPEN,
+    SUMMARY_PREFIX,
+    content_blocks,
+    is_continue_prompt,
+    is_reminder,
+    steering_text,
+)
+from chimera.core.sessions.tree import Node, SessionTree
+
+__all__ = [
+    "Answer",
+    "Call",
+    "Continuation",
+    "Damaged",
+    "Note",
+    "Reader",
+    "Reading",
+    "Result",
+    "Results",
+    "Steer",
+    "Summary",
+    "Task",
+    "model_context",
+    "read_node",
+    "result_text",
+    "summary",
+]
+
+_SUMMARY_WIDTH = 80
+_REMINDER_CLOSE = "</system-reminder>"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A tool call as the session holds it: made by the message at ``node``, ``id`` as the provider named it."""
+
+    node: str
+    id: str
+    name: str
+    args: dict[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What names this call in the session, whatever ids the provider reused."""
+        return (self.node, self.id)
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A call's result: ``text`` as the model saw it; ``call`` is the call it answers (found by place)."""
+
+    call: Call
+    text: str
+    is_error: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """The person's prompt: ``text`` their words, ``content`` as it was sent (text, or blocks)."""
+
+    node: Node
+    text: str
+    content: Any
+    part: ClassVar[str] = "prompt"
+
+
+@dataclass(frozen=True, slots=True)
+class Steer:
+    """The person's words, sent while the loop worked (one message each)."""
+
+    node: Node
+    texts: tuple[str, ...]
+    part: ClassVar[str] = "steering"
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A note of the loop's own, in the person's turn (a reflection, a plan's next step)."""
+
+    node: Node
+    texts: tuple[str, ...]
+    part: ClassVar[str] = "note"
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """The loop asking the model to go on after a response cut by the output limit."""
+
+    node: Node
+    part: ClassVar[str] = "continuation"
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The model's message: its text, its thinking, the tool calls it makes."""
+
+    node: Node
+    message: dict[str, Any]
+    text: str
+    thinking: tuple[str, ...]
+    calls: tuple[Call, ...]
+    part: ClassVar[str] = "answer"
+
+
+@dataclass(frozen=True, slots=True)
+class Results:
+    """The results of the calls the parent message made, and the loop's notes sent after them."""
+
+    node: Node
+    results: tuple[Result, ...]
+    notes: tuple[str, ...]
+    part: ClassVar[str] = "results"
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A compaction: the model's ``summary`` of what came before; ``text`` the whole message it sent."""
+
+    node: Node
+    summary: str
+    text: str
+    part: ClassVar[str] = "compaction"
+
+
+@dataclass(frozen=True, slots=True)
+class Damaged:
+    """A node whose record no longer decodes; ``why`` says so in a line."""
+
+    node: Node
+    why: str
+    part: ClassVar[str] = "damaged"
+
+
+Reading = Task | Steer | Note | Continuation | Answer | Results | Summary | Damaged
+
+
+def read_node(node: Node, asked: tuple[Call, ...] = ()) -> Reading:
+    """What ``node`` is. ``asked``: the calls of its parent, for a results node (from :func:`read_node` of it)."""
+    try:
+        message = node.message
+    except SessionError as err:
+        return Damaged(node, str(err))
+    blocks = content_blocks(message.get("content"))
+    if node.kind == "assistant":
+        return _answer(node, message, blocks)
+    if node.kind == "compaction":
+        said = [str(b.get("text", "")) for b in blocks if b.get("type") == "text"]
+        summary = next((t.removeprefix(SUMMARY_PREFIX) for t in said if t.startswith(SUMMARY_PREFIX)), None)
+        whole = "\n\n".join(said)
+        return Summary(node, whole if summary is None else summary, whole)
+    if node.kind == "tool_result":
+        return _results(node, blocks, asked)
+    if is_continue_prompt(message):
+        return Continuation(node)
+    words = [str(b.get("text", "")) for b in blocks if b.get("type") == "text" and not is_reminder(b)]
+    if words or any(b.get("type") not in {"text", "tool_result"} for b in blocks):  # an image is the person's too
+        return Task(node, "\n\n".join(words), message.get("content"))
+    steering = tuple(text for text in map(steering_text, blocks) if text is not None)
+    if steering:
+        return Steer(node, steering)
+    return Note(node, tuple(_reminder_text(b) for b in blocks if is_reminder(b)))
+
+
+def _answer(node: Node, message: dict[str, Any], blocks: list[dict[str, Any]]) -> Answer:
+    texts, thinking, calls = [], [], []
+    for block in blocks:
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text", "")))
+        elif kind == "thinking":
+            thinking.append(str(block.get("thinking", "")))
+        elif kind == "tool_use":
+            given = block.get("input")
+            args = given if isinstance(given, dict) else {"__input__": given}
+            calls.append(Call(node.id, str(block.get("id")), str(block.get("name")), args))
+    return Answer(node, message, "".join(texts), tuple(thinking), tuple(calls))
+
+
+def _results(node: Node, blocks: list[dict[str, Any]], asked: tuple[Call, ...]) -> Results:
+    by_id: dict[str, Call] = {}
+    for call in asked:
+        by_id.setdefault(call.id, call)  # the API refuses a message that repeats an id: the first stands
+    results, notes = [], []
+    for block in blocks:
+        if block.get("type") == "tool_result":
+            call_id = str(block.get("tool_use_id"))
+            call = by_id.get(call_id) or Call(node.parent_id or "", call_id, "tool", {})
+            results.append(Result(call, result_text(block.get("content")), bool(block.get("is_error"))))
+        elif is_reminder(block):
+            notes.append(_reminder_text(block))
+    return Results(node, tuple(results), tuple(notes))
+
+
+def result_text(content: Any) -> str:
+    """A result's content as text: a string as it is, blocks' text one a line."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(b.get("text", "")) for b in content_blocks(content) if b.get("type") == "text")
+
+
+def _reminder_text(block: dict[str, Any]) -> str:
+    return str(block.get("text", "")).removeprefix(REMINDER_OPEN).removesuffix(_REMINDER_CLOSE).strip()
+
+
+def summary(reading: Reading) -> str:
+    """One line saying what the node holds, at most 80 characters."""
+    match reading:
+        case Task(text=text):
+            line = text or "[attachment]"
+        case Steer(texts=texts):
+            line = "(while it worked) " + " / ".join(texts)
+        case Note(texts=texts):
+            line = "[loop] " + " / ".join(texts)
+        case Continuation():
+            line = "[continue after the output limit]"
+        case Answer(text=text, calls=calls):
+            line = " ".join([text, *(f"[{c.name}]" for c in calls)])
+        case Results(results=results):
+            line = " ".join("[error]" if r.is_error else "[result]" for r in results)
+        case Summary(summary=text):
+            line = "[summary] " + text
+        case Damaged():
+            line = "[damaged record]"
+    line = " ".join(line.split())
+    return line if len(line) <= _SUMMARY_WIDTH else line[: _SUMMARY_WIDTH - 1] + "…"
+
+
+class Reader:
+    """Reads the nodes of one tree, each once: a reading is kept and given again when asked again."""
+
+    def __init__(self, tree: SessionTree) -> None:
+        self.tree = tree
+        self._read: dict[str, Reading] = {}
+
+    def read(self, node_id: str) -> Reading:
+        """What node ``node_id`` is (a results node is matched to the calls of its parent)."""
+        reading = self._read.get(node_id)
+        if reading is None:
+            node = self.tree.nodes[node_id]
+            asked: tuple[Call, ...] = ()
+            if node.kind == "tool_result" and node.parent_id in self.tree.nodes:
+                parent = self.read(node.parent_id)
+                asked = parent.calls if isinstance(parent, Answer) else ()
+            reading = self._read[node_id] = read_node(node, asked)
+        return reading
+
+    def path(self, node_id: str | None = None) -> Iterator[Reading]:
+        """The readings from the root to ``node_id`` (the leaf when None), in order."""
+        for node in self.tree.path(node_id):
+            yield self.read(node.id)
+
+    def summary(self, node_id: str) -> str:
+        return summary(self.read(node_id))
+
+
+def model_context(tree: SessionTree, node_id: str | None = None) -> Context:
+    """The model's context at ``node_id`` (the leaf when None): the path's messages, user turns merged.
+
+    A compaction on the path stands for everything before it: its summary comes first, then
+    the tail it kept (from the node in ``tree.kept``), then what followed it. A point before
+    the compaction still has its whole history. A damaged record on the path is a SessionError
+    naming it: the model is never sent a conversation with a hole in it.
+    """
+    path = tree.path(node_id)
+    seen: list[Node] = []
+    for node in path:
+        if node.kind == "compaction":
+            kept = tree.kept.get(node.id)
+            starts = [index for index, earlier in enumerate(seen) if earlier.id == kept]
+            seen = [node, *seen[starts[0] :]] if starts else [node]
+        else:
+            seen.append(node)
+    return Context.along(((node.message, node.id) for node in seen), path[-1].id if path else None)

@@ -1,0 +1,166 @@
+"""Provides ``recorded_runs``: one branch of a stored session as the runs that made it, for a replay.
+
+The branch is the path from the root to one node (the leaf by default), read
+as ``sessions.reading`` reads every session. It is split into its runs at the
+person's prompts, so a session that was resumed, or switched back and resumed
+with another task, plays each run with its own turns. A run holds the model's
+messages in order, every call with its recorded result (known by its place in
+the tree, so a provider that reused an id never gets another call's result),
+and where the recording stops before the run answered (interrupted, killed,
+switched away from).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from chimera.core.errors import ConfigError, SessionError
+from chimera.core.messages import content_blocks
+from chimera.core.providers.replay import RecordedTurn
+from chimera.core.sessions.history import logged_duration
+from chimera.core.sessions.reading import Answer, Continuation, Damaged, Reader, Results, Task, result_text
+from chimera.core.sessions.tree import Node, SessionTree
+from chimera.core.tools.base import ToolResult
+from chimera.core.tools.executor import NOT_FINISHED, ToolCall
+from chimera.core.tools.recorded import Recorded, Served
+
+__all__ = ["LONGEST_TURN", "RecordedRun", "recorded_runs"]
+
+LONGEST_TURN = 60.0  # seconds: the most a replay at 1× spends on one recorded turn
+
+CallKey = tuple[str, str]  # the node of the message that made a call, and its id there
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRun:
+    """One run of a recorded branch.
+
+    ``prompt`` is the id of the user node that started it and ``task`` its content (two
+    prompts in a row are one: the first got no answer); ``turns`` the model's messages;
+    ``calls`` every call in the order made, each with its place (``keys``, one per call);
+    ``results`` every call's recorded result by place, a call the branch has no result for
+    answered as a resume answers it; ``stops_at`` the node where the recording stops before
+    the run answered (None when it answered); ``permissions`` what the run was started with,
+    if recorded.
+    """
+
+    prompt: str
+    task: Any
+    turns: tuple[RecordedTurn, ...]
+    calls: tuple[ToolCall, ...]
+    keys: tuple[CallKey, ...]
+    results: Mapping[CallKey, ToolResult]
+    stops_at: str | None
+    permissions: Mapping[str, Any] | None
+
+    def placed(self) -> list[tuple[CallKey, ToolCall, ToolResult]]:
+        """Each call in order, with its place and its recorded result."""
+        return [(key, call, self.results[key]) for key, call in zip(self.keys, self.calls, strict=True)]
+
+    def served(self, logged: Mapping[CallKey, Mapping[str, Any]], only: set[CallKey] | None = None) -> Recorded:
+        """The recorded results to serve in place of running the calls (those in ``only``, when given), with
+        the data and duration the session's log kept for each (``logged``, by place). The log may be
+        crafted: a field of the wrong type is left out."""
+        entries = []
+        for key, call, result in self.placed():
+            if only is not None and key not in only:
+                continue
+            event = logged.get(key, {})
+            data, took = event.get("data"), event.get("duration_ms")
+            if isinstance(data, dict):
+                result = ToolResult(result.output, result.is_error, dict(data))
+            entries.append((call.id, Served(result, logged_duration(took))))
+        return Recorded(entries)
+
+
+def recorded_runs(tree: SessionTree, node_id: str | None = None) -> list[RecordedRun]:
+    """The runs of the branch from the root to ``node_id`` (the leaf when None), in order.
+
+    Raises ConfigError when the branch does not start with a prompt, SessionError when one
+    of its records is damaged.
+    """
+    reader = Reader(tree)
+    path = [reader.read(node.id) for node in tree.path(node_id)]
+    runs: list[_Building] = []
+    for index, reading in enumerate(path):
+        node = reading.node
+        if isinstance(reading, Damaged):
+            raise SessionError(reading.why)  # a replay cannot play past a hole in the recording
+        following = path[index + 1] if index + 1 < len(path) else None
+        if isinstance(reading, Task):
+            if runs and isinstance(path[index - 1], Task) and not runs[-1].turns:
+                runs[-1].add_prompt(reading)  # the earlier prompt got no answer: one turn, as the loop sent it
+            else:
+                runs.append(_Building(reading, tree.permissions.get(node.id)))
+        elif not runs:
+            raise ConfigError(f"node {node.id} comes before any prompt, so this branch cannot be replayed")
+        elif isinstance(reading, Answer):
+            runs[-1].add_turn(reading, isinstance(following, Continuation), _took(path[index - 1].node, node))
+        elif isinstance(reading, Results):
+            runs[-1].add_results(reading)
+        else:
+            runs[-1].last = node.id
+    return [run.done(tree.partials) for run in runs]
+
+
+class _Building:
+    """A run of the branch as it is read, node by node."""
+
+    def __init__(self, prompt: Task, permissions: Mapping[str, Any] | None) -> None:
+        self.prompt = prompt.node.id
+        self.task = prompt.content
+        self.permissions = permissions
+        self.turns: list[RecordedTurn] = []
+        self.calls: list[ToolCall] = []
+        self.keys: list[CallKey] = []
+        self.results: dict[CallKey, ToolResult] = {}
+        self.last = prompt.node.id
+        self.answered = False
+
+    def add_prompt(self, prompt: Task) -> None:
+        self.task = content_blocks(self.task) + content_blocks(prompt.content)
+        self.last = prompt.node.id
+
+    def add_turn(self, answer: Answer, continued: bool, seconds: float) -> None:
+        stop = "tool_use" if answer.calls else "end_turn"
+        if continued:
+            stop = "max_tokens"  # the loop asked the model to go on
+        self.turns.append(RecordedTurn(message=answer.message, stop_reason=stop, seconds=seconds))
+        self.calls += [ToolCall(c.id, c.name, c.args) for c in answer.calls]
+        self.keys += [c.key for c in answer.calls]
+        self.last = answer.node.id
+        self.answered = stop == "end_turn"
+
+    def add_results(self, results: Results) -> None:
+        for result in results.results:
+            self.results.setdefault(result.call.key, ToolResult(output=result.text, is_error=result.is_error))
+        self.last = results.node.id
+        self.answered = False
+
+    def done(self, partials: Mapping[str, list[dict[str, Any]]]) -> RecordedRun:
+        finished = {
+            (self.last, str(b.get("tool_use_id"))): ToolResult(result_text(b.get("content")), bool(b.get("is_error")))
+            for b in partials.get(self.last, [])
+        }
+        results = {**finished, **self.results}
+        unanswered = ToolResult(NOT_FINISHED, is_error=True)
+        return RecordedRun(
+            prompt=self.prompt,
+            task=self.task,
+            turns=tuple(self.turns),
+            calls=tuple(self.calls),
+            keys=tuple(self.keys),
+            results={key: results.get(key, unanswered) for key in self.keys},
+            stops_at=None if self.answered else self.last,
+            permissions=self.permissions,
+        )
+
+
+def _took(before: Node, answer: Node) -> float:
+    """How long the model took over ``answer``, as recorded: from the message before it (a crafted or
+    skewed clock gives 0, a long gap at most ``LONGEST_TURN``, so a replay at 1× never stalls for hours)."""
+    seconds = answer.ts - before.ts
+    return min(seconds, LONGEST_TURN) if math.isfinite(seconds) and seconds > 0 else 0.0
