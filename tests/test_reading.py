@@ -48,8 +48,10 @@ def test_a_resumed_branch_shows_each_reused_id_with_its_own_diff(
         finished = [e for e in branch_events(store) if isinstance(e, ToolCallFinished)]
     assert [e.call_id for e in finished] == ["toolu_1", "toolu_1"]
     first, second = (e.data["diff"] for e in finished)
-    assert "-one" in first and "+two" in first
-    assert "-two" in second and "+three" in second
+    assert "-one" in first
+    assert "+two" in first
+    assert "-two" in second
+    assert "+three" in second
 
 
 def test_export_shows_each_reused_id_with_its_own_diff(
@@ -60,8 +62,10 @@ def test_export_shows_each_reused_id_with_its_own_diff(
     proc = run_chimera("export", session_id)
     assert proc.returncode == 0, proc.stderr
     first, second = proc.stdout.split("make it three")
-    assert "+two" in first and "+three" not in first
-    assert "+three" in second and "+two\n" not in second.split("```diff", 1)[1]
+    assert "+two" in first
+    assert "+three" not in first
+    assert "+three" in second
+    assert "+two\n" not in second.split("```diff", 1)[1]
 
 
 def test_a_replay_serves_each_reused_id_its_own_result(
@@ -74,7 +78,8 @@ def test_a_replay_serves_each_reused_id_its_own_result(
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     diffs = [e["data"].get("diff", "") for e in events if e["type"] == "tool_call_finished"]
     assert len(diffs) == 2
-    assert "+two" in diffs[0] and "+three" in diffs[1]
+    assert "+two" in diffs[0]
+    assert "+three" in diffs[1]
 
 
 def steered_session(home: Path, workdir: Path) -> str:
@@ -113,3 +118,59 @@ def test_steering_shows_in_history_export_and_the_tree(isolated_env: Path, proje
     assert words in nodes[3]["summary"]
     shown = run_chimera("tree", session_id)
     assert any("steering" in line and words in line for line in shown.stdout.splitlines())
+
+
+def test_a_replay_delivers_steering_where_the_person_sent_it(isolated_env: Path, project: Path) -> None:
+    """`chimera replay --json` of a steered session: the words arrive after the glob's result, before the answer."""
+    session_id = steered_session(isolated_env, project)
+    proc = run_chimera("replay", session_id, "--json")
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    told = {"tool_call_finished", "steering_delivered", "message_completed"}
+    kinds = [e["type"] for e in events if e["type"] in told]
+    assert kinds == ["message_completed", "tool_call_finished", "steering_delivered", "message_completed"]
+    [steering] = [e for e in events if e["type"] == "steering_delivered"]
+    assert steering["text"] == "only the text files, please"
+    assert events[-1]["type"] == "run_finished"
+    assert events[-1]["success"]
+
+
+def read_call(name: str, *, input_tokens: int = 500) -> Any:
+    return message(tool_use(f"r{name[0]}", "read", {"path": name}), stop_reason="tool_use", input_tokens=input_tokens)
+
+
+def test_a_compaction_shows_in_replay_export_and_the_tree(
+    api: FakeAnthropic, project: Path, model_env: dict[str, str], isolated_env: Path
+) -> None:
+    """A run compacted at the threshold: its replay compacts at the same point with the same summary, and
+    the export and `chimera tree` show the summary."""
+    for name in ("a.txt", "b.txt"):
+        (project / name).write_text("".join(f"line {i} of {name}\n" for i in range(60)))
+    api.script(
+        read_call("a.txt"),
+        read_call("b.txt", input_tokens=9_000),
+        message(text("SUMMARY: a.txt was read.")),
+        message(text("Done.")),
+    )
+    env = {**model_env, "CHIMERA_CONTEXT_WINDOW": "10000"}
+    flags = ["--json", "--workdir", str(project), "--permission-mode", "bypass"]
+    proc = run_chimera("run", "read both files", *flags, env=env)
+    assert proc.returncode == 0, proc.stderr
+    session_id = str(json.loads(proc.stdout.splitlines()[0])["session_id"])
+
+    replay = run_chimera("replay", session_id, "--json")
+    assert replay.returncode == 0, replay.stderr
+    events = [json.loads(line) for line in replay.stdout.splitlines()]
+    [compaction] = [e for e in events if e["type"] == "compaction"]
+    assert compaction["summary"] == "SUMMARY: a.txt was read."
+    assert compaction["reason"] == "threshold"
+    order = [e["type"] for e in events if e["type"] in {"compaction", "message_completed"}]
+    assert order == ["message_completed", "message_completed", "compaction", "message_completed"]
+    assert events[-1]["type"] == "run_finished"
+    assert events[-1]["success"]
+
+    exported = run_chimera("export", session_id).stdout
+    assert "## Summary of earlier turns\n\nSUMMARY: a.txt was read." in exported
+    nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
+    [summary_node] = [n for n in nodes if n["part"] == "compaction"]
+    assert "SUMMARY: a.txt was read." in summary_node["summary"]

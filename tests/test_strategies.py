@@ -89,7 +89,7 @@ def test_a_reflexion_session_replays_and_exports_without_the_reflection_as_a_pro
     assert replay_events[-1]["success"] is True
     exported = run_chimera("export", session_id)
     assert exported.stdout.count("## You") == 1
-    assert REFLECTION_PROMPT not in exported.stdout
+    assert f"> *The loop:* {REFLECTION_PROMPT}" in exported.stdout  # the loop's note, never the person's words
 
 
 def test_reflect_every_must_be_positive(isolated_env: Path) -> None:

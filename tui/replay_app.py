@@ -65,7 +65,8 @@ class ReplayApp(ConversationApp):
         self.use_themes()
         self.sub_title = f"replay of {terminal_safe(self.session_id, one_line=True)}"
         status = self.query_one(StatusLine)
-        status.model, status.mode = "replay", "replay"
+        # Where results come from stands where a live run shows its permission mode.
+        status.model, status.mode = "replay", "tools re-run" if self.rerun_tools else "recorded results"
         self.show_bus(self._bus)
         self.query_one(TranscriptView).focus()
         self.play()

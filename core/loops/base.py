@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 
 from chimera.core.context import Context
 from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
-from chimera.core.events import StepEvent
+from chimera.core.events import CompactionDone, StepEvent
 from chimera.core.loop_config import LoopConfig
 from chimera.core.messages import Prompt
 from chimera.core.providers.base import Message, ModelDone
@@ -170,6 +170,14 @@ class Core(Protocol):
 
     def remember(self, title: str, text: str) -> None:
         """Keep ``text`` verbatim through every compaction, under ``title`` (the plan, as it stands)."""
+        ...
+
+    def steer(self, text: str, queue_id: str | None = None) -> None:
+        """Queue the person's words: delivered before the next model request."""
+        ...
+
+    async def compact(self, focus: str = "", *, reason: str = "manual") -> CompactionDone | None:
+        """Summarize the older part of the conversation now; None when nothing changed."""
         ...
 
     async def step(self, answer: Callable[[], Awaitable[ModelDone]] | None = None) -> StepResult:

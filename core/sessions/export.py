@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from chimera.core.messages import content_blocks
-from chimera.core.sessions.history import logged_calls
+from chimera.core.sessions.history import read_log
 from chimera.core.sessions.reading import (
     Answer,
     Continuation,
@@ -51,7 +51,7 @@ def export_markdown(store: SessionStore) -> str:
         f"- started: {created}",
         "",
     ]
-    diffs = {key: event["data"]["diff"] for key, event in logged_calls(store).items() if _has_diff(event)}
+    diffs = {key: event["data"]["diff"] for key, event in read_log(store).calls.items() if _has_diff(event)}
     for reading in Reader(store.tree).path():
         out += _told(reading, diffs)
     return terminal_safe("\n".join(out).rstrip()) + "\n"

@@ -17,6 +17,7 @@ import dataclasses
 import json
 import math
 import os
+from dataclasses import dataclass, field
 from typing import Any
 
 from chimera.core.errors import ChimeraError
@@ -49,7 +50,7 @@ from chimera.core.sessions.reading import (
 )
 from chimera.core.sessions.store import SessionStore
 
-__all__ = ["UNKNOWN_DURATION", "branch_events", "logged_calls", "logged_duration"]
+__all__ = ["UNKNOWN_DURATION", "Logged", "branch_events", "logged_duration", "read_log"]
 
 UNKNOWN_DURATION = -1.0  # a call whose duration the log does not hold (no log, or an older session)
 
@@ -58,16 +59,17 @@ Calls = dict[tuple[str, str], dict[str, Any]]  # by the call's place in the tree
 
 def branch_events(store: SessionStore) -> list[StepEvent]:
     """The events that tell the active branch, oldest first."""
-    finished, ends, compactions = _logged(store)
+    logged = read_log(store)
     model = str(store.meta.get("model", ""))
     out: list[StepEvent] = []
     continued = 0  # continue prompts in a row: the retry number a live run showed
     for reading in Reader(store.tree).path():
         node = reading.node
         continued = continued + 1 if isinstance(reading, Continuation) else 0
-        told = compactions.get(node.id) or _told(reading, finished, model, continued)
+        compaction = logged.compactions.get(node.id)
+        told = [compaction] if compaction is not None else _told(reading, logged.calls, model, continued)
         out += [dataclasses.replace(event, node_id=node.id, ts=node.ts) for event in told]
-        out += ends.get(node.id, [])  # the runs that ended here, as they ended
+        out += logged.ends.get(node.id, [])  # the runs that ended here, as they ended
     return out
 
 
@@ -113,26 +115,30 @@ def logged_duration(value: object) -> float | None:
     return None
 
 
-def logged_calls(store: SessionStore) -> Calls:
-    """Each finished call's event in the session's log, as JSON, by the call's place (:attr:`Call.key`):
-    durations and data such as diffs."""
-    return _logged(store)[0]
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """What only a session's event log holds: each finished call's event as JSON by the call's place
+    (:attr:`Call.key`: durations, data such as diffs), the ends of runs by the node they ended at, and
+    each compaction's event (why, how much) by its node."""
+
+    calls: Calls = field(default_factory=dict)
+    ends: dict[str, list[StepEvent]] = field(default_factory=dict)
+    compactions: dict[str, CompactionDone] = field(default_factory=dict)
 
 
-def _logged(store: SessionStore) -> tuple[Calls, dict[str, list[StepEvent]], dict[str, list[StepEvent]]]:
-    """From the log: each finished call's event by its place (durations and data only the events hold),
-    the ends of runs by the node they ended at, and compactions (why, how much) by their node."""
+def read_log(store: SessionStore) -> Logged:
+    """The session's log as :class:`Logged`; a log that is missing, unreadable or damaged gives what it can."""
     try:
         fd = open_file(store.folder, EVENTS, os.O_RDONLY)
     except (OSError, ChimeraError):  # absent, a link, not a file: the details are lost, nothing else
-        return {}, {}, {}
+        return Logged()
     try:
         raw = read_all(fd)
     finally:
         os.close(fd)
     calls: Calls = {}
     ends: dict[str, list[StepEvent]] = {}
-    compactions: dict[str, list[StepEvent]] = {}
+    compactions: dict[str, CompactionDone] = {}
     for line in raw.splitlines():
         if not any(kind in line for kind in (b'"tool_call_finished"', b'"run_finished"', b'"compaction"')):
             continue
@@ -146,8 +152,8 @@ def _logged(store: SessionStore) -> tuple[Calls, dict[str, list[StepEvent]], dic
         elif isinstance(event, RunFinished) and isinstance(event.node_id, str) and _sound_end(event):
             ends.setdefault(event.node_id, []).append(event)
         elif isinstance(event, CompactionDone) and isinstance(event.node_id, str) and _sound_compaction(event):
-            compactions[event.node_id] = [event]
-    return calls, ends, compactions
+            compactions[event.node_id] = event
+    return Logged(calls, ends, compactions)
 
 
 def _sound_end(event: RunFinished) -> bool:

@@ -17,7 +17,7 @@ from chimera.core.bus import EventBus
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home
 from chimera.core.providers.pace import Pace
-from chimera.core.sessions.history import logged_calls
+from chimera.core.sessions.history import read_log
 from chimera.core.sessions.replay import ReplayReport, replay_session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.wording import plural
@@ -58,7 +58,7 @@ async def play_back(
                 model=str(store.meta.get("model", "replay")),
                 secrets=credentials.values(),
                 clock=clock,
-                logged=logged_calls(store),
+                logged=read_log(store),
             )
 
 

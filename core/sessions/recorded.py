@@ -18,10 +18,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from chimera.core.errors import ConfigError, SessionError
+from chimera.core.loops.playback import Beat
 from chimera.core.messages import content_blocks
 from chimera.core.providers.replay import RecordedTurn
 from chimera.core.sessions.history import logged_duration
-from chimera.core.sessions.reading import Answer, Continuation, Damaged, Reader, Results, Task, result_text
+from chimera.core.sessions.reading import (
+    Answer,
+    Continuation,
+    Damaged,
+    Note,
+    Reader,
+    Reading,
+    Results,
+    Steer,
+    Summary,
+    Task,
+    result_text,
+)
 from chimera.core.sessions.tree import Node, SessionTree
 from chimera.core.tools.base import ToolResult
 from chimera.core.tools.executor import NOT_FINISHED, ToolCall
@@ -44,7 +57,10 @@ class RecordedRun:
     ``results`` every call's recorded result by place, a call the branch has no result for
     answered as a resume answers it; ``stops_at`` the node where the recording stops before
     the run answered (None when it answered); ``permissions`` what the run was started with,
-    if recorded.
+    if recorded. ``beats`` is what the run did after its task, in order (the model's turns,
+    the person's steering, the loop's notes, compactions: a compaction's summary is one of
+    ``turns``, served when the replay asks for it); ``lead`` what happened between the run
+    before and this one's task (a compaction asked for by hand).
     """
 
     prompt: str
@@ -55,6 +71,8 @@ class RecordedRun:
     results: Mapping[CallKey, ToolResult]
     stops_at: str | None
     permissions: Mapping[str, Any] | None
+    beats: tuple[Beat, ...] = ()
+    lead: tuple[Beat, ...] = ()
 
     def placed(self) -> list[tuple[CallKey, ToolCall, ToolResult]]:
         """Each call in order, with its place and its recorded result."""
@@ -76,11 +94,15 @@ class RecordedRun:
         return Recorded(entries)
 
 
-def recorded_runs(tree: SessionTree, node_id: str | None = None) -> list[RecordedRun]:
+def recorded_runs(
+    tree: SessionTree, node_id: str | None = None, compacted: Mapping[str, str] | None = None
+) -> list[RecordedRun]:
     """The runs of the branch from the root to ``node_id`` (the leaf when None), in order.
 
-    Raises ConfigError when the branch does not start with a prompt, SessionError when one
-    of its records is damaged.
+    ``compacted`` says why each compaction happened, by its node (from the session's log; a
+    compaction it does not name replays as one the threshold asked for). Raises ConfigError
+    when the branch does not start with a prompt, SessionError when one of its records is
+    damaged.
     """
     reader = Reader(tree)
     path = [reader.read(node.id) for node in tree.path(node_id)]
@@ -91,34 +113,51 @@ def recorded_runs(tree: SessionTree, node_id: str | None = None) -> list[Recorde
             raise SessionError(reading.why)  # a replay cannot play past a hole in the recording
         following = path[index + 1] if index + 1 < len(path) else None
         if isinstance(reading, Task):
-            if runs and isinstance(path[index - 1], Task) and not runs[-1].turns:
+            if runs and isinstance(path[index - 1], Task) and not runs[-1].stepped:
                 runs[-1].add_prompt(reading)  # the earlier prompt got no answer: one turn, as the loop sent it
             else:
-                runs.append(_Building(reading, tree.permissions.get(node.id)))
+                lead, summaries = runs[-1].trailing() if runs else ((), [])
+                runs.append(_Building(reading, tree.permissions.get(node.id), lead, summaries))
         elif not runs:
             raise ConfigError(f"node {node.id} comes before any prompt, so this branch cannot be replayed")
         elif isinstance(reading, Answer):
             runs[-1].add_turn(reading, isinstance(following, Continuation), _took(path[index - 1].node, node))
         elif isinstance(reading, Results):
             runs[-1].add_results(reading)
+        elif isinstance(reading, Summary):
+            why = (compacted or {}).get(node.id, "threshold")
+            runs[-1].add_compaction(reading, why, _took(path[index - 1].node, node))
         else:
-            runs[-1].last = node.id
+            runs[-1].add_words(reading)
     return [run.done(tree.partials) for run in runs]
 
 
 class _Building:
     """A run of the branch as it is read, node by node."""
 
-    def __init__(self, prompt: Task, permissions: Mapping[str, Any] | None) -> None:
+    def __init__(
+        self,
+        prompt: Task,
+        permissions: Mapping[str, Any] | None,
+        lead: tuple[Beat, ...] = (),
+        summaries: list[RecordedTurn] | None = None,
+    ) -> None:
+        self.lead = lead
+        self.beats: list[Beat] = []
         self.prompt = prompt.node.id
         self.task = prompt.content
         self.permissions = permissions
-        self.turns: list[RecordedTurn] = []
+        self.turns: list[RecordedTurn] = list(summaries or [])  # the lead's summaries are asked for first
         self.calls: list[ToolCall] = []
         self.keys: list[CallKey] = []
         self.results: dict[CallKey, ToolResult] = {}
         self.last = prompt.node.id
         self.answered = False
+
+    @property
+    def stepped(self) -> bool:
+        """Whether the model has answered in this run yet."""
+        return any(beat.kind == "step" for beat in self.beats)
 
     def add_prompt(self, prompt: Task) -> None:
         self.task = content_blocks(self.task) + content_blocks(prompt.content)
@@ -129,10 +168,39 @@ class _Building:
         if continued:
             stop = "max_tokens"  # the loop asked the model to go on
         self.turns.append(RecordedTurn(message=answer.message, stop_reason=stop, seconds=seconds))
+        self.beats.append(Beat("step"))
         self.calls += [ToolCall(c.id, c.name, c.args) for c in answer.calls]
         self.keys += [c.key for c in answer.calls]
         self.last = answer.node.id
         self.answered = stop == "end_turn"
+
+    def add_words(self, reading: Reading) -> None:
+        """The person's steering and the loop's notes come back in their places (a continue prompt the
+        loop sends again itself)."""
+        if isinstance(reading, Steer):
+            self.beats += [Beat("steer", text) for text in reading.texts]
+        elif isinstance(reading, Note):
+            self.beats += [Beat("note", text) for text in reading.texts]
+        self.last = reading.node.id
+
+    def add_compaction(self, summary: Summary, why: str, seconds: float) -> None:
+        """The compaction happens again, its summary served as the model's answer to the summary request."""
+        message = {"role": "assistant", "content": [{"type": "text", "text": summary.summary}]}
+        self.turns.append(RecordedTurn(message=message, stop_reason="end_turn", seconds=seconds))
+        self.beats.append(Beat("compact", why))
+        self.last = summary.node.id
+
+    def trailing(self) -> tuple[tuple[Beat, ...], list[RecordedTurn]]:
+        """What this run did after it answered, taken out of it for the next run to do before its task:
+        a compaction asked for by hand between runs (its beat, and its summary's turn)."""
+        if not self.answered or not self.beats or self.beats[-1].kind != "compact":
+            return (), []
+        after = max(index for index, beat in enumerate(self.beats) if beat.kind == "step") + 1
+        moved = tuple(self.beats[after:])  # the answer is the last step; only compactions follow it
+        self.beats = self.beats[:after]
+        count = sum(beat.kind == "compact" for beat in moved)
+        summaries, self.turns = self.turns[len(self.turns) - count :], self.turns[: len(self.turns) - count]
+        return moved, summaries
 
     def add_results(self, results: Results) -> None:
         for result in results.results:
@@ -156,6 +224,8 @@ class _Building:
             results={key: results.get(key, unanswered) for key in self.keys},
             stops_at=None if self.answered else self.last,
             permissions=self.permissions,
+            beats=tuple(self.beats),
+            lead=self.lead,
         )
 
 

@@ -44,13 +44,14 @@ from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError, ReplayDiverged, WorkspaceError
 from chimera.core.events import RunFinished
-from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
+from chimera.core.loops.playback import Playback
 from chimera.core.permissions.policy import PermissionPolicy, Rule
 from chimera.core.providers.pace import Pace
 from chimera.core.providers.replay import RECORDING_ENDED, ReplayProvider
 from chimera.core.redact import Redactor
 from chimera.core.sessions.checkpoints import ShadowRepo
+from chimera.core.sessions.history import Logged
 from chimera.core.sessions.recorded import RecordedRun, recorded_runs
 from chimera.core.sessions.tree import SessionTree
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
@@ -266,7 +267,7 @@ async def replay_session(
     model: str = "replay",
     secrets: Iterable[str] = (),
     clock: Pace | None = None,
-    logged: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
+    logged: Logged | None = None,
 ) -> ReplayReport:
     """Play the branch of ``tree`` that ends at ``node_id`` (the leaf when None) back; events go to ``bus``.
 
@@ -275,13 +276,15 @@ async def replay_session(
     without). ``original_workspace`` is the path the recording used, masked in comparisons.
     ``secrets`` (the process's credentials) are masked in every event, result and comparison.
     With ``clock`` each turn takes its recorded time at the clock's speed, and holds while it
-    is paused; without, the replay plays as fast as it can. ``logged`` (each call's finished event
-    from the session's log, by call id) gives recorded results their duration and data (an edit's
-    diff), so the replay shows them as the run did.
+    is paused; without, the replay plays as fast as it can. ``logged`` (what the session's log holds)
+    gives recorded results their duration and data (an edit's diff) and compactions their reason, so
+    the replay shows them as the run did. Steering, the loop's notes and compactions come back in their
+    places (``loops.playback``).
     """
     if rerun_tools:
         _check_scratch(workspace, original_workspace, repo)
-    runs = recorded_runs(tree, node_id)
+    logged = logged or Logged()
+    runs = recorded_runs(tree, node_id, {node: event.reason for node, event in logged.compactions.items()})
     if not runs:
         return ReplayReport(False, "empty", 0, 0, error="the session has no messages to replay")
     if rerun_tools and tree.snapshot_for(runs[0].prompt) is None:
@@ -292,11 +295,12 @@ async def replay_session(
     with LocalEnvironment(workspace, spill_dir=spill_dir) as env:
         every_turn = [t for run in runs for t in run.turns]
         core = AgentLoop(  # the loop masks the first provider's secrets in all it emits and runs, for every run
-            ReplayProvider(every_turn, secrets=secrets), DEFAULT_TOOLS, env, strategy=ReAct(config), bus=bus
+            ReplayProvider(every_turn, secrets=secrets), DEFAULT_TOOLS, env, strategy=Playback(config), bus=bus
         )
-        rerun = _Rerun(core, tree, repo, original_workspace, logged or {}) if rerun_tools and repo is not None else None
+        rerun = _Rerun(core, tree, repo, original_workspace, logged.calls) if rerun_tools and repo is not None else None
         for number, run in enumerate(runs, start=1):
-            core.executor.recorded = run.served(logged or {})
+            core.executor.recorded = run.served(logged.calls)
+            core.strategy = Playback(config, beats=run.beats, lead=run.lead)
             core.executor.policy = _NOTHING_RUNS
             if rerun is not None:
                 await rerun.arm(run, first=number == 1)

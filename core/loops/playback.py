@@ -1,0 +1,70 @@
+"""Provides ``Playback``: the strategy a replay drives, doing between the model's turns what the recording did.
+
+A recorded run is more than the model's messages: the person steered it while
+it worked, the loop added notes of its own (a reflection, a plan's next step),
+the conversation was compacted. A replay plays those back in their places, as
+:class:`Beat`\\ s, so it publishes the same ``steering_delivered`` and
+``compaction`` events the run did and the conversation it builds matches the
+recording. After the last beat it steps as ReAct does, until the recording's
+provider says the recording ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from chimera.core.loops.base import Core, Outcome
+from chimera.core.loops.strategy import Strategy
+from chimera.core.messages import Prompt
+
+__all__ = ["Beat", "Playback"]
+
+
+@dataclass(frozen=True, slots=True)
+class Beat:
+    """One thing a recorded run did, in order.
+
+    ``step``: the model answered (one turn, its calls and their results); ``steer``: the person's
+    words (``text``) reached the model before the next request; ``note``: the loop's own note
+    (``text``); ``compact``: the conversation was summarized (``text`` says why: ``threshold``,
+    ``prompt_too_long``, ``manual``), the summary being the recording's next model turn.
+    """
+
+    kind: Literal["step", "steer", "note", "compact"]
+    text: str = ""
+
+
+@dataclass(slots=True)
+class Playback(Strategy):
+    """Plays ``beats`` after the task, then steps until an outcome (the recording's end is one)."""
+
+    beats: tuple[Beat, ...] = ()
+    lead: tuple[Beat, ...] = ()
+    """What happened after the last run and before this run's task (a compaction asked for by hand)."""
+    name: str = "replay"
+
+    async def drive(self, core: Core, task: Prompt) -> Outcome:
+        for beat in self.lead:
+            await self._play(core, beat)
+        await core.user_turn(task)
+        for beat in self.beats:
+            if beat.kind == "step":
+                result = await core.step()
+                if result.outcome is not None:
+                    return result.outcome
+            else:
+                await self._play(core, beat)
+        while True:
+            result = await core.step()
+            if result.outcome is not None:
+                return result.outcome
+
+    @staticmethod
+    async def _play(core: Core, beat: Beat) -> None:
+        if beat.kind == "steer":
+            core.steer(beat.text)
+        elif beat.kind == "note":
+            core.note(beat.text)
+        elif beat.kind == "compact":
+            await core.compact(reason=beat.text)
