@@ -14,7 +14,9 @@ document is safe to print, page or ``cat``.
 from __future__ import annotations
 
 import datetime as dt
+import html
 import json
+import re
 from typing import Any
 
 from chimera.core.messages import content_blocks
@@ -37,6 +39,8 @@ from chimera.core.terminal_text import terminal_safe
 __all__ = ["export_markdown"]
 
 _FOLD_AFTER = 12  # result lines shown before the rest is folded
+_BACKTICKS = re.compile(r"`+")
+_PUNCTUATION = re.compile(r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~]")  # CommonMark's escapable characters
 
 
 def export_markdown(store: SessionStore) -> str:
@@ -45,9 +49,9 @@ def export_markdown(store: SessionStore) -> str:
     out = [
         f"# {store.title}",
         "",
-        f"- session: `{store.id}`",
-        f"- workspace: `{store.workdir}`",
-        f"- model: `{store.meta.get('model', '?')}`",
+        f"- session: {code_span(store.id)}",
+        f"- workspace: {code_span(str(store.workdir))}",
+        f"- model: {code_span(str(store.meta.get('model', '?')))}",
         f"- started: {created}",
         "",
     ]
@@ -85,8 +89,9 @@ def _told(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
                 lines += _result(result.call.name, result.text, result.is_error)
                 diff = diffs.get(result.call.key)
                 if diff is not None and not result.is_error:
-                    fence = "````" if "```" in diff else "```"
-                    lines += [f"{fence}diff", *diff.rstrip("\n").splitlines(), fence, ""]
+                    body = diff.rstrip("\n").splitlines()
+                    fence = fence_for(body)
+                    lines += [f"{fence}diff", *body, fence, ""]
             return lines + [line for text in notes for line in ("> *The loop:* " + _quoted(text), "")]
 
 
@@ -97,9 +102,10 @@ def _answer(answer: Answer) -> list[str]:
         if block.get("type") == "text" and str(block.get("text", "")).strip():
             lines += [str(block["text"]), ""]
         elif block.get("type") == "thinking" and str(block.get("thinking", "")).strip():
-            lines += ["<details><summary>thinking</summary>", "", str(block["thinking"]), "", "</details>", ""]
+            thinking = html.escape(str(block["thinking"]), quote=False)  # it cannot close the details it is in
+            lines += ["<details><summary>thinking</summary>", "", thinking, "", "</details>", ""]
         elif block.get("type") == "tool_use" and (call := next(calls, None)) is not None:
-            lines += [f"**{call.name}** `{_argument(call.args)}`", ""]
+            lines += [f"**{plain(call.name)}** {code_span(_argument(call.args))}", ""]
     return lines
 
 
@@ -111,14 +117,34 @@ def _quoted(text: str) -> str:
 def _result(name: str, text: str, is_error: bool) -> list[str]:
     body = text.rstrip("\n").splitlines() or ["(no output)"]
     title = f"{name} {'failed' if is_error else 'output'}"
-    fence = "````" if any(line.startswith("```") for line in body) else "```"
+    fence = fence_for(body)
     if len(body) <= _FOLD_AFTER:
-        return [f"{title}:", "", fence, *body, fence, ""]
-    return [f"<details><summary>{title} ({len(body)} lines)</summary>", "", fence, *body, fence, "", "</details>", ""]
+        return [f"{plain(title)}:", "", fence, *body, fence, ""]
+    summary = html.escape(f"{title} ({len(body)} lines)")
+    return [f"<details><summary>{summary}</summary>", "", fence, *body, fence, "", "</details>", ""]
 
 
 def _argument(args: dict[str, Any]) -> str:
     for key in ("command", "path", "pattern"):
         if key in args:
-            return str(args[key]).replace("`", "'").replace("\n", " ")
+            return " ".join(str(args[key]).splitlines())
     return json.dumps(args, ensure_ascii=False)[:120]
+
+
+def fence_for(lines: list[str]) -> str:
+    """A code fence no line of ``lines`` can close: longer than any run of backticks in them (at least 3)."""
+    longest = max((len(run) for line in lines for run in _BACKTICKS.findall(line)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def code_span(text: str) -> str:
+    """``text`` as inline code, whatever backticks it holds: what is inside is shown, never read as Markdown."""
+    text = " ".join(text.splitlines())
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    ticks = "`" * (longest + 1)
+    return f"{ticks} {text} {ticks}" if text.strip() else f"{ticks}{text or ' '}{ticks}"
+
+
+def plain(text: str) -> str:
+    """``text`` on one line with every character Markdown or HTML could act on escaped: shown as it is."""
+    return _PUNCTUATION.sub(r"\\\g<0>", " ".join(text.splitlines()))
