@@ -50,7 +50,7 @@ from chimera.core.sessions.playback import play_back, report_lines
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
-from chimera.core.wording import describe_compaction, describe_timing, plural
+from chimera.core.wording import describe_compaction, describe_ending, describe_timing, plural
 
 __all__ = ["replay_headless", "run_headless"]
 
@@ -227,7 +227,7 @@ async def run_headless(
     if result.reason == "interrupted":
         err.write("chimera: the run was interrupted\n")
     else:
-        _line(err, mask(f"chimera: the run failed ({result.reason}): {result.error}"))
+        _line(err, mask(f"chimera: {describe_ending(False, result.reason, result.error).line}"))
     return 2 if result.reason in CONFIG_KINDS else 1
 
 

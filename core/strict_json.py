@@ -28,6 +28,7 @@ naming the limit), and cuts anything else in a message nested deeper than that
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -72,8 +73,31 @@ def clean_json(value: _T, *, max_depth: int | None = None) -> _T:
 
 
 def loads_clean(data: bytes | str) -> Any:
-    """``data`` decoded as JSON and cleaned (:func:`clean_json`); ValueError or RecursionError when it is not JSON."""
-    return clean_json(json.loads(data))
+    """``data`` decoded as JSON and cleaned (:func:`clean_json`); ValueError or RecursionError when it is not JSON.
+
+    Numbers are cleaned as they are decoded (``NaN``, ``Infinity`` and a float past 1e308 come out as
+    None); the strings are walked only when the data could hold a lone surrogate: as UTF-8 bytes, only
+    from a ``\\uD800``-style escape or an encoded surrogate (its first byte is 0xED).
+    """
+    if isinstance(data, bytes) and not data.startswith(_BOMS) and b"\x00" not in data:
+        value = _DECODER.decode(data.decode("utf-8", "surrogatepass"))  # as json.loads reads UTF-8
+        if b"\\ud" not in data and b"\\uD" not in data and b"\xed" not in data:
+            return value
+        return clean_json(value)
+    return clean_json(json.loads(data, parse_constant=_no_number, parse_float=_finite_float))
+
+
+def _no_number(_: str) -> None:
+    return None
+
+
+def _finite_float(literal: str) -> float | None:
+    number = float(literal)
+    return number if math.isfinite(number) else None
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_number, parse_float=_finite_float)
+_BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)  # (UTF-32's begin as UTF-16's)
 
 
 def finite_number(value: object) -> float | None:

@@ -1,8 +1,11 @@
-"""Provides the words front ends show for counts and tool call timings, so every front end says them alike."""
+"""Provides the words front ends show for counts, tool call timings and how runs end, so every front end says
+them alike."""
 
 from __future__ import annotations
 
-__all__ = ["describe_compaction", "describe_timing", "plural", "tokens"]
+from dataclasses import dataclass
+
+__all__ = ["Ending", "describe_compaction", "describe_ending", "describe_timing", "plural", "tokens"]
 
 _NOT_RUN = "Error: not run:"  # what Executor.skipped answers a call the run stopped before
 
@@ -48,3 +51,74 @@ def describe_compaction(reason: str, tokens_before: int, tokens_after: int) -> s
 def tokens(count: int) -> str:
     """A token count as a person reads it: ``950``, ``12.3k``."""
     return f"{count / 1000:.1f}k" if count >= 1000 else str(count)
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a run ended, in words, never as an internal code: ``state`` is ``finished``, ``interrupted``,
+    ``cancelled`` or ``failed``; ``why`` a short phrase (empty when the state says it all); ``line`` a
+    sentence with the run's own error when it has one."""
+
+    state: str
+    why: str
+    line: str
+
+    @property
+    def brief(self) -> str:
+        """The state and why, in a few words: ``failed: it reached the turn limit``."""
+        return f"{self.state}: {self.why}" if self.why else self.state
+
+
+# Why a run stopped, as a person says it: the reasons that end a run (RunFinished.reason) and the kinds of
+# provider errors that can. A reason not here is said with its underscores as spaces.
+_STOPPED_BECAUSE = {
+    "max_turns": "it reached the turn limit",
+    "step_turns": "a step of the plan reached its turn limit",
+    "stuck": "it kept repeating the same call",
+    "budget": "its budget is spent",
+    "time_limit": "it reached the time limit",
+    "max_tokens": "the answer kept hitting the output limit",
+    "refusal": "the model declined",
+    "diverged": "the replay diverged from the recording",
+    "no_plan": "the model gave no plan",
+    "plan_step_failed": "a step of the plan failed its check",
+    "session": "the session could not be kept",
+    "error": "something went wrong",
+    "auth": "the API key was refused",
+    "permission": "the API refused the request",
+    "not_found": "the model or endpoint was not found",
+    "bad_request": "the API refused the request",
+    "rate_limit": "the API's rate limit",
+    "overloaded": "the API is overloaded",
+    "server": "the API's server failed",
+    "connection": "the connection to the API failed",
+    "unreachable": "the API could not be reached",
+    "stalled": "the API's stream stalled",
+    "incomplete": "the API's stream ended early",
+    "stream_error": "the API's stream failed",
+    "protocol": "the server does not speak the Messages API",
+    "prompt_too_long": "the conversation no longer fits the model",
+    "replay_exhausted": "the replay ran past its recording",
+}
+
+
+def describe_ending(success: bool, reason: str, error: str = "") -> Ending:
+    """How a run that ended with ``success``, ``reason`` and ``error`` (RunFinished's) reads.
+
+    A cancelled plan is *cancelled* and a replay that reached the end of its recording is
+    *finished*: neither failed.
+    """
+    if success:
+        return Ending("finished", "", "finished")
+    if reason == "interrupted":
+        return Ending("interrupted", "", "interrupted")
+    if reason == "plan_cancelled":
+        return Ending(
+            "cancelled",
+            "the plan was cancelled",
+            f"the plan was cancelled: {error}" if error else "the plan was cancelled",
+        )
+    if reason == "recording_ended":
+        return Ending("finished", "where the recording stops", error or "the recording ends here")
+    why = _STOPPED_BECAUSE.get(reason, reason.replace("_", " "))
+    return Ending("failed", why, f"stopped: {error}" if error else f"stopped: {why}")

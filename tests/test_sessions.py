@@ -343,7 +343,7 @@ def test_sessions_and_tree_commands_describe_what_was_recorded(isolated_env: Pat
     listing = run_chimera("sessions", "--json")
     assert listing.returncode == 0, listing.stderr
     (info,) = json.loads(listing.stdout)
-    assert set(info) == {"id", "title", "workdir", "created", "updated", "entries", "leaf"}
+    assert set(info) == {"id", "title", "workdir", "created", "updated", "entries", "leaf", "last_run"}
     assert info["title"].startswith("Find the failing test")
     assert info["entries"] == 10
     tree = run_chimera("tree", info["id"], "--json")

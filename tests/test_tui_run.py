@@ -254,7 +254,8 @@ async def test_a_failed_run_does_not_keep_partial_text_as_an_answer(api: FakeAnt
         assert not entries(app, "text")
         shown = screen_text(app)
         assert "HALF-AN-ANSWER" not in shown
-        assert "the run stopped (stream_error)" in shown
+        assert "✗ stopped:" in shown
+        assert "stream_error" not in shown  # how it ended in words, never as an internal code
 
 
 async def test_resuming_shows_the_earlier_turns_and_continues(api: FakeAnthropic, tmp_path: Path) -> None:

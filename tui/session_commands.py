@@ -51,7 +51,8 @@ def print_sessions(out: TextIO, *, as_json: bool) -> int:
         when = dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
         entries = plural(info.entries, "entry", "entries").rjust(len("99999 entries"))
         _line(out, f"{info.id}  {when}  {entries}  {info.title}")
-        _line(out, f"            {info.workdir}")
+        ended = f"  · last run {info.ended.brief}" if info.ended is not None else ""
+        _line(out, f"            {info.workdir}{ended}")
     return 0
 
 

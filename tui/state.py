@@ -54,7 +54,7 @@ from chimera.core.events import (
 )
 from chimera.core.messages import content_blocks, prompt_text
 from chimera.core.tools.executor import UNFINISHED_PREFIX
-from chimera.core.wording import describe_compaction, plural
+from chimera.core.wording import describe_compaction, describe_ending, plural
 
 __all__ = ["LIVE_CHARS", "LIVE_LINES", "Entry", "Transcript"]
 
@@ -63,6 +63,12 @@ _SERIALS = itertools.count()
 KINDS = ("user", "steering", "text", "thinking", "tool", "plan", "compaction", "switch", "notice")
 LIVE_LINES = 200  # lines of a running call's output kept, at most (its end)
 LIVE_CHARS = 64 * 1024  # characters of it kept, at most
+_ENDED = {  # how a run that did not succeed ends on screen, by its state: its mark and severity
+    "interrupted": ("⏹", "warning"),
+    "cancelled": ("⊘", "warning"),
+    "finished": ("⏹", "info"),  # a replay that reached where its recording stops
+    "failed": ("✗", "error"),
+}
 
 
 @dataclass(slots=True, eq=False)
@@ -287,12 +293,11 @@ class Transcript:
             self._seal()
             done = f"✓ done in {plural(event.steps, 'turn')} · ${event.cost:.4f}"
             self._add(Entry("notice", done, severity="success"))
-        elif event.reason == "interrupted":  # the person's own doing: said once, not as a failure
-            self._discard()
-            self._add(Entry("notice", "⏹ interrupted", severity="warning"))
         else:
             self._discard()
-            self._add(Entry("notice", f"✗ the run stopped ({event.reason}): {event.error}", severity="error"))
+            ending = describe_ending(event.success, event.reason, event.error)
+            mark, severity = _ENDED[ending.state]  # interrupted, cancelled: the person's own doing, not a failure
+            self._add(Entry("notice", f"{mark} {ending.line}", severity=severity))
         for call in self._calls.values():  # calls whose end never came: not running any more
             call.status = "cancelled"
             call.touch()

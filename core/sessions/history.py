@@ -18,7 +18,7 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from chimera.core.errors import ChimeraError
 from chimera.core.events import (
@@ -34,7 +34,7 @@ from chimera.core.events import (
     event_from_dict,
 )
 from chimera.core.sessions.files import EVENTS, open_file
-from chimera.core.sessions.jsonl import read_all
+from chimera.core.sessions.jsonl import lines_backwards, read_all
 from chimera.core.sessions.reading import (
     Answer,
     Continuation,
@@ -49,8 +49,11 @@ from chimera.core.sessions.reading import (
     Task,
 )
 from chimera.core.sessions.store import SessionStore
+from chimera.core.wording import Ending, describe_ending
 
-__all__ = ["UNKNOWN_DURATION", "Logged", "branch_events", "logged_duration", "read_log"]
+__all__ = ["UNKNOWN_DURATION", "Logged", "branch_events", "last_ending", "logged_duration", "read_log"]
+
+_E = TypeVar("_E", bound=StepEvent)
 
 UNKNOWN_DURATION = -1.0  # a call whose duration the log does not hold (no log, or an older session)
 
@@ -154,6 +157,34 @@ def read_log(store: SessionStore) -> Logged:
         elif isinstance(event, CompactionDone) and isinstance(event.node_id, str) and _sound_compaction(event):
             compactions[event.node_id] = event
     return Logged(calls, ends, compactions)
+
+
+def last_ending(store: SessionStore) -> Ending | None:
+    """How the session's last run ended, from the end of its log (only what follows that run's start is
+    read); None when no run is logged. A run that started and never ended (Chimera was stopped, or is
+    still working) is ``unfinished``."""
+    try:
+        fd = open_file(store.folder, EVENTS, os.O_RDONLY)
+    except (OSError, ChimeraError):
+        return None
+    try:
+        for line in lines_backwards(fd):
+            if b'"run_started"' in line and _logged_as(line, RunStarted) is not None:
+                return Ending("unfinished", "Chimera stopped before the run ended", "the run did not end")
+            if b'"run_finished"' in line and (end := _logged_as(line, RunFinished)) is not None and _sound_end(end):
+                return describe_ending(end.success, end.reason, end.error)
+    finally:
+        os.close(fd)
+    return None
+
+
+def _logged_as(line: bytes, kind: type[_E]) -> _E | None:
+    try:
+        data = json.loads(line)
+        event = event_from_dict(data) if isinstance(data, dict) else None
+    except (ValueError, TypeError, KeyError):
+        return None
+    return event if isinstance(event, kind) else None
 
 
 def _sound_end(event: RunFinished) -> bool:

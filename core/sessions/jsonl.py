@@ -17,7 +17,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 __all__ = ["append_line", "is_json_object", "read_all", "repair_tail", "torn_tail_start"]
@@ -53,6 +53,21 @@ def read_all(fd: int) -> bytes:
         pieces.append(piece)
         offset += len(piece)
     return b"".join(pieces)
+
+
+def lines_backwards(fd: int) -> Iterator[bytes]:
+    """The lines of the file open at ``fd``, last first (each without its newline), read a chunk at a time
+    from the end: finding something near the end costs what is after it, not the whole file."""
+    pos = os.fstat(fd).st_size
+    tail = b""
+    while pos > 0:
+        step = min(_CHUNK, pos)
+        pos -= step
+        pieces = (os.pread(fd, step, pos) + tail).split(b"\n")
+        tail = pieces[0]  # it may go on in the chunk before
+        yield from (line for line in reversed(pieces[1:]) if line)
+    if tail:
+        yield tail
 
 
 def torn_tail_start(fd: int) -> int | None:

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ConfigError
+from chimera.core.sessions.history import last_ending
 from chimera.core.sessions.records import ID
 from chimera.core.sessions.store import SessionStore
+from chimera.core.wording import Ending
 
 __all__ = ["SessionInfo", "list_sessions"]
 
@@ -29,6 +31,8 @@ class SessionInfo:
     updated: float
     entries: int
     leaf: str | None
+    ended: Ending | None = None
+    """How its last run ended (None: no run is logged)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -39,6 +43,7 @@ class SessionInfo:
             "updated": self.updated,
             "entries": self.entries,
             "leaf": self.leaf,
+            "last_run": None if self.ended is None else {"state": self.ended.state, "why": self.ended.why},
         }
 
 
@@ -71,6 +76,7 @@ def list_sessions(home: Path, problems: list[str] | None = None) -> list[Session
                 updated=store.updated,
                 entries=len(store.tree),
                 leaf=store.tree.leaf,
+                ended=last_ending(store),
             )
         )
     out.sort(key=lambda info: info.updated, reverse=True)

@@ -254,8 +254,11 @@ def summary(reading: Reading) -> str:
             line = "[summary] " + text
         case Damaged():
             line = "[damaged record]"
-    line = " ".join(line.split())
-    return line if len(line) <= _SUMMARY_WIDTH else line[: _SUMMARY_WIDTH - 1] + "…"
+    head = line[: _SUMMARY_WIDTH * 4]  # only what can show: a long answer costs what is shown
+    shown = " ".join(head.split())
+    if len(shown) <= _SUMMARY_WIDTH and len(head) < len(line):  # mostly blank so far: look at all of it
+        shown = " ".join(line.split())
+    return shown if len(shown) <= _SUMMARY_WIDTH else shown[: _SUMMARY_WIDTH - 1] + "…"
 
 
 class Reader:

@@ -17,7 +17,7 @@ from textual.widgets import Static
 
 from chimera.core.events import CompactionDone, RunFinished, RunStarted, StepEvent, TurnStarted, UsageReported
 from chimera.core.terminal_text import terminal_safe
-from chimera.core.wording import tokens
+from chimera.core.wording import describe_ending, tokens
 
 __all__ = ["StatusLine"]
 
@@ -31,6 +31,7 @@ class StatusLine(Static):
         "status-line--done",
         "status-line--failed",
         "status-line--interrupted",
+        "status-line--cancelled",
         "status-line--idle",
         "status-line--model",
     }
@@ -49,6 +50,7 @@ class StatusLine(Static):
     StatusLine > .status-line--done { color: $success; }
     StatusLine > .status-line--failed { color: $error; text-style: bold; }
     StatusLine > .status-line--interrupted { color: $warning; }
+    StatusLine > .status-line--cancelled { color: $warning; }
     StatusLine > .status-line--idle { color: $text-muted; }
     StatusLine > .status-line--model { color: $text; text-style: bold; }
     """
@@ -74,8 +76,9 @@ class StatusLine(Static):
                 self.add_usage(event)
             case CompactionDone():
                 self.compacted(event)
-            case RunFinished(success=success, reason=reason):
-                self.state = "done" if success else "interrupted" if reason == "interrupted" else "failed"
+            case RunFinished(success=success, reason=reason, error=error):
+                ended = describe_ending(success, reason, error).state  # a cancelled plan has not failed
+                self.state = "done" if ended == "finished" else ended
             case _:
                 pass
 
