@@ -62,6 +62,11 @@ class Pace:
         self._steps += 1
         self._poke()
 
+    @property
+    def at_once(self) -> bool:
+        """Whether what is left of this turn plays with no time between its pieces (instant speed, or a step)."""
+        return (math.isinf(self._speed) and not self._paused) or self._hurry
+
     async def turn(self) -> None:
         """Called before a turn plays: hold while paused, unless a step lets it through."""
         self._hurry = False

@@ -34,6 +34,18 @@ RECORDING_ENDED = "recording_ended"
 """The kind of the error a request past the end of a recorded run that stopped early gets."""
 
 _PIECE = re.compile(r"\S+\s*|\s+")
+_AT_ONCE = 4096  # characters a piece may join when a turn plays at once
+
+
+def _run_length(pieces: list[TextChunk | ThinkingChunk], start: int) -> int:
+    """How many pieces from ``start`` on are of one kind and fit in ``_AT_ONCE`` characters together (at least 1)."""
+    kind, size, end = type(pieces[start]), 0, start
+    while (
+        end < len(pieces) and type(pieces[end]) is kind and (end == start or size + len(pieces[end].text) <= _AT_ONCE)
+    ):
+        size += len(pieces[end].text)
+        end += 1
+    return end - start
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,12 +164,21 @@ class ReplayProvider:
             for piece in _PIECE.findall(block.get("thinking" if block["type"] == "thinking" else "text", ""))
         ]
         rest = turn.seconds / max(1, len(pieces))  # the recorded time, spread over what streams
-        for piece in pieces:
-            yield piece
-            await self._rest(rest)
+        index = 0
+        while index < len(pieces):
+            # Played at once, words go out joined (up to _AT_ONCE characters of one kind): a reader's
+            # cost is per piece, and a long answer would otherwise cost it a piece a word.
+            count = _run_length(pieces, index) if self._at_once() else 1
+            piece = pieces[index]
+            yield type(piece)("".join(p.text for p in pieces[index : index + count])) if count > 1 else piece
+            index += count
+            await self._rest(rest * count)
         if not pieces:
             await self._rest(rest)
         yield ModelDone(message=turn.message, stop_reason=turn.stop_reason, usage=turn.usage)
+
+    def _at_once(self) -> bool:
+        return self.clock.at_once if self.clock is not None else self.pace == 0
 
     async def _rest(self, recorded: float) -> None:
         if self.clock is not None:
