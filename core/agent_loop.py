@@ -94,6 +94,7 @@ from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider
 from chimera.core.redact import Redactor
 from chimera.core.strict_json import clean_json, strict_message
+from chimera.core.terminal_text import is_blank
 from chimera.core.tool_group import ToolGroup
 from chimera.core.tools.executor import Executor, ToolCall, ToolOutcome
 from chimera.core.wording import plural
@@ -288,7 +289,7 @@ class AgentLoop:
         """Queue the person's words for the run in progress: delivered once, as a user message, after
         every tool call of the current message has its result and before the next model request.
         ``queue_id``: where the session keeps them until then."""
-        if text.strip():
+        if not is_blank(text):
             self._steering.append(Steering(text, queue_id))
 
     def take_steering(self) -> list[Steering]:

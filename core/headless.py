@@ -30,7 +30,7 @@ from typing import TextIO
 from chimera.core import credentials
 from chimera.core.bus import EventBus
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.errors import CONFIG_KINDS
+from chimera.core.errors import CONFIG_KINDS, ConfigError
 from chimera.core.events import (
     CompactionDone,
     MessageCompleted,
@@ -48,11 +48,13 @@ from chimera.core.redact import Redactor
 from chimera.core.sessions.control import Control
 from chimera.core.sessions.playback import play_back, report_lines
 from chimera.core.sessions.start import RunOptions, start_session
-from chimera.core.terminal_text import terminal_safe
+from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_compaction, describe_timing, plural
 
-__all__ = ["replay_headless", "run_headless"]
+__all__ = ["EMPTY_TASK", "replay_headless", "run_headless"]
+
+EMPTY_TASK = 'the task is empty: say what the agent should do, as in chimera run "fix the failing test"'
 
 
 class _Printer:
@@ -192,6 +194,9 @@ async def run_headless(
     one before ends (see ``chimera.core.sessions.control``); the exit code is the
     last run's.
 
+    A blank task (only spaces, line breaks or invisible characters) raises ConfigError before
+    anything is opened or sent.
+
     Ctrl-C (SIGINT) interrupts the run: open tool calls are cancelled, the run
     ends with reason ``interrupted`` and the exit code is 1. A reader that goes
     away (a closed pipe) interrupts it too, and then BrokenPipeError is raised
@@ -199,6 +204,8 @@ async def run_headless(
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    if is_blank(task):  # refused before anything opens: no session, no request
+        raise ConfigError(EMPTY_TASK)
     session = start_session(replace(options, interactive=True) if control is not None else options)
     mask = session.redactor.mask
     for warning in session.warnings:

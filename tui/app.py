@@ -32,7 +32,7 @@ from chimera.core.events import (
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
-from chimera.core.terminal_text import terminal_safe
+from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural
 from chimera.tui.conversation_app import ConversationApp
 from chimera.tui.screens.permission import PermissionScreen
@@ -157,7 +157,7 @@ class ChimeraApp(ConversationApp):
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         text = message.value.strip()
-        if not text:
+        if is_blank(text):  # nothing to read in it: never sent, as a task or as steering
             return
         command, _, argument = text.partition(" ")
         if command == "/compact" and not self.session.demo:

@@ -29,6 +29,7 @@ from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import Named, SwitchDone, SwitchPlan, name_checkpoint, switch_to
+from chimera.core.terminal_text import is_blank
 from chimera.core.threads import use_daemon_threads
 from chimera.core.wording import plural
 
@@ -84,7 +85,11 @@ class Session:
 
     async def run(self, task: str) -> AgentResult:
         """Work on ``task`` from where the conversation stands, then on each follow-up queued meanwhile
-        (unless a run is interrupted); every event goes to the bus. How the last run ended."""
+        (unless a run is interrupted); every event goes to the bus. How the last run ended.
+
+        A blank ``task`` raises ConfigError: nothing is sent."""
+        if is_blank(task):
+            raise ConfigError("the task is empty: say what the agent should do")
         use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
         core = self.agent.core_for(self.env, session_id=self.id)
         for steering in self._carried:
@@ -114,7 +119,7 @@ class Session:
         have their results and before the next model request. False when no run is going.
 
         Kept in the session until delivered, so a crash does not lose them."""
-        if not self.agent.running or not text.strip():
+        if not self.agent.running or is_blank(text):
             return False
         self.agent.steer(text, self.store.queue("steer", text))
         return True
@@ -122,8 +127,8 @@ class Session:
     def follow_up(self, text: str) -> None:
         """Queue a task for when the run in progress ends (or after the next run, when none is going).
 
-        Kept in the session until its run starts, so a crash does not lose it."""
-        if text.strip():
+        Kept in the session until its run starts, so a crash does not lose it. A blank one is ignored."""
+        if not is_blank(text):
             self._follow_ups.append((self.store.queue("follow_up", text), text))
 
     def take_follow_ups(self) -> list[str]:
