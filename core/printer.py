@@ -10,7 +10,10 @@ answer goes to stdout and tool activity to stderr, laid out for reading:
   ``message_completed`` arrives, so a voided attempt never reaches it;
 * a call's result line sits under its own call line; when calls run together
   (or anything else is said between a call and its result) the result names its
-  call (``✓ read a.txt: 3 lines in 0.01s``).
+  call (``✓ read a.txt: 3 lines in 0.01s``);
+* what a script driving the run (``--control -``) must answer or know is a line
+  of its own on stderr: each question with its ``request_id``, each control line
+  refused and why, each steering message handed back unread.
 
 Every line is written with the provider's secrets masked, and plain output with
 every character that could steer a terminal shown as an escape (``terminal_safe``).
@@ -25,12 +28,16 @@ from typing import TextIO
 
 from chimera.core.events import (
     CompactionDone,
+    ControlRejected,
     MessageCompleted,
     PermissionDecided,
+    PermissionRequested,
+    PlanProposed,
     PlanSuggested,
     RetryScheduled,
     RunFinished,
     RunStarted,
+    SteeringReturned,
     StepEvent,
     TextDelta,
     ToolCallFinished,
@@ -123,6 +130,21 @@ class Printer:
                 self._result(call_id, is_error, output, ms)
             case PermissionDecided(decision="deny", reason=reason):
                 self._say(f"  ⊘ {reason}")
+            case PermissionRequested(request_id=request_id, name=name, args=args, reason=reason):
+                why = f", asked because {reason}" if reason else ""
+                self._say(
+                    f"  ? {name} {describe_call(name, args)}: waiting for permission "
+                    f"(request_id {request_id}{why}): allow, always or deny"
+                )
+            case PlanProposed(steps=steps, request_id=request_id):
+                asked = f", waiting (request_id {request_id}): approve, edit or cancel" if request_id else ""
+                self._say(f"  ☰ a plan of {plural(len(steps), 'step')}{asked}")
+                for number, step in enumerate(steps, 1):
+                    self._say(f"    {number}. {step}")
+            case ControlRejected(message=message, line=line):
+                self._say(f"chimera: control line refused: {message}" + (f": {line}" if line else ""))
+            case SteeringReturned(text=text):
+                self._say(f"chimera: not delivered, the run ended before reading it: {text}")
             case RetryScheduled(reason=reason, attempt=attempt, wait_s=wait, discards_partial=discards):
                 void = ""
                 if discards:

@@ -26,6 +26,7 @@ from chimera.core.events import (
     PlanProposed,
     RunFinished,
     RunStarted,
+    SteeringReturned,
     StepEvent,
     Switched,
 )
@@ -111,6 +112,11 @@ class ChimeraApp(ConversationApp):
         self.history_shown.set()
 
     def events_shown(self, events: list[StepEvent]) -> None:
+        returned = [event.text for event in events if isinstance(event, SteeringReturned)]
+        if returned:  # words no turn read: back in the input, in the order sent, before what is there
+            prompt = self.query_one(PromptInput)
+            prompt.value = " ".join([*returned, prompt.value]).strip()
+            self.notify("Not delivered: your words are back in the input.", timeout=4)
         for event in events:
             match event:
                 case PermissionRequested():
@@ -171,6 +177,8 @@ class ChimeraApp(ConversationApp):
             if self.session.steer(text):
                 message.input.value = ""
                 self.notify("Sent: Chimera reads it after the current step.", timeout=3)
+            elif self.session.agent.running:  # it has decided it is over: the words are kept here
+                self.notify("The run is ending: press enter again once it has, to send this as a task.", timeout=4)
             else:
                 self.notify("The run is just starting: send it again in a moment.", severity="warning")
             return
@@ -221,8 +229,9 @@ class ChimeraApp(ConversationApp):
             self.query_one(StatusLine).state = "interrupted"
             self.notify("Compaction stopped: the conversation is as it was.", timeout=3)
         elif self.running:
-            unsent = self.session.interrupt() + self.session.take_follow_ups()
-            if unsent:  # words the run never read, and tasks queued after it, go back to the input
+            self.session.interrupt()  # words the run never read come back as events (see events_shown)
+            unsent = self.session.take_follow_ups()
+            if unsent:  # tasks queued after the run go back to the input
                 prompt = self.query_one(PromptInput)
                 prompt.value = " ".join([*unsent, prompt.value]).strip()
             self.notify("Interrupting…", timeout=2)

@@ -219,6 +219,10 @@ class Recorder(Protocol):
         """Keep a compaction's summary after ``parent``, the conversation from node ``keep`` on kept as it was."""
         ...
 
+    def unqueue(self, queue_id: str) -> None:
+        """Take the person's queued words ``queue_id`` off the queue: handed back, never delivered."""
+        ...
+
     def record_result(self, parent_id: str, block: dict[str, Any]) -> None:
         """Keep one finished tool result of the calls ``parent_id`` made, before the batch ends."""
         ...

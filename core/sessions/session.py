@@ -104,24 +104,26 @@ class Session:
     def interrupt(self) -> list[str]:
         """Stop the run in progress, if any: the stream ends, tools are killed, it ends as ``interrupted``.
 
-        Returns the steering not delivered yet, so a front end can give it back to the person.
-        Queued follow-ups stay queued for the next run.
+        Returns the steering not delivered yet, taken off the session's queue and handed back (a
+        ``steering_returned`` event each: the workbench puts them back in the input, a headless run
+        reports them). Queued follow-ups stay queued for the next run.
         """
         self.agent.interrupt()
-        taken = self.agent.take_steering()
-        for steering in taken:
-            if steering.queue_id is not None:
-                self.store.unqueue(steering.queue_id)
-        return [steering.text for steering in taken]
+        return [steering.text for steering in self.agent.give_back_steering()]
 
     def steer(self, text: str) -> bool:
         """Add the person's words to the run in progress: delivered once, after the current tool calls
-        have their results and before the next model request. False when no run is going.
+        have their results and before the next model request (words sent as its last answer streams
+        get one more turn). False, and nothing kept, when no run is going or the run has decided it
+        is over: the words are the front end's to keep or to send as a task of their own.
 
         Kept in the session until delivered, so a crash does not lose them."""
-        if not self.agent.running or is_blank(text):
+        if not self.agent.steerable or is_blank(text):
             return False
-        self.agent.steer(text, self.store.queue("steer", text))
+        queue_id = self.store.queue("steer", text)
+        if not self.agent.steer(text, queue_id):  # cannot happen between the check and here: nothing awaits
+            self.store.unqueue(queue_id)
+            return False
         return True
 
     def follow_up(self, text: str) -> None:
