@@ -109,14 +109,23 @@ class Agent:
         if self._core is not None:
             self._core.stop_asking()
 
-    def steer(self, text: str, queue_id: str | None = None) -> None:
-        """Queue words for the run in progress, delivered at its next step (see ``AgentLoop.steer``)."""
-        if self._core is not None:
-            self._core.steer(text, queue_id)
+    def steer(self, text: str, queue_id: str | None = None) -> bool:
+        """Queue words for the run in progress, delivered at its next step (see ``AgentLoop.steer``);
+        False when they were not taken."""
+        return self._core is not None and self._core.steer(text, queue_id)
+
+    @property
+    def steerable(self) -> bool:
+        """Whether words sent now reach the run in progress (see ``AgentLoop.steerable``)."""
+        return self._core is not None and self._core.steerable
 
     def take_steering(self) -> list[Steering]:
         """The steering not delivered yet, taken back."""
         return self._core.take_steering() if self._core is not None else []
+
+    def give_back_steering(self) -> list[Steering]:
+        """The steering not delivered yet, handed back with a ``steering_returned`` event each."""
+        return self._core.give_back_steering() if self._core is not None else []
 
     def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
         """Answer an open question of the run in progress (see ``AgentLoop.answer``); False when it is not open."""

@@ -9,6 +9,9 @@ reminders and guards after them) and returns a ``StepResult``; :meth:`query`
 is the bare model request. The conversation is a ``Context`` value that
 survives between runs, so a second ``run`` is a follow-up in the same context.
 A front end steers, answers questions and interrupts through the same object.
+Steering (``loops.steering``) is read at the start of the next turn; words that
+come as the last answer streams get one more turn of the same run, and words no
+turn read when the run ends are handed back (``steering_returned``).
 
 This module holds the run, the turn and what joins the conversation; the
 parts it delegates to live beside the strategies: ``loops.model_turn`` (a
@@ -59,6 +62,7 @@ from chimera.core.events import (
     RunFinished,
     RunStarted,
     SteeringDelivered,
+    SteeringReturned,
     StepEvent,
     TurnStarted,
 )
@@ -82,6 +86,7 @@ from chimera.core.loops.guards import StuckDetector, over_budget
 from chimera.core.loops.model_turn import ModelTurn, with_room
 from chimera.core.loops.prompts import workspace_prompt
 from chimera.core.loops.questions import PlanQuestions
+from chimera.core.loops.steering import SteeringQueue
 from chimera.core.loops.tool_turn import ToolTurn
 from chimera.core.messages import CONTINUE_PROMPT, Prompt, joined_text, reminder_block, steering_block
 from chimera.core.permissions.policy import PermissionPolicy
@@ -168,11 +173,12 @@ class AgentLoop:
         detector = self.config.detector or StuckDetector(self.config.stuck_after)
         self._tool_turn = ToolTurn(self.executor, self.tools, self.emit, detector)
         self._compactor = Compactor(self.config.compaction or Compaction(), self._model, self.redactor)
-        self._steering: list[Steering] = []  # the person's words for the running work, delivered at the next step
+        self._steering = SteeringQueue()  # the person's words for the running work, delivered at the next step
         self._task_queued: str | None = None  # the queue id of the follow-up this run's task delivers
         self._plans = PlanQuestions()  # proposed plans awaiting an answer
         self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
         self._interrupt_pending = False
+        self._stopping = False  # an interrupt came for this run: no more turns, not even for late words
         self._starting: GitStop | None = None  # the snapshot's git calls, while the run starts
         self._notes: list[str] = []  # what the first run_started tells the person
         self._seq = 0
@@ -257,7 +263,7 @@ class AgentLoop:
         self.steps = 0
         self._model.new_run()
         self._tool_turn.new_run()
-        self._interrupt_pending = False
+        self._interrupt_pending = self._stopping = False
         self._compactor.new_run()
         out: asyncio.Queue[StepEvent | None] = asyncio.Queue()
         self._out = out
@@ -276,19 +282,34 @@ class AgentLoop:
                 if not driver.done():
                     driver.cancel()
             self._out = None
+            self._steering.closed = False  # between runs, words wait for the next (a resumed session's)
             self._compactor.instruction = ""  # the strategy's last note held for this run only
 
-    def steer(self, text: str, queue_id: str | None = None) -> None:
+    def steer(self, text: str, queue_id: str | None = None) -> bool:
         """Queue the person's words for the run in progress: delivered once, as a user message, after
-        every tool call of the current message has its result and before the next model request.
-        ``queue_id``: where the session keeps them until then."""
-        if text.strip():
-            self._steering.append(Steering(text, queue_id))
+        every tool call of the current message has its result and before the next model request; words
+        that come as its last answer streams get one more turn. ``queue_id``: where the session keeps
+        them until then. False (nothing queued) once the run has decided it is over, or for blank words."""
+        return self._steering.add(text, queue_id)
+
+    @property
+    def steerable(self) -> bool:
+        """Whether words sent now reach the run going: it runs, and has not decided it is over."""
+        return self._out is not None and not self._steering.closed
 
     def take_steering(self) -> list[Steering]:
-        """The steering not delivered yet, taken out of the queue (an interrupted run gives it back)."""
-        queued, self._steering = self._steering, []
-        return queued
+        """The steering not delivered yet, taken out of the queue."""
+        return self._steering.take()
+
+    def give_back_steering(self) -> list[Steering]:
+        """The steering no turn read, taken out of the queue and off the session's, each handed back to the
+        person in a ``steering_returned`` event (an interrupt, a run that stops at a limit)."""
+        taken = self._steering.take()
+        for steering in taken:
+            if self.recorder is not None and steering.queue_id is not None:
+                self.recorder.unqueue(steering.queue_id)
+            self.emit(SteeringReturned(text=steering.text))
+        return taken
 
     def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
         """Answer an open question by its request id; False when it is not open (answered, or its run stopped).
@@ -340,6 +361,8 @@ class AgentLoop:
 
     def interrupt(self) -> None:
         """Stop the current run: the stream ends, tools are killed, ``run_finished`` says ``interrupted``."""
+        if self._out is not None:
+            self._stopping = True  # even between the last answer and the end: no turn for late words
         if self._work is not None and not self._work.done():
             self._work.cancel()
         elif self._out is not None and self._work is None:
@@ -380,10 +403,16 @@ class AgentLoop:
         try:
             async with asyncio.timeout(self.config.time_limit) as limit:
                 outcome = await work
+                while self._read_late_words(outcome):  # words that came as the last answer streamed, or after
+                    work = self._work = asyncio.create_task(self._late_turns())
+                    outcome = await work
+                self._steering.closed = True  # decided: over. Nothing awaits between the check and here
         except (Exception, asyncio.CancelledError) as err:  # never leave the reader of run() waiting for the end
             outcome = ended_by(err, self.config.time_limit if limit is not None and limit.expired() else None)
         finally:
             self._work = None
+            self._steering.closed = True
+        self.give_back_steering()  # words no turn read go back to the person, never to another task
         self.emit(
             RunFinished(
                 success=outcome.success,
@@ -395,6 +424,18 @@ class AgentLoop:
             )
         )
         out.put_nowait(None)
+
+    def _read_late_words(self, outcome: Outcome) -> bool:
+        """Whether the run, done with its work, takes one more turn for words the person sent meanwhile:
+        only when it succeeded, was not interrupted, and has a turn left."""
+        return outcome.success and bool(self._steering) and not self._stopping and self.steps < self.config.max_steps
+
+    async def _late_turns(self) -> Outcome:
+        """The turn that reads late words (it delivers them), and the turns its tool calls need, as ReAct."""
+        while True:
+            result = await self.step()
+            if result.outcome is not None:
+                return result.outcome
 
     # --- primitives for strategies ---------------------------------------------------
 

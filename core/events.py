@@ -41,6 +41,7 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "SteeringDelivered",
+    "SteeringReturned",
     "StepEvent",
     "Switched",
     "TextDelta",
@@ -282,6 +283,16 @@ class ReminderInjected(StepEvent):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SteeringDelivered(StepEvent):
     type: ClassVar[str] = "steering_delivered"
+    text: str
+
+
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SteeringReturned(StepEvent):
+    """The person's words for a run that no turn of it read (it was interrupted, or stopped at a limit):
+    handed back, never kept for another task. The workbench puts them back in the input."""
+
+    type: ClassVar[str] = "steering_returned"
     text: str
 
 

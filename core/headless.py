@@ -3,11 +3,10 @@
 With ``json_lines`` every event goes to stdout as one JSON object a line (a
 running command's output too, as ``tool_output_delta`` a few times a second;
 ``tool_call_finished`` still carries the whole result);
-otherwise the answer goes to stdout (streamed on a terminal, else each message
-once it is complete, so a retried attempt never reaches a file) and tool
-activity to stderr. Every line, the run's closing error included, is
-written with the provider's secrets masked, and plain output with every
-character that could steer a terminal shown as an escape (``terminal_safe``). Returns the process exit code: 0
+otherwise the answer goes to stdout and tool activity to stderr, as
+``chimera.core.printer`` lays them out. Every line, the run's closing error
+included, is written with the provider's secrets masked, and plain output with
+every character that could steer a terminal shown as an escape. Returns the process exit code: 0
 when the run succeeds, 1 when it fails (max turns, refusal, interrupted, a
 model error), 2 when the setup is wrong (a rejected key, an unknown model, an
 unreachable server, a server that does not speak the Messages API: a redirect, a
@@ -19,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import signal
 import sys
 import threading
@@ -30,150 +28,18 @@ from typing import TextIO
 from chimera.core import credentials
 from chimera.core.bus import EventBus
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.errors import CONFIG_KINDS
-from chimera.core.events import (
-    CompactionDone,
-    MessageCompleted,
-    PermissionDecided,
-    PlanSuggested,
-    RetryScheduled,
-    RunFinished,
-    RunStarted,
-    StepEvent,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-)
+from chimera.core.errors import CONFIG_KINDS, ConfigError
+from chimera.core.printer import Printer, write_line
 from chimera.core.redact import Redactor
 from chimera.core.sessions.control import Control
 from chimera.core.sessions.playback import play_back, report_lines
 from chimera.core.sessions.start import RunOptions, start_session
-from chimera.core.terminal_text import terminal_safe
-from chimera.core.tools.base import describe_call
-from chimera.core.wording import describe_compaction, describe_ending, describe_timing, plural
+from chimera.core.terminal_text import is_blank
+from chimera.core.wording import describe_ending
 
-__all__ = ["replay_headless", "run_headless"]
+__all__ = ["EMPTY_TASK", "replay_headless", "run_headless"]
 
-
-class _Printer:
-    """Writes a run for its reader; a reader that goes away (a closed pipe) interrupts the run.
-
-    Plain output holds only the text of messages whose attempt succeeded. To a terminal
-    the text streams as it comes, and a retry that voids it says so on stderr; to a pipe
-    or a file each message's text is written once its ``message_completed`` arrives, so
-    a voided attempt never reaches it. A character the output's encoding lacks is
-    replaced (in JSON, escaped), never taken for a closed reader; one that could steer
-    a terminal is shown as an escape.
-    """
-
-    def __init__(
-        self,
-        out: TextIO,
-        err: TextIO,
-        *,
-        json_lines: bool,
-        on_gone: Callable[[], None],
-        redactor: Redactor | None = None,
-    ) -> None:
-        self.out = out
-        self.err = err
-        self.json_lines = json_lines
-        self.on_gone = on_gone
-        self.redactor = redactor or Redactor()
-        self.live = _is_terminal(out)
-        self.gone = False
-        self._attempt: list[str] = []  # this attempt's text: held back, or (live) already shown
-
-    def __call__(self, event: StepEvent) -> None:
-        if self.gone:
-            return
-        event = self.redactor.mask_fields(event)
-        try:
-            if self.json_lines:
-                if isinstance(event, RunStarted):  # the person reads these even when a program reads the events
-                    for note in event.notes:
-                        _write(self.err, f"chimera: {note}\n")
-                try:
-                    self.out.write(event.to_json() + "\n")
-                except UnicodeEncodeError:  # an output that cannot carry every character: JSON escapes them
-                    self.out.write(json.dumps(event.to_dict(), separators=(",", ":")) + "\n")
-                self.out.flush()
-            else:
-                self._human(event)
-        except UnicodeError:
-            raise  # not a closed reader: a bug, which the bus reports
-        except (OSError, ValueError):  # ValueError: the stream was closed
-            self.gone = True
-            self.on_gone()
-
-    def _human(self, event: StepEvent) -> None:
-        match event:
-            case TextDelta(text=text):
-                self._attempt.append(text)
-                if self.live:
-                    _write(self.out, terminal_safe(text))
-                    self.out.flush()
-            case RunStarted(notes=notes):
-                for note in notes:
-                    _write(self.err, f"chimera: {note}\n")
-            case PlanSuggested(reason=reason):
-                _line(self.err, f"chimera: tip: {reason}")
-            case CompactionDone(reason=reason, tokens_before=before, tokens_after=after):
-                _line(self.err, f"  ⇣ {describe_compaction(reason, before, after)}")
-            case MessageCompleted():
-                if not self.live:
-                    _write(self.out, terminal_safe("".join(self._attempt)))
-                    self.out.flush()
-                self._attempt.clear()
-            case ToolCallStarted(name=name, args=args):
-                self.out.write("\n")
-                _line(self.err, f"● {name} {describe_call(name, args)}")
-            case ToolCallFinished(is_error=is_error, output=output, duration_ms=ms):
-                mark = "✗" if is_error else "✓"
-                timing = describe_timing(output, ms)
-                if timing[0].isdigit():  # it ran to its end: how much it said, and how long it took
-                    lines = plural(output.count("\n") + 1, "line")
-                    timing = f"{lines} in {timing}"
-                self.err.write(f"  {mark} {timing}\n")
-            case PermissionDecided(decision="deny", reason=reason):
-                _line(self.err, f"  ⊘ {reason}")
-            case RetryScheduled(reason=reason, attempt=attempt, wait_s=wait, discards_partial=discards):
-                void = ""
-                if discards and self._attempt:
-                    if self.live:
-                        self.out.write("\n")
-                        self.out.flush()
-                        void = ": the text above is discarded"
-                    self._attempt.clear()
-                _line(self.err, f"  ↻ retry {attempt} ({reason}) in {wait:.1f}s{void}")
-            case RunFinished():
-                self._attempt.clear()  # an attempt cut short is not an answer
-                self.out.write("\n")
-                self.out.flush()
-            case _:
-                pass
-        self.err.flush()
-
-
-def _is_terminal(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (OSError, ValueError):
-        return False
-
-
-def _line(stream: TextIO, text: str) -> None:
-    """Write ``text`` as one line: nothing in it can steer a terminal or start another line."""
-    _write(stream, terminal_safe(text, one_line=True) + "\n")
-
-
-def _write(stream: TextIO, text: str) -> None:
-    """Write ``text``; characters the stream's encoding lacks become its replacement character."""
-    try:
-        stream.write(text)
-    except UnicodeEncodeError:
-        encoding = getattr(stream, "encoding", None) or "ascii"
-        stream.write(text.encode(encoding, "replace").decode(encoding))
+EMPTY_TASK = 'the task is empty: say what the agent should do, as in chimera run "fix the failing test"'
 
 
 async def run_headless(
@@ -192,6 +58,9 @@ async def run_headless(
     one before ends (see ``chimera.core.sessions.control``); the exit code is the
     last run's.
 
+    A blank task (only spaces, line breaks or invisible characters) raises ConfigError before
+    anything is opened or sent.
+
     Ctrl-C (SIGINT) interrupts the run: open tool calls are cancelled, the run
     ends with reason ``interrupted`` and the exit code is 1. A reader that goes
     away (a closed pipe) interrupts it too, and then BrokenPipeError is raised
@@ -199,15 +68,17 @@ async def run_headless(
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    if is_blank(task):  # refused before anything opens: no session, no request
+        raise ConfigError(EMPTY_TASK)
     session = start_session(replace(options, interactive=True) if control is not None else options)
     mask = session.redactor.mask
     for warning in session.warnings:
-        _line(err, mask(f"chimera: {warning}"))
+        write_line(err, mask(f"chimera: {warning}"))
     if session.demo:
         err.write(f"chimera: {DEMO_NOTICE}\n")
-        _line(err, f"chimera: demo task: {session.demo_task} (workspace: {session.env.workdir})")
+        write_line(err, f"chimera: demo task: {session.demo_task} (workspace: {session.env.workdir})")
         task = session.demo_task
-    printer = _Printer(
+    printer = Printer(
         out, err, json_lines=json_lines, on_gone=_threadsafe(session.agent.interrupt), redactor=session.redactor
     )
     session.bus.subscribe(printer, name="printer")
@@ -227,7 +98,7 @@ async def run_headless(
     if result.reason == "interrupted":
         err.write("chimera: the run was interrupted\n")
     else:
-        _line(err, mask(f"chimera: {describe_ending(False, result.reason, result.error).line}"))
+        write_line(err, mask(f"chimera: {describe_ending(False, result.reason, result.error).line}"))
     return 2 if result.reason in CONFIG_KINDS else 1
 
 
@@ -292,10 +163,10 @@ async def replay_headless(
     redactor = Redactor(credentials.values())
 
     def say(line: str) -> None:
-        _line(err, redactor.mask(f"chimera: {line}"))
+        write_line(err, redactor.mask(f"chimera: {line}"))
 
     bus = EventBus()
-    printer = _Printer(out, err, json_lines=json_lines, on_gone=lambda: None, redactor=redactor)
+    printer = Printer(out, err, json_lines=json_lines, on_gone=lambda: None, redactor=redactor)
     bus.subscribe(printer, name="printer")
     try:
         report = await play_back(session_id, bus, node=node, rerun_tools=rerun_tools, warn=say)

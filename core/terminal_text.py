@@ -1,4 +1,5 @@
-"""Provides ``terminal_safe``: untrusted text made safe to show on a terminal, its control characters visible.
+"""Provides ``terminal_safe``: untrusted text made safe to show on a terminal, its control characters visible;
+and ``is_blank``, which tells text with nothing to read in it.
 
 What a model writes, what a tool prints, a session's titles, labels and file
 names: any of it may hold terminal control sequences (ESC, CSI, OSC) that
@@ -14,13 +15,18 @@ dropped, one anywhere else is shown.
 JSON output keeps every value exact: ``json.dumps`` escapes the C0 controls
 itself, and ``inert_json`` escapes the rest (DEL, C1, bidi controls), which
 ``ensure_ascii=False`` would leave raw, as ``\\u`` escapes of the same value.
+
+``is_blank`` tells text with nothing a person could read in it (spaces, line breaks,
+zero-width and other invisible characters only): a task or steering of that kind is
+refused, never sent.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["inert_json", "terminal_safe"]
+__all__ = ["inert_json", "is_blank", "terminal_safe"]
 
 # C0 controls but tab, newline and carriage return; DEL; C1 controls; the bidi marks, embeddings,
 # overrides and isolates (U+061C, U+200E-F, U+202A-E, U+2066-9); the line and paragraph separators.
@@ -63,3 +69,9 @@ def inert_json(text: str) -> str:
     if _LEFT_RAW_BY_JSON.search(text) is None:
         return text
     return _LEFT_RAW_BY_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` holds nothing a person could read: only whitespace, controls and invisible
+    format characters (zero-width spaces and joiners, a BOM, bidi marks)."""
+    return all(char.isspace() or unicodedata.category(char) in ("Cc", "Cf") for char in text)

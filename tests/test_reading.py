@@ -174,3 +174,22 @@ def test_a_compaction_shows_in_replay_export_and_the_tree(
     nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
     [summary_node] = [n for n in nodes if n["part"] == "compaction"]
     assert "SUMMARY: a.txt was read." in summary_node["summary"]
+
+
+def test_a_replay_plays_the_turn_late_words_got(isolated_env: Path, project: Path) -> None:
+    """Words sent as the last answer streamed got one more turn; the replay plays it too, and ends as recorded."""
+    with SessionStore.create(isolated_env, "late", workdir=project, model="m") as store:
+        store.add("user", {"role": "user", "content": "say done"})
+        store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "Done."}]})
+        store.add("user", {"role": "user", "content": [steering_block("and say hi")]})
+        store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "Hi."}]})
+        store.sync()
+    proc = run_chimera("replay", "late", "--json")
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    told = [(e["type"], e.get("text", "")) for e in events if e["type"] in {"steering_delivered", "message_completed"}]
+    assert told == [("message_completed", ""), ("steering_delivered", "and say hi"), ("message_completed", "")]
+    assert [e["type"] for e in events].count("run_started") == 1
+    assert events[-1]["type"] == "run_finished"
+    assert events[-1]["success"]
+    assert "replay completed: 1 run" in proc.stderr

@@ -58,7 +58,9 @@ def texts_sent(request_messages: list[dict[str, Any]]) -> str:
 
 def test_reflexion_reflects_after_every_n_tool_calls(api: FakeAnthropic, project: Path) -> None:
     """With --reflect-every 2: two calls, a reflection; one call, none yet; one more, a reflection."""
-    api.script(reads("a.txt", "b.txt"), reads("c.txt"), reads("a.txt"), message(text("All read.")))
+    api.script(
+        reads("a.txt", "b.txt"), reads("c.txt"), reads("a.txt"), message(text("Reflected.")), message(text("All read."))
+    )
     flags = ("--loop", "reflexion", "--reflect-every", "2", "--json", "--permission-mode", "bypass")
     proc = run_chimera("run", "read the files", "--workdir", str(project), *flags, env=model_env(api))
 
@@ -66,9 +68,9 @@ def test_reflexion_reflects_after_every_n_tool_calls(api: FakeAnthropic, project
     events = events_of(proc.stdout)
     assert events[0]["loop"] == "reflexion"
     order = [e["type"] for e in events if e["type"] in {"turn_started", "reflection"}]
-    assert order == ["turn_started", "reflection", "turn_started", "turn_started", "reflection", "turn_started"]
+    assert order == ["turn_started", "reflection", "turn_started", "turn_started", "reflection", *["turn_started"] * 2]
     sent = [texts_sent(r.messages) for r in api.requests]
-    assert [s.count(REFLECTION_PROMPT) for s in sent] == [0, 1, 1, 2]
+    assert [s.count(REFLECTION_PROMPT) for s in sent] == [0, 1, 1, 2, 2]
     last_user = api.requests[1].messages[-1]["content"]  # the tool results, then the reflection, one user turn
     assert [b["type"] for b in last_user] == ["tool_result", "tool_result", "text"]
 
@@ -76,7 +78,7 @@ def test_reflexion_reflects_after_every_n_tool_calls(api: FakeAnthropic, project
 def test_a_reflexion_session_replays_and_exports_without_the_reflection_as_a_prompt(
     api: FakeAnthropic, project: Path
 ) -> None:
-    api.script(reads("a.txt"), message(text("Done.")))
+    api.script(reads("a.txt"), message(text("Reflected.")), message(text("Done.")))
     flags = ("--loop", "reflexion", "--reflect-every", "1", "--json", "--permission-mode", "bypass")
     proc = run_chimera("run", "read a", "--workdir", str(project), *flags, env=model_env(api))
     assert proc.returncode == 0, proc.stderr
@@ -99,10 +101,10 @@ def test_reflect_every_must_be_positive(isolated_env: Path) -> None:
 def test_reflexion_from_python(api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-    api.script(reads("a.txt", "b.txt", "c.txt"), message(text("Read three.")))
+    api.script(reads("a.txt", "b.txt", "c.txt"), message(text("Reflected.")), message(text("Read three.")))
     with LocalEnvironment(workdir=project) as env:
         result = Reflexion(max_steps=50, reflect_every=3).run(create_provider(MODEL), DEFAULT_TOOLS, "read", env)
-    assert (result.success, result.steps, result.answer) == (True, 2, "Read three.")
+    assert (result.success, result.steps, result.answer) == (True, 3, "Read three.")
     assert texts_sent(api.requests[1].messages).count(REFLECTION_PROMPT) == 1
     with pytest.raises(ValueError, match="at least 1"):
         Reflexion(reflect_every=0)
@@ -187,7 +189,7 @@ def test_candidates_must_be_positive(isolated_env: Path) -> None:
 
 def test_reflexion_with_a_verifier_leads_each_reflection_with_its_result(api: FakeAnthropic, project: Path) -> None:
     """The deterministic check comes first: the model reflects on what the command said."""
-    api.script(reads("a.txt"), message(text("Reflected; done.")))
+    api.script(reads("a.txt"), message(text("Reflected.")), message(text("Done.")))
     flags = ("--loop", "reflexion", "--reflect-every", "1", "--verify", "test -f done.txt && echo ok || echo missing")
     proc = run_chimera(
         "run", "read a", "--workdir", str(project), *flags, "--json", "--permission-mode", "bypass", env=model_env(api)

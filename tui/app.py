@@ -26,13 +26,14 @@ from chimera.core.events import (
     PlanProposed,
     RunFinished,
     RunStarted,
+    SteeringReturned,
     StepEvent,
     Switched,
 )
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
-from chimera.core.terminal_text import terminal_safe
+from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural
 from chimera.tui.conversation_app import ConversationApp
 from chimera.tui.screens.permission import PermissionScreen
@@ -111,6 +112,11 @@ class ChimeraApp(ConversationApp):
         self.history_shown.set()
 
     def events_shown(self, events: list[StepEvent]) -> None:
+        returned = [event.text for event in events if isinstance(event, SteeringReturned)]
+        if returned:  # words no turn read: back in the input, in the order sent, before what is there
+            prompt = self.query_one(PromptInput)
+            prompt.value = " ".join([*returned, prompt.value]).strip()
+            self.notify("Not delivered: your words are back in the input.", timeout=4)
         for event in events:
             match event:
                 case PermissionRequested():
@@ -157,7 +163,7 @@ class ChimeraApp(ConversationApp):
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         text = message.value.strip()
-        if not text:
+        if is_blank(text):  # nothing to read in it: never sent, as a task or as steering
             return
         command, _, argument = text.partition(" ")
         if command == "/compact" and not self.session.demo:
@@ -171,6 +177,8 @@ class ChimeraApp(ConversationApp):
             if self.session.steer(text):
                 message.input.value = ""
                 self.notify("Sent: Chimera reads it after the current step.", timeout=3)
+            elif self.session.agent.running:  # it has decided it is over: the words are kept here
+                self.notify("The run is ending: press enter again once it has, to send this as a task.", timeout=4)
             else:
                 self.notify("The run is just starting: send it again in a moment.", severity="warning")
             return
@@ -221,8 +229,9 @@ class ChimeraApp(ConversationApp):
             self.query_one(StatusLine).state = "interrupted"
             self.notify("Compaction stopped: the conversation is as it was.", timeout=3)
         elif self.running:
-            unsent = self.session.interrupt() + self.session.take_follow_ups()
-            if unsent:  # words the run never read, and tasks queued after it, go back to the input
+            self.session.interrupt()  # words the run never read come back as events (see events_shown)
+            unsent = self.session.take_follow_ups()
+            if unsent:  # tasks queued after the run go back to the input
                 prompt = self.query_one(PromptInput)
                 prompt.value = " ".join([*unsent, prompt.value]).strip()
             self.notify("Interrupting…", timeout=2)

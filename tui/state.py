@@ -44,6 +44,7 @@ from chimera.core.events import (
     RunFinished,
     RunStarted,
     SteeringDelivered,
+    SteeringReturned,
     StepEvent,
     Switched,
     TextDelta,
@@ -167,6 +168,10 @@ class Transcript:
             case SteeringDelivered(text=text):
                 self._seal()
                 self._add(Entry("steering", text))
+            case SteeringReturned(text=text):
+                self._add(
+                    Entry("notice", f"↩ not delivered, the run ended before reading it: {text}", severity="warning")
+                )
             case RetryScheduled(reason="max_tokens"):
                 self._seal()
                 self._add(Entry("notice", "↻ the answer hit the output limit; continuing", severity="warning"))

@@ -172,8 +172,8 @@ class Core(Protocol):
         """Keep ``text`` verbatim through every compaction, under ``title`` (the plan, as it stands)."""
         ...
 
-    def steer(self, text: str, queue_id: str | None = None) -> None:
-        """Queue the person's words: delivered before the next model request."""
+    def steer(self, text: str, queue_id: str | None = None) -> bool:
+        """Queue the person's words: delivered before the next model request (False: not taken)."""
         ...
 
     async def compact(self, focus: str = "", *, reason: str = "manual") -> CompactionDone | None:
@@ -226,6 +226,10 @@ class Recorder(Protocol):
 
     def record_compaction(self, message: Message, *, parent: str | None, keep: str | None) -> str:
         """Keep a compaction's summary after ``parent``, the conversation from node ``keep`` on kept as it was."""
+        ...
+
+    def unqueue(self, queue_id: str) -> None:
+        """Take the person's queued words ``queue_id`` off the queue: handed back, never delivered."""
         ...
 
     def record_result(self, parent_id: str, block: dict[str, Any]) -> None:

@@ -6,7 +6,9 @@
 2. **Decide.** The person approves, edits (the edited text becomes the plan) or
    cancels, through ``answer(request_id, …)``. With ``approve`` (headless
    ``--approve-plan``) the plan is approved as proposed; with nobody to ask and
-   no ``approve``, the run stops and says which flag would let it go on.
+   no ``approve``, the run stops and says which flag would let it go on. Either
+   way ``plan_proposed`` carries the steps first (with no ``request_id``: nothing
+   waits for an answer), so every reader sees them.
 3. **Execute.** "Now execute the plan you just created, step by step": each step
    is a bounded inner loop with the plan in context, then a check (the
    ``verify`` command when set, else the model's own check) before
@@ -26,7 +28,7 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chimera.core.events import PlanApproved, PlanCancelled, PlanEdited, PlanStepChecked, Replanned
+from chimera.core.events import PlanApproved, PlanCancelled, PlanEdited, PlanProposed, PlanStepChecked, Replanned
 from chimera.core.loops.base import Core, Outcome
 from chimera.core.loops.plans import Plan, named_paths, parse_checklist
 from chimera.core.loops.strategy import Strategy
@@ -112,6 +114,8 @@ class PlanAndExecute(Strategy):
 
     async def _decide(self, core: Core, plan: Plan) -> Plan | Outcome:
         steps = list(plan.steps)
+        if self.approve or not core.can_ask:  # nobody is asked, and every reader still sees the steps
+            core.emit(PlanProposed(steps=steps))
         if self.approve:
             core.emit(PlanApproved(steps=steps))
             return plan

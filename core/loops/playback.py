@@ -6,7 +6,9 @@ the conversation was compacted. A replay plays those back in their places, as
 :class:`Beat`\\ s, so it publishes the same ``steering_delivered`` and
 ``compaction`` events the run did and the conversation it builds matches the
 recording. After the last beat it steps as ReAct does, until the recording's
-provider says the recording ends.
+provider says the recording ends. Words the person sent as the last answer
+streamed are queued again when that answer ends the work, and the loop gives
+them the turn it gave them then.
 """
 
 from __future__ import annotations
@@ -48,10 +50,11 @@ class Playback(Strategy):
         for beat in self.lead:
             await self._play(core, beat)
         await core.user_turn(task)
-        for beat in self.beats:
+        for index, beat in enumerate(self.beats):
             if beat.kind == "step":
                 result = await core.step()
                 if result.outcome is not None:
+                    self._late_words(core, index + 1)
                     return result.outcome
             else:
                 await self._play(core, beat)
@@ -59,6 +62,14 @@ class Playback(Strategy):
             result = await core.step()
             if result.outcome is not None:
                 return result.outcome
+
+    def _late_words(self, core: Core, start: int) -> None:
+        """The person's words recorded right after the answer that ended the work: they came as it streamed,
+        and the loop gives them the turn they got then."""
+        for beat in self.beats[start:]:
+            if beat.kind != "steer":
+                return
+            core.steer(beat.text)
 
     @staticmethod
     async def _play(core: Core, beat: Beat) -> None:

@@ -5,6 +5,11 @@ conversation (a ``reflection`` event says so) before the next request, so the
 model looks back at what worked before it goes on. With a verifier (``verify``,
 a command), its result comes first: a deterministic check of the work, which the
 model's own reflection then reads, before any judgement of its own.
+
+A reply to the reflection prompt that calls no tool is the model's reflection, a
+note to itself, not its final answer: the loop then asks it to go on with the
+task (``CONTINUE_PROMPT``). Only an answer without a tool call that is not a
+reply to a reflection ends the run, as in ReAct; the turn limit bounds the whole.
 """
 
 from __future__ import annotations
@@ -16,10 +21,14 @@ from chimera.core.loops.base import Core, Outcome
 from chimera.core.loops.strategy import Strategy
 from chimera.core.messages import Prompt
 
-__all__ = ["REFLECTION_PROMPT", "Reflexion"]
+__all__ = ["CONTINUE_PROMPT", "REFLECTION_PROMPT", "Reflexion"]
 
 REFLECTION_PROMPT = (
     "Reflect on what you just did. What worked? What didn't? What should you do differently in the next step?"
+)
+CONTINUE_PROMPT = (
+    "Now go on with the task, using what you just reflected on. When the task is done, say so in an answer "
+    "that calls no tool."
 )
 
 
@@ -46,16 +55,24 @@ class Reflexion(Strategy):
     async def drive(self, core: Core, task: Prompt) -> Outcome:
         await core.user_turn(task)
         calls = 0
+        reflecting = False  # the reflection prompt is the last thing asked: a text-only reply is a note
         while True:
             result = await core.step()
             if result.outcome is not None:
-                return result.outcome
+                if not (reflecting and result.outcome.reason == "completed"):
+                    return result.outcome
+                reflecting = False  # the reply was the reflection itself: back to the task
+                core.note(CONTINUE_PROMPT)
+                continue
+            if result.calls:
+                reflecting = False  # the model answered the reflection by going on with the work
             calls += len(result.calls)
             if calls >= self.reflect_every:
                 calls = 0
                 text = await self._critique(core) + REFLECTION_PROMPT
                 core.note(text)
                 core.emit(Reflected(text=text))
+                reflecting = True
 
     async def _critique(self, core: Core) -> str:
         """The verifier's verdict, to lead the reflection; nothing without a verifier."""

@@ -240,13 +240,17 @@ class PermissionPolicy:
     def remembering(self, tool: str, args: dict[str, Any], workspace: Path | None = None) -> PermissionPolicy:
         """This policy after the person answered "always" for this call.
 
-        A command is remembered exactly as written; an edit of a file inside ``.git`` for that
-        file only; any other call for every call of its tool.
+        A command is remembered exactly as written. "Always allow edits" means every edit: given on
+        ``write`` or ``edit`` it covers both tools, for every file outside a git directory; on a file
+        inside one, for that file only (by either tool). Any other call: every call of its tool.
         """
         call = _Call(tool, args, workspace)
-        if tool == "bash" or (tool in _EDIT_TOOLS and git_owned(call.path, workspace)):
+        if tool == "bash":
             return replace(self, approved=self.approved | {(tool, call.key)})
-        return replace(self, allow=(*self.allow, Rule(tool)))
+        if tool in _EDIT_TOOLS and git_owned(call.path, workspace):
+            return replace(self, approved=self.approved | {(edit, call.key) for edit in sorted(_EDIT_TOOLS)})
+        added = [Rule(name) for name in (sorted(_EDIT_TOOLS) if tool in _EDIT_TOOLS else [tool])]
+        return replace(self, allow=(*self.allow, *added))
 
     def withheld(self, workspace: Path) -> Callable[[str], bool] | None:
         """A test of workspace-relative paths a ``read`` deny rule covers (None when there are none).

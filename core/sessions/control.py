@@ -24,6 +24,7 @@ from typing import Any
 from chimera.core.events import ControlRejected
 from chimera.core.loops.base import PLAN_DECISIONS
 from chimera.core.sessions.session import Session
+from chimera.core.terminal_text import is_blank
 from chimera.core.tools.executor import DECISIONS
 
 __all__ = ["Control"]
@@ -97,7 +98,7 @@ def _parse(line: str) -> dict[str, Any]:
 
 def _text(command: dict[str, Any]) -> str:
     text = command.get("text")
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or is_blank(text):
         raise ValueError(f'a {command["type"]} needs its words in "text"')
     return text
 

@@ -30,6 +30,7 @@ from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import Named, SwitchDone, SwitchPlan, name_checkpoint, switch_to
+from chimera.core.terminal_text import is_blank
 from chimera.core.threads import use_daemon_threads
 from chimera.core.wording import plural
 
@@ -85,7 +86,11 @@ class Session:
 
     async def run(self, task: str) -> AgentResult:
         """Work on ``task`` from where the conversation stands, then on each follow-up queued meanwhile
-        (unless a run is interrupted); every event goes to the bus. How the last run ended."""
+        (unless a run is interrupted); every event goes to the bus. How the last run ended.
+
+        A blank ``task`` raises ConfigError: nothing is sent."""
+        if is_blank(task):
+            raise ConfigError("the task is empty: say what the agent should do")
         use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
         core = self.agent.core_for(self.env, session_id=self.id)
         for steering in self._carried:
@@ -100,31 +105,33 @@ class Session:
     def interrupt(self) -> list[str]:
         """Stop the run in progress, if any: the stream ends, tools are killed, it ends as ``interrupted``.
 
-        Returns the steering not delivered yet, so a front end can give it back to the person.
-        Queued follow-ups stay queued for the next run.
+        Returns the steering not delivered yet, taken off the session's queue and handed back (a
+        ``steering_returned`` event each: the workbench puts them back in the input, a headless run
+        reports them). Queued follow-ups stay queued for the next run.
         """
         self.agent.interrupt()
-        taken = self.agent.take_steering()
-        for steering in taken:
-            if steering.queue_id is not None:
-                self.store.unqueue(steering.queue_id)
-        return [steering.text for steering in taken]
+        return [steering.text for steering in self.agent.give_back_steering()]
 
     def steer(self, text: str) -> bool:
         """Add the person's words to the run in progress: delivered once, after the current tool calls
-        have their results and before the next model request. False when no run is going.
+        have their results and before the next model request (words sent as its last answer streams
+        get one more turn). False, and nothing kept, when no run is going or the run has decided it
+        is over: the words are the front end's to keep or to send as a task of their own.
 
         Kept in the session until delivered, so a crash does not lose them."""
-        if not self.agent.running or not text.strip():
+        if not self.agent.steerable or is_blank(text):
             return False
-        self.agent.steer(text, self.store.queue("steer", text))
+        queue_id = self.store.queue("steer", text)
+        if not self.agent.steer(text, queue_id):  # cannot happen between the check and here: nothing awaits
+            self.store.unqueue(queue_id)
+            return False
         return True
 
     def follow_up(self, text: str) -> None:
         """Queue a task for when the run in progress ends (or after the next run, when none is going).
 
-        Kept in the session until its run starts, so a crash does not lose it."""
-        if text.strip():
+        Kept in the session until its run starts, so a crash does not lose it. A blank one is ignored."""
+        if not is_blank(text):
             self._follow_ups.append((self.store.queue("follow_up", text), text))
 
     def take_follow_ups(self) -> list[str]:

@@ -287,7 +287,8 @@ class Executor:
         who = "answered by the person" if self.can_ask else "nobody can answer any more (the control channel closed)"
         emit(PermissionDecided(call_id=call.id, decision=verdict, reason=who, request_id=request_id))
         if verdict == "always":
-            # Not again this session: this exact command, this file inside .git, or any edit.
+            # Not again this session: this exact command, this file inside .git (by write or edit), or
+            # every edit (write and edit both), or every call of another tool.
             self.policy = self.policy.remembering(call.name, call.args, self.workspace)
         if verdict in {"allow", "always"}:
             return None

@@ -4,7 +4,7 @@ The core's ``permission_requested`` event names the call, its request id and,
 when the question is not a plain one, the reason it is asked (shown under the
 title: a command that hides what it runs, a change inside ``.git``). This
 screen is dismissed with ``"allow"``, ``"always"`` (allow, and do not ask
-again for this command, or for edits) or ``"deny"``, and the app sends that
+again for this command, or for edits: ``write`` and ``edit`` both) or ``"deny"``, and the app sends that
 answer to the core with the request id. When the run stops meanwhile, the app
 closes the screen with :meth:`withdraw`: there is nothing left to answer. The
 call is the model's: it is shown with every character that could steer the
@@ -109,8 +109,15 @@ class PermissionScreen(ModalScreen[str]):
         return Text(terminal_safe(describe_call(self.tool_name, self.args), one_line=True))
 
     def _always_label(self) -> str:
-        # An edit asked about for a reason (inside .git) is remembered for that file only.
-        what = "this command" if self.tool_name == "bash" else "edits to this file" if self.reason else "edits"
+        """What "always" covers, as the policy remembers it (``PermissionPolicy.remembering``): this exact
+        command; for ``write`` and ``edit`` every edit by either tool, or, asked about for a reason (a file
+        inside .git), edits to that file only; for any other tool, its every call."""
+        if self.tool_name == "bash":
+            what = "this command"
+        elif self.tool_name in ("write", "edit"):
+            what = "edits to this file" if self.reason else "edits"
+        else:
+            what = f"every {terminal_safe(self.tool_name, one_line=True)} call"
         return f"Always allow {what} (a)"
 
     def withdraw(self) -> None:

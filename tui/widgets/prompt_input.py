@@ -8,6 +8,8 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Input
 
+from chimera.core.terminal_text import is_blank
+
 __all__ = ["PromptInput"]
 
 
@@ -40,7 +42,7 @@ class PromptInput(Input):
         )
 
     def action_queue(self) -> None:
-        if self.value.strip():
+        if not is_blank(self.value):
             self.post_message(self.Queued(self.value.strip()))
         else:
             self.screen.focus_next()

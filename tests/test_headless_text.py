@@ -1,0 +1,121 @@
+"""``chimera run`` without ``--json`` writes the answer readably: one blank line between messages, never
+glued together and never more, and results of calls that ran together name their call.
+
+The real ``chimera`` against the loopback Messages API, its output to a pipe and to a terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import subprocess
+from pathlib import Path
+
+from tests.cli_runner import chimera_command, run_chimera
+from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
+
+PLAN = "The plan:\n\n- [ ] Write `out.txt`\n"
+
+
+def plan_script() -> list[Reply]:
+    """A plan whose step answer and check answer follow each other with no call between."""
+    return [
+        message(text(PLAN)),
+        message(tool_use("w1", "write", {"path": "out.txt", "content": "x\n"}), stop_reason="tool_use"),
+        message(text("Step done.")),
+        message(text("DONE")),
+    ]
+
+
+def test_messages_with_no_call_between_are_never_glued(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """A step's answer and its check's answer: two paragraphs ("Step done." blank line "DONE"), not "Step done.DONE"."""
+    api.script(*plan_script())
+    proc = run_chimera(
+        "run", "write out.txt", "--workdir", str(project), "--loop", "plan", "--approve-plan",
+        "--permission-mode", "bypass", env=model_env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"{PLAN.strip()}\n\nStep done.\n\nDONE\n"
+
+
+def test_one_blank_line_between_messages_whatever_they_end_or_begin_with(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """Messages that end or begin with line breaks, a call between them or not: exactly one blank line apart."""
+    (project / "a.txt").write_text("a\n")
+    api.script(
+        message(text("\n\nLooking first.\n\n\n"), tool_use("r1", "read", {"path": "a.txt"}), stop_reason="tool_use"),
+        message(tool_use("r2", "read", {"path": "a.txt"}), stop_reason="tool_use"),  # no words at all
+        message(text("  \n\n"), tool_use("r3", "read", {"path": "a.txt"}), stop_reason="tool_use"),  # only blanks
+        message(text("\nIt says a.\n\n")),
+    )
+    proc = run_chimera("run", "read a", "--workdir", str(project), "--permission-mode", "bypass", env=model_env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "Looking first.\n\nIt says a.\n"
+
+
+def test_results_of_calls_that_ran_together_name_their_call(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """Two reads in one message run together: each result line names its file; a lone call's result needs no name."""
+    (project / "a.txt").write_text("a\n")
+    (project / "b.txt").write_text("b1\nb2\n")
+    api.script(
+        message(
+            text("Reading both."),
+            tool_use("r1", "read", {"path": "a.txt"}),
+            tool_use("r2", "read", {"path": "b.txt"}),
+            stop_reason="tool_use",
+        ),
+        message(tool_use("g1", "glob", {"pattern": "*.txt"}), stop_reason="tool_use"),
+        message(text("Read them.")),
+    )
+    proc = run_chimera("run", "read both", "--workdir", str(project), "--permission-mode", "bypass", env=model_env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    results = [line for line in lines if line.startswith("  ✓")]
+    assert len(results) == 3, proc.stderr
+    assert sorted(results[:2]) == [
+        "  ✓ read a.txt: " + results_tail(results, "a.txt"),
+        "  ✓ read b.txt: " + results_tail(results, "b.txt"),
+    ]
+    assert re.fullmatch(r"  ✓ \d+ lines? in \d+\.\d+s", results[2]), results[2]  # right under its own call
+    assert lines[lines.index(results[2]) - 1] == "● glob *.txt"
+
+
+def results_tail(results: list[str], name: str) -> str:
+    (line,) = [r for r in results if r.startswith(f"  ✓ read {name}: ")]
+    tail = line.split(": ", 1)[1]
+    assert re.fullmatch(r"\d+ lines? in \d+\.\d+s", tail), line
+    return tail
+
+
+def test_on_a_terminal_the_streamed_answer_keeps_one_blank_line_between_messages(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """Streamed to a terminal: the same paragraphs, none glued, none spread over blank lines."""
+    api.script(*plan_script())
+    leader, follower = pty.openpty()
+    command = [
+        *chimera_command(), "run", "write out.txt", "--workdir", str(project), "--loop", "plan",
+        "--approve-plan", "--permission-mode", "bypass",
+    ]  # fmt: skip
+    with subprocess.Popen(
+        command, stdout=follower, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env={**os.environ, **model_env}
+    ) as proc:
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal closed: the command has ended
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert proc.wait(timeout=30) == 0
+    os.close(leader)
+    assert shown.decode().replace("\r\n", "\n") == f"{PLAN.strip()}\n\nStep done.\n\nDONE\n"
