@@ -3,9 +3,10 @@ them alike."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
-__all__ = ["Ending", "describe_compaction", "describe_ending", "describe_timing", "plural", "tokens"]
+__all__ = ["Ending", "command", "describe_compaction", "describe_ending", "describe_timing", "plural", "tokens"]
 
 _NOT_RUN = "Error: not run:"  # what Executor.skipped answers a call the run stopped before
 
@@ -16,6 +17,17 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     ``many`` is the plural when it is not ``word`` + s (``entry``, ``entries``).
     """
     return f"{count} {word}" if count == 1 else f"{count} {many or word + 's'}"
+
+
+def command(verb: str, *operands: str, flags: tuple[str, ...] = ()) -> str:
+    """A ``chimera`` command for a person to run, in backticks, each word quoted for the shell as needed: a
+    checkpoint named ``my point; rm -rf ~`` is one word of it, never a second command, and one named ``-x``
+    comes after ``--``, never read as an option."""
+    if any(operand.startswith("-") for operand in operands):
+        words = ["chimera", verb, *flags, "--", *operands]
+    else:
+        words = ["chimera", verb, *operands, *flags]
+    return "`" + " ".join(shlex.quote(word) for word in words) + "`"
 
 
 def describe_timing(output: str, duration_ms: float) -> str:

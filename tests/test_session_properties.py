@@ -38,7 +38,7 @@ class Expected:
 
     nodes: dict[str, tuple[str | None, str, dict[str, Any]]]
     leaf: str | None
-    labels: dict[str, str]
+    names: dict[str, str]
     snapshots: dict[str, str]
     partials: dict[str, list[dict[str, Any]]]
 
@@ -61,8 +61,8 @@ def expected(lines: list[bytes]) -> Expected:
         elif kind == "leaf" and (record["id"] is None or record["id"] in out.nodes):
             out.leaf = record["id"]
         elif kind == "label" and record["id"] in out.nodes:  # a name is on one node: it moves here
-            out.labels = {node: name for node, name in out.labels.items() if name != record["label"]}
-            out.labels[record["id"]] = record["label"]
+            out.names.pop(record["label"], None)
+            out.names[record["label"]] = record["id"]
         elif kind == "snap" and record["id"] in out.nodes:
             out.snapshots[record["id"]] = record["commit"]
         elif kind == "partial" and record["parent"] in out.nodes and record["parent"] not in answered:
@@ -205,7 +205,7 @@ class SessionFile(RuleBasedStateMachine):
         got = {n.id: (n.parent_id, n.kind, n.message) for n in tree.nodes.values()}
         assert got == want.nodes
         assert tree.leaf == want.leaf
-        assert tree.labels == want.labels
+        assert tree.names == want.names
         assert tree.snapshots == want.snapshots
         assert tree.partials == want.partials
 

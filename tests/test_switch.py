@@ -245,11 +245,11 @@ def test_a_checkpoint_name_is_on_one_node_and_moves_only_when_asked(isolated_env
         assert store.tree.resolve("stable") == prompt
         moved = name_checkpoint(store, "stable", answer, move=True)
         assert (moved.node, moved.moved_from) == (answer, prompt)
-        assert store.tree.labels == {answer: "stable"}
+        assert store.tree.names == {"stable": answer}
         with pytest.raises(ConfigError, match="is the id of a node"):
             name_checkpoint(store, prompt, answer)
     with SessionStore.open(isolated_env, "s", writable=False) as again:
-        assert again.tree.labels == {answer: "stable"}
+        assert again.tree.names == {"stable": answer}
         assert again.tree.resolve("stable") == answer
 
 

@@ -28,7 +28,7 @@ from chimera.core.sessions.switching import SwitchPlan, name_checkpoint, point_n
 from chimera.core.sessions.tree import SessionTree
 from chimera.core.terminal_text import inert_json, terminal_safe
 from chimera.core.tools.paths import shown_name
-from chimera.core.wording import plural
+from chimera.core.wording import command, plural
 
 __all__ = ["export_session", "label_checkpoint", "print_sessions", "print_tree", "switch_session", "tree_document"]
 
@@ -73,6 +73,7 @@ def tree_document(store: SessionStore) -> dict[str, Any]:
     """
     tree = store.tree
     reader = Reader(tree)
+    labelled = tree.labelled()
     restores: dict[str | None, str | None] = {None: None}
     nodes = []
     for node in tree.nodes.values():  # parents come before their children
@@ -85,7 +86,8 @@ def tree_document(store: SessionStore) -> dict[str, Any]:
                 "kind": node.kind,
                 "part": reading.part,
                 "summary": summary(reading),
-                "label": tree.labels.get(node.id),
+                "label": names[-1] if (names := labelled.get(node.id)) else None,
+                "labels": labelled.get(node.id, []),
                 "checkpoint": tree.snapshots.get(node.id),
                 "restores": restores[node.id],
             }
@@ -114,7 +116,7 @@ def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
         for line in _lines(store.tree):
             _line(out, line)
         for name, saved in store.tree.saved.items():
-            switch = f"`chimera switch {store.id} {name}`"
+            switch = command("switch", store.id, name)
             _line(out, f"saved files {name} (at {point_name(saved.node)}): {switch} brings them back")
     return 0
 
@@ -123,6 +125,7 @@ def _lines(tree: SessionTree) -> list[str]:
     """The tree, one node a line; indentation grows only where the conversation branches."""
     active = {node.id for node in tree.path()} if tree.leaf else set()
     reader = Reader(tree)
+    labelled = tree.labelled()
     lines: list[str] = []
     stack: list[tuple[str, int]] = [(child, 0) for child in reversed(tree.children.get(None, []))]
     shown: set[str] = set()
@@ -133,7 +136,7 @@ def _lines(tree: SessionTree) -> list[str]:
             continue
         shown.add(node_id)
         mark = "◆" if node_id == tree.leaf else "●" if node_id in active else "○"
-        label = f"  [{tree.labels[node_id]}]" if node_id in tree.labels else ""
+        label = f"  [{', '.join(labelled[node_id])}]" if node_id in labelled else ""
         reading = reader.read(node_id)
         lines.append(f"{'  ' * depth}{mark} {node_id}  {reading.part:<12} {summary(reading)}{label}")
         children = tree.children.get(node_id, [])
@@ -193,7 +196,7 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
             out,
             f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}. "
             f"The files found before the undo are saved as {plan.saves}: "
-            f"`chimera switch {store.id} {plan.saves}` brings them back.",
+            f"{command('switch', store.id, str(plan.saves))} brings them back.",
         )
     elif before is not None:
         _line(out, f"Switched. {_way_back(store.tree, store.id, plan.leaf)} brings the files back as they were.")
@@ -224,7 +227,7 @@ def _way_back(tree: SessionTree, session_id: str, leaf: str | None) -> str:
     first = next((n for n in tree.children.get(None, []) if tree.nodes[n].kind == "user"), None)
     if first is None:
         return "Switching back to before the first message"
-    return f"Switching back to before the first message (`chimera switch {session_id} {first}`)"
+    return f"Switching back to before the first message ({command('switch', session_id, first)})"
 
 
 def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
@@ -278,7 +281,7 @@ def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: Tex
         what = f"Moved checkpoint {label!r} from {named.moved_from} to {named.node}"
     else:
         what = f"Checkpoint {label!r} at {named.node}"
-    if named.renamed_from is not None:
-        what += f" (it was named {named.renamed_from!r})"
-    _line(out, f"{what}{pinned}. `chimera switch {session_id} {label}` comes back to it.")
+    if named.also:
+        what += f" (also named {', '.join(map(repr, named.also))})"
+    _line(out, f"{what}{pinned}. {command('switch', session_id, label)} comes back to it.")
     return 0

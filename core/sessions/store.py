@@ -73,6 +73,7 @@ from chimera.core.sessions.jsonl import append_line, is_json_object, read_all, r
 from chimera.core.sessions.reading import Damaged, Task, read_node, summary
 from chimera.core.sessions.records import ID, add_node, apply_record, parse_record
 from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
+from chimera.core.wording import command
 
 __all__ = ["CHECKPOINTS", "SessionStore", "sessions_dir"]
 
@@ -388,7 +389,7 @@ class SessionStore:
         """The node id ``ref`` names (an id or a checkpoint label); ConfigError naming the session if none."""
         node_id = self.tree.resolve(ref)
         if node_id is None:
-            raise ConfigError(f"session {self.id} has no node {ref!r}: `chimera tree {self.id}` lists them")
+            raise ConfigError(f"session {self.id} has no node {ref!r}: {command('tree', self.id)} lists them")
         return node_id
 
     def _write(self, record: dict[str, Any], *, sync: bool = False) -> None:

@@ -41,6 +41,7 @@ from chimera.core.sessions.checkpoints.restore import Version
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import PendingSwitch, SavedFiles, SessionTree
 from chimera.core.tools.paths import shown_name
+from chimera.core.wording import command
 
 __all__ = [
     "Named",
@@ -87,12 +88,12 @@ class SwitchPlan:
 @dataclass(frozen=True, slots=True)
 class Named:
     """A checkpoint just named: its node, the snapshot it brings back (None: no files pinned),
-    the node the name was on before (``moved_from``) and the name the node had before (``renamed_from``)."""
+    the node the name was on before (``moved_from``) and the node's other names (``also``), which it keeps."""
 
     node: str
     snapshot: str | None
     moved_from: str | None = None
-    renamed_from: str | None = None
+    also: tuple[str, ...] = ()
 
 
 def point_name(node: str | None) -> str:
@@ -114,7 +115,8 @@ def _undo_advice(store: SessionStore) -> str:
     roots = store.tree.children.get(None, [])
     ref = pending.from_node or (roots[0] if roots else pending.to_node) or "NODE"
     return (
-        f"`chimera switch {store.id} {ref} --yes` saves the files as they are now under a name of their own, then "
+        f"{command('switch', store.id, ref, flags=('--yes',))} saves the files as they are now under a name of "
+        "their own, then "
         f"puts the files back as they were before that switch, at {point_name(pending.from_node)} "
         "(it undoes the switch, it does not finish it)"
     )
@@ -125,7 +127,7 @@ SAVED_PREFIX = "half-restored-"
 
 def _new_saved_name(tree: SessionTree) -> str:
     """``half-restored-N``: the first N that names no saved files, checkpoint or node."""
-    taken = set(tree.saved) | set(tree.labels.values()) | set(tree.nodes)
+    taken = set(tree.saved) | set(tree.names) | set(tree.nodes)
     n = 1
     while f"{SAVED_PREFIX}{n}" in taken:
         n += 1
@@ -204,12 +206,12 @@ def _undo_plan(
         name = _new_saved_name(tree)
         first = f"first the files as they are now (half restored) are saved as {name}"
     note = (
-        f"{first} (`chimera switch {store.id} {name}` brings them back); then this puts the files back as they "
+        f"{first} ({command('switch', store.id, name)} brings them back); then this puts the files back as they "
         f"were before it, at {point_name(pending.from_node)} (it undoes that switch, it does not finish it)"
     )
     lands = saved.node if saved is not None else _landing(tree, requested)[0]
     if lands != pending.from_node:
-        note += f"; then `chimera switch {store.id} {requested}` goes where you asked"
+        note += f"; then {command('switch', store.id, requested)} goes where you asked"
     folders = tree.agent_folders()
     preview = repo.changes(pending.undo, known=known, folders=folders)
     return SwitchPlan(
@@ -330,13 +332,12 @@ def name_checkpoint(store: SessionStore, label: str, ref: str | None = None, *, 
     node_id = store.require(ref) if ref else tree.leaf
     if node_id is None:
         raise ConfigError(f"session {store.id} has no messages yet: there is nothing to name")
-    holder = next((n for n, name in tree.labels.items() if name == label), None)
+    holder = tree.names.get(label)
     if holder is not None and holder != node_id and not move:
         raise ConfigError(
             f"session {store.id} already has a checkpoint {label!r}, at {holder}: pass --move to move the name "
             f"to {node_id}, or choose another name"
         )
-    previous = tree.labels.get(node_id)
     snapshot = tree.snapshot_for(node_id)
     if node_id == tree.leaf and store.workdir.is_dir():
         snapshot = store.checkpoints().snapshot(label)
@@ -346,5 +347,5 @@ def name_checkpoint(store: SessionStore, label: str, ref: str | None = None, *, 
         node_id,
         snapshot,
         moved_from=holder if holder != node_id else None,
-        renamed_from=previous if previous != label else None,
+        also=tuple(name for name in tree.labels_of(node_id) if name != label),
     )

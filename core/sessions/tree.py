@@ -5,8 +5,8 @@ each has a parent, so every node is a point to branch from. The *leaf* is
 where the conversation stands; the model's context is the path from the root
 to the leaf (``sessions.reading`` reads it, and says what each node is).
 Moving the leaf is itself a record, so a reopened session lands where the
-person was. Labels name nodes (named checkpoints; a name is on one
-node at a time); workspace snapshots pin the files as they were at a node;
+person was. Checkpoint names name nodes (a name is on one node at a time,
+and a node may carry several); workspace snapshots pin the files as they were at a node;
 *undo* snapshots hold the files as they were when the person last switched away
 from a node (or from before the first message, the ``None`` point); *saved*
 files are snapshots under a name of their own (what an undo of a cut-short
@@ -182,12 +182,13 @@ class Queued:
 
 @dataclass(slots=True)
 class SessionTree:
-    """The nodes of one session, their children, the leaf, labels and snapshots."""
+    """The nodes of one session, their children, the leaf, checkpoint names and snapshots."""
 
     nodes: dict[str, Node] = field(default_factory=dict)
     children: dict[str | None, list[str]] = field(default_factory=dict)
     leaf: str | None = None
-    labels: dict[str, str] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict)
+    """Checkpoint names, each naming one node (a node may carry several), in the order given."""
     snapshots: dict[str, str] = field(default_factory=dict)
     undo: dict[str | None, str] = field(default_factory=dict)
     """The files as the person last left each point (None: before the first message)."""
@@ -218,11 +219,20 @@ class SessionTree:
             self.partials.pop(node.parent_id, None)
 
     def set_label(self, node_id: str, label: str) -> None:
-        """Name ``node_id`` ``label``: a node has one name, and a name is on one node (it moves here)."""
-        for other in [n for n, name in self.labels.items() if name == label]:
-            del self.labels[other]
-        self.labels.pop(node_id, None)
-        self.labels[node_id] = label
+        """Name ``node_id`` ``label``: a name is on one node (it moves here); the node keeps its other names."""
+        self.names.pop(label, None)
+        self.names[label] = node_id
+
+    def labels_of(self, node_id: str) -> list[str]:
+        """The names on ``node_id``, oldest first."""
+        return [name for name, node in self.names.items() if node == node_id]
+
+    def labelled(self) -> dict[str, list[str]]:
+        """Every named node's names, oldest first, by node."""
+        out: dict[str, list[str]] = {}
+        for name, node in self.names.items():
+            out.setdefault(node, []).append(name)
+        return out
 
     def __contains__(self, node_id: object) -> bool:
         return node_id in self.nodes
@@ -323,10 +333,10 @@ class SessionTree:
         return self.nodes[self.leaf].tool_calls
 
     def resolve(self, ref: str) -> str | None:
-        """The node ``ref`` names: a node id, or a checkpoint's label (on one node at most)."""
+        """The node ``ref`` names: a node id, or a checkpoint's name (on one node at most)."""
         if ref in self.nodes:
             return ref
-        return next((node_id for node_id, label in self.labels.items() if label == ref), None)
+        return self.names.get(ref)
 
     def is_branch_point(self, node_id: str | None) -> bool:
         return len(self.children.get(node_id, [])) > 1
