@@ -7,22 +7,10 @@ import re
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import run_chimera
-from tests.test_cli_model import model_env
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
 
 SCRIPT = textwrap.dedent(
     """
@@ -94,7 +82,7 @@ def test_events_carry_only_the_truncated_output(tmp_path: Path) -> None:
 
 
 def test_chimera_max_tool_output_caps_what_the_model_sees(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """CHIMERA_MAX_TOOL_OUTPUT=500: the next request and the event get 500 characters and the marker; the file, all."""
     api.script(
@@ -109,7 +97,7 @@ def test_chimera_max_tool_output_caps_what_the_model_sees(
         str(tmp_path),
         "--permission-mode",
         "bypass",
-        env=model_env(api, CHIMERA_MAX_TOOL_OUTPUT="500"),  # 13,893 characters of output: under the default cap
+        env={**model_env, "CHIMERA_MAX_TOOL_OUTPUT": "500"},  # 13,893 characters of output: under the default cap
     )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]

@@ -4,24 +4,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
 from tests.helpers_loop import PidFifo
 from tests.processes import Reaper
 from tests.test_cli import assert_one_line_error, run_chimera
-from tests.test_cli_model import model_env
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 def globbing(count: int, *, input_tokens: int = 120, output_tokens: int = 30) -> list[Reply]:
@@ -42,10 +33,12 @@ def events_of(stdout: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 
-def test_max_tokens_stops_the_run_and_names_the_flag(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_max_tokens_stops_the_run_and_names_the_flag(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """--max-tokens 200 at 150 tokens a response: the second one ends the run (budget, exit 1); its call never runs."""
     api.script(*globbing(4))
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--max-tokens", "200", env=model_env(api))
+    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--max-tokens", "200", env=model_env)
     assert proc.returncode == 1, proc.stderr
     events = events_of(proc.stdout)
     done = events[-1]
@@ -57,10 +50,12 @@ def test_max_tokens_stops_the_run_and_names_the_flag(api: FakeAnthropic, tmp_pat
     assert "Traceback" not in proc.stderr
 
 
-def test_max_cost_stops_the_run_and_names_the_flag(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_max_cost_stops_the_run_and_names_the_flag(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """--max-cost 0.5 at $0.315 a response (100k in, 1k out on Sonnet): the run stops after the second, at $0.63."""
     api.script(*globbing(4, input_tokens=100_000, output_tokens=1_000))
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--max-cost", "0.5", env=model_env(api))
+    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--max-cost", "0.5", env=model_env)
     assert proc.returncode == 1, proc.stderr
     done = events_of(proc.stdout)[-1]
     assert (done["success"], done["reason"], done["steps"], done["cost"]) == (False, "budget", 2, 0.63)
@@ -70,7 +65,9 @@ def test_max_cost_stops_the_run_and_names_the_flag(api: FakeAnthropic, tmp_path:
     assert "Traceback" not in proc.stderr
 
 
-def test_max_time_stops_a_sleeping_command_and_kills_it(api: FakeAnthropic, tmp_path: Path, reaper: Reaper) -> None:
+def test_max_time_stops_a_sleeping_command_and_kills_it(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, reaper: Reaper
+) -> None:
     """--max-time 5 with `sleep 30` running: reason time_limit long before 30 s, exit 1, and no sleep is left."""
     fifo = PidFifo(tmp_path / "pid.fifo")
     api.script(
@@ -91,7 +88,7 @@ def test_max_time_stops_a_sleeping_command_and_kills_it(api: FakeAnthropic, tmp_
             "bypass",
             "--max-time",
             "5",  # room for the first request, which imports the SDK (about 2 s) within the limit
-            env=model_env(api),
+            env=model_env,
         )
         elapsed = time.monotonic() - started
     finally:

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, page, status, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera
 
@@ -17,18 +13,8 @@ SECRET = "sk-ant-test-0123456789-do-not-leak"
 DOCUMENTED_DEFAULT_MODEL = "claude-sonnet-5-5"  # README.md: the model with neither --model nor CHIMERA_MODEL
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
-def model_env(api: FakeAnthropic, **extra: str) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": SECRET, "CHIMERA_MODEL": "claude-sonnet-4-6", **extra}
-
-
 def test_run_against_a_server_succeeds_and_never_writes_the_key(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """A model run exits 0; the key reaches neither the tools, the events nor any file under CHIMERA_HOME."""
     # The shell's parent is the call's supervisor; Chimera, whose environment holds the key, is above it.
@@ -40,7 +26,14 @@ def test_run_against_a_server_succeeds_and_never_writes_the_key(
         message(text("All good.")),
     )
     proc = run_chimera(
-        "run", "look around", "--json", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env(api)
+        "run",
+        "look around",
+        "--json",
+        "--workdir",
+        str(tmp_path),
+        "--permission-mode",
+        "bypass",
+        env={**model_env, "ANTHROPIC_API_KEY": SECRET},
     )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -78,21 +71,21 @@ def test_default_model_is_sent_when_none_is_configured(api: FakeAnthropic, tmp_p
 
 
 def test_a_resumed_run_that_fails_at_the_first_request_loses_nothing_recorded(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """A 401 on `--resume` ends with one line, exit 2, and every node recorded before is still there, unchanged."""
     api.script(
         message(text("Looking."), tool_use("t1", "glob", {"pattern": "*"}), stop_reason="tool_use"),
         message(text("Noted: 42.")),
     )
-    first = run_chimera("run", "remember 42", "--json", "--workdir", str(tmp_path), env=model_env(api))
+    first = run_chimera("run", "remember 42", "--json", "--workdir", str(tmp_path), env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
     path_before, before = recorded(isolated_env, session_id)
     assert [before[i][1] for i in path_before] == ["user", "assistant", "tool_result", "assistant"]
 
     api.script(status(401, "authentication_error", "invalid x-api-key"))
-    second = run_chimera("run", "more", "--resume", session_id, env=model_env(api))
+    second = run_chimera("run", "more", "--resume", session_id, env=model_env)
     assert_one_line_error(second, "ANTHROPIC_API_KEY", "401")
     assert len(api.requests) == 3
 
@@ -101,56 +94,60 @@ def test_a_resumed_run_that_fails_at_the_first_request_loses_nothing_recorded(
     assert path_after[: len(path_before)] == path_before
 
 
-def test_rejected_key_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_rejected_key_is_one_line_and_exit_2(api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path) -> None:
     """A 401 ends the run at once with one line telling how to fix the key, exit 2."""
     api.script(status(401, "authentication_error", "invalid x-api-key"))
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env)
     assert_one_line_error(proc, "ANTHROPIC_API_KEY", "401")
     assert len(api.requests) == 1
 
 
-def test_unknown_model_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_unknown_model_is_one_line_and_exit_2(api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path) -> None:
     """A 404 for the model ends with one line naming the model and the flag to change it, exit 2."""
     api.script(status(404, "not_found_error", "model: claude-nope"))
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--model", "claude-nope", env=model_env(api))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--model", "claude-nope", env=model_env)
     assert_one_line_error(proc, "claude-nope", "--model")
 
 
-def test_a_web_page_where_the_api_should_be_is_one_line_and_exit_2(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_a_web_page_where_the_api_should_be_is_one_line_and_exit_2(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """A 200 HTML page at ANTHROPIC_BASE_URL ends at once, not retried: one line naming the URL and the fix, exit 2."""
     api.fallback = page("<!doctype html>\n<html><body>Welcome to nginx!</body></html>\n")
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env)
     assert_one_line_error(proc, f"{api.url}/v1/messages answered with an HTML page", "ANTHROPIC_BASE_URL")
     assert len(api.requests) == 1
 
 
-def test_bad_request_fails_the_run_with_exit_1(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_bad_request_fails_the_run_with_exit_1(api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path) -> None:
     """A 400 is not retried: the run fails (exit 1) with the server's reason on stderr."""
     api.script(status(400, "invalid_request_error", "messages: roles must alternate"))
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env)
     assert proc.returncode == 1
     assert "roles must alternate" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert len(api.requests) == 1
 
 
-def test_max_turns_fails_the_run_with_exit_1(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_max_turns_fails_the_run_with_exit_1(api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path) -> None:
     """Hitting --max-turns exits 1 and says how to let it go on."""
     api.script(*[message(tool_use(f"t{i}", "glob", {"pattern": "*"}), stop_reason="tool_use") for i in range(2)])
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--max-turns", "2", "--json", env=model_env(api))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--max-turns", "2", "--json", env=model_env)
     assert proc.returncode == 1
     finished = json.loads(proc.stdout.splitlines()[-1])
     assert (finished["success"], finished["reason"], finished["steps"]) == (False, "max_turns", 2)
     assert "--max-turns" in proc.stderr
 
 
-def test_headless_ask_refuses_with_the_flag_that_allows(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_headless_ask_refuses_with_the_flag_that_allows(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """In the default ask mode a headless run never hangs: a command is refused, naming the flags."""
     api.script(
         message(tool_use("t1", "bash", {"command": "touch made-it"}), stop_reason="tool_use"),
         message(text("I could not run it.")),
     )
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), env=model_env(api))
+    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), env=model_env)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     decided = next(e for e in events if e["type"] == "permission_decided")
@@ -163,7 +160,7 @@ def test_headless_ask_refuses_with_the_flag_that_allows(api: FakeAnthropic, tmp_
     assert not (tmp_path / "made-it").exists()
 
 
-def test_allow_rule_lets_a_matching_command_run(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_allow_rule_lets_a_matching_command_run(api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path) -> None:
     """--allow 'bash(touch *)' lets that command run in ask mode while others stay refused."""
     api.script(
         message(
@@ -174,13 +171,15 @@ def test_allow_rule_lets_a_matching_command_run(api: FakeAnthropic, tmp_path: Pa
         message(text("Done.")),
     )
     (tmp_path / "other").write_text("keep me")
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--allow", "bash(touch *)", env=model_env(api))
+    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--allow", "bash(touch *)", env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "made-it").exists()
     assert (tmp_path / "other").read_text() == "keep me"
 
 
-def test_plan_mode_refuses_writes_whatever_the_model_sends(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_plan_mode_refuses_writes_whatever_the_model_sends(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """--permission-mode plan: write, edit and bash are refused by the executor, reads still run."""
     (tmp_path / "a.txt").write_text("hello\n")
     api.script(
@@ -203,7 +202,7 @@ def test_plan_mode_refuses_writes_whatever_the_model_sends(api: FakeAnthropic, t
         "plan",
         "--allow",
         "bash",
-        env=model_env(api),
+        env=model_env,
     )
     assert proc.returncode == 0, proc.stderr
     results = {e["call_id"]: e for e in map(json.loads, proc.stdout.splitlines()) if e["type"] == "tool_call_finished"}

@@ -8,28 +8,16 @@ import os
 import pty
 import shlex
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import Block, FakeAnthropic, message, stream_error, text
 from tests.test_cli import chimera_command, run_chimera
 
 MODEL = "claude-sonnet-4-6"
 EMOJI = "\U0001f600"
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
-def model_env(api: FakeAnthropic, **extra: str) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL, **extra}
 
 
 def split_emoji(before: str, after: str) -> Block:
@@ -42,16 +30,20 @@ def split_emoji(before: str, after: str) -> Block:
 # --- plain answers ---------------------------------------------------------------------------
 
 
-def test_plain_output_to_a_pipe_holds_only_the_attempt_that_succeeded(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_plain_output_to_a_pipe_holds_only_the_attempt_that_succeeded(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """A stream that fails after PARTIAL-ANSWER- and is retried leaves only "final answer" on stdout."""
     api.script(stream_error(text("PARTIAL-ANSWER-")), message(text("final answer")))
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "final answer\n"
     assert "retry 1 (stream_error)" in proc.stderr
 
 
-def test_plain_output_to_a_terminal_marks_a_voided_attempt(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_plain_output_to_a_terminal_marks_a_voided_attempt(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """On a terminal the partial text streams, then the retry line says it is discarded, then the answer follows."""
     api.script(stream_error(text("PARTIAL-ANSWER-")), message(text("final answer")))
     leader, follower = pty.openpty()
@@ -61,7 +53,7 @@ def test_plain_output_to_a_terminal_marks_a_voided_attempt(api: FakeAnthropic, t
             stdout=follower,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, **model_env(api)},
+            env={**os.environ, **model_env},
         )
         os.close(follower)
         follower = -1
@@ -84,22 +76,24 @@ def test_plain_output_to_a_terminal_marks_a_voided_attempt(api: FakeAnthropic, t
     assert "retry 1 (stream_error) in 1.0s: the text above is discarded" in err.decode()
 
 
-def test_an_emoji_split_across_two_deltas_prints_whole(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_an_emoji_split_across_two_deltas_prints_whole(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """An emoji streamed as two escaped halves prints as the emoji; the run completes with exit 0."""
     api.script(message(split_emoji("Done ", "!")))
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"Done {EMOJI}!\n"
 
 
 @pytest.mark.parametrize("json_lines", [False, True], ids=["plain", "json"])
 def test_an_output_that_cannot_carry_a_character_is_not_a_closed_reader(
-    api: FakeAnthropic, tmp_path: Path, json_lines: bool
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, json_lines: bool
 ) -> None:
     """With an ASCII-only stdout an emoji answer is replaced (plain) or escaped (JSON), and the run still succeeds."""
     api.script(message(split_emoji("Done ", "!")))
     flags = ["--json"] if json_lines else []
-    proc = run_chimera("run", "x", *flags, "--workdir", str(tmp_path), env=model_env(api, PYTHONIOENCODING="ascii"))
+    proc = run_chimera("run", "x", *flags, "--workdir", str(tmp_path), env={**model_env, "PYTHONIOENCODING": "ascii"})
     assert proc.returncode == 0, proc.stderr
     if json_lines:
         events = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -167,11 +161,13 @@ def test_a_command_whose_reader_is_gone_ends_quietly(isolated_env: Path, tmp_pat
 
 
 @pytest.mark.parametrize("json_lines", [False, True], ids=["plain", "json"])
-def test_a_run_whose_reader_is_gone_ends_quietly(api: FakeAnthropic, tmp_path: Path, json_lines: bool) -> None:
+def test_a_run_whose_reader_is_gone_ends_quietly(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, json_lines: bool
+) -> None:
     """`chimera run` writing to a closed pipe stops the run and exits 141, with no line about the pipe."""
     api.fallback = message(text("An answer nobody reads."))
     flags = ["--json"] if json_lines else []
-    proc = run_with_closed_stdout("run", "x", *flags, "--workdir", str(tmp_path), env=model_env(api))
+    proc = run_with_closed_stdout("run", "x", *flags, "--workdir", str(tmp_path), env=model_env)
     assert_ended_quietly(proc)
 
 

@@ -13,31 +13,20 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import chimera_command, run_chimera
 
-MODEL = "claude-sonnet-4-6"
 DEADLINE = 30.0  # a guard against a hung run, never reached by a passing test
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 class Controlled:
     """A `chimera run --control -` process: its events as they arrive, and lines sent to it."""
 
-    def __init__(self, api: FakeAnthropic, workdir: Path, task: str, *flags: str) -> None:
-        env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
+    def __init__(self, model_env: dict[str, str], workdir: Path, task: str, *flags: str) -> None:
+        env = {**os.environ, **model_env}
         command = [*chimera_command(), "run", task, "--json", "--control", "-", "--workdir", str(workdir), *flags]
         self.proc = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
@@ -97,13 +86,6 @@ class Controlled:
         return [e for e in self.events if e["type"] == kind]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
-
-
 def touch_then_done() -> list[Any]:
     return [
         message(tool_use("t1", "bash", {"command": "touch made-it"}), stop_reason="tool_use"),
@@ -111,9 +93,11 @@ def touch_then_done() -> list[Any]:
     ]
 
 
-def test_a_permission_is_answered_over_the_channel(api: FakeAnthropic, project: Path) -> None:
+def test_a_permission_is_answered_over_the_channel(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
     api.script(*touch_then_done())
-    run = Controlled(api, project, "make the file", "--permission-mode", "ask")
+    run = Controlled(model_env, project, "make the file", "--permission-mode", "ask")
     asked = run.until("permission_requested")
     run.send(type="permission", request_id=asked["request_id"], decision="allow")
     code, err = run.finish()
@@ -122,9 +106,11 @@ def test_a_permission_is_answered_over_the_channel(api: FakeAnthropic, project: 
     assert run.of("permission_decided")[0]["decision"] == "allow"
 
 
-def test_malformed_lines_get_an_error_event_and_the_run_goes_on(api: FakeAnthropic, project: Path) -> None:
+def test_malformed_lines_get_an_error_event_and_the_run_goes_on(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
     api.script(*touch_then_done())
-    run = Controlled(api, project, "make the file", "--permission-mode", "ask")
+    run = Controlled(model_env, project, "make the file", "--permission-mode", "ask")
     asked = run.until("permission_requested")
     bad = [
         "not json",
@@ -154,10 +140,12 @@ def test_malformed_lines_get_an_error_event_and_the_run_goes_on(api: FakeAnthrop
     assert not (project / "made-it").exists()
 
 
-def test_steering_and_a_follow_up_over_the_channel(api: FakeAnthropic, project: Path) -> None:
+def test_steering_and_a_follow_up_over_the_channel(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
     """A steer reaches the model once, at the next step; a follow-up starts the next run when this one ends."""
     api.script(*touch_then_done(), message(text("Second task done.")))
-    run = Controlled(api, project, "make the file", "--permission-mode", "ask")
+    run = Controlled(model_env, project, "make the file", "--permission-mode", "ask")
     asked = run.until("permission_requested")
     run.send(type="steer", text="name it made-it, please")
     run.send(type="follow_up", text="now say hello")
@@ -172,9 +160,9 @@ def test_steering_and_a_follow_up_over_the_channel(api: FakeAnthropic, project: 
     assert "now say hello" in sent[2]
 
 
-def test_interrupt_over_the_channel(api: FakeAnthropic, project: Path) -> None:
+def test_interrupt_over_the_channel(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> None:
     api.script(*touch_then_done())
-    run = Controlled(api, project, "make the file", "--permission-mode", "ask")
+    run = Controlled(model_env, project, "make the file", "--permission-mode", "ask")
     run.until("permission_requested")
     run.send(type="interrupt")
     code, _ = run.finish()
@@ -183,14 +171,14 @@ def test_interrupt_over_the_channel(api: FakeAnthropic, project: Path) -> None:
     assert not (project / "made-it").exists()
 
 
-def test_a_plan_is_approved_over_the_channel(api: FakeAnthropic, project: Path) -> None:
+def test_a_plan_is_approved_over_the_channel(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> None:
     api.script(
         message(text("- [ ] Create `made-it`")),
         message(tool_use("t1", "bash", {"command": "touch made-it"}), stop_reason="tool_use"),
         message(text("Created.")),
         message(text("DONE")),
     )
-    run = Controlled(api, project, "make the file", "--loop", "plan", "--permission-mode", "bypass")
+    run = Controlled(model_env, project, "make the file", "--loop", "plan", "--permission-mode", "bypass")
     proposed = run.until("plan_proposed")
     assert proposed["steps"] == ["Create `made-it`"]
     run.send(type="plan", decision="approve")
@@ -199,9 +187,11 @@ def test_a_plan_is_approved_over_the_channel(api: FakeAnthropic, project: Path) 
     assert (project / "made-it").exists()
 
 
-def test_closing_the_channel_answers_what_is_open_as_a_headless_run_would(api: FakeAnthropic, project: Path) -> None:
+def test_closing_the_channel_answers_what_is_open_as_a_headless_run_would(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
     api.script(*touch_then_done())
-    run = Controlled(api, project, "make the file", "--permission-mode", "ask")
+    run = Controlled(model_env, project, "make the file", "--permission-mode", "ask")
     run.until("permission_requested")
     run.close_input()
     code, err = run.finish()
@@ -230,12 +220,12 @@ def test_a_line_that_is_not_utf8_is_one_error_and_the_channel_stays_open(isolate
 
 
 def test_a_crash_keeps_the_queued_steer_and_follow_up_for_the_resumed_session(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
 ) -> None:
     """SIGKILL while a steer and a follow-up wait: the resumed session delivers the steer to its next
     run and runs the follow-up after it, each once."""
     api.script(*touch_then_done())
-    run = Controlled(api, project, "make the file", "--permission-mode", "ask")
+    run = Controlled(model_env, project, "make the file", "--permission-mode", "ask")
     started = run.until("run_started")
     run.until("permission_requested")
     run.send(type="steer", text="name it made-it, please")
@@ -248,8 +238,7 @@ def test_a_crash_keeps_the_queued_steer_and_follow_up_for_the_resumed_session(
 
     api.requests.clear()
     api.script(message(text("Picked up.")), message(text("Hello.")))
-    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
-    proc = run_chimera("run", "go on", "--resume", started["session_id"], "--json", env=env)
+    proc = run_chimera("run", "go on", "--resume", started["session_id"], "--json", env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert "2 queued messages from when Chimera last stopped" in proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -261,7 +250,7 @@ def test_a_crash_keeps_the_queued_steer_and_follow_up_for_the_resumed_session(
     assert second.count("now say hello") == 1
 
     api.script(message(text("Nothing pending.")))
-    again = run_chimera("run", "and now?", "--resume", started["session_id"], "--json", env=env)
+    again = run_chimera("run", "and now?", "--resume", started["session_id"], "--json", env=model_env)
     assert again.returncode == 0, again.stderr
     assert "queued" not in again.stderr  # taken once, never again
     assert "name it made-it" not in json.dumps(api.requests[-1].messages[-1])

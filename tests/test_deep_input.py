@@ -4,11 +4,8 @@ its events, its session and the secrets masking all go on as usual."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
@@ -16,12 +13,11 @@ from chimera.core.events import StepEvent, ToolCallFinished
 from chimera.core.redact import Redactor
 from chimera.core.sessions.store import SessionStore
 from chimera.core.strict_json import MAX_DEPTH
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.helpers_loop import SnapshotReplay, call, collect, finished, make_core, only, say, turn
 from tests.test_cli import run_chimera
-from tests.test_cli_model import SECRET, model_env
 
+SECRET = "sk-ant-test-0123456789-do-not-leak"  # long enough to be masked wherever it shows
 TOO_DEEP = f"Error: the arguments are nested more than {MAX_DEPTH} levels deep: send a flatter JSON object"
 
 
@@ -33,14 +29,8 @@ def objects(depth: int) -> str:
     return '{"a":' * depth + "1" + "}" * depth
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
 def test_deeply_nested_tool_input_is_a_tool_error_and_the_run_goes_on(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """600 levels of arrays or objects, in a value or under a key, for a known or an unknown tool: one error each."""
     calls = {
@@ -55,7 +45,16 @@ def test_deeply_nested_tool_input_is_a_tool_error_and_the_run_goes_on(
     api.script(message(*blocks, stop_reason="tool_use"), message(text(f"Done, {SECRET}.")))
     ws = tmp_path / "ws"
     ws.mkdir()
-    proc = run_chimera("run", "x", "--json", "--workdir", str(ws), "--permission-mode", "bypass", env=model_env(api))
+    proc = run_chimera(
+        "run",
+        "x",
+        "--json",
+        "--workdir",
+        str(ws),
+        "--permission-mode",
+        "bypass",
+        env={**model_env, "ANTHROPIC_API_KEY": SECRET},
+    )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     outputs = {e["call_id"]: (e["is_error"], e["output"]) for e in events if e["type"] == "tool_call_finished"}

@@ -11,14 +11,12 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from chimera.core.tools.base import ToolContext, ToolResult
 from chimera.core.tools.bash import Bash
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, tool_use
 from tests.processes import Reaper
 from tests.test_cli import chimera_command
@@ -121,14 +119,8 @@ async def test_a_command_that_stops_its_supervisor_and_exits_ends_at_once(ctx: T
 # --- Chimera killed with SIGKILL mid-call -----------------------------------------------------
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
 def test_kill_9_of_chimera_mid_call_leaves_no_detached_process(
-    api: FakeAnthropic, tmp_path: Path, reaper: Reaper
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, reaper: Reaper
 ) -> None:
     """kill -9 of `chimera run` mid-command: what the command detached (setsid, double fork, nohup) dies too."""
     report = tmp_path / "report.fifo"
@@ -146,12 +138,7 @@ def test_kill_9_of_chimera_mid_call_leaves_no_detached_process(
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env={
-            **os.environ,
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "k",
-            "CHIMERA_MODEL": "claude-sonnet-4-6",
-        },
+        env={**os.environ, **model_env},
     )
     try:
         ready, _, _ = select.select([fd], [], [], 30)
@@ -170,7 +157,7 @@ def test_kill_9_of_chimera_mid_call_leaves_no_detached_process(
 
 
 def test_a_supervisor_stopped_when_chimera_is_killed_still_kills_what_the_command_detached(
-    api: FakeAnthropic, tmp_path: Path, reaper: Reaper
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, reaper: Reaper
 ) -> None:
     """Chimera cannot continue its stopped supervisor once killed: the kernel does, and the supervisor kills all."""
     report = tmp_path / "report.fifo"
@@ -185,12 +172,7 @@ def test_a_supervisor_stopped_when_chimera_is_killed_still_kills_what_the_comman
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
-        env={
-            **os.environ,
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "k",
-            "CHIMERA_MODEL": "claude-sonnet-4-6",
-        },
+        env={**os.environ, **model_env},
     )
     try:
         ready, _, _ = select.select([fd], [], [], 30)

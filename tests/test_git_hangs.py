@@ -10,15 +10,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import chimera_command, run_chimera
-from tests.test_cli_model import model_env
 
 UNAVAILABLE = "chimera: the git snapshot is unavailable: "
 
@@ -33,12 +30,6 @@ def clean_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
     for name in ("XDG_CONFIG_HOME", "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_CONFIG_GLOBAL"):
         monkeypatch.delenv(name, raising=False)
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 def repository(root: Path) -> Path:
@@ -77,7 +68,7 @@ def processes_in(folder: Path) -> list[int]:
 
 @pytest.mark.parametrize("make", [fifo_gitignore, fifo_include], ids=["gitignore-fifo", "include-fifo"])
 def test_a_named_pipe_git_would_read_costs_one_timeout_and_one_line(
-    api: FakeAnthropic, tmp_path: Path, make: object
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, make: object
 ) -> None:
     """The run completes (a write, pinned by checkpoints, included); one line says why there is no snapshot."""
     assert callable(make)
@@ -87,7 +78,7 @@ def test_a_named_pipe_git_would_read_costs_one_timeout_and_one_line(
         message(tool_use("w2", "write", {"path": "c.txt", "content": "new\n"}), stop_reason="tool_use"),
         message(text("Done.")),
     )
-    env = model_env(api, CHIMERA_GIT_TIMEOUT="1")
+    env = {**model_env, "CHIMERA_GIT_TIMEOUT": "1"}
     started = time.monotonic()
     proc = run_chimera("run", "x", "--json", "--workdir", str(ws), "--permission-mode", "bypass", env=env)
     elapsed = time.monotonic() - started
@@ -110,7 +101,9 @@ def test_a_named_pipe_git_would_read_costs_one_timeout_and_one_line(
     assert processes_in(ws) == []
 
 
-def test_ctrl_c_while_git_hangs_on_the_snapshot_ends_at_once(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_ctrl_c_while_git_hangs_on_the_snapshot_ends_at_once(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """SIGINT while git is blocked reading a `.gitignore` pipe: Chimera exits in a second or two, git is killed."""
     ws = fifo_gitignore(tmp_path)
     api.script(message(text("never asked")))
@@ -129,7 +122,7 @@ def test_ctrl_c_while_git_hangs_on_the_snapshot_ends_at_once(api: FakeAnthropic,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, **model_env(api, CHIMERA_GIT_TIMEOUT="60")},
+        env={**os.environ, **model_env, "CHIMERA_GIT_TIMEOUT": "60"},
     )
     try:
         assert opened.wait(30), "git never opened the pipe"

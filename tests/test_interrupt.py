@@ -24,7 +24,6 @@ from chimera.core.events import RunStarted, StepEvent, ToolCallFinished, ToolCal
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.tool_group import DEFAULT_TOOLS
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.helpers_loop import (
     RUN_TIMEOUT,
@@ -252,13 +251,9 @@ async def test_an_interrupt_while_the_run_is_starting_is_not_lost(
 # --- the command line ---------------------------------------------------------------------
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
-def test_ctrl_c_in_a_headless_run_kills_the_command_and_exits_1(api: FakeAnthropic, ws: Path, fifo: PidFifo) -> None:
+def test_ctrl_c_in_a_headless_run_kills_the_command_and_exits_1(
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, fifo: PidFifo
+) -> None:
     """SIGINT while `chimera run --json` runs `sleep 300`: exit 1, last line run_finished interrupted, sleep gone."""
     api.script(message(tool_use("t1", "bash", {"command": fifo.command(300)}), stop_reason="tool_use"))
     proc = subprocess.Popen(
@@ -267,7 +262,7 @@ def test_ctrl_c_in_a_headless_run_kills_the_command_and_exits_1(api: FakeAnthrop
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test-key"},
+        env={**os.environ, **model_env},
     )
     with proc:
         try:
@@ -297,7 +292,7 @@ def test_ctrl_c_in_a_headless_run_kills_the_command_and_exits_1(api: FakeAnthrop
 
 
 def test_ctrl_c_in_a_plain_run_says_interrupted_once_and_how_long_the_call_ran(
-    api: FakeAnthropic, ws: Path, fifo: PidFifo
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, fifo: PidFifo
 ) -> None:
     """SIGINT in a plain run: the call reads "cancelled after N.NNs", never 0.00s; one line says interrupted; exit 1."""
     api.script(message(tool_use("t1", "bash", {"command": fifo.command(300)}), stop_reason="tool_use"))
@@ -307,7 +302,7 @@ def test_ctrl_c_in_a_plain_run_says_interrupted_once_and_how_long_the_call_ran(
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test-key"},
+        env={**os.environ, **model_env},
     )
     with proc:
         try:
@@ -326,7 +321,9 @@ def test_ctrl_c_in_a_plain_run_says_interrupted_once_and_how_long_the_call_ran(
     assert lines[2:] == ["chimera: the run was interrupted"]
 
 
-def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(api: FakeAnthropic, ws: Path) -> None:
+def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path
+) -> None:
     """`chimera run x --json | head -1`: once stdout's reader is gone the run stops, exit 141, no traceback."""
     held = threading.Event()
     api.script(
@@ -338,7 +335,7 @@ def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(api: FakeAnthropic, 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "test-key"},
+        env={**os.environ, **model_env},
     )
     with proc:
         try:

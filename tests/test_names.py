@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from chimera.core.tools.glob import Glob
 from chimera.core.tools.grep import Grep
 from chimera.core.tools.read import Read
 from chimera.core.tools.ripgrep import find_rg
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import chimera_command, run_chimera
 
@@ -77,14 +75,8 @@ async def test_no_tool_result_carries_a_lone_surrogate_to_the_model(ws: Path, tm
     )
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
 def test_a_run_over_such_names_completes_and_records_them_escaped(
-    api: FakeAnthropic, ws: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, isolated_env: Path
 ) -> None:
     """`chimera run` with glob, grep and read over a name that is not UTF-8: exit 0, escaped names everywhere."""
     put(ws, b"bad\xff.txt", b"TODO caf\xe9\n")
@@ -104,12 +96,7 @@ def test_a_run_over_such_names_completes_and_records_them_escaped(
         text=True,
         timeout=60,
         stdin=subprocess.DEVNULL,
-        env={
-            **os.environ,
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "k",
-            "CHIMERA_MODEL": "claude-sonnet-4-6",
-        },
+        env={**os.environ, **model_env},
     )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -185,12 +172,13 @@ async def test_errors_name_a_backslashed_file_in_its_shown_form(ws: Path, tmp_pa
     )
 
 
-def test_a_switch_preview_shows_the_two_names_apart(api: FakeAnthropic, ws: Path, isolated_env: Path) -> None:
+def test_a_switch_preview_shows_the_two_names_apart(
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, isolated_env: Path
+) -> None:
     """Files a command made, one with a real backslash, one with a stray byte: the preview lists both, apart."""
     command = "printf one > 'bad\\xff.txt'; printf two > $'bad\\xff.txt'"
     api.script(message(tool_use("b1", "bash", {"command": command}), stop_reason="tool_use"), message(text("Made.")))
-    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": "claude-sonnet-4-6"}
-    first = run_chimera("run", "make", "--json", "--workdir", str(ws), "--permission-mode", "bypass", env=env)
+    first = run_chimera("run", "make", "--json", "--workdir", str(ws), "--permission-mode", "bypass", env=model_env)
     assert first.returncode == 0, first.stderr
     assert sorted(os.listdir(os.fsencode(ws))) == [LITERAL, STRAY]
     session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])

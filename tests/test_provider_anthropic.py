@@ -41,7 +41,6 @@ from tests.anthropic_harness import (
     make_core,
     only,
     open_provider,
-    serve_fake,
     workspace,
 )
 from tests.fake_anthropic import FakeAnthropic, message, redacted_thinking, text, thinking, tool_use
@@ -50,12 +49,6 @@ from tests.fake_anthropic import FakeAnthropic, message, redacted_thinking, text
 # careless re-encoding could disturb.
 SIGNATURE = "EqQBCkYIBxgCKkBz+/0Ab9x==Zq/+sig\\u00e9" + "x" * 64
 REDACTED = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP+/==" * 3
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -167,12 +160,10 @@ async def test_a_local_model_with_no_price_costs_nothing_and_runs(api: FakeAnthr
 
 
 async def test_create_provider_sends_the_model_it_was_given(
-    api: FakeAnthropic, env: LocalEnvironment, monkeypatch: pytest.MonkeyPatch
+    api: FakeAnthropic, model_env: dict[str, str], env: LocalEnvironment
 ) -> None:
     """create_provider(model=...) against ANTHROPIC_BASE_URL sends that model in the request and reports it."""
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", API_KEY)
-    monkeypatch.setenv("CHIMERA_MODEL", "claude-sonnet-4-6")  # the argument wins over the environment
+    assert model_env["CHIMERA_MODEL"] != "claude-haiku-4-5"  # the argument wins over the environment
     api.script(message(text("ok"), model="claude-haiku-4-5"))
     provider = create_provider(model="claude-haiku-4-5")
     try:

@@ -30,7 +30,6 @@ from tests.anthropic_harness import (
     only,
     open_provider,
     retries,
-    serve_fake,
     workspace,
 )
 from tests.fake_anthropic import (
@@ -51,12 +50,6 @@ TASK = "List the text files, then say you are done."
 PARTIAL = "PARTIAL-DRAFT that must vanish"
 CONTINUE = "Your last response was cut off by the output limit. Continue exactly where it stopped."
 HANG_GUARD = 2.0  # seconds before a run that never ends counts as hung (a passing run takes milliseconds)
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -4,22 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera
 from tests.test_switch import folder_digest
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 def demo_session() -> tuple[str, list[dict[str, object]]]:
@@ -64,7 +56,7 @@ def test_replay_rerunning_tools_matches_and_leaves_the_workspace_alone(isolated_
 
 
 def test_replay_stops_at_the_first_divergence_with_a_report(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """When a re-run tool gives another result, replay stops there and says which call and line differ."""
     workdir = tmp_path / "ws"
@@ -74,7 +66,6 @@ def test_replay_stops_at_the_first_divergence_with_a_report(
         message(tool_use("t2", "bash", {"command": 'echo "$WEATHER"'}), stop_reason="tool_use"),
         message(text("It is sunny.")),
     )
-    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": "claude-sonnet-4-6"}
     run = run_chimera(
         "run",
         "weather?",
@@ -83,7 +74,7 @@ def test_replay_stops_at_the_first_divergence_with_a_report(
         str(workdir),
         "--permission-mode",
         "bypass",
-        env={**env, "WEATHER": "sunny"},
+        env={**model_env, "WEATHER": "sunny"},
     )
     assert run.returncode == 0, run.stderr
     session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
@@ -107,22 +98,16 @@ def test_replay_of_an_unknown_session_is_one_line(isolated_env: Path) -> None:
 
 # --- re-running only what ran, where it ran (issue 9, item 4) --------------------------------
 
-MODEL_ENV = {"ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": "claude-sonnet-4-6"}
 
-
-def model_env(api: FakeAnthropic) -> dict[str, str]:
-    return {**MODEL_ENV, "ANTHROPIC_BASE_URL": api.url}
-
-
-def recorded_run(api: FakeAnthropic, workdir: Path, task: str, *flags: str) -> str:
+def recorded_run(model_env: dict[str, str], workdir: Path, task: str, *flags: str) -> str:
     """Run ``task`` against the scripted server; the session id."""
-    proc = run_chimera("run", task, "--json", "--workdir", str(workdir), *flags, env=model_env(api))
+    proc = run_chimera("run", task, "--json", "--workdir", str(workdir), *flags, env=model_env)
     assert proc.returncode == 0, proc.stderr
     return str(json.loads(proc.stdout.splitlines()[0])["session_id"])
 
 
 def test_rerun_runs_only_what_ran_when_recorded_and_only_in_the_scratch_copy(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """--rerun-tools never runs a call refused when recorded, nor one that names the real workspace."""
     marker = tmp_path / "refused-marker"
@@ -136,7 +121,7 @@ def test_rerun_runs_only_what_ran_when_recorded_and_only_in_the_scratch_copy(
         ),
         message(text("Done.")),
     )
-    session_id = recorded_run(api, workdir, "go", "--permission-mode", "bypass", "--deny", "bash(touch *)")
+    session_id = recorded_run(model_env, workdir, "go", "--permission-mode", "bypass", "--deny", "bash(touch *)")
     assert not marker.exists()  # refused when recorded
     (workdir / "note.txt").write_text("the person's own words\n")
 
@@ -221,7 +206,7 @@ def replayed(proc: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
 
 
 def test_replay_plays_every_branch_of_a_switched_and_resumed_session(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """Run, switch back to mid-run, resume with a second task: each branch replays, each run with its own turns."""
     workdir = tmp_path / "ws"
@@ -230,7 +215,7 @@ def test_replay_plays_every_branch_of_a_switched_and_resumed_session(
         message(tool_use("a1", "write", {"path": "a.txt", "content": "one\n"}), stop_reason="tool_use"),
         message(text("Task A done.")),
     )
-    session_id = recorded_run(api, workdir, "task A", "--permission-mode", "bypass")
+    session_id = recorded_run(model_env, workdir, "task A", "--permission-mode", "bypass")
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         first = [node.id for node in store.tree.path()]  # user, assistant, tool_result, assistant
     assert run_chimera("switch", session_id, first[2], "--yes").returncode == 0
@@ -240,7 +225,7 @@ def test_replay_plays_every_branch_of_a_switched_and_resumed_session(
         message(text("Task B done: it says one.")),
     )
     resumed = run_chimera(
-        "run", "task B", "--json", "--resume", session_id, "--permission-mode", "bypass", env=model_env(api)
+        "run", "task B", "--json", "--resume", session_id, "--permission-mode", "bypass", env=model_env
     )
     assert resumed.returncode == 0, resumed.stderr
 
@@ -271,7 +256,7 @@ KEY = "sk-ant-replay-0123456789-never-shown"
 
 
 def test_rerun_compares_masked_outputs_and_never_shows_the_key(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """A re-run command that prints the key matches its masked recording; a real divergence quotes it masked."""
     workdir = tmp_path / "ws"
@@ -282,7 +267,7 @@ def test_rerun_compares_masked_outputs_and_never_shows_the_key(
         message(tool_use("t2", "bash", {"command": 'echo "$WEATHER $(cat key.txt)"'}), stop_reason="tool_use"),
         message(text("Done.")),
     )
-    env = {**model_env(api), "ANTHROPIC_API_KEY": KEY, "WEATHER": "sunny"}
+    env = {**model_env, "ANTHROPIC_API_KEY": KEY, "WEATHER": "sunny"}
     run = run_chimera("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
     assert run.returncode == 0, run.stderr
     session_id = json.loads(run.stdout.splitlines()[0])["session_id"]

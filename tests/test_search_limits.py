@@ -9,7 +9,6 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,17 +20,9 @@ import chimera.core.tools.pysearch as pysearch
 from chimera.core.tools.base import ToolContext
 from chimera.core.tools.globbing import glob_matches, glob_regex
 from chimera.core.tools.grep import Grep
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import chimera_command
-from tests.test_cli_model import model_env
 from tests.test_stops_promptly import assert_interrupted, interrupt, start, until_the_call_starts
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -50,21 +41,23 @@ CATASTROPHIC = [
 
 @pytest.mark.parametrize(("args", "env"), CATASTROPHIC, ids=["python", "fallback", "ignore-case"])
 def test_ctrl_c_ends_a_grep_whose_pattern_backtracks_for_ever(
-    api: FakeAnthropic, ws: Path, args: dict[str, Any], env: dict[str, str]
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, args: dict[str, Any], env: dict[str, str]
 ) -> None:
     """A nested quantifier over a long line would take ages in Python's re: Ctrl-C still ends the run at once."""
     (ws / "long.txt").write_text("a" * 64 + "b\n" + "x" * 64 + "\n")
-    proc = start(api, ws, "grep", args, **env)
+    proc = start(api, model_env, ws, "grep", args, **env)
     until_the_call_starts(proc)
     elapsed, events, err = interrupt(proc)
     assert_interrupted(elapsed, events, err, proc.returncode)
 
 
-def test_max_time_ends_a_grep_whose_pattern_backtracks_for_ever(api: FakeAnthropic, ws: Path) -> None:
+def test_max_time_ends_a_grep_whose_pattern_backtracks_for_ever(
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path
+) -> None:
     """The wall-time limit ends a run stuck in the Python search."""
     (ws / "long.txt").write_text("a" * 64 + "b\n")
     started = time.monotonic()
-    proc = start(api, ws, "grep", {"pattern": "(a+)+$"}, "--max-time", "5", CHIMERA_RG="off")
+    proc = start(api, model_env, ws, "grep", {"pattern": "(a+)+$"}, "--max-time", "5", CHIMERA_RG="off")
     out, err = proc.communicate(timeout=60)
     elapsed = time.monotonic() - started
     done = json.loads(out.splitlines()[-1])
@@ -74,7 +67,7 @@ def test_max_time_ends_a_grep_whose_pattern_backtracks_for_ever(api: FakeAnthrop
 
 @pytest.mark.parametrize(("tool", "engine"), [("glob", "ripgrep"), ("grep", "ripgrep"), ("glob", "python")])
 def test_a_glob_with_many_stars_over_long_names_answers_at_once(
-    api: FakeAnthropic, ws: Path, engine: str, tool: str
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, engine: str, tool: str
 ) -> None:
     """`**a**a…**b` against a name of 200 a's backtracks for ages as a regex: the run still completes at once."""
     (ws / ("a" * 200)).write_text("a\n")
@@ -82,7 +75,7 @@ def test_a_glob_with_many_stars_over_long_names_answers_at_once(
     star = "**a" * 12 + "**b"
     args = {"pattern": star} if tool == "glob" else {"pattern": "a", "glob": star}
     api.script(message(tool_use("t1", tool, args), stop_reason="tool_use"), message(text("Done.")))
-    env = model_env(api, CHIMERA_RG="off") if engine == "python" else model_env(api)
+    env = {**model_env, "CHIMERA_RG": "off"} if engine == "python" else model_env
     proc = subprocess.run(
         [*chimera_command(), "run", "go", "--json", "--workdir", str(ws), "--permission-mode", "bypass"],
         capture_output=True,

@@ -13,7 +13,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,6 @@ from hypothesis import strategies as st
 
 from chimera.core.redact import MASK, Redactor
 from chimera.core.tools.output import OutputSink
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, status, text, tool_use
 from tests.test_cli import chimera_command, run_chimera
 
@@ -31,18 +29,9 @@ TOKEN = "sk-ant-oat01-e2e0123456789abcdefTOKEN-do-not-leak"
 
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
-def model_env(api: FakeAnthropic) -> dict[str, str]:
-    return {
-        "ANTHROPIC_BASE_URL": api.url,
-        "ANTHROPIC_API_KEY": KEY,
-        "ANTHROPIC_AUTH_TOKEN": TOKEN,
-        "CHIMERA_MODEL": "claude-sonnet-4-6",
-    }
+def secrets_env(model_env: dict[str, str]) -> dict[str, str]:
+    """The model environment for a child, with KEY as the API key and TOKEN as the auth token to hunt for."""
+    return {**model_env, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_AUTH_TOKEN": TOKEN}
 
 
 def everything_written(proc: subprocess.CompletedProcess[str], home: Path) -> dict[str, bytes]:
@@ -84,7 +73,7 @@ echo "chimera is $chimera"
 
 
 def test_no_process_of_chimera_shows_the_key_in_its_environment(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, secrets_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """bash reads the environment of its supervisor, Chimera, Chimera's children and every ancestor: no key or token."""
     api.script(
@@ -99,7 +88,7 @@ def test_no_process_of_chimera_shows_the_key_in_its_environment(
         str(tmp_path),
         "--permission-mode",
         "bypass",
-        env=model_env(api),
+        env=secrets_env,
     )
     assert proc.returncode == 0, proc.stderr
     (output,) = tool_outputs(proc)
@@ -155,14 +144,16 @@ MEMORY_SCAN = f"{shlex.quote(sys.executable)} -c {shlex.quote(_SCAN)}"
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/<pid>/mem")
-def test_a_tool_cannot_read_the_key_from_chimeras_memory(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_a_tool_cannot_read_the_key_from_chimeras_memory(
+    api: FakeAnthropic, secrets_env: dict[str, str], tmp_path: Path
+) -> None:
     """A command of the same user scans Chimera's memory for the key: the kernel refuses, so it finds nothing."""
     key = PROBE + "0123456789abcdef0123456789abcdef"
     api.script(
         message(tool_use("t1", "bash", {"command": MEMORY_SCAN}), stop_reason="tool_use"),
         message(text("Done.")),
     )
-    env = {**os.environ, **model_env(api), "ANTHROPIC_API_KEY": key}
+    env = {**os.environ, **secrets_env, "ANTHROPIC_API_KEY": key}
     proc = subprocess.run(
         [
             *_without_ptrace(),
@@ -188,7 +179,7 @@ def test_a_tool_cannot_read_the_key_from_chimeras_memory(api: FakeAnthropic, tmp
 
 
 def test_a_key_printed_30000_times_and_echoed_by_the_model_is_masked_everywhere(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, secrets_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """The key from a workspace file, printed 30,000 times, in AGENTS.md and in the answer: no sink keeps it."""
     (tmp_path / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\n")
@@ -205,7 +196,7 @@ def test_a_key_printed_30000_times_and_echoed_by_the_model_is_masked_everywhere(
         str(tmp_path),
         "--permission-mode",
         "bypass",
-        env=model_env(api),
+        env=secrets_env,
     )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -223,14 +214,14 @@ def test_a_key_printed_30000_times_and_echoed_by_the_model_is_masked_everywhere(
 
 
 def test_a_server_error_quoting_the_key_is_masked_in_stderr_events_and_session(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, secrets_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """A 500 then a 403 whose messages quote the key: the retry event, run_finished and stderr show it masked."""
     api.script(
         status(500, "api_error", f"internal error for key {KEY}", headers={"retry-after": "0"}),
         status(403, "permission_error", f"key {KEY} may not use this model"),
     )
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), env=model_env(api))
+    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), env=secrets_env)
     assert proc.returncode == 2, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     (retry,) = [e for e in events if e["type"] == "retry"]

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,6 @@ from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
 MODEL = "claude-sonnet-4-6"
 KEY = "sk-ant-setup-0123456789-secret"
 QUICK = 20.0  # seconds: far more than a run that fails at once needs, far less than retries over a minute
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 def run_with(base_url: str, tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:

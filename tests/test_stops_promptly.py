@@ -14,19 +14,11 @@ from typing import Any
 
 import pytest
 
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.helpers_loop import PidFifo, has_ended, watch
 from tests.test_cli import chimera_command
-from tests.test_cli_model import model_env
 
 PROMPT = 2.5  # seconds from Ctrl-C (or the time limit) to Chimera's exit; the brief is "about 2"
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -44,9 +36,9 @@ def fifo(tmp_path: Path) -> Iterator[PidFifo]:
 
 
 def start(
-    api: FakeAnthropic, ws: Path, name: str, args: dict[str, Any], *flags: str, **env: str
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, name: str, args: dict[str, Any], *flags: str, **env: str
 ) -> subprocess.Popen[str]:
-    """`chimera run --json` whose model makes one call of ``name`` with ``args`` (and would then answer)."""
+    """`chimera run --json` on ``api`` (and ``env`` over ``model_env``), whose model makes one call of ``name``."""
     api.script(message(tool_use("t1", name, args), stop_reason="tool_use"), message(text("never sent")))
     return subprocess.Popen(
         [*chimera_command(), "run", "go", "--json", "--workdir", str(ws), "--permission-mode", "bypass", *flags],
@@ -54,7 +46,7 @@ def start(
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, **model_env(api, **env)},
+        env={**os.environ, **model_env, **env},
     )
 
 
@@ -94,10 +86,10 @@ def assert_interrupted(elapsed: float, events: list[dict[str, Any]], err: str, c
 
 @pytest.mark.parametrize("command", ["yes", "cat /dev/zero | tr '\\0' x"])
 def test_ctrl_c_ends_a_command_that_writes_an_endless_stream(
-    api: FakeAnthropic, ws: Path, fifo: PidFifo, command: str
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, fifo: PidFifo, command: str
 ) -> None:
     """`yes` and friends write as fast as a pipe takes it: Ctrl-C still ends the run at once, the writer dies."""
-    proc = start(api, ws, "bash", {"command": f"echo $$ > {fifo.path}; exec sh -c {json.dumps(command)}"})
+    proc = start(api, model_env, ws, "bash", {"command": f"echo $$ > {fifo.path}; exec sh -c {json.dumps(command)}"})
     until_the_call_starts(proc)
     pidfd = watch(fifo.pid())
     elapsed, events, err = interrupt(proc)
@@ -105,10 +97,12 @@ def test_ctrl_c_ends_a_command_that_writes_an_endless_stream(
     assert has_ended(pidfd)
 
 
-def test_max_time_ends_a_command_that_writes_an_endless_stream(api: FakeAnthropic, ws: Path, fifo: PidFifo) -> None:
+def test_max_time_ends_a_command_that_writes_an_endless_stream(
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, fifo: PidFifo
+) -> None:
     """The wall-time limit strikes while `yes` floods the pipe: the run ends on time, `yes` dies."""
     started = time.monotonic()
-    proc = start(api, ws, "bash", {"command": f"echo $$ > {fifo.path}; exec yes"}, "--max-time", "5")
+    proc = start(api, model_env, ws, "bash", {"command": f"echo $$ > {fifo.path}; exec yes"}, "--max-time", "5")
     pidfd = watch(fifo.pid())
     out, err = proc.communicate(timeout=60)
     elapsed = time.monotonic() - started
@@ -130,10 +124,10 @@ STOPPERS = {
 
 @pytest.mark.parametrize("how", STOPPERS)
 def test_ctrl_c_ends_a_command_that_keeps_stopping_its_supervisor(
-    api: FakeAnthropic, ws: Path, fifo: PidFifo, how: str
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, fifo: PidFifo, how: str
 ) -> None:
     """SIGSTOP (or SIGTSTP) sent again and again to the supervisor: Ctrl-C ends the run, the stopper is killed."""
-    proc = start(api, ws, "bash", {"command": STOPPERS[how].replace("{fifo}", str(fifo.path))})
+    proc = start(api, model_env, ws, "bash", {"command": STOPPERS[how].replace("{fifo}", str(fifo.path))})
     until_the_call_starts(proc)
     pidfd = watch(fifo.pid())
     elapsed, events, err = interrupt(proc)
@@ -142,12 +136,12 @@ def test_ctrl_c_ends_a_command_that_keeps_stopping_its_supervisor(
 
 
 def test_max_time_ends_a_command_that_keeps_stopping_its_supervisor(
-    api: FakeAnthropic, ws: Path, fifo: PidFifo
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, fifo: PidFifo
 ) -> None:
     """The wall-time limit strikes while the supervisor is stopped again and again: the run ends on time."""
     command = STOPPERS["a detached process stops it in a loop"].replace("{fifo}", str(fifo.path))
     started = time.monotonic()
-    proc = start(api, ws, "bash", {"command": command}, "--max-time", "5")
+    proc = start(api, model_env, ws, "bash", {"command": command}, "--max-time", "5")
     pidfd = watch(fifo.pid())
     out, err = proc.communicate(timeout=60)
     elapsed = time.monotonic() - started

@@ -9,12 +9,10 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import chimera_command
 
@@ -74,13 +72,9 @@ def test_a_call_stuck_in_a_thread_does_not_keep_the_process_alive(tmp_path: Path
     assert (proc.returncode, out.splitlines()[-1], err) == (0, "run over", "")
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
-def test_reading_a_fifo_in_chimera_run_is_refused_and_the_run_ends(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_reading_a_fifo_in_chimera_run_is_refused_and_the_run_ends(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """`chimera run` whose model reads a FIFO: the read is refused in one line, the run completes, exit 0."""
     workdir = tmp_path / "ws"
     workdir.mkdir()
@@ -98,12 +92,7 @@ def test_reading_a_fifo_in_chimera_run_is_refused_and_the_run_ends(api: FakeAnth
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env={
-            **os.environ,
-            "ANTHROPIC_BASE_URL": api.url,
-            "ANTHROPIC_API_KEY": "k",
-            "CHIMERA_MODEL": "claude-sonnet-4-6",
-        },
+        env={**os.environ, **model_env},
     )
     try:
         out, err = proc.communicate(timeout=60)

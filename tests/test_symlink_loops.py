@@ -5,7 +5,6 @@ the run goes on."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +16,8 @@ from chimera.core.tools.base import ToolContext, ToolResult
 from chimera.core.tools.glob import Glob
 from chimera.core.tools.grep import Grep
 from chimera.core.tools.ripgrep import find_rg
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import run_chimera
-from tests.test_cli_model import model_env
 
 LOOP = "is a symbolic link loop"
 
@@ -47,12 +44,6 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("glob", {"pattern": "**/*"}),
     ("glob", {"pattern": "*", "path": "a"}),
@@ -69,12 +60,12 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("engine", "mode"), [("ripgrep", "accept-edits"), ("python", "bypass")])
 def test_a_run_over_symlink_loops_goes_on_and_says_which_entry_loops(
-    api: FakeAnthropic, ws: Path, engine: str, mode: str
+    api: FakeAnthropic, model_env: dict[str, str], ws: Path, engine: str, mode: str
 ) -> None:
     """Every call naming a loop gets one error line naming it; searches list the real files; the run ends well."""
     replies = [message(tool_use(f"t{i}", name, args), stop_reason="tool_use") for i, (name, args) in enumerate(CALLS)]
     api.script(*replies, message(text("Done.")))
-    env = model_env(api, CHIMERA_RG="off") if engine == "python" else model_env(api)
+    env = {**model_env, "CHIMERA_RG": "off"} if engine == "python" else model_env
     proc = run_chimera("run", "x", "--json", "--workdir", str(ws), "--permission-mode", mode, env=env)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]

@@ -25,7 +25,7 @@ from chimera.core.events import MessageCompleted, StepEvent, TextDelta, Thinking
 from chimera.core.providers.anthropic import AnthropicProvider
 from chimera.core.providers.base import ModelRequest
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import collect, finished, make_core, only, open_provider, retries, serve_fake, workspace
+from tests.anthropic_harness import collect, finished, make_core, only, open_provider, retries, workspace
 from tests.fake_anthropic import Block, FakeAnthropic, message, text, tool_use
 from tests.test_cli import chimera_command, run_chimera
 
@@ -33,12 +33,6 @@ TASK = "Do the thing."
 EMOJI = "\U0001f600"
 HIGH, LOW = "\ud83d", "\ude00"  # EMOJI in UTF-16, each half sent alone as a \u escape
 SIGNATURE = "EqQBCkYIBxgCKkBz+/0Ab9x==" + "s" * 40
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -225,7 +219,7 @@ async def test_a_body_that_cannot_be_encoded_fails_at_once_and_is_never_a_lost_c
 
 
 def test_resuming_a_session_saved_with_nan_sends_strict_json(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """A session saved before the fix, with NaN and Infinity in a tool input, resumes: its request is strict JSON."""
     with SessionStore.create(isolated_env, "old1", workdir=tmp_path, model="claude-sonnet-4-6") as store:
@@ -240,8 +234,7 @@ def test_resuming_a_session_saved_with_nan_sends_strict_json(
     assert b"NaN" in (isolated_env / "sessions" / "old1" / "entries.jsonl").read_bytes()  # as the old loop saved it
 
     api.script(message(text("Resumed.")))
-    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": "claude-sonnet-4-6"}
-    proc = run_chimera("run", "go on", "--resume", "old1", env=env)
+    proc = run_chimera("run", "go on", "--resume", "old1", env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Resumed."
     assert len(api.requests) == 1
@@ -249,10 +242,12 @@ def test_resuming_a_session_saved_with_nan_sends_strict_json(
     assert [b["input"] for b in sent[1]["content"]] == [{"command": "ls", "timeout": None}, {"pattern": "*", "x": None}]
 
 
-def test_a_task_that_is_not_utf8_on_the_command_line_runs(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_a_task_that_is_not_utf8_on_the_command_line_runs(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """Bytes that are not UTF-8 in `chimera run`'s task are U+FFFD in the request, the events and the event log."""
     api.script(message(text("ok")))
-    env = {**os.environ, "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": "claude-sonnet-4-6"}
+    env = {**os.environ, **model_env}
     command = [os.fsencode(part) for part in chimera_command()]
     proc = subprocess.run(
         [*command, b"run", b"caf\xe9 \xff", b"--json", b"--workdir", os.fsencode(tmp_path)],

@@ -20,7 +20,7 @@ import pytest
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import UsageReported
 from chimera.core.providers.anthropic import AnthropicProvider
-from tests.anthropic_harness import MODEL, collect, finished, make_core, only, open_provider, serve_fake, workspace
+from tests.anthropic_harness import collect, finished, make_core, only, open_provider, workspace
 from tests.fake_anthropic import FakeAnthropic, Reply, message, text
 from tests.test_cli import run_chimera
 
@@ -41,12 +41,6 @@ NONSENSE = [
     '{"n": 7}',
 ]
 FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -149,17 +143,16 @@ async def test_sound_counts_still_count(api: FakeAnthropic, provider: AnthropicP
 
 
 def test_a_run_against_a_server_sending_nonsense_usage_is_quiet_and_its_totals_sound(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """`chimera run`, JSON or plain: exit 0, nothing on stderr, sound totals in the events and the event log."""
     api.script(
         with_usage("One.", dict.fromkeys(FIELDS, "NaN"), dict.fromkeys(FIELDS, '"many"')),
         with_usage("Two.", dict.fromkeys(FIELDS, "-7"), dict.fromkeys(FIELDS, "1e400")),
     )
-    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
-    first = run_chimera("run", "go", "--json", "--workdir", str(tmp_path), env=env)
+    first = run_chimera("run", "go", "--json", "--workdir", str(tmp_path), env=model_env)
     assert (first.returncode, first.stderr) == (0, "")
-    second = run_chimera("run", "go", "--workdir", str(tmp_path), env=env)
+    second = run_chimera("run", "go", "--workdir", str(tmp_path), env=model_env)
     assert (second.returncode, second.stdout, second.stderr) == (0, "Two.\n", "")
     events = [json.loads(line) for line in first.stdout.splitlines()]
     usages = [e for e in events if e["type"] == "usage"]
