@@ -1,5 +1,6 @@
 """Shared fixtures: a private CHIMERA_HOME with no model configured, the loopback Messages API server,
-the model environment that points Chimera at it, and a project folder.
+the model environment that points Chimera at it, a project folder (empty, or the person's git repository)
+and the agent's workspace over it (``env``; modules that need another folder declare their own).
 
 Helpers that are not fixtures live in modules of their own: ``tests.cli_runner`` (the ``chimera``
 command), ``tests.fake_anthropic`` (the server and its replies), ``tests.anthropic_harness`` and
@@ -14,8 +15,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from chimera.core.env.local import LocalEnvironment
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic
+from tests.git_helpers import git
 from tests.processes import Reaper, subreaper
 
 
@@ -63,6 +66,23 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     return root
+
+
+@pytest.fixture
+def env(project: Path) -> Iterator[LocalEnvironment]:
+    """The agent's workspace over the project folder (a LocalEnvironment), closed afterwards."""
+    with LocalEnvironment(project) as environment:
+        yield environment
+
+
+@pytest.fixture
+def git_project(project: Path) -> Path:
+    """The project folder as the person's own git repository, with one commit (README.md saying "project")."""
+    git(project, "init", "-q", "-b", "main")
+    (project / "README.md").write_text("project\n")
+    git(project, "add", "README.md")
+    git(project, "commit", "-q", "-m", "start")
+    return project
 
 
 @pytest.fixture

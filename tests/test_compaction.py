@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from chimera.core.loops.plan_execute import PLANNING_PROMPT
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.tui.cli import main
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import (
     FakeAnthropic,
     Received,
@@ -47,29 +46,25 @@ from tests.fake_anthropic import (
 )
 from tests.test_cli import assert_one_line_error, run_chimera
 
-MODEL = "claude-sonnet-4-6"
 WINDOW = 10_000  # tokens: the threshold (0.8) is 8,000
 TASK = "Read the three files and tell me what they hold."
 TOO_LONG = "prompt is too long: 210000 tokens > 200000 maximum"
 
 
 @pytest.fixture
-async def api(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-        monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", str(WINDOW))
-        yield fake
+def small_window(model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The model environment with a context window of WINDOW tokens, set here and returned for a child."""
+    monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", str(WINDOW))
+    return {**model_env, "CHIMERA_CONTEXT_WINDOW": str(WINDOW)}
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
+def summarizable_project(project: Path) -> Path:
+    """The project holding a.txt, b.txt and c.txt, each long enough to be worth summarizing."""
     for name in ("a.txt", "b.txt", "c.txt"):
-        filler = "".join(f"line {i} of {name}\n" for i in range(60))  # worth summarizing
-        (root / name).write_text(f"{name} holds the letter {name[0]}\n{filler}")
-    return root
+        filler = "".join(f"line {i} of {name}\n" for i in range(60))
+        (project / name).write_text(f"{name} holds the letter {name[0]}\n{filler}")
+    return project
 
 
 def read(name: str, *, input_tokens: int = 500) -> Any:
@@ -106,8 +101,9 @@ def calls_in(messages: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+@pytest.mark.usefixtures("small_window")
 async def test_past_the_threshold_the_older_part_is_summarized_and_the_tail_kept_whole(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, summarizable_project: Path
 ) -> None:
     api.script(
         read("a.txt"),
@@ -116,7 +112,7 @@ async def test_past_the_threshold_the_older_part_is_summarized_and_the_tail_kept
         message(text("SUMMARY: a.txt and b.txt were read.")),
         message(text("They hold a, b and c.")),
     )
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         events, result = await run(session, TASK)
         assert result.success, result.reason
@@ -151,8 +147,9 @@ async def test_past_the_threshold_the_older_part_is_summarized_and_the_tail_kept
         await session.close()
 
 
+@pytest.mark.usefixtures("small_window")
 async def test_a_point_before_the_compaction_keeps_the_whole_history_and_a_resume_the_compacted_one(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, summarizable_project: Path
 ) -> None:
     api.script(
         read("a.txt"),
@@ -161,7 +158,7 @@ async def test_a_point_before_the_compaction_keeps_the_whole_history_and_a_resum
         message(text("Done.")),
         message(text("Still here.")),
     )
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         await run(session, TASK)
         tree = session.store.tree
@@ -176,7 +173,7 @@ async def test_a_point_before_the_compaction_keeps_the_whole_history_and_a_resum
     finally:
         await session.close()
 
-    resumed = open_session(project, resume=session_id)
+    resumed = open_session(summarizable_project, resume=session_id)
     try:
         await run(resumed, "And now?")
         sent = api.requests[-1].messages
@@ -187,8 +184,9 @@ async def test_a_point_before_the_compaction_keeps_the_whole_history_and_a_resum
         await resumed.close()
 
 
+@pytest.mark.usefixtures("small_window")
 async def test_a_switch_to_before_the_compaction_brings_back_the_whole_conversation(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, summarizable_project: Path
 ) -> None:
     api.script(
         read("a.txt"),
@@ -197,7 +195,7 @@ async def test_a_switch_to_before_the_compaction_brings_back_the_whole_conversat
         message(text("Done.")),
         message(text("From the full history.")),
     )
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         await run(session, TASK)
         tree = session.store.tree
@@ -248,8 +246,9 @@ async def test_a_switch_to_before_the_compaction_brings_back_the_whole_conversat
         ),
     ],
 )
+@pytest.mark.usefixtures("small_window")
 async def test_prompt_too_long_compacts_once_and_retries(
-    api: FakeAnthropic, project: Path, error_type: str, words: str
+    api: FakeAnthropic, summarizable_project: Path, error_type: str, words: str
 ) -> None:
     api.script(
         read("a.txt"),
@@ -258,7 +257,7 @@ async def test_prompt_too_long_compacts_once_and_retries(
         message(text("SUMMARY: both read.")),
         message(text("Done.")),
     )
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         events, result = await run(session, TASK)
         assert result.success, result.reason
@@ -273,8 +272,9 @@ async def test_prompt_too_long_compacts_once_and_retries(
         await session.close()
 
 
+@pytest.mark.usefixtures("small_window")
 async def test_prompt_too_long_again_after_compacting_ends_the_run_with_one_line(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, summarizable_project: Path
 ) -> None:
     api.script(
         read("a.txt"),
@@ -283,7 +283,7 @@ async def test_prompt_too_long_again_after_compacting_ends_the_run_with_one_line
         message(text("SUMMARY: both read.")),
         status(400, "invalid_request_error", TOO_LONG),
     )
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         events, result = await run(session, TASK)
         assert not result.success
@@ -296,7 +296,8 @@ async def test_prompt_too_long_again_after_compacting_ends_the_run_with_one_line
         await session.close()
 
 
-async def test_compact_by_hand_with_a_focus(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("small_window")
+async def test_compact_by_hand_with_a_focus(api: FakeAnthropic, summarizable_project: Path) -> None:
     api.script(
         read("a.txt"),
         read("b.txt"),
@@ -304,7 +305,7 @@ async def test_compact_by_hand_with_a_focus(api: FakeAnthropic, project: Path) -
         message(text("SUMMARY by hand.")),
         message(text("Next.")),
     )
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         await run(session, TASK)
         seen: list[StepEvent] = []
@@ -329,14 +330,17 @@ async def test_compact_by_hand_with_a_focus(api: FakeAnthropic, project: Path) -
         await session.close()
 
 
-async def test_a_summary_longer_than_what_it_stands_for_changes_nothing(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("small_window")
+async def test_a_summary_longer_than_what_it_stands_for_changes_nothing(
+    api: FakeAnthropic, summarizable_project: Path
+) -> None:
     api.script(
         read("a.txt"),
         read("b.txt", input_tokens=9_000),
         message(text("SUMMARY " * 5_000)),  # longer than the two reads it would replace
         message(text("Done.")),  # the threshold does not ask again this run
     )
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         events, result = await run(session, TASK)
         assert result.success
@@ -348,7 +352,8 @@ async def test_a_summary_longer_than_what_it_stands_for_changes_nothing(api: Fak
         await session.close()
 
 
-async def test_the_plan_survives_a_compaction_verbatim(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("small_window")
+async def test_the_plan_survives_a_compaction_verbatim(api: FakeAnthropic, summarizable_project: Path) -> None:
     api.script(
         message(text("- [ ] read a.txt\n- [ ] read b.txt")),  # the plan, approved by the flag
         read("a.txt", input_tokens=9_000),
@@ -356,7 +361,7 @@ async def test_the_plan_survives_a_compaction_verbatim(api: FakeAnthropic, proje
         message(text("Step 1 done.")),
         message(text("Step 2 done.")),
     )
-    session = open_session(project, loop="plan", approve_plan=True, verify="true")
+    session = open_session(summarizable_project, loop="plan", approve_plan=True, verify="true")
     try:
         events, result = await run(session, TASK)
         assert result.success, result.error
@@ -370,22 +375,25 @@ async def test_the_plan_survives_a_compaction_verbatim(api: FakeAnthropic, proje
 
 
 @pytest.mark.parametrize("window", [4096, 8192, 32768])
+@pytest.mark.usefixtures("small_window")
 async def test_the_summary_request_fits_a_small_window(
-    api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch, window: int
+    api: FakeAnthropic, summarizable_project: Path, monkeypatch: pytest.MonkeyPatch, window: int
 ) -> None:
     """A local model with a small window (llama.cpp, vLLM) can still be asked for the summary: the
     transcript and the summary's output limit together fit its window."""
     monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", str(window))
     names = ["d.txt", "e.txt", "f.txt", "g.txt", "h.txt", "i.txt"]
     for name in names:
-        (project / name).write_text("".join(f"line {i} of {name}, which says something\n" for i in range(600)))
+        (summarizable_project / name).write_text(
+            "".join(f"line {i} of {name}, which says something\n" for i in range(600))
+        )
     api.script(
         *(read(name) for name in names[:-1]),
         read(names[-1], input_tokens=window - 100),
         message(text("SUMMARY: six files read.")),
         message(text("Done.")),
     )
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         events, result = await run(session, TASK)
         assert result.success, result.error
@@ -397,8 +405,9 @@ async def test_the_summary_request_fits_a_small_window(
         await session.close()
 
 
+@pytest.mark.usefixtures("small_window")
 async def test_a_compaction_in_the_planning_pass_keeps_the_instruction_to_plan(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, summarizable_project: Path
 ) -> None:
     """Compacted while it plans, the model is still told to answer with a checklist and change nothing."""
     api.script(
@@ -409,7 +418,7 @@ async def test_a_compaction_in_the_planning_pass_keeps_the_instruction_to_plan(
         message(text("- [ ] write d.txt")),  # the plan
         message(text("Step 1 done.")),
     )
-    session = open_session(project, loop="plan", approve_plan=True, verify="true")
+    session = open_session(summarizable_project, loop="plan", approve_plan=True, verify="true")
     try:
         events, result = await run(session, TASK)
         assert result.success, result.error
@@ -425,8 +434,9 @@ async def test_a_compaction_in_the_planning_pass_keeps_the_instruction_to_plan(
         await session.close()
 
 
+@pytest.mark.usefixtures("small_window")
 async def test_a_compaction_by_hand_after_a_plan_run_says_nothing_of_its_steps(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, summarizable_project: Path
 ) -> None:
     api.script(
         message(text("- [ ] read a.txt\n- [ ] read b.txt")),
@@ -436,7 +446,7 @@ async def test_a_compaction_by_hand_after_a_plan_run_says_nothing_of_its_steps(
         message(text("Step 2 done.")),
         message(text("SUMMARY by hand.")),
     )
-    session = open_session(project, loop="plan", approve_plan=True, verify="true")
+    session = open_session(summarizable_project, loop="plan", approve_plan=True, verify="true")
     try:
         await run(session, TASK)
         done = await session.compact()
@@ -448,13 +458,14 @@ async def test_a_compaction_by_hand_after_a_plan_run_says_nothing_of_its_steps(
         await session.close()
 
 
+@pytest.mark.usefixtures("small_window")
 async def test_stopping_a_compaction_by_hand_stops_it_at_once_and_records_nothing(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, summarizable_project: Path
 ) -> None:
     """Stopped while the summary streams (the workbench's escape cancels it), at whatever moment,
     the compaction ends at once and the conversation is as it was: the stop is never lost."""
     api.script(read("a.txt"), read("b.txt"), message(text("Read both.")))
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         await run(session, TASK)
         leaf, count = session.store.tree.leaf, len(session.store.tree.nodes)
@@ -483,9 +494,10 @@ async def test_stopping_a_compaction_by_hand_stops_it_at_once_and_records_nothin
         await session.close()
 
 
-async def test_a_short_conversation_has_nothing_to_compact(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("small_window")
+async def test_a_short_conversation_has_nothing_to_compact(api: FakeAnthropic, summarizable_project: Path) -> None:
     api.script(message(text("Hello.")))
-    session = open_session(project)
+    session = open_session(summarizable_project)
     try:
         await run(session, "hi")
         assert await session.compact() is None
@@ -498,15 +510,18 @@ async def test_a_short_conversation_has_nothing_to_compact(api: FakeAnthropic, p
 # --- headless ---------------------------------------------------------------------------
 
 
-def test_chimera_run_json_reports_the_compaction(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+def test_chimera_run_json_reports_the_compaction(
+    api: FakeAnthropic, small_window: dict[str, str], summarizable_project: Path, isolated_env: Path
+) -> None:
     api.script(
         read("a.txt"),
         read("b.txt", input_tokens=9_000),
         message(text("SUMMARY: a.txt was read.")),
         message(text("Done.")),
     )
-    env = {"CHIMERA_MODEL": MODEL}
-    proc = run_chimera("run", TASK, "--json", "--workdir", str(project), "--permission-mode", "bypass", env=env)
+    proc = run_chimera(
+        "run", TASK, "--json", "--workdir", str(summarizable_project), "--permission-mode", "bypass", env=small_window
+    )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     [done] = [e for e in events if e["type"] == "compaction"]
@@ -517,15 +532,18 @@ def test_chimera_run_json_reports_the_compaction(api: FakeAnthropic, project: Pa
     assert events[-1]["success"]
 
 
-def test_chimera_run_says_it_compacted_on_stderr(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+def test_chimera_run_says_it_compacted_on_stderr(
+    api: FakeAnthropic, small_window: dict[str, str], summarizable_project: Path, isolated_env: Path
+) -> None:
     api.script(
         read("a.txt"),
         read("b.txt", input_tokens=9_000),
         message(text("SUMMARY: a.txt was read.")),
         message(text("Done.")),
     )
-    env = {"CHIMERA_MODEL": MODEL}
-    proc = run_chimera("run", TASK, "--workdir", str(project), "--permission-mode", "bypass", env=env)
+    proc = run_chimera(
+        "run", TASK, "--workdir", str(summarizable_project), "--permission-mode", "bypass", env=small_window
+    )
     assert proc.returncode == 0, proc.stderr
     [line] = [line for line in proc.stderr.splitlines() if "compacted" in line]
     assert line.startswith("  ⇣ compacted the conversation (the context was filling up): about 9.0k → ")
@@ -640,8 +658,9 @@ def test_the_transcript_cuts_a_huge_output_in_the_middle() -> None:
     assert len(shown) < 5_000
 
 
+@pytest.mark.usefixtures("small_window")
 def test_tree_export_and_replay_of_a_compacted_session(
-    api: FakeAnthropic, project: Path, capsys: pytest.CaptureFixture[str]
+    api: FakeAnthropic, summarizable_project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     api.script(
         read("a.txt"),
@@ -651,7 +670,7 @@ def test_tree_export_and_replay_of_a_compacted_session(
     )
 
     async def compacted() -> Session:
-        session = open_session(project)
+        session = open_session(summarizable_project)
         try:
             await run(session, TASK)
         finally:

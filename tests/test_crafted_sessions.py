@@ -9,7 +9,6 @@ newline is kept, and the next one starts on a line of its own.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,18 +17,8 @@ from chimera.core.events import TurnStarted
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
 from chimera.core.strict_json import clean_text
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text
 from tests.test_damaged_sessions import MODEL, SNAP, chimera, node, record, sound_start
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-        monkeypatch.setenv("CHIMERA_MODEL", MODEL)
-        yield fake
 
 
 def entries(home: Path, session_id: str) -> Path:
@@ -77,6 +66,7 @@ NOT_FINITE = [
 
 
 @pytest.mark.parametrize("number", NOT_FINITE)
+@pytest.mark.usefixtures("model_env")
 def test_a_number_that_is_not_a_time_is_damage_and_every_other_session_lists(
     number: bytes, api: FakeAnthropic, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -141,6 +131,7 @@ LONE = [
 
 
 @pytest.mark.parametrize("escape", LONE)
+@pytest.mark.usefixtures("model_env")
 def test_lone_surrogates_anywhere_in_a_session_come_out_as_replacement_characters(
     escape: str, api: FakeAnthropic, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -197,6 +188,7 @@ def test_lone_surrogates_anywhere_in_a_session_come_out_as_replacement_character
     assert f"he{r}llo" in out_file.read_text(encoding="utf-8")
 
 
+@pytest.mark.usefixtures("model_env")
 def test_a_whole_last_record_without_its_newline_is_kept_and_the_next_starts_a_line(
     api: FakeAnthropic, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -252,6 +244,7 @@ TORN_TAILS = [
 
 
 @pytest.mark.parametrize("tail", TORN_TAILS)
+@pytest.mark.usefixtures("model_env")
 def test_a_last_line_that_does_not_parse_is_one_line_and_set_aside_on_resume(
     tail: bytes, api: FakeAnthropic, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

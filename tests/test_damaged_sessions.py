@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,20 +18,10 @@ import pytest
 
 from chimera.core.sessions.store import SessionStore
 from chimera.tui.cli import main
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text
 
-MODEL = "claude-sonnet-4-6"
 SNAP = "ab" * 20
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-        monkeypatch.setenv("CHIMERA_MODEL", MODEL)
-        yield fake
 
 
 def record(**fields: object) -> bytes:
@@ -186,6 +176,7 @@ def chimera(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, l
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+@pytest.mark.usefixtures("model_env")
 def test_a_damaged_session_reports_each_damage_once_and_keeps_working(
     case: Case, api: FakeAnthropic, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import ReminderInjected, StepEvent, ToolCallFinished, ToolCallStarted
@@ -35,14 +32,6 @@ STUCK = (
     "You made the same call 3 times and got the same result. "
     "Stop repeating it: try another approach, or explain what blocks you."
 )
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> Iterator[LocalEnvironment]:
-    root = tmp_path / "ws"
-    root.mkdir()
-    with LocalEnvironment(root) as environment:
-        yield environment
 
 
 def trace(events: list[StepEvent]) -> list[str]:
@@ -125,12 +114,6 @@ async def test_a_follow_up_after_a_stuck_stop_sends_a_valid_conversation(env: Lo
 
 
 SIX_SAME = "You made the same call 6 times and got the same result. " + STUCK.split(". ", 1)[1]
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with anthropic_harness.serve_fake(monkeypatch) as fake:
-        yield fake
 
 
 def six_globs(first: int) -> Reply:

@@ -4,7 +4,6 @@ against the loopback Messages API with the real client."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,39 +18,27 @@ from chimera.core.sessions.start import RunOptions
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.tui.app import build_app
 from chimera.tui.screens.plan import PlanScreen
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import run_chimera
 from tests.test_tui import screen_text
 from tests.test_tui_run import send, until
 
-MODEL = "claude-sonnet-4-6"
 EDITED = "hello\nworld\n"
 PLAN = "Here is the plan:\n\n- [ ] Write `out.txt` saying hello\n- [ ] Add a second line to `out.txt`\n"
 
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
+def notes_project(project: Path) -> Path:
+    """The project holding notes.txt."""
+    (project / "notes.txt").write_text("the notes\n")
+    return project
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "notes.txt").write_text("the notes\n")
-    return root
-
-
-def model_env(api: FakeAnthropic) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
-
-
-def run_plan(api: FakeAnthropic, project: Path, *flags: str) -> tuple[int, list[dict[str, Any]], str]:
+def run_plan(model_env: dict[str, str], project: Path, *flags: str) -> tuple[int, list[dict[str, Any]], str]:
     proc = run_chimera(
         "run", "write out.txt", "--workdir", str(project), "--loop", "plan", "--json",
-        "--permission-mode", "bypass", *flags, env=model_env(api),
+        "--permission-mode", "bypass", *flags, env=model_env,
     )  # fmt: skip
     return proc.returncode, [json.loads(line) for line in proc.stdout.splitlines()], proc.stderr
 
@@ -78,13 +65,13 @@ def two_steps() -> list[Any]:
 
 
 def test_a_plan_is_proposed_with_read_only_tools_approved_and_executed_step_by_step(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, model_env: dict[str, str], notes_project: Path
 ) -> None:
     api.script(*two_steps())
-    code, events, stderr = run_plan(api, project, "--approve-plan")
+    code, events, stderr = run_plan(model_env, notes_project, "--approve-plan")
 
     assert code == 0, stderr
-    assert (project / "out.txt").read_text() == "hello\nworld\n"
+    assert (notes_project / "out.txt").read_text() == "hello\nworld\n"
     steps = ["Write `out.txt` saying hello", "Add a second line to `out.txt`"]
     assert of_type(events, "plan_proposed") == []  # approved by the flag: nobody is asked
     assert of_type(events, "plan_approved")[0]["steps"] == steps
@@ -98,7 +85,9 @@ def test_a_plan_is_proposed_with_read_only_tools_approved_and_executed_step_by_s
     assert events[-1]["success"] is True
 
 
-def test_planning_is_read_only_whatever_the_permission_mode(api: FakeAnthropic, project: Path) -> None:
+def test_planning_is_read_only_whatever_the_permission_mode(
+    api: FakeAnthropic, model_env: dict[str, str], notes_project: Path
+) -> None:
     """A write asked for while planning is refused by the executor, even in bypass mode."""
     api.script(
         message(tool_use("w0", "write", {"path": "sneaky.txt", "content": "x"}), stop_reason="tool_use"),
@@ -106,27 +95,31 @@ def test_planning_is_read_only_whatever_the_permission_mode(api: FakeAnthropic, 
         message(text("Nothing to do.")),
         message(text("DONE")),
     )
-    code, events, stderr = run_plan(api, project, "--approve-plan")
+    code, events, stderr = run_plan(model_env, notes_project, "--approve-plan")
     assert code == 0, stderr
-    assert not (project / "sneaky.txt").exists()
+    assert not (notes_project / "sneaky.txt").exists()
     (refused,) = [e for e in of_type(events, "tool_call_finished") if e["name"] == "write"]
     assert refused["is_error"] is True
     assert "not permitted while planning" in refused["output"]
 
 
-def test_headless_without_approve_plan_stops_and_names_the_flag(api: FakeAnthropic, project: Path) -> None:
+def test_headless_without_approve_plan_stops_and_names_the_flag(
+    api: FakeAnthropic, model_env: dict[str, str], notes_project: Path
+) -> None:
     api.script(message(text(PLAN)))
-    code, events, stderr = run_plan(api, project)
+    code, events, stderr = run_plan(model_env, notes_project)
     assert code == 1
     assert "--approve-plan" in of_type(events, "plan_cancelled")[0]["reason"]
     assert events[-1]["reason"] == "plan_cancelled"
     assert "--approve-plan" in stderr
-    assert not (project / "out.txt").exists()
+    assert not (notes_project / "out.txt").exists()
 
 
-def test_a_step_failing_its_verifier_is_retried_then_trips_the_breaker(api: FakeAnthropic, project: Path) -> None:
+def test_a_step_failing_its_verifier_is_retried_then_trips_the_breaker(
+    api: FakeAnthropic, model_env: dict[str, str], notes_project: Path
+) -> None:
     api.script(message(text("- [ ] Create `done.txt`")), *[message(text("Done, I think.")) for _ in range(3)])
-    code, events, stderr = run_plan(api, project, "--approve-plan", "--verify", "test -f done.txt")
+    code, events, stderr = run_plan(model_env, notes_project, "--approve-plan", "--verify", "test -f done.txt")
 
     assert code == 1
     checked = of_type(events, "plan_step_checked")
@@ -140,11 +133,10 @@ def test_a_step_failing_its_verifier_is_retried_then_trips_the_breaker(api: Fake
     assert "not done" in json.dumps(api.requests[2].body["messages"][-1]).lower()  # the retry says why
 
 
+@pytest.mark.usefixtures("model_env")
 def test_a_file_the_plan_names_deleted_underneath_revises_the_remaining_steps(
-    api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch
+    api: FakeAnthropic, notes_project: Path
 ) -> None:
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     api.script(
         message(text("- [ ] Read `notes.txt`\n- [ ] Summarize `notes.txt` into `summary.txt`")),
         message(text("Read it.")),
@@ -159,10 +151,10 @@ def test_a_file_the_plan_names_deleted_underneath_revises_the_remaining_steps(
     def person(event: StepEvent) -> None:
         seen.append(event)
         if isinstance(event, PlanStepChecked) and event.index == 0:
-            (project / "notes.txt").unlink()  # the person deletes it while the agent works
+            (notes_project / "notes.txt").unlink()  # the person deletes it while the agent works
 
     strategy = PlanAndExecute(approve=True, config=LoopConfig(handler=person))
-    with LocalEnvironment(workdir=project) as env:
+    with LocalEnvironment(workdir=notes_project) as env:
         result = strategy.run(create_provider(MODEL), DEFAULT_TOOLS, "summarize the notes", env)
 
     assert result.success, result.error
@@ -171,15 +163,14 @@ def test_a_file_the_plan_names_deleted_underneath_revises_the_remaining_steps(
     assert replanned.steps == ["Read `notes.txt`", "Write `summary.txt` saying the notes are gone"]  # type: ignore[attr-defined]
     assert "The plan no longer holds" in json.dumps(api.requests[3].body["messages"][-1])
     assert tool_names(api.requests[3].body) == {"read", "glob", "grep", "think"}  # replanning is read-only too
-    assert (project / "summary.txt").read_text() == "gone\n"
+    assert (notes_project / "summary.txt").read_text() == "gone\n"
 
 
 @pytest.mark.parametrize("answer", ["approve", "edit", "cancel"])
+@pytest.mark.usefixtures("model_env")
 async def test_the_workbench_shows_the_plan_to_approve_edit_or_cancel(
-    api: FakeAnthropic, project: Path, answer: str, monkeypatch: pytest.MonkeyPatch
+    api: FakeAnthropic, notes_project: Path, answer: str
 ) -> None:
-    for name, value in model_env(api).items():
-        monkeypatch.setenv(name, value)
     api.script(
         message(text(PLAN)),
         message(tool_use("w1", "write", {"path": "out.txt", "content": "hello\n"}), stop_reason="tool_use"),
@@ -187,7 +178,7 @@ async def test_the_workbench_shows_the_plan_to_approve_edit_or_cancel(
         message(text("DONE")),
         *([] if answer == "edit" else [message(text("Second done.")), message(text("DONE"))]),
     )
-    app = build_app(RunOptions(workdir=project, model=MODEL, loop="plan", permission_mode="bypass"))
+    app = build_app(RunOptions(workdir=notes_project, model=MODEL, loop="plan", permission_mode="bypass"))
     async with app.run_test(size=(100, 30)) as pilot:
         await send(pilot, "write out.txt")
         await until(  # pushed is not yet drawn: wait for the steps on screen
@@ -215,9 +206,9 @@ async def test_the_workbench_shows_the_plan_to_approve_edit_or_cancel(
     bodies = [r.body for r in api.requests]
     if answer == "cancel":
         assert len(bodies) == 1
-        assert not (project / "out.txt").exists()
+        assert not (notes_project / "out.txt").exists()
     elif answer == "edit":
         assert "Step 1 of 1" in json.dumps(bodies[1]["messages"])
-        assert (project / "out.txt").read_text() == "hello\n"
+        assert (notes_project / "out.txt").read_text() == "hello\n"
     else:
         assert "Step 2 of 2" in json.dumps(bodies[4]["messages"])

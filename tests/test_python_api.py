@@ -10,7 +10,6 @@ synchronous ``Agent.run`` in a ``LocalEnvironment`` context; an
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,27 +26,18 @@ from chimera.core.loops.guards import StuckDetector
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.factory import create_provider
 from chimera.core.tool_group import DEFAULT_TOOLS
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        yield fake
+def notes_project(project: Path) -> Path:
+    """The project holding notes.txt, which says the answer is 42."""
+    (project / "notes.txt").write_text("the answer is 42\n")
+    return project
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "notes.txt").write_text("the answer is 42\n")
-    return root
-
-
-def test_the_full_configuration_example_runs(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("model_env")
+def test_the_full_configuration_example_runs(api: FakeAnthropic, notes_project: Path) -> None:
     api.script(
         message(tool_use("t1", "read", {"path": "notes.txt"}), stop_reason="tool_use"),
         message(tool_use("t2", "bash", {"command": "rm notes.txt"}), stop_reason="tool_use"),
@@ -66,20 +56,21 @@ def test_the_full_configuration_example_runs(api: FakeAnthropic, project: Path) 
     provider = create_provider("claude-sonnet-4-6")
     agent = Agent(provider=provider, tools=list(DEFAULT_TOOLS), loop=ReAct(max_steps=50, config=config))
 
-    with LocalEnvironment(workdir=project) as env:
+    with LocalEnvironment(workdir=notes_project) as env:
         result = agent.run("What do the notes say?", env)
 
     assert (result.success, result.steps, result.reason) == (True, 3, "completed")
     assert result.cost > 0
     assert result.answer == "The notes say the answer is 42."
     assert "".join(streamed) == "The notes say the answer is 42."  # the handler saw the tokens as they came
-    assert (project / "notes.txt").exists()  # the policy in the config refused the rm
+    assert (notes_project / "notes.txt").exists()  # the policy in the config refused the rm
     (refused,) = [e for e in seen if isinstance(e, PermissionDecided)]
     assert refused.decision == "deny"
     assert isinstance(seen[-1], RunFinished)  # the bus had every event when run() returned
     assert ReAct(max_steps=7).config.max_steps == 7
 
 
+@pytest.mark.usefixtures("model_env")
 def test_a_strategy_runs_a_context_synchronously_and_streams_events(api: FakeAnthropic, project: Path) -> None:
     """``ReAct.run(provider, tools, context, env)`` answers a conversation that ends with the person's message."""
     api.script(message(text("Blue, as you said.")), message(text("Second run.")))
@@ -112,6 +103,7 @@ def test_a_context_that_does_not_end_with_the_persons_message_is_refused(project
         ReAct().run(create_provider(api_key="k", base_url="http://127.0.0.1:9"), DEFAULT_TOOLS, ended_by_model, env)
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_run_inside_an_event_loop_points_at_arun(api: FakeAnthropic, project: Path) -> None:
     agent = CodingAgent(create_provider())
     with LocalEnvironment(workdir=project) as env, pytest.raises(RuntimeError, match="await arun"):

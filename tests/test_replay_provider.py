@@ -16,11 +16,8 @@ from chimera.core.events import (
 from chimera.core.providers.base import Usage
 from chimera.core.providers.replay import ReplayProvider
 from tests.helpers_loop import call, collect, finished, make_core, only, say, turn
-from tests.test_guards import env
 
 EXHAUSTED = "the recording has no more turns: the run asked the model more often than it was recorded"
-
-__all__ = ["env"]  # the fixture: a fresh workspace, shared with the guard tests
 
 
 async def test_recorded_turns_are_served_in_order_and_their_tools_run(env: LocalEnvironment) -> None:

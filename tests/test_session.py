@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -23,25 +22,8 @@ from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
-
-MODEL = "claude-sonnet-4-6"
-
-
-@pytest.fixture
-async def api(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-        yield fake
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    return root
 
 
 def writes(content: str, answer: str) -> list[object]:
@@ -61,6 +43,7 @@ async def two_runs(api: FakeAnthropic, project: Path, **options: object) -> tupl
     return session, seen
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_switch_brings_back_the_files_and_the_conversation(api: FakeAnthropic, project: Path) -> None:
     session, seen = await two_runs(api, project)
     try:
@@ -84,6 +67,7 @@ async def test_switch_brings_back_the_files_and_the_conversation(api: FakeAnthro
     assert '"type":"switched"' in logged
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_a_switch_the_front_end_declines_changes_nothing(api: FakeAnthropic, project: Path) -> None:
     session, _ = await two_runs(api, project)
     try:
@@ -96,6 +80,7 @@ async def test_a_switch_the_front_end_declines_changes_nothing(api: FakeAnthropi
         await session.close()
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_switch_is_refused_while_another_run_works_in_the_folder_and_the_session_keeps_its_hold(
     api: FakeAnthropic, project: Path, isolated_env: Path
 ) -> None:
@@ -113,6 +98,7 @@ async def test_switch_is_refused_while_another_run_works_in_the_folder_and_the_s
         await session.close()
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_branch_continues_from_a_point_and_leaves_the_files(api: FakeAnthropic, project: Path) -> None:
     session, _ = await two_runs(api, project)
     try:
@@ -128,6 +114,7 @@ async def test_branch_continues_from_a_point_and_leaves_the_files(api: FakeAnthr
         await session.close()
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_checkpoint_names_the_leaf_with_its_files(api: FakeAnthropic, project: Path) -> None:
     session, seen = await two_runs(api, project)
     try:
@@ -145,6 +132,7 @@ async def test_checkpoint_names_the_leaf_with_its_files(api: FakeAnthropic, proj
         await session.close()
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_nothing_moves_while_a_run_is_going(api: FakeAnthropic, project: Path) -> None:
     """Asked for permission mid-run, the session refuses to switch or branch until the run ends."""
     api.script(*writes("v1\n", "Wrote v1."))
@@ -180,6 +168,7 @@ async def asked(session: Session, task: str) -> tuple[asyncio.Task[object], Perm
     raise AssertionError("the run never asked")
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_a_follow_up_runs_when_the_run_ends_and_leaves_the_queue(api: FakeAnthropic, project: Path) -> None:
     api.script(*writes("v1\n", "Wrote v1."), message(text("Hello.")))
     session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="ask", interactive=True))
@@ -198,6 +187,7 @@ async def test_a_follow_up_runs_when_the_run_ends_and_leaves_the_queue(api: Fake
         await session.close()
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_an_interrupt_gives_back_the_steering_and_keeps_the_follow_ups(
     api: FakeAnthropic, project: Path, isolated_env: Path
 ) -> None:
@@ -218,6 +208,7 @@ async def test_an_interrupt_gives_back_the_steering_and_keeps_the_follow_ups(
         assert [q.text for q in store.tree.queued.values()] == ["then say hello"]  # on disk as in memory
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_steering_during_a_stream_is_delivered_once_after_the_calls_results(
     api: FakeAnthropic, project: Path
 ) -> None:

@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,20 +23,9 @@ from chimera.core.errors import ConfigError
 from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import run_chimera
-from tests.test_damaged_sessions import MODEL, chimera, sound_start
-from tests.test_switch import git
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-        monkeypatch.setenv("CHIMERA_MODEL", MODEL)
-        yield fake
+from tests.test_damaged_sessions import chimera, sound_start
 
 
 def digest(path: Path) -> dict[str, str]:
@@ -51,18 +40,6 @@ def digest(path: Path) -> dict[str, str]:
         elif p.is_dir():
             out[str(p)] = "dir"
     return out
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """The person's own repository, with one commit: the workspace of every session here."""
-    workdir = tmp_path / "project"
-    workdir.mkdir()
-    git(workdir, "init", "-q", "-b", "main")
-    (workdir / "README.md").write_text("project\n")
-    git(workdir, "add", "README.md")
-    git(workdir, "commit", "-q", "-m", "start")
-    return workdir
 
 
 Craft = Callable[[Path, Path, Path], Path]
@@ -145,22 +122,23 @@ CRAFTS: dict[str, tuple[Craft, str, str]] = {  # (craft, the name the line gives
 
 
 @pytest.mark.parametrize("name", list(CRAFTS))
+@pytest.mark.usefixtures("model_env")
 def test_a_session_whose_files_are_links_is_refused_and_nothing_outside_is_written(
     name: str,
     api: FakeAnthropic,
-    project: Path,
+    git_project: Path,
     tmp_path: Path,
     isolated_env: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """sessions names the file and the fix; tree, export, resume, switch and checkpoint refuse; the target is intact."""
     craft, named, fix = CRAFTS[name]
-    sound_start(isolated_env, "good", project)
-    sound_start(isolated_env, "s1", project)
+    sound_start(isolated_env, "good", git_project)
+    sound_start(isolated_env, "s1", git_project)
     victim = tmp_path / "precious.txt"
     victim.write_text("the person's own file\n")
-    kept = craft(isolated_env / "sessions" / "s1", victim, project)
-    before = {**digest(kept), **digest(victim), **digest(project)}
+    kept = craft(isolated_env / "sessions" / "s1", victim, git_project)
+    before = {**digest(kept), **digest(victim), **digest(git_project)}
 
     code, out, err = chimera(capsys, "sessions", "--json")
     assert code == 0
@@ -183,19 +161,20 @@ def test_a_session_whose_files_are_links_is_refused_and_nothing_outside_is_writt
         assert named in err[0], (args, err)
         assert fix in err[0], (args, err)
     assert api.requests == []
-    assert {**digest(kept), **digest(victim), **digest(project)} == before
+    assert {**digest(kept), **digest(victim), **digest(git_project)} == before
 
     code, out, err = chimera(capsys, "tree", "good")
     assert (code, err) == (0, [])
 
 
+@pytest.mark.usefixtures("model_env")
 def test_a_session_file_with_another_name_is_read_but_never_written(
-    api: FakeAnthropic, project: Path, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
+    api: FakeAnthropic, git_project: Path, tmp_path: Path, isolated_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """entries.jsonl hard-linked to a file elsewhere: listed and read, but resume and switch refuse to write it."""
-    sound_start(isolated_env, "s1", project)
+    sound_start(isolated_env, "s1", git_project)
     victim = tmp_path / "precious.jsonl"
-    entries_hard_link(isolated_env / "sessions" / "s1", victim, project)
+    entries_hard_link(isolated_env / "sessions" / "s1", victim, git_project)
     before = digest(victim)
     code, out, err = chimera(capsys, "tree", "s1")
     assert (code, err) == (0, [])
@@ -215,10 +194,11 @@ INSIDE: dict[str, tuple[Craft, str, str]] = {
 
 
 @pytest.mark.parametrize("name", list(INSIDE))
+@pytest.mark.usefixtures("model_env")
 def test_a_shadow_repository_holding_a_way_out_is_never_run(
     name: str,
     api: FakeAnthropic,
-    project: Path,
+    git_project: Path,
     tmp_path: Path,
     isolated_env: Path,
     capsys: pytest.CaptureFixture[str],
@@ -229,13 +209,15 @@ def test_a_shadow_repository_holding_a_way_out_is_never_run(
         message(tool_use("w1", "write", {"path": "a.txt", "content": "v1\n"}), stop_reason="tool_use"),
         message(text("Wrote v1.")),
     )
-    code, out, err = chimera(capsys, "run", "write", "--workdir", str(project), "--permission-mode", "bypass", "--json")
+    code, out, err = chimera(
+        capsys, "run", "write", "--workdir", str(git_project), "--permission-mode", "bypass", "--json"
+    )
     assert code == 0, err
     session_id = json.loads(out.splitlines()[0])["session_id"]
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         first = store.tree.path()[0].id
-    kept = craft(isolated_env / "sessions" / session_id, tmp_path / "unused", project)
-    before = {**digest(kept), **digest(project)}
+    kept = craft(isolated_env / "sessions" / session_id, tmp_path / "unused", git_project)
+    before = {**digest(kept), **digest(git_project)}
 
     code, out, err = chimera(capsys, "tree", session_id)
     assert (code, err) == (0, [])
@@ -255,7 +237,7 @@ def test_a_shadow_repository_holding_a_way_out_is_never_run(
     (warning,) = err
     assert "checkpoints are off" in warning
     assert named in warning
-    assert {**digest(kept), **digest(project)} == before
+    assert {**digest(kept), **digest(git_project)} == before
 
 
 BLOCKING = {
@@ -278,7 +260,7 @@ def _replace_with_link(path: Path) -> None:
 
 @pytest.mark.parametrize("name", list(BLOCKING))
 def test_a_session_file_that_could_block_is_refused_at_once(
-    name: str, api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    name: str, api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """A FIFO, or a link to a device that never ends: every command answers in one line, none hangs."""
     named, spoil = BLOCKING[name]
@@ -291,9 +273,8 @@ def test_a_session_file_that_could_block_is_refused_at_once(
     assert [info["id"] for info in json.loads(listed.stdout)] == ["good"]
     (line,) = listed.stderr.strip().splitlines()
     assert named in line
-    env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
     for args in (("tree", "s1"), ("export", "s1"), ("run", "go on", "--resume", "s1")):
-        proc = run_chimera(*args, env=env, timeout=20)
+        proc = run_chimera(*args, env=model_env, timeout=20)
         assert proc.returncode == 2, (args, proc.stderr)
         (line,) = proc.stderr.strip().splitlines()
         assert named in line
@@ -317,48 +298,48 @@ def test_opening_a_session_file_never_follows_a_link_swapped_in_later(tmp_path: 
     assert victim.read_text() == "the person's own file\n"
 
 
-def test_a_shadow_repository_is_never_the_workspace_git_directory(project: Path, tmp_path: Path) -> None:
+def test_a_shadow_repository_is_never_the_workspace_git_directory(git_project: Path, tmp_path: Path) -> None:
     """The workspace's .git, a folder in it, or a workspace inside a .git: ShadowRepo refuses before git runs."""
-    before = digest(project / ".git")
+    before = digest(git_project / ".git")
     for git_dir, workspace in (
-        (project / ".git", project),
-        (project / ".git" / "shadow", project),
-        (project / ".GIT" / "x", project),
-        (project, project),
-        (tmp_path, project),  # it would hold the workspace
-        (tmp_path / "shadow.git", project / ".git"),
-        (tmp_path / "shadow.git", project / ".git" / "hooks"),
+        (git_project / ".git", git_project),
+        (git_project / ".git" / "shadow", git_project),
+        (git_project / ".GIT" / "x", git_project),
+        (git_project, git_project),
+        (tmp_path, git_project),  # it would hold the workspace
+        (tmp_path / "shadow.git", git_project / ".git"),
+        (tmp_path / "shadow.git", git_project / ".git" / "hooks"),
     ):
         with pytest.raises(ConfigError):
             ShadowRepo(workspace, git_dir).snapshot()
     link = tmp_path / "link.git"
-    link.symlink_to(project / ".git")
+    link.symlink_to(git_project / ".git")
     with pytest.raises(ConfigError, match="link"):
-        ShadowRepo(project, link).snapshot()
-    assert digest(project / ".git") == before
+        ShadowRepo(git_project, link).snapshot()
+    assert digest(git_project / ".git") == before
 
 
 def test_a_shadow_repository_swapped_for_a_link_later_is_refused_at_the_next_git_call(
-    project: Path, tmp_path: Path
+    git_project: Path, tmp_path: Path
 ) -> None:
     """A link put in place of the shadow repository after it was checked is refused before git runs there."""
-    repo = ShadowRepo(project, tmp_path / "shadow.git")
+    repo = ShadowRepo(git_project, tmp_path / "shadow.git")
     repo.snapshot()
-    before = digest(project / ".git")
+    before = digest(git_project / ".git")
     (tmp_path / "shadow.git").rename(tmp_path / "moved.git")
-    (tmp_path / "shadow.git").symlink_to(project / ".git")
-    (project / "a.txt").write_text("new\n")
+    (tmp_path / "shadow.git").symlink_to(git_project / ".git")
+    (git_project / "a.txt").write_text("new\n")
     with pytest.raises(ConfigError, match="is a link"):
         repo.snapshot()
-    assert digest(project / ".git") == before
+    assert digest(git_project / ".git") == before
 
 
-def test_a_fifo_for_the_workspace_exclude_file_does_not_block_a_snapshot(project: Path, tmp_path: Path) -> None:
+def test_a_fifo_for_the_workspace_exclude_file_does_not_block_a_snapshot(git_project: Path, tmp_path: Path) -> None:
     """The workspace's .git/info/exclude as a FIFO is read as empty, never opened blocking."""
-    (project / ".git" / "info").mkdir(exist_ok=True)
-    exclude = project / ".git" / "info" / "exclude"
+    (git_project / ".git" / "info").mkdir(exist_ok=True)
+    exclude = git_project / ".git" / "info" / "exclude"
     exclude.unlink(missing_ok=True)
     os.mkfifo(exclude)
-    (project / "a.txt").write_text("a\n")
-    repo = ShadowRepo(project, tmp_path / "shadow.git")
+    (git_project / "a.txt").write_text("a\n")
+    repo = ShadowRepo(git_project, tmp_path / "shadow.git")
     assert "a.txt" in repo.files(repo.snapshot())

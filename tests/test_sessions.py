@@ -9,7 +9,6 @@ import select
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,22 +16,10 @@ import pytest
 from chimera.core.errors import ConfigError
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.processes import Reaper
 from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
-
-MODEL = "claude-sonnet-4-6"
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
-def model_env(api: FakeAnthropic) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
 
 
 def node_kinds(home: Path, session_id: str) -> list[str]:
@@ -51,13 +38,15 @@ def user_texts(request_messages: list[dict[str, object]]) -> list[str]:
     return texts
 
 
-def test_resume_continues_the_conversation(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
+def test_resume_continues_the_conversation(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
+) -> None:
     """`chimera run --resume ID` sends the earlier exchange with the new task, and extends the same session."""
     api.script(message(text("Noted: 42.")), message(text("It was 42.")))
-    first = run_chimera("run", "remember 42", "--json", "--workdir", str(tmp_path), env=model_env(api))
+    first = run_chimera("run", "remember 42", "--json", "--workdir", str(tmp_path), env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
-    second = run_chimera("run", "which number?", "--json", "--resume", session_id, env=model_env(api))
+    second = run_chimera("run", "which number?", "--json", "--resume", session_id, env=model_env)
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout.splitlines()[0])["session_id"] == session_id
     sent = api.requests[1].messages
@@ -66,9 +55,11 @@ def test_resume_continues_the_conversation(api: FakeAnthropic, tmp_path: Path, i
     assert node_kinds(isolated_env, session_id) == ["user", "assistant", "user", "assistant"]
 
 
-def test_resume_of_an_unknown_session_is_one_line(isolated_env: Path, api: FakeAnthropic) -> None:
+def test_resume_of_an_unknown_session_is_one_line(
+    isolated_env: Path, api: FakeAnthropic, model_env: dict[str, str]
+) -> None:
     """--resume with an id that does not exist gets one line pointing at `chimera sessions`, exit 2."""
-    assert_one_line_error(run_chimera("run", "x", "--resume", "nope", env=model_env(api)), "nope", "chimera sessions")
+    assert_one_line_error(run_chimera("run", "x", "--resume", "nope", env=model_env), "nope", "chimera sessions")
 
 
 def _session_with_two_turns(home: Path, workdir: Path) -> SessionStore:
@@ -215,14 +206,14 @@ def test_session_files_are_private(isolated_env: Path, tmp_path: Path) -> None:
 # --- kill -9 ---------------------------------------------------------------------------------
 
 
-def _start(api: FakeAnthropic, workdir: Path, *extra: str) -> subprocess.Popen[str]:
+def _start(model_env: dict[str, str], workdir: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [*chimera_command(), "run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, **model_env(api)},
+        env={**os.environ, **model_env},
     )
 
 
@@ -241,7 +232,7 @@ def _kill_when(proc: subprocess.Popen[str], predicate: object) -> list[dict[str,
     return seen
 
 
-def _killed_mid_batch(api: FakeAnthropic, workdir: Path) -> str:
+def _killed_mid_batch(api: FakeAnthropic, model_env: dict[str, str], workdir: Path) -> str:
     """A run killed while its second call runs, its first (a write of a.txt) finished; the session id."""
     api.script(
         message(
@@ -251,28 +242,30 @@ def _killed_mid_batch(api: FakeAnthropic, workdir: Path) -> str:
         ),
         message(text("Resumed fine.")),
     )
-    seen = _kill_when(_start(api, workdir), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
+    seen = _kill_when(_start(model_env, workdir), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
     return str(seen[0]["session_id"])
 
 
 def test_kill_while_the_first_answer_streams_keeps_the_prompt(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """kill -9 while the model answers: the prompt was saved before the model spoke, and resume works."""
     api.script(stalled(text("I am thinking ab")), message(text("Back again.")))
-    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "text_delta")
+    seen = _kill_when(_start(model_env, tmp_path), lambda e: e["type"] == "text_delta")
     session_id = str(seen[0]["session_id"])
     assert node_kinds(isolated_env, session_id) == ["user"]
-    resumed = run_chimera("run", "continue", "--json", "--resume", session_id, env=model_env(api))
+    resumed = run_chimera("run", "continue", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     assert user_texts(api.requests[-1].messages) == ["go", "continue"]  # the half answer is gone
 
 
-def test_kill_during_a_tool_keeps_every_finished_result(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
+def test_kill_during_a_tool_keeps_every_finished_result(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
+) -> None:
     """kill -9 mid-batch: the call that finished keeps its result; the running one is answered as not run."""
-    session_id = _killed_mid_batch(api, tmp_path)
+    session_id = _killed_mid_batch(api, model_env, tmp_path)
     assert node_kinds(isolated_env, session_id) == ["user", "assistant"]
-    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
+    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     sent = api.requests[-1].messages
     closing = sent[-1]["content"]
@@ -285,12 +278,12 @@ def test_kill_during_a_tool_keeps_every_finished_result(api: FakeAnthropic, tmp_
 
 
 def test_a_file_made_after_a_crash_survives_switching_back(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """kill -9 mid-batch, then the person adds a file and resumes: a switch to the start never deletes it."""
-    session_id = _killed_mid_batch(api, tmp_path)
+    session_id = _killed_mid_batch(api, model_env, tmp_path)
     (tmp_path / "mine.txt").write_text("made while Chimera was down\n")
-    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
+    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         first = next(n.id for n in store.tree.path() if n.kind == "user")  # lands before it all
@@ -299,7 +292,9 @@ def test_a_file_made_after_a_crash_survives_switching_back(
     assert (tmp_path / "mine.txt").read_text() == "made while Chimera was down\n"
 
 
-def test_kill_during_a_tool_leaves_no_process_behind(api: FakeAnthropic, tmp_path: Path, reaper: Reaper) -> None:
+def test_kill_during_a_tool_leaves_no_process_behind(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, reaper: Reaper
+) -> None:
     """kill -9 while bash runs: the shell and its background child die with Chimera, not later."""
     fifo = tmp_path / "started.fifo"
     os.mkfifo(fifo)
@@ -310,7 +305,7 @@ def test_kill_during_a_tool_leaves_no_process_behind(api: FakeAnthropic, tmp_pat
     workdir.mkdir()
     # Both ends open on our side: nothing blocks, and the shell's write is an event we can wait for.
     fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
-    proc = _start(api, workdir)
+    proc = _start(model_env, workdir)
     try:
         ready, _, _ = select.select([fd], [], [], 30)
         assert ready, "the bash call never started"
@@ -323,13 +318,15 @@ def test_kill_during_a_tool_leaves_no_process_behind(api: FakeAnthropic, tmp_pat
     reaper.assert_killed(child)
 
 
-def test_kill_between_turns_loses_nothing(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
+def test_kill_between_turns_loses_nothing(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
+) -> None:
     """kill -9 right after a turn's results: the log ends on a whole record with every result in it."""
     api.script(
         message(tool_use("t1", "glob", {"pattern": "*"}), stop_reason="tool_use"),
         stalled(),
     )
-    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "turn_started" and e["turn"] == 2)
+    seen = _kill_when(_start(model_env, tmp_path), lambda e: e["type"] == "turn_started" and e["turn"] == 2)
     session_id = str(seen[0]["session_id"])
     entries = isolated_env / "sessions" / session_id / "entries.jsonl"
     assert entries.read_bytes().endswith(b"\n")
@@ -380,7 +377,7 @@ def test_export_writes_the_active_path_as_markdown(isolated_env: Path, tmp_path:
 
 @pytest.mark.parametrize("kill_at", [2, 5, 9, 13, 17, 21])
 def test_kill_at_many_points_then_reopen_and_resume(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path, kill_at: int
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path, kill_at: int
 ) -> None:
     """kill -9 after any event: only whole records, every completed message and finished result resumes."""
     api.script(
@@ -389,7 +386,7 @@ def test_kill_at_many_points_then_reopen_and_resume(
         message(text("Step three."), tool_use("t3", "read", {"path": "a.txt"}), stop_reason="tool_use"),
         message(text("All done.")),
     )
-    seen = _kill_when(_start(api, tmp_path), lambda e: e["seq"] == kill_at)
+    seen = _kill_when(_start(model_env, tmp_path), lambda e: e["seq"] == kill_at)
     session_id = str(seen[0]["session_id"])
     entries = isolated_env / "sessions" / session_id / "entries.jsonl"
     raw = entries.read_bytes()
@@ -402,7 +399,7 @@ def test_kill_at_many_points_then_reopen_and_resume(
     assert kinds[0] == "user"
     assert kinds.count("assistant") >= len(completed)
     api.script(message(text("Resumed.")))
-    resumed = run_chimera("run", "finish", "--json", "--resume", session_id, env=model_env(api))
+    resumed = run_chimera("run", "finish", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     sent = api.requests[-1].messages
     roles = [m["role"] for m in sent]
@@ -439,7 +436,7 @@ sys.exit(main(sys.argv[1:]))
 
 
 def test_kill_in_the_middle_of_writing_a_record_loses_no_finished_result(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """kill -9 with half a record on disk: it is set aside on resume; the finished result still reaches the model."""
     if not sys.platform.startswith("linux"):
@@ -453,14 +450,14 @@ def test_kill_in_the_middle_of_writing_a_record_loses_no_finished_result(
         [*run, "--permission-mode", "bypass"],
         capture_output=True,
         text=True,
-        env={**os.environ, **model_env(api)},
+        env={**os.environ, **model_env},
         timeout=60,
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     session_id = json.loads(proc.stdout.splitlines()[0])["session_id"]
     entries = isolated_env / "sessions" / session_id / "entries.jsonl"
     assert not entries.read_bytes().endswith(b"\n")  # the kill did land mid-record
-    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env(api))
+    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     assert "set aside" in resumed.stderr
     (torn,) = entries.parent.glob("torn-entries-*.jsonl")
@@ -472,12 +469,14 @@ def test_kill_in_the_middle_of_writing_a_record_loses_no_finished_result(
     assert all(json.loads(line) for line in entries.read_bytes().splitlines())
 
 
-def test_resume_when_the_workspace_is_gone_is_one_line(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_resume_when_the_workspace_is_gone_is_one_line(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """A session whose folder was deleted gets one line suggesting --workdir, and the session is untouched."""
     workdir = tmp_path / "gone"
     workdir.mkdir()
     api.script(message(text("Hi.")))
-    first = run_chimera("run", "hello", "--json", "--workdir", str(workdir), env=model_env(api))
+    first = run_chimera("run", "hello", "--json", "--workdir", str(workdir), env=model_env)
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
     workdir.rmdir()
-    assert_one_line_error(run_chimera("run", "again", "--resume", session_id, env=model_env(api)), "--workdir")
+    assert_one_line_error(run_chimera("run", "again", "--resume", session_id, env=model_env), "--workdir")

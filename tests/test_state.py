@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -31,26 +30,15 @@ from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
 from chimera.tui.state import LIVE_CHARS, LIVE_LINES, Transcript
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, stream_error, text, thinking, tool_use
 
-MODEL = "claude-sonnet-4-6"
-
 
 @pytest.fixture
-async def api(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
-        yield fake
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    (root / "a.txt").write_text("alpha\n")
-    return root
+def alpha_project(project: Path) -> Path:
+    """The project holding a.txt, which says alpha."""
+    (project / "a.txt").write_text("alpha\n")
+    return project
 
 
 def isolated_home() -> Path:
@@ -78,7 +66,10 @@ def shape(transcript: Transcript) -> list[tuple[str, str]]:
     return [(e.kind, f"{e.name}:{e.status}" if e.kind == "tool" else e.text) for e in transcript.entries]
 
 
-async def test_a_live_run_becomes_message_thinking_calls_and_the_answer(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_a_live_run_becomes_message_thinking_calls_and_the_answer(
+    api: FakeAnthropic, alpha_project: Path
+) -> None:
     api.script(
         message(
             thinking("Look first.", "sig-1"),
@@ -90,7 +81,7 @@ async def test_a_live_run_becomes_message_thinking_calls_and_the_answer(api: Fak
         message(text("It says **alpha**.")),
     )
     transcript = Transcript()
-    transcript.apply_all(await run_and_record(project, "what does a.txt say?"))
+    transcript.apply_all(await run_and_record(alpha_project, "what does a.txt say?"))
 
     assert shape(transcript)[:-1] == [
         ("user", "what does a.txt say?"),
@@ -114,13 +105,14 @@ async def test_a_live_run_becomes_message_thinking_calls_and_the_answer(api: Fak
     assert not any(e.streaming for e in transcript.entries)
 
 
-async def test_a_retry_voids_the_attempt_it_replaces(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_a_retry_voids_the_attempt_it_replaces(api: FakeAnthropic, alpha_project: Path) -> None:
     api.script(
         stream_error(thinking("FIRST-THOUGHT", "sig-1"), text("FIRST-TEXT")),
         message(thinking("second thought", "sig-2"), text("The real answer.")),
     )
     transcript = Transcript()
-    transcript.apply_all(await run_and_record(project, "answer"))
+    transcript.apply_all(await run_and_record(alpha_project, "answer"))
     said = " ".join(e.text for e in transcript.entries)
     assert "FIRST" not in said
     kinds = [kind for kind, _ in shape(transcript)]
@@ -129,13 +121,14 @@ async def test_a_retry_voids_the_attempt_it_replaces(api: FakeAnthropic, project
     assert transcript.entries[3].text == "The real answer."
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_an_interrupt_cancels_the_running_call_and_keeps_no_partial_text(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, alpha_project: Path
 ) -> None:
-    fifo = project / "go.fifo"
+    fifo = alpha_project / "go.fifo"
     os.mkfifo(fifo)
     api.script(message(text("Waiting."), tool_use("b1", "bash", {"command": "cat go.fifo"}), stop_reason="tool_use"))
-    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    session = start_session(RunOptions(workdir=alpha_project, model=MODEL, permission_mode="bypass"))
     live = Transcript()
     started = threading.Event()
     session.bus.subscribe(live.apply)
@@ -159,11 +152,12 @@ async def test_an_interrupt_cancels_the_running_call_and_keeps_no_partial_text(
         ]
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_steering_and_a_compaction_are_entries_of_their_own(
-    api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch
+    api: FakeAnthropic, alpha_project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", "10000")
-    (project / "a.txt").write_text("".join(f"line {n}\n" for n in range(300)))  # worth summarizing
+    (alpha_project / "a.txt").write_text("".join(f"line {n}\n" for n in range(300)))  # worth summarizing
     release, reached = threading.Event(), threading.Event()
     second = message(tool_use("r2", "read", {"path": "a.txt"}), stop_reason="tool_use", input_tokens=9_000)
     api.script(
@@ -172,7 +166,7 @@ async def test_steering_and_a_compaction_are_entries_of_their_own(
         message(text("SUMMARY: read a.")),
         message(text("Done, and noted.")),
     )
-    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    session = start_session(RunOptions(workdir=alpha_project, model=MODEL, permission_mode="bypass"))
     try:
         run = asyncio.create_task(session.run("read a, then summarize"))
         assert await asyncio.to_thread(reached.wait, 10)
@@ -193,7 +187,8 @@ async def test_steering_and_a_compaction_are_entries_of_their_own(
     assert transcript.entries[4].text == "mind the encoding"
 
 
-async def test_folding_the_cursor_keys_act_on(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_folding_the_cursor_keys_act_on(api: FakeAnthropic, alpha_project: Path) -> None:
     api.script(
         message(tool_use("g1", "grep", {"pattern": "[x"}), stop_reason="tool_use"),
         message(tool_use("r1", "read", {"path": "a.txt"}), stop_reason="tool_use"),
@@ -201,7 +196,7 @@ async def test_folding_the_cursor_keys_act_on(api: FakeAnthropic, project: Path)
         message(text("Done.")),
     )
     transcript = Transcript()
-    transcript.apply_all(await run_and_record(project, "look"))
+    transcript.apply_all(await run_and_record(alpha_project, "look"))
     failed = [i for i, e in enumerate(transcript.entries) if e.failed]
     assert len(failed) == 2
     assert transcript.next_failed(0) == failed[0]
@@ -233,7 +228,8 @@ def kinds_and_words(transcript: Transcript) -> list[tuple[str, str, str, bool]]:
     return [(e.kind, e.text, f"{e.name}:{e.status}", e.folded) for e in transcript.entries]
 
 
-async def test_a_resumed_sessions_history_looks_as_the_live_run_did(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_a_resumed_sessions_history_looks_as_the_live_run_did(api: FakeAnthropic, alpha_project: Path) -> None:
     api.script(
         message(
             thinking("Look first.", "sig-1"),
@@ -245,7 +241,7 @@ async def test_a_resumed_sessions_history_looks_as_the_live_run_did(api: FakeAnt
         message(text("It says **alpha**.")),
         message(text("Still alpha.")),
     )
-    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    session = start_session(RunOptions(workdir=alpha_project, model=MODEL, permission_mode="bypass"))
     live = Transcript()
     session.bus.subscribe(live.apply)
     try:
@@ -264,9 +260,10 @@ async def test_a_resumed_sessions_history_looks_as_the_live_run_did(api: FakeAnt
     assert [e.text for e in history.entries if e.kind == "user"] == ["what does a.txt say?", "and now?"]
 
 
-async def test_a_history_without_its_log_still_tells_the_branch(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_a_history_without_its_log_still_tells_the_branch(api: FakeAnthropic, alpha_project: Path) -> None:
     api.script(message(tool_use("r1", "read", {"path": "a.txt"}), stop_reason="tool_use"), message(text("Alpha.")))
-    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    session = start_session(RunOptions(workdir=alpha_project, model=MODEL, permission_mode="bypass"))
     try:
         await session.run("read it")
     finally:
@@ -357,14 +354,15 @@ def test_a_running_calls_time_ticks_with_the_clock_and_only_running_calls_change
     assert not transcript.tick()
 
 
-async def test_a_live_bash_call_shows_its_output_on_the_running_entry(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_a_live_bash_call_shows_its_output_on_the_running_entry(api: FakeAnthropic, alpha_project: Path) -> None:
     """A real session and command: the bus's live output is on the running entry before the command ends;
     the log holds no delta and gives the same finished transcript."""
-    os.mkfifo(project / "gate")
-    gate = os.open(project / "gate", os.O_RDWR | os.O_NONBLOCK)
+    os.mkfifo(alpha_project / "gate")
+    gate = os.open(alpha_project / "gate", os.O_RDWR | os.O_NONBLOCK)
     command = "echo compiling; read -r _ < gate; echo linked"
     api.script(message(tool_use("b1", "bash", {"command": command}), stop_reason="tool_use"), message(text("Built.")))
-    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    session = start_session(RunOptions(workdir=alpha_project, model=MODEL, permission_mode="bypass"))
     live = Transcript()
     seen = threading.Event()
 
@@ -394,7 +392,10 @@ async def test_a_live_bash_call_shows_its_output_on_the_running_entry(api: FakeA
     assert [e.output for e in from_log.entries] == [e.output for e in live.entries]
 
 
-async def test_a_switch_and_the_branch_it_starts_are_entries_of_their_own(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_a_switch_and_the_branch_it_starts_are_entries_of_their_own(
+    api: FakeAnthropic, alpha_project: Path
+) -> None:
     """Switched back to the first answer, the transcript says so (files brought back), and the next task says
     it starts a new branch; told again after a clear, the conversation is the branch switched to."""
     write = {"path": "a.txt", "content": "v2\n"}
@@ -404,7 +405,7 @@ async def test_a_switch_and_the_branch_it_starts_are_entries_of_their_own(api: F
         message(text("Wrote v2.")),
         message(text("Back at v1.")),
     )
-    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    session = start_session(RunOptions(workdir=alpha_project, model=MODEL, permission_mode="bypass"))
     seen: list[StepEvent] = []
     session.bus.subscribe(seen.append)
     try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,30 +14,17 @@ from chimera.core.loops.reflexion import REFLECTION_PROMPT, Reflexion
 from chimera.core.loops.tree_of_thought import TreeOfThought
 from chimera.core.providers.factory import create_provider
 from chimera.core.tool_group import DEFAULT_TOOLS
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import assert_one_line_error, run_chimera
 
-MODEL = "claude-sonnet-4-6"
-
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
+def three_files_project(project: Path) -> Path:
+    """The project holding a.txt, b.txt and c.txt, one line each."""
     for name in ("a.txt", "b.txt", "c.txt"):
-        (root / name).write_text(f"{name} holds {name[0]}\n")
-    return root
-
-
-def model_env(api: FakeAnthropic) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
+        (project / name).write_text(f"{name} holds {name[0]}\n")
+    return project
 
 
 def events_of(stdout: str) -> list[dict[str, Any]]:
@@ -56,11 +42,13 @@ def texts_sent(request_messages: list[dict[str, Any]]) -> str:
 # --- Reflexion ---------------------------------------------------------------------------
 
 
-def test_reflexion_reflects_after_every_n_tool_calls(api: FakeAnthropic, project: Path) -> None:
+def test_reflexion_reflects_after_every_n_tool_calls(
+    api: FakeAnthropic, model_env: dict[str, str], three_files_project: Path
+) -> None:
     """With --reflect-every 2: two calls, a reflection; one call, none yet; one more, a reflection."""
     api.script(reads("a.txt", "b.txt"), reads("c.txt"), reads("a.txt"), message(text("All read.")))
     flags = ("--loop", "reflexion", "--reflect-every", "2", "--json", "--permission-mode", "bypass")
-    proc = run_chimera("run", "read the files", "--workdir", str(project), *flags, env=model_env(api))
+    proc = run_chimera("run", "read the files", "--workdir", str(three_files_project), *flags, env=model_env)
 
     assert proc.returncode == 0, proc.stderr
     events = events_of(proc.stdout)
@@ -74,11 +62,11 @@ def test_reflexion_reflects_after_every_n_tool_calls(api: FakeAnthropic, project
 
 
 def test_a_reflexion_session_replays_and_exports_without_the_reflection_as_a_prompt(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, model_env: dict[str, str], three_files_project: Path
 ) -> None:
     api.script(reads("a.txt"), message(text("Done.")))
     flags = ("--loop", "reflexion", "--reflect-every", "1", "--json", "--permission-mode", "bypass")
-    proc = run_chimera("run", "read a", "--workdir", str(project), *flags, env=model_env(api))
+    proc = run_chimera("run", "read a", "--workdir", str(three_files_project), *flags, env=model_env)
     assert proc.returncode == 0, proc.stderr
     session_id = events_of(proc.stdout)[0]["session_id"]
 
@@ -96,11 +84,10 @@ def test_reflect_every_must_be_positive(isolated_env: Path) -> None:
     assert_one_line_error(run_chimera("run", "x", "--loop", "reflexion", "--reflect-every", "0"), "reflect-every")
 
 
-def test_reflexion_from_python(api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+@pytest.mark.usefixtures("model_env")
+def test_reflexion_from_python(api: FakeAnthropic, three_files_project: Path) -> None:
     api.script(reads("a.txt", "b.txt", "c.txt"), message(text("Read three.")))
-    with LocalEnvironment(workdir=project) as env:
+    with LocalEnvironment(workdir=three_files_project) as env:
         result = Reflexion(max_steps=50, reflect_every=3).run(create_provider(MODEL), DEFAULT_TOOLS, "read", env)
     assert (result.success, result.steps, result.answer) == (True, 2, "Read three.")
     assert texts_sent(api.requests[1].messages).count(REFLECTION_PROMPT) == 1
@@ -112,7 +99,7 @@ def test_reflexion_from_python(api: FakeAnthropic, project: Path, monkeypatch: p
 
 
 def run_tot(
-    api: FakeAnthropic, project: Path, *flags: str
+    model_env: dict[str, str], project: Path, *flags: str
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
     proc = run_chimera(
         "run",
@@ -125,14 +112,14 @@ def run_tot(
         "--permission-mode",
         "bypass",
         *flags,
-        env=model_env(api),
+        env=model_env,
     )
     assert proc.returncode == 0, proc.stderr
     return proc, events_of(proc.stdout)
 
 
 def test_tree_of_thought_samples_candidates_takes_a_tool_call_then_the_best_scored(
-    api: FakeAnthropic, project: Path
+    api: FakeAnthropic, model_env: dict[str, str], three_files_project: Path
 ) -> None:
     api.script(
         message(text("I could guess.")),
@@ -143,7 +130,7 @@ def test_tree_of_thought_samples_candidates_takes_a_tool_call_then_the_best_scor
         message(text("Not sure.")),
         message(text("1: 4\n2: 9\n3: 2")),  # the evaluation of turn 2's three answers
     )
-    _, events = run_tot(api, project)
+    _, events = run_tot(model_env, three_files_project)
 
     bodies = [r.body for r in api.requests]
     assert not [b for b in bodies if "temperature" in b]  # the Messages API of 2026-10-21 refuses sampling parameters
@@ -165,9 +152,11 @@ def test_tree_of_thought_samples_candidates_takes_a_tool_call_then_the_best_scor
     assert not [e for e in events if e["type"] == "text_delta" and e["text"] in {"I could guess.", "Or ask you."}]
 
 
-def test_candidates_not_taken_stay_in_the_tree_as_siblings(api: FakeAnthropic, project: Path) -> None:
+def test_candidates_not_taken_stay_in_the_tree_as_siblings(
+    api: FakeAnthropic, model_env: dict[str, str], three_files_project: Path
+) -> None:
     api.script(message(text("One.")), message(text("Two.")), message(text("no scores here")))
-    _, events = run_tot(api, project, "--candidates", "2")
+    _, events = run_tot(model_env, three_files_project, "--candidates", "2")
     chosen = next(e for e in events if e["type"] == "candidate_chosen")
     assert (chosen["index"], chosen["reason"]) == (0, "the evaluation gave no scores: the first candidate")
 
@@ -185,12 +174,22 @@ def test_candidates_must_be_positive(isolated_env: Path) -> None:
         TreeOfThought(n_candidates=0)
 
 
-def test_reflexion_with_a_verifier_leads_each_reflection_with_its_result(api: FakeAnthropic, project: Path) -> None:
+def test_reflexion_with_a_verifier_leads_each_reflection_with_its_result(
+    api: FakeAnthropic, model_env: dict[str, str], three_files_project: Path
+) -> None:
     """The deterministic check comes first: the model reflects on what the command said."""
     api.script(reads("a.txt"), message(text("Reflected; done.")))
     flags = ("--loop", "reflexion", "--reflect-every", "1", "--verify", "test -f done.txt && echo ok || echo missing")
     proc = run_chimera(
-        "run", "read a", "--workdir", str(project), *flags, "--json", "--permission-mode", "bypass", env=model_env(api)
+        "run",
+        "read a",
+        "--workdir",
+        str(three_files_project),
+        *flags,
+        "--json",
+        "--permission-mode",
+        "bypass",
+        env=model_env,
     )
     assert proc.returncode == 0, proc.stderr
     (reflection,) = [e for e in events_of(proc.stdout) if e["type"] == "reflection"]
@@ -214,10 +213,10 @@ def test_reflexion_with_a_verifier_leads_each_reflection_with_its_result(api: Fa
     ],
 )
 def test_react_suggests_the_plan_loop_for_a_change_across_many_files(
-    api: FakeAnthropic, project: Path, task: str, reason: str | None
+    api: FakeAnthropic, model_env: dict[str, str], three_files_project: Path, task: str, reason: str | None
 ) -> None:
     api.script(message(text("Sure.")))
-    proc = run_chimera("run", task, "--workdir", str(project), "--json", env=model_env(api))
+    proc = run_chimera("run", task, "--workdir", str(three_files_project), "--json", env=model_env)
     assert proc.returncode == 0, proc.stderr
     suggested = [e["reason"] for e in events_of(proc.stdout) if e["type"] == "plan_suggested"]
     if reason is None:
@@ -226,9 +225,11 @@ def test_react_suggests_the_plan_loop_for_a_change_across_many_files(
         assert suggested == [f"the task looks like {reason}: --loop plan would plan it first"]
 
 
-def test_the_plain_printer_shows_the_plan_tip_on_stderr(api: FakeAnthropic, project: Path) -> None:
+def test_the_plain_printer_shows_the_plan_tip_on_stderr(
+    api: FakeAnthropic, model_env: dict[str, str], three_files_project: Path
+) -> None:
     api.script(message(text("Sure.")))
-    proc = run_chimera("run", "refactor the parser", "--workdir", str(project), env=model_env(api))
+    proc = run_chimera("run", "refactor the parser", "--workdir", str(three_files_project), env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert "chimera: tip: the task looks like a refactor: --loop plan would plan it first" in proc.stderr
     assert proc.stdout.strip() == "Sure."

@@ -4,37 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.git_helpers import git
 from tests.test_cli import assert_one_line_error, run_chimera
-
-MODEL = "claude-sonnet-4-6"
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
-def model_env(api: FakeAnthropic) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
-
-
-def git(workdir: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(workdir), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
 
 
 def folder_digest(folder: Path) -> dict[str, str]:
@@ -46,19 +24,7 @@ def folder_digest(folder: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A workspace that is the person's own git repository, with one commit."""
-    workdir = tmp_path / "project"
-    workdir.mkdir()
-    git(workdir, "init", "-q", "-b", "main")
-    (workdir / "README.md").write_text("project\n")
-    git(workdir, "add", "README.md")
-    git(workdir, "commit", "-q", "-m", "start")
-    return workdir
-
-
-def two_runs(api: FakeAnthropic, project: Path) -> str:
+def two_runs(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> str:
     """Run 1 writes a.txt (v1); run 2, resumed, edits it to v2 and adds b.txt. Returns the session id."""
     api.script(
         message(tool_use("w1", "write", {"path": "a.txt", "content": "v1\n"}), stop_reason="tool_use"),
@@ -71,10 +37,10 @@ def two_runs(api: FakeAnthropic, project: Path) -> str:
         message(text("Now v2, and b.")),
     )
     bypass = ("--permission-mode", "bypass", "--json")
-    first = run_chimera("run", "write v1", "--workdir", str(project), *bypass, env=model_env(api))
+    first = run_chimera("run", "write v1", "--workdir", str(project), *bypass, env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
-    second = run_chimera("run", "make it v2", "--resume", session_id, *bypass, env=model_env(api))
+    second = run_chimera("run", "make it v2", "--resume", session_id, *bypass, env=model_env)
     assert second.returncode == 0, second.stderr
     return session_id
 
@@ -90,43 +56,45 @@ def answer_node(home: Path, session_id: str, answer: str) -> str:
 
 
 def test_switch_back_and_forth_restores_the_files_exactly(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """Switch to the end of run 1 (v1, no b.txt), then back to the leaf (v2 and b.txt), byte for byte."""
-    session_id = two_runs(api, project)
-    dot_git = folder_digest(project / ".git")
-    head = git(project, "rev-parse", "HEAD")
+    session_id = two_runs(api, model_env, git_project)
+    dot_git = folder_digest(git_project / ".git")
+    head = git(git_project, "rev-parse", "HEAD")
     leaf = str(json.loads(run_chimera("tree", session_id, "--json").stdout)["leaf"])
-    after_v2 = folder_digest(project)
-    (project / "mine.txt").write_text("the person's notes\n")  # no snapshot ever saw this
+    after_v2 = folder_digest(git_project)
+    (git_project / "mine.txt").write_text("the person's notes\n")  # no snapshot ever saw this
 
     back = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
     assert back.returncode == 0, back.stderr
     assert "rewrite a.txt" in " ".join(back.stdout.split())
     assert "delete b.txt" in " ".join(back.stdout.split())
     assert "keep mine.txt" in " ".join(back.stdout.split())
-    assert (project / "a.txt").read_text() == "v1\n"
-    assert not (project / "b.txt").exists()
-    assert (project / "mine.txt").read_text() == "the person's notes\n"
+    assert (git_project / "a.txt").read_text() == "v1\n"
+    assert not (git_project / "b.txt").exists()
+    assert (git_project / "mine.txt").read_text() == "the person's notes\n"
 
     forth = run_chimera("switch", session_id, leaf, "--yes")
     assert forth.returncode == 0, forth.stderr
-    assert {k: v for k, v in folder_digest(project).items() if k != "mine.txt"} == after_v2
-    assert (project / "mine.txt").read_text() == "the person's notes\n"
+    assert {k: v for k, v in folder_digest(git_project).items() if k != "mine.txt"} == after_v2
+    assert (git_project / "mine.txt").read_text() == "the person's notes\n"
     # The person's own repository was never touched: same files under .git, same HEAD.
-    assert folder_digest(project / ".git") == dot_git
-    assert git(project, "rev-parse", "HEAD") == head
+    assert folder_digest(git_project / ".git") == dot_git
+    assert git(git_project, "rev-parse", "HEAD") == head
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         assert store.tree.leaf == leaf  # recorded: a restart lands where the person was
 
 
-def test_a_new_run_from_an_earlier_node_starts_a_branch(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+def test_a_new_run_from_an_earlier_node_starts_a_branch(
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
+) -> None:
     """After switching back, a resumed run grows a second branch from that node; the first stays."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     fork_point = answer_node(isolated_env, session_id, "Wrote v1.")
     assert run_chimera("switch", session_id, fork_point, "--yes").returncode == 0
     api.script(message(text("Taking the other road.")))
-    proc = run_chimera("run", "another way", "--resume", session_id, "--json", env=model_env(api))
+    proc = run_chimera("run", "another way", "--resume", session_id, "--json", env=model_env)
     assert proc.returncode == 0, proc.stderr
     sent = api.requests[-1].messages
     assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
@@ -137,20 +105,24 @@ def test_a_new_run_from_an_earlier_node_starts_a_branch(api: FakeAnthropic, proj
         assert branches == ["make it v2", "another way"]
 
 
-def test_switch_without_a_terminal_needs_yes(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+def test_switch_without_a_terminal_needs_yes(
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
+) -> None:
     """With no terminal to ask on, a switch that rewrites files is refused until --yes; nothing changes."""
-    session_id = two_runs(api, project)
-    before = folder_digest(project)
+    session_id = two_runs(api, model_env, git_project)
+    before = folder_digest(git_project)
     proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."))
     assert proc.returncode == 2
     assert "pass --yes" in proc.stderr
     assert "rewrite" in proc.stdout  # the preview was shown
-    assert folder_digest(project) == before
+    assert folder_digest(git_project) == before
 
 
-def test_switch_to_an_unknown_node_is_one_line(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+def test_switch_to_an_unknown_node_is_one_line(
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
+) -> None:
     """A node id that is not in the session gets one line pointing at `chimera tree`."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     assert_one_line_error(run_chimera("switch", session_id, "nope", "--yes"), "nope", "chimera tree")
 
 
@@ -182,11 +154,11 @@ async def test_closing_a_session_packs_a_big_snapshot_store(
 
 
 def test_a_named_checkpoint_pins_the_files_and_switch_finds_it_by_name(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """`chimera checkpoint ID NAME` names the leaf with the files as they are; `switch ID NAME` returns there."""
-    session_id = two_runs(api, project)
-    (project / "a.txt").write_text("hand-edited\n")
+    session_id = two_runs(api, model_env, git_project)
+    (git_project / "a.txt").write_text("hand-edited\n")
     named = run_chimera("checkpoint", session_id, "before-cleanup")
     assert named.returncode == 0, named.stderr
     document = json.loads(run_chimera("tree", session_id, "--json").stdout)
@@ -196,32 +168,32 @@ def test_a_named_checkpoint_pins_the_files_and_switch_finds_it_by_name(
     assert (
         run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes").returncode == 0
     )
-    assert (project / "a.txt").read_text() == "v1\n"
+    assert (git_project / "a.txt").read_text() == "v1\n"
     back = run_chimera("switch", session_id, "before-cleanup", "--yes")
     assert back.returncode == 0, back.stderr
-    assert (project / "a.txt").read_text() == "hand-edited\n"
+    assert (git_project / "a.txt").read_text() == "hand-edited\n"
 
 
 def test_leaving_the_point_before_the_first_message_says_how_to_come_back_and_that_works(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """A switch away from before the first message names the command back (never "None"), and it restores edits."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     document = json.loads(run_chimera("tree", session_id, "--json").stdout)
     first, leaf = document["nodes"][0]["id"], document["leaf"]
     assert run_chimera("switch", session_id, first, "--yes").returncode == 0  # lands before the first message
-    assert not (project / "a.txt").exists()  # write made it, a later edit changed it: the agent's all along
-    assert not (project / "b.txt").exists()
-    (project / "README.md").write_text("edited before any message\n")
+    assert not (git_project / "a.txt").exists()  # write made it, a later edit changed it: the agent's all along
+    assert not (git_project / "b.txt").exists()
+    (git_project / "README.md").write_text("edited before any message\n")
     forth = run_chimera("switch", session_id, leaf, "--yes")
     assert forth.returncode == 0, forth.stderr
     assert "None" not in forth.stdout
     way_back = f"Switching back to before the first message (`chimera switch {session_id} {first}`) brings the files"
     assert way_back in forth.stdout
-    assert (project / "README.md").read_text() == "project\n"
+    assert (git_project / "README.md").read_text() == "project\n"
     back = run_chimera("switch", session_id, first, "--yes")
     assert back.returncode == 0, back.stderr
-    assert (project / "README.md").read_text() == "edited before any message\n"
+    assert (git_project / "README.md").read_text() == "edited before any message\n"
 
 
 def _two_nodes(home: Path, workdir: Path) -> tuple[str, str]:

@@ -9,18 +9,12 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
-from tests.test_switch import answer_node, model_env, project, two_runs
-
-__all__ = ["project"]
+from tests.test_switch import answer_node, two_runs
 
 FILES = 1500
 
@@ -55,12 +49,6 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
 def files_of(folder: Path) -> dict[str, str]:
     """Every file under ``folder`` (any name, hidden ones too) with the hash of its bytes."""
     return {
@@ -70,7 +58,7 @@ def files_of(folder: Path) -> dict[str, str]:
     }
 
 
-def big_session(api: FakeAnthropic, workdir: Path) -> str:
+def big_session(api: FakeAnthropic, model_env: dict[str, str], workdir: Path) -> str:
     """``FILES`` files; run 1 only looks ("Looked."); run 2's bash call changes them all, its write adds new.txt."""
     for i in range(FILES):
         path = workdir / "pkg" / f"m{i % 20:02d}" / f"f{i:05d}.txt"
@@ -86,10 +74,10 @@ def big_session(api: FakeAnthropic, workdir: Path) -> str:
         message(text("Changed them all.")),
     )
     bypass = ("--permission-mode", "bypass")
-    first = run_chimera("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env(api))
+    first = run_chimera("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
-    second = run_chimera("run", "change everything", "--resume", session_id, *bypass, env=model_env(api))
+    second = run_chimera("run", "change everything", "--resume", session_id, *bypass, env=model_env)
     assert second.returncode == 0, second.stderr
     return session_id
 
@@ -103,12 +91,12 @@ def die_mid_restore(after: int, *args: str) -> None:
 
 
 def test_a_switch_killed_mid_restore_is_undone_exactly_and_poisons_nothing(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """kill -9 mid-restore of 1,500 files (and again mid-undo): the command resume names puts every file back."""
     workdir = tmp_path / "w"
     workdir.mkdir()
-    session_id = big_session(api, workdir)
+    session_id = big_session(api, model_env, workdir)
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         leaf = str(store.tree.leaf)
         looked = store.tree.path()[1].id  # the first answer: the files as they were before run 2
@@ -121,7 +109,7 @@ def test_a_switch_killed_mid_restore_is_undone_exactly_and_poisons_nothing(
     assert half != before_switch  # the kill did land mid-restore...
     assert any(".chimera-tmp" in path for path in half)  # ...with a file half way into place
 
-    resumed = run_chimera("run", "go on", "--resume", session_id, env=model_env(api))
+    resumed = run_chimera("run", "go on", "--resume", session_id, env=model_env)
     assert resumed.returncode == 2
     (line,) = resumed.stderr.strip().splitlines()
     assert "puts the files back as they were before that switch" in line
@@ -153,23 +141,23 @@ def test_a_switch_killed_mid_restore_is_undone_exactly_and_poisons_nothing(
 
 
 def test_packing_keeps_the_snapshot_a_switch_saved_unsaved_edits_in(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """Unsaved edits saved by a switch survive the store being packed at close: switching back brings them back."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     leaf = json.loads(run_chimera("tree", session_id, "--json").stdout)["leaf"]
-    (project / "a.txt").write_text("unsaved hand edit\n")
-    (project / "notes.txt").write_text("never snapshotted by a pin\n")
+    (git_project / "a.txt").write_text("unsaved hand edit\n")
+    (git_project / "notes.txt").write_text("never snapshotted by a pin\n")
     away = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
     assert away.returncode == 0, away.stderr
-    (project / "notes.txt").unlink()
+    (git_project / "notes.txt").unlink()
     api.script(message(text("Another road.")))
     packed = subprocess.run(
         [sys.executable, "-c", _PACK_ON_CLOSE, "run", "other", "--resume", session_id, "--json"],
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, **model_env(api)},
+        env={**os.environ, **model_env},
     )
     assert packed.returncode == 0, packed.stderr
     objects = isolated_env / "sessions" / session_id / "checkpoints.git" / "objects"
@@ -177,11 +165,11 @@ def test_packing_keeps_the_snapshot_a_switch_saved_unsaved_edits_in(
     assert not [d for d in objects.iterdir() if len(d.name) == 2]  # ...and nothing was left loose
     back = run_chimera("switch", session_id, leaf, "--yes")
     assert back.returncode == 0, back.stderr
-    assert (project / "a.txt").read_text() == "unsaved hand edit\n"
-    assert (project / "notes.txt").read_text() == "never snapshotted by a pin\n"
+    assert (git_project / "a.txt").read_text() == "unsaved hand edit\n"
+    assert (git_project / "notes.txt").read_text() == "never snapshotted by a pin\n"
 
 
-def small_session(api: FakeAnthropic, workdir: Path, count: int) -> str:
+def small_session(api: FakeAnthropic, model_env: dict[str, str], workdir: Path, count: int) -> str:
     """``count`` files; run 1 only looks ("Looked."); run 2's bash call changes them all, its write adds new.txt."""
     for i in range(count):
         (workdir / "pkg").mkdir(parents=True, exist_ok=True)
@@ -196,22 +184,22 @@ def small_session(api: FakeAnthropic, workdir: Path, count: int) -> str:
         message(text("Changed them all.")),
     )
     bypass = ("--permission-mode", "bypass")
-    first = run_chimera("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env(api))
+    first = run_chimera("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
-    second = run_chimera("run", "change everything", "--resume", session_id, *bypass, env=model_env(api))
+    second = run_chimera("run", "change everything", "--resume", session_id, *bypass, env=model_env)
     assert second.returncode == 0, second.stderr
     return session_id
 
 
 def test_undoing_a_killed_switch_first_saves_the_half_restored_files_under_a_name(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """The undo says it saves the files as they are, saves them as half-restored-1, then puts the old ones back;
     switching to that name brings back the half-restored files, with what the person did to them since."""
     workdir = tmp_path / "w"
     workdir.mkdir()
-    session_id = small_session(api, workdir, 40)
+    session_id = small_session(api, model_env, workdir, 40)
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         leaf = str(store.tree.leaf)
         looked = store.tree.path()[1].id
@@ -222,7 +210,7 @@ def test_undoing_a_killed_switch_first_saves_the_half_restored_files_under_a_nam
     (workdir / "after-crash.txt").write_text("written in the half-restored workspace\n")
     half = {path: digest for path, digest in files_of(workdir).items() if ".chimera-tmp" not in path}
 
-    resumed = run_chimera("run", "go on", "--resume", session_id, env=model_env(api))
+    resumed = run_chimera("run", "go on", "--resume", session_id, env=model_env)
     assert resumed.returncode == 2
     (line,) = resumed.stderr.strip().splitlines()
     assert "saves the files as they are now" in line

@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,22 +14,13 @@ import pytest
 from chimera.core.errors import SessionError
 from chimera.core.sessions import store as session_store
 from chimera.core.sessions.store import SessionStore
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
-from tests.test_switch import answer_node, model_env, project, two_runs
-
-__all__ = ["project"]
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
+from tests.test_switch import answer_node, two_runs
 
 
 def test_a_file_the_person_made_between_runs_survives_a_switch_back(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """A file made before run 2 (so run 2's snapshots saw it) is kept when switching back past it."""
     api.script(
@@ -40,18 +30,18 @@ def test_a_file_the_person_made_between_runs_survives_a_switch_back(
         message(text("Wrote b.")),
     )
     bypass = ("--permission-mode", "bypass", "--json")
-    first = run_chimera("run", "one", "--workdir", str(project), *bypass, env=model_env(api))
+    first = run_chimera("run", "one", "--workdir", str(git_project), *bypass, env=model_env)
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
-    (project / "mine.txt").write_text("mine\n")
-    assert run_chimera("run", "two", "--resume", session_id, *bypass, env=model_env(api)).returncode == 0
+    (git_project / "mine.txt").write_text("mine\n")
+    assert run_chimera("run", "two", "--resume", session_id, *bypass, env=model_env).returncode == 0
     proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
     assert proc.returncode == 0, proc.stderr
-    assert (project / "mine.txt").read_text() == "mine\n"
-    assert not (project / "b.txt").exists()  # the agent's own file goes
+    assert (git_project / "mine.txt").read_text() == "mine\n"
+    assert not (git_project / "b.txt").exists()  # the agent's own file goes
 
 
 def test_a_file_the_person_recreated_where_the_agent_once_made_one_survives(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """The agent made and removed b.txt; the person's own b.txt, written later, outlives a switch to before it all."""
     api.script(
@@ -60,49 +50,51 @@ def test_a_file_the_person_recreated_where_the_agent_once_made_one_survives(
         message(text("Made and removed b.")),
     )
     bypass = ("--permission-mode", "bypass", "--json")
-    first = run_chimera("run", "one", "--workdir", str(project), *bypass, env=model_env(api))
+    first = run_chimera("run", "one", "--workdir", str(git_project), *bypass, env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
     nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
     prompt = next(n["id"] for n in nodes if n["kind"] == "user")
-    (project / "b.txt").write_text("the person's own\n")
+    (git_project / "b.txt").write_text("the person's own\n")
     proc = run_chimera("switch", session_id, prompt, "--yes")
     assert proc.returncode == 0, proc.stderr
     assert "keep    b.txt" in proc.stdout
-    assert (project / "b.txt").read_text() == "the person's own\n"
+    assert (git_project / "b.txt").read_text() == "the person's own\n"
 
 
 def test_switching_does_not_change_what_other_nodes_restore(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """Hand edits made after a switch come back only at the node left; other nodes keep their recorded files."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
     write_v1 = next(n["id"] for n in nodes if n["kind"] == "assistant" and n["summary"] == "[write]")
     leaf = nodes[-1]["id"]
     assert run_chimera("switch", session_id, write_v1, "--yes").returncode == 0  # lands after the write
-    assert (project / "a.txt").read_text() == "v1\n"
-    (project / "a.txt").write_text("hand edit\n")
+    assert (git_project / "a.txt").read_text() == "v1\n"
+    (git_project / "a.txt").write_text("hand edit\n")
     assert run_chimera("switch", session_id, leaf, "--yes").returncode == 0
-    assert (project / "a.txt").read_text() == "v2\n"
+    assert (git_project / "a.txt").read_text() == "v2\n"
     assert run_chimera("switch", session_id, write_v1, "--yes").returncode == 0
-    assert (project / "a.txt").read_text() == "hand edit\n"  # the files as the person left that point
+    assert (git_project / "a.txt").read_text() == "hand edit\n"  # the files as the person left that point
     first_answer = answer_node(isolated_env, session_id, "Wrote v1.")
     assert run_chimera("switch", session_id, first_answer, "--yes").returncode == 0
-    assert (project / "a.txt").read_text() == "v1\n"  # a neighbour's recorded files did not drift
+    assert (git_project / "a.txt").read_text() == "v1\n"  # a neighbour's recorded files did not drift
 
 
-def test_switching_to_a_message_lands_just_before_it(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+def test_switching_to_a_message_lands_just_before_it(
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
+) -> None:
     """Switching to the person's second message restores the files it was sent with; a new task replaces it."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
     second_prompt = next(n["id"] for n in nodes if n["summary"] == "make it v2")
     proc = run_chimera("switch", session_id, second_prompt, "--yes")
     assert proc.returncode == 0, proc.stderr
     assert "just before this message" in proc.stdout
-    assert (project / "a.txt").read_text() == "v1\n"
+    assert (git_project / "a.txt").read_text() == "v1\n"
     api.script(message(text("Different plan.")))
-    run = run_chimera("run", "make it v3 instead", "--resume", session_id, "--json", env=model_env(api))
+    run = run_chimera("run", "make it v3 instead", "--resume", session_id, "--json", env=model_env)
     assert run.returncode == 0, run.stderr
     contents = [m["content"] for m in api.requests[-1].messages if m["role"] == "user"]
     assert contents[-1] == "make it v3 instead"
@@ -110,18 +102,18 @@ def test_switching_to_a_message_lands_just_before_it(api: FakeAnthropic, project
 
 
 def test_resume_in_another_folder_only_when_the_first_is_gone(
-    api: FakeAnthropic, project: Path, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, tmp_path: Path, isolated_env: Path
 ) -> None:
     """--resume --workdir is refused while the session's folder exists, and followed (recorded) once it moved."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     elsewhere = tmp_path / "moved"
     assert_one_line_error(
-        run_chimera("run", "x", "--resume", session_id, "--workdir", str(tmp_path), env=model_env(api)),
+        run_chimera("run", "x", "--resume", session_id, "--workdir", str(tmp_path), env=model_env),
         "still exists",
     )
-    project.rename(elsewhere)
+    git_project.rename(elsewhere)
     api.script(message(text("Found it.")))
-    moved = run_chimera("run", "x", "--resume", session_id, "--workdir", str(elsewhere), env=model_env(api))
+    moved = run_chimera("run", "x", "--resume", session_id, "--workdir", str(elsewhere), env=model_env)
     assert moved.returncode == 0, moved.stderr
     (info,) = json.loads(run_chimera("sessions", "--json").stdout)
     assert info["workdir"] == str(elsewhere.resolve())
@@ -150,38 +142,42 @@ def test_a_failed_write_leaves_no_glued_record(
         assert [n.message["content"] for n in again.tree.path()] == ["first", "after"]
 
 
-def test_a_switch_cut_short_blocks_resume_until_undone(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+def test_a_switch_cut_short_blocks_resume_until_undone(
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
+) -> None:
     """A switch that died half way is detected: resume names the command that undoes it, and that command does."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     target = answer_node(isolated_env, session_id, "Wrote v1.")
     with SessionStore.open(isolated_env, session_id) as store:
         leaf = store.tree.leaf
         aim = store.tree.snapshot_for(target)
         assert aim is not None
         store.begin_switch(target, store.checkpoints().snapshot(), aim)
-    (project / "a.txt").write_text("v1\n")  # the switch got this far...
-    (project / "b.txt").unlink()  # ...and the process died here
-    proc = run_chimera("run", "x", "--resume", session_id, env=model_env(api))
+    (git_project / "a.txt").write_text("v1\n")  # the switch got this far...
+    (git_project / "b.txt").unlink()  # ...and the process died here
+    proc = run_chimera("run", "x", "--resume", session_id, env=model_env)
     assert_one_line_error(proc, "middle of a switch", f"chimera switch {session_id} {leaf} --yes", "undoes the switch")
     undone = run_chimera("switch", session_id, str(leaf), "--yes")
     assert undone.returncode == 0, undone.stderr
     assert "Undone" in undone.stdout
-    assert (project / "a.txt").read_text() == "v2\n"  # as before the switch, which was not finished
-    assert (project / "b.txt").read_text() == "new\n"
+    assert (git_project / "a.txt").read_text() == "v2\n"  # as before the switch, which was not finished
+    assert (git_project / "b.txt").read_text() == "new\n"
     api.script(message(text("Back on track.")))
-    assert run_chimera("run", "x", "--resume", session_id, env=model_env(api)).returncode == 0
+    assert run_chimera("run", "x", "--resume", session_id, env=model_env).returncode == 0
 
 
-def test_no_switch_while_another_run_works_in_the_folder(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+def test_no_switch_while_another_run_works_in_the_folder(
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
+) -> None:
     """A switch that would rewrite files is refused while any session's run works in the same folder."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     api.script(stalled())
     other = subprocess.Popen(
-        [*chimera_command(), "run", "wait", "--json", "--workdir", str(project)],
+        [*chimera_command(), "run", "wait", "--json", "--workdir", str(git_project)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, **model_env(api)},
+        env={**os.environ, **model_env},
     )
     try:
         assert other.stdout is not None
@@ -190,21 +186,21 @@ def test_no_switch_while_another_run_works_in_the_folder(api: FakeAnthropic, pro
                 break
         proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
         assert_one_line_error(proc, "another Chimera run is working in")
-        assert (project / "a.txt").read_text() == "v2\n"
+        assert (git_project / "a.txt").read_text() == "v2\n"
     finally:
         other.kill()
         other.communicate()
 
 
-def test_events_carry_the_node_they_belong_to(api: FakeAnthropic, tmp_path: Path, isolated_env: Path) -> None:
+def test_events_carry_the_node_they_belong_to(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
+) -> None:
     """message_completed is stamped with its own assistant node, a reminder with the results it rides in."""
     api.script(
         message(tool_use("w", "write", {"path": "a.txt", "content": "x"}), stop_reason="tool_use"),
         message(text("Done.")),
     )
-    proc = run_chimera(
-        "run", "x", "--json", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env(api)
-    )
+    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env)
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     session_id = events[0]["session_id"]
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
@@ -218,15 +214,15 @@ def test_events_carry_the_node_they_belong_to(api: FakeAnthropic, tmp_path: Path
 
 
 def test_replay_plays_a_session_that_was_killed_while_answering(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """Two prompts in a row (a run killed mid-answer, then resumed) replay as the one turn they were."""
     from tests.test_sessions import _kill_when, _start
 
     api.script(stalled(text("half")), message(text("Whole answer.")))
-    seen = _kill_when(_start(api, tmp_path), lambda e: e["type"] == "text_delta")
+    seen = _kill_when(_start(model_env, tmp_path), lambda e: e["type"] == "text_delta")
     session_id = str(seen[0]["session_id"])
-    assert run_chimera("run", "again", "--resume", session_id, env=model_env(api)).returncode == 0
+    assert run_chimera("run", "again", "--resume", session_id, env=model_env).returncode == 0
     replay = run_chimera("replay", session_id, "--json")
     assert replay.returncode == 0, replay.stderr
     assert json.loads(replay.stdout.splitlines()[-1])["answer"] == "Whole answer."
@@ -254,7 +250,7 @@ def test_damaged_records_are_reported_not_fatal(isolated_env: Path, tmp_path: Pa
 
 
 def test_a_message_damaged_inside_its_record_is_one_line_when_it_is_needed(
-    api: FakeAnthropic, isolated_env: Path, tmp_path: Path
+    api: FakeAnthropic, model_env: dict[str, str], isolated_env: Path, tmp_path: Path
 ) -> None:
     """A record whose message bytes were garbled: the tree marks it, a resume through it says so in one line."""
     with SessionStore.create(isolated_env, "s", workdir=tmp_path, model="m") as store:
@@ -266,7 +262,7 @@ def test_a_message_damaged_inside_its_record_is_one_line_when_it_is_needed(
     assert tree.returncode == 0, tree.stderr
     summaries = [n["summary"] for n in json.loads(tree.stdout)["nodes"]]
     assert summaries == ["fine", "[damaged record]"]
-    resumed = run_chimera("run", "go on", "--resume", "s", env=model_env(api))
+    resumed = run_chimera("run", "go on", "--resume", "s", env=model_env)
     assert resumed.returncode == 1
     (line,) = resumed.stderr.strip().splitlines()
     assert "is damaged" in line
@@ -276,31 +272,31 @@ def test_a_message_damaged_inside_its_record_is_one_line_when_it_is_needed(
 
 
 def test_a_switch_names_the_changes_no_snapshot_saw_and_keeps_them_for_the_way_back(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """Hand edits since the last snapshot are listed before the switch, and switching back brings them back."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     leaf = json.loads(run_chimera("tree", session_id, "--json").stdout)["leaf"]
-    (project / "a.txt").write_text("unsaved hand edit\n")
-    (project / "notes.txt").write_text("new, never snapshotted\n")
+    (git_project / "a.txt").write_text("unsaved hand edit\n")
+    (git_project / "notes.txt").write_text("new, never snapshotted\n")
     proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
     assert proc.returncode == 0, proc.stderr
     assert "Changed since the last snapshot (kept in the pre-switch snapshot): a.txt, notes.txt" in proc.stdout
-    assert (project / "a.txt").read_text() == "v1\n"
-    assert (project / "notes.txt").read_text() == "new, never snapshotted\n"  # never the agent's: kept
+    assert (git_project / "a.txt").read_text() == "v1\n"
+    assert (git_project / "notes.txt").read_text() == "new, never snapshotted\n"  # never the agent's: kept
     assert run_chimera("switch", session_id, leaf, "--yes").returncode == 0
-    assert (project / "a.txt").read_text() == "unsaved hand edit\n"
+    assert (git_project / "a.txt").read_text() == "unsaved hand edit\n"
 
 
 def test_checkpoint_reports_damage_and_a_workspace_that_is_gone(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """`chimera checkpoint` says when it set a torn record aside, and when it could not pin files that are gone."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     entries = isolated_env / "sessions" / session_id / "entries.jsonl"
     with entries.open("ab") as fh:
         fh.write(b'{"t":"label","id":"cut sho')
-    shutil.rmtree(project)
+    shutil.rmtree(git_project)
     proc = run_chimera("checkpoint", session_id, "after-the-move")
     assert proc.returncode == 0, proc.stderr
     assert "set aside" in proc.stderr
@@ -311,7 +307,7 @@ def test_checkpoint_reports_damage_and_a_workspace_that_is_gone(
 
 
 def test_a_file_that_appeared_while_a_command_ran_is_kept_and_the_preview_says_why(
-    api: FakeAnthropic, tmp_path: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """Files made while the agent's bash ran (by the person, or by the command) are kept; write's own file goes."""
     workdir = tmp_path / "w"
@@ -333,7 +329,7 @@ def test_a_file_that_appeared_while_a_command_ran_is_kept_and_the_preview_says_w
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, **model_env(api)},
+        env={**os.environ, **model_env},
     )
     try:
         assert run.stdout is not None
@@ -365,10 +361,10 @@ def test_a_file_that_appeared_while_a_command_ran_is_kept_and_the_preview_says_w
 
 
 def test_a_session_recorded_before_tools_noted_their_files_keeps_every_file(
-    api: FakeAnthropic, project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], git_project: Path, isolated_env: Path
 ) -> None:
     """A session whose pins do not say what write made (an older Chimera's) deletes nothing on a switch back."""
-    session_id = two_runs(api, project)
+    session_id = two_runs(api, model_env, git_project)
     entries = isolated_env / "sessions" / session_id / "entries.jsonl"
     records = [json.loads(line) for line in entries.read_text().splitlines()]
     assert any("made" in r for r in records if r["t"] == "snap")  # this Chimera notes them...
@@ -378,5 +374,5 @@ def test_a_session_recorded_before_tools_noted_their_files_keeps_every_file(
     proc = run_chimera("switch", session_id, prompt, "--yes")
     assert proc.returncode == 0, proc.stderr
     assert "delete" not in proc.stdout
-    assert (project / "a.txt").read_text() == "v2\n"
-    assert (project / "b.txt").read_text() == "new\n"
+    assert (git_project / "a.txt").read_text() == "v2\n"
+    assert (git_project / "b.txt").read_text() == "new\n"
