@@ -4,7 +4,6 @@ session's own output folder."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,21 +13,19 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.screens.output import OutputScreen, saved_output
 from chimera.tui.widgets.saved_output_view import SavedOutputView
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_tui import entries, screen_text
 from tests.test_tui_run import send, until
 
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        monkeypatch.setenv("CHIMERA_MAX_TOOL_OUTPUT", "2000")
-        yield fake
+def output_cap(model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The model environment with tool output cut at 2,000 characters, set here and returned for a child."""
+    monkeypatch.setenv("CHIMERA_MAX_TOOL_OUTPUT", "2000")
+    return {**model_env, "CHIMERA_MAX_TOOL_OUTPUT": "2000"}
 
 
+@pytest.mark.usefixtures("output_cap")
 async def test_o_on_a_cut_call_opens_its_whole_output(api: FakeAnthropic, tmp_path: Path) -> None:
     """The model saw a head and a tail; `o` on the call shows all 3,000 lines, End reaches the last, escape closes."""
     api.script(

@@ -10,7 +10,7 @@ end in its event log), a model server that always answers the same.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,11 @@ from chimera.tui.app import build_app
 from chimera.tui.replay_app import ReplayApp
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.screens.plan import PlanScreen
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_tui import entries, screen_text
 from tests.test_tui_run import send, until
 
-MODEL = "claude-sonnet-4-6"
 SIZE = (80, 24)
 Snap = Callable[..., bool]
 
@@ -137,14 +136,7 @@ def asked_about(app: App[int], screen: type[Screen[object]], words: str) -> bool
     return isinstance(app.screen, screen) and words in screen_text(app)
 
 
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        yield fake
-
-
+@pytest.mark.usefixtures("model_env")
 def test_a_resumed_session_folded(snap_compare: Snap, api: FakeAnthropic, isolated_env: Path, tmp_path: Path) -> None:
     """Thinking and the read folded to their lines, the failed test run and the edit's diff open."""
     session = record_fixed_session(isolated_env, tmp_path)
@@ -157,6 +149,7 @@ def test_a_resumed_session_folded(snap_compare: Snap, api: FakeAnthropic, isolat
     assert snap_compare(app, terminal_size=SIZE, run_before=shown)
 
 
+@pytest.mark.usefixtures("model_env")
 def test_a_resumed_session_with_the_read_unfolded(
     snap_compare: Snap, api: FakeAnthropic, isolated_env: Path, tmp_path: Path
 ) -> None:
@@ -189,6 +182,7 @@ def test_a_replay_paused_after_one_step(snap_compare: Snap, isolated_env: Path, 
     assert snap_compare(app, terminal_size=SIZE, run_before=one_step)
 
 
+@pytest.mark.usefixtures("model_env")
 def test_the_permission_prompt(snap_compare: Snap, api: FakeAnthropic, tmp_path: Path) -> None:
     api.script(message(tool_use("t1", "bash", {"command": "make clean"}), stop_reason="tool_use"))
     app = build_app(RunOptions(workdir=tmp_path, model=MODEL))
@@ -204,6 +198,7 @@ def test_the_permission_prompt(snap_compare: Snap, api: FakeAnthropic, tmp_path:
     assert snap_compare(app, terminal_size=SIZE, run_before=asked)
 
 
+@pytest.mark.usefixtures("model_env")
 def test_the_plan_to_approve(snap_compare: Snap, api: FakeAnthropic, tmp_path: Path) -> None:
     api.script(
         message(text("The plan:\n\n- [ ] Read `stats.py`\n- [ ] Fix `median` for even lists\n- [ ] Run the tests\n"))
@@ -221,6 +216,7 @@ def test_the_plan_to_approve(snap_compare: Snap, api: FakeAnthropic, tmp_path: P
     assert snap_compare(app, terminal_size=SIZE, run_before=proposed)
 
 
+@pytest.mark.usefixtures("model_env")
 def test_the_whole_output_of_a_call(
     snap_compare: Snap, api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

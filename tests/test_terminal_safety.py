@@ -9,7 +9,6 @@ import os
 import pty
 import re
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,12 +18,11 @@ from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import terminal_safe
 from chimera.tui.app import build_app
 from chimera.tui.widgets.transcript_view import TranscriptView
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, status, text, thinking, tool_use
 from tests.test_cli import chimera_command
 from tests.test_tui import entries, screen_text
 
-MODEL = "claude-sonnet-4-6"
 TITLE = "\x1b]0;pwned\x07"  # OSC 0: retitles the terminal
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"  # OSC 52: writes the clipboard
 CLEAR = "\x1b[2J\x1b[H"  # CSI: clears the screen
@@ -52,16 +50,6 @@ def run_chimera(*args: str, env: dict[str, str] | None = None) -> subprocess.Com
         stdin=subprocess.DEVNULL,
     )
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        yield fake
-
-
-def model_env(api: FakeAnthropic) -> dict[str, str]:
-    return {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "k", "CHIMERA_MODEL": MODEL}
 
 
 def nasty_run(api: FakeAnthropic) -> None:
@@ -97,10 +85,12 @@ def test_terminal_safe_shows_every_steering_character_and_keeps_lines() -> None:
 # --- chimera run -----------------------------------------------------------------------------
 
 
-def test_a_plain_run_to_a_pipe_shows_control_sequences_as_escapes(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_a_plain_run_to_a_pipe_shows_control_sequences_as_escapes(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """The answer on stdout and the tool lines and errors on stderr carry every sequence as a visible escape."""
     nasty_run(api)
-    proc = run_chimera("run", "go", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env(api))
+    proc = run_chimera("run", "go", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert_inert(proc.stdout)
     assert_inert(proc.stderr)
@@ -111,7 +101,9 @@ def test_a_plain_run_to_a_pipe_shows_control_sequences_as_escapes(api: FakeAnthr
     assert (tmp_path / f"evil{TITLE}.txt").read_bytes() == NASTY.encode()  # what the tools do is unchanged
 
 
-def test_a_plain_run_to_a_terminal_shows_control_sequences_as_escapes(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_a_plain_run_to_a_terminal_shows_control_sequences_as_escapes(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """Streamed to a terminal (a pty), the answer's sequences arrive as visible escapes, piece by piece."""
     api.script(message(text(f"Streamed {NASTY} end\r\nnext", pieces=40)))
     leader, follower = pty.openpty()
@@ -121,7 +113,7 @@ def test_a_plain_run_to_a_terminal_shows_control_sequences_as_escapes(api: FakeA
             stdout=follower,
             stderr=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
-            env={**os.environ, **model_env(api)},
+            env={**os.environ, **model_env},
         )
         os.close(follower)
         follower = -1
@@ -145,12 +137,12 @@ def test_a_plain_run_to_a_terminal_shows_control_sequences_as_escapes(api: FakeA
     assert screen == terminal_safe(f"Streamed {NASTY} end\nnext") + "\n"
 
 
-def test_json_output_keeps_the_exact_text_escaped_by_json(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_json_output_keeps_the_exact_text_escaped_by_json(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """--json carries the model's text and the tool's output exactly, every control character JSON-escaped."""
     nasty_run(api)
-    proc = run_chimera(
-        "run", "go", "--json", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env(api)
-    )
+    proc = run_chimera("run", "go", "--json", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert_inert(proc.stdout)
     events = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -162,10 +154,12 @@ def test_json_output_keeps_the_exact_text_escaped_by_json(api: FakeAnthropic, tm
     assert TITLE in output
 
 
-def test_a_server_error_and_a_bad_flag_are_shown_as_escapes(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_a_server_error_and_a_bad_flag_are_shown_as_escapes(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """The server's words in a failed run's line, and a path given on the command line, steer nothing."""
     api.script(status(400, "invalid_request_error", f"bad {NASTY}"))
-    failed = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env(api))
+    failed = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env)
     assert failed.returncode == 1
     assert_inert(failed.stderr)
     assert "bad A\\x1b]0;pwned\\x07B" in failed.stderr
@@ -242,7 +236,9 @@ def test_session_commands_in_json_keep_the_exact_text(isolated_env: Path, tmp_pa
     assert events[-1]["answer"] == f"Done {NASTY}"
 
 
-def test_a_switch_preview_shows_a_crafted_file_name_as_escapes(api: FakeAnthropic, tmp_path: Path) -> None:
+def test_a_switch_preview_shows_a_crafted_file_name_as_escapes(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
     """The paths a switch lists to rewrite or delete show their control sequences as escapes, one a line."""
     workdir = tmp_path / "ws"
     workdir.mkdir()
@@ -250,9 +246,7 @@ def test_a_switch_preview_shows_a_crafted_file_name_as_escapes(api: FakeAnthropi
         message(tool_use("w1", "write", {"path": f"evil{TITLE}\n.txt", "content": "x"}), stop_reason="tool_use"),
         message(text("Wrote it.")),
     )
-    run = run_chimera(
-        "run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=model_env(api)
-    )
+    run = run_chimera("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=model_env)
     assert run.returncode == 0, run.stderr
     session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
     first = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"][0]["id"]
@@ -266,12 +260,9 @@ def test_a_switch_preview_shows_a_crafted_file_name_as_escapes(api: FakeAnthropi
 # --- the workbench ---------------------------------------------------------------------------
 
 
-async def test_the_workbench_never_draws_a_control_sequence(
-    api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_the_workbench_never_draws_a_control_sequence(api: FakeAnthropic, tmp_path: Path) -> None:
     """Text, thinking, a tool's name, arguments and output, the permission prompt: all drawn as escapes."""
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     nasty_run(api)
     app = build_app(RunOptions(workdir=tmp_path, model=MODEL, permission_mode="bypass"))
     async with app.run_test(size=(160, 60)) as pilot:
@@ -287,11 +278,9 @@ async def test_the_workbench_never_draws_a_control_sequence(
         assert f"nope{TITLE}" in names  # what the transcript holds is the event's, exactly
 
 
-async def test_a_resumed_crafted_session_is_drawn_as_escapes(
-    isolated_env: Path, tmp_path: Path, api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_a_resumed_crafted_session_is_drawn_as_escapes(isolated_env: Path, tmp_path: Path) -> None:
     """Resuming a crafted session draws its history, workspace and model name with visible escapes."""
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
     crafted_session(isolated_env, tmp_path)
     app = build_app(RunOptions(resume="s1", model=f"m{CLEAR}"))
     async with app.run_test(size=(160, 60)) as pilot:
@@ -305,14 +294,13 @@ async def test_a_resumed_crafted_session_is_drawn_as_escapes(
         assert "out A\\x1b]0;pwned\\x07B" in shown
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_the_permission_prompt_shows_a_command_that_hides_text_as_escapes(
-    api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    api: FakeAnthropic, tmp_path: Path
 ) -> None:
     """A command asked about shows its carriage return and bidi override as escapes: nothing of it is hidden."""
     from tests.test_tui_run import asked
 
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
     hidden = f"rm -rf ~/important{CLEAR}\recho harmless \u202ecod.sh"
     api.script(message(tool_use("t1", "bash", {"command": hidden}), stop_reason="tool_use"), message(text("No.")))
     app = build_app(RunOptions(workdir=tmp_path, model=MODEL))

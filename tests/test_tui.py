@@ -13,8 +13,7 @@ from chimera.tui.state import Entry
 from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
-from tests.anthropic_harness import serve_fake
-from tests.fake_anthropic import message, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 
 def screen_text(app: object) -> str:
@@ -93,34 +92,30 @@ async def test_typing_a_task_in_the_demo_says_how_to_connect_a_model(isolated_en
         assert not app.running
 
 
-async def test_a_typed_task_runs_against_a_model_server(
-    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("model_env")
+async def test_a_typed_task_runs_against_a_model_server(api: FakeAnthropic, tmp_path: Path) -> None:
     """With a model configured, a typed task streams its answer and tool call onto the screen."""
-    with serve_fake(monkeypatch) as api:
-        api.script(
-            message(text("Listing files."), tool_use("t1", "glob", {"pattern": "*.txt"}), stop_reason="tool_use"),
-            message(text("There is **one** text file: `notes.txt`."), input_tokens=1500, output_tokens=40),
-        )
-        (tmp_path / "notes.txt").write_text("hi\n")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
-        async with app.run_test(size=(120, 40)) as pilot:
-            assert not app.query("#demo-banner")
-            await pilot.click("#prompt")
-            await pilot.press(*"which text files?", "enter")
-            await app.run_shown.wait()
-            await pilot.pause()
-            assert said(app) == ["which text files?"]
-            (call,) = entries(app, "tool")
-            assert (call.name, call.output) == ("glob", "notes.txt\n")
-            text_on_screen = screen_text(app)
-            assert "There is one text file: notes.txt." in text_on_screen
-            status = app.query_one(StatusLine)
-            assert (status.state, status.model, status.turn) == ("done", "claude-sonnet-4-6", 2)
-            assert status.input_tokens == 120 + 1500
-            assert status.cost > 0
+    api.script(
+        message(text("Listing files."), tool_use("t1", "glob", {"pattern": "*.txt"}), stop_reason="tool_use"),
+        message(text("There is **one** text file: `notes.txt`."), input_tokens=1500, output_tokens=40),
+    )
+    (tmp_path / "notes.txt").write_text("hi\n")
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        assert not app.query("#demo-banner")
+        await pilot.click("#prompt")
+        await pilot.press(*"which text files?", "enter")
+        await app.run_shown.wait()
+        await pilot.pause()
+        assert said(app) == ["which text files?"]
+        (call,) = entries(app, "tool")
+        assert (call.name, call.output) == ("glob", "notes.txt\n")
+        text_on_screen = screen_text(app)
+        assert "There is one text file: notes.txt." in text_on_screen
+        status = app.query_one(StatusLine)
+        assert (status.state, status.model, status.turn) == ("done", "claude-sonnet-4-6", 2)
+        assert status.input_tokens == 120 + 1500
+        assert status.cost > 0
 
 
 async def test_the_status_line_at_80_columns_shows_the_mode_and_ends_with_an_ellipsis(isolated_env: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,28 +12,25 @@ from chimera.core.loops.compaction import COMPACTION_HEADER
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.status_line import StatusLine
-from tests.anthropic_harness import serve_fake
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_tui import said
 from tests.test_tui_run import send, until
 
-MODEL = "claude-sonnet-4-6"
+
+@pytest.fixture
+def small_window(model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The model environment with a context window of 10,000 tokens, set here and returned for a child."""
+    monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", "10000")
+    return {**model_env, "CHIMERA_CONTEXT_WINDOW": "10000"}
 
 
 @pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        monkeypatch.setenv("CHIMERA_CONTEXT_WINDOW", "10000")
-        yield fake
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
+def long_files_project(project: Path) -> Path:
+    """The project holding a.txt and b.txt, 80 lines each."""
     for name in ("a.txt", "b.txt"):
-        (tmp_path / name).write_text("".join(f"line {i} of {name}\n" for i in range(80)))
-    return tmp_path
+        (project / name).write_text("".join(f"line {i} of {name}\n" for i in range(80)))
+    return project
 
 
 def reads_then_answer() -> list[object]:
@@ -54,9 +50,10 @@ def notices(app: object) -> list[str]:
     return [n.name or n.text for n in app.transcript.entries if n.kind in {"notice", "compaction"}]  # type: ignore[attr-defined]
 
 
-async def test_compact_with_a_focus_summarizes_and_says_so(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("small_window")
+async def test_compact_with_a_focus_summarizes_and_says_so(api: FakeAnthropic, long_files_project: Path) -> None:
     api.script(*reads_then_answer(), message(text("SUMMARY: both files read.")), message(text("Next.")))
-    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    app = build_app(RunOptions(workdir=long_files_project, model=MODEL, permission_mode="bypass"))
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "read the files")
         await app.run_shown.wait()
@@ -80,9 +77,12 @@ async def test_compact_with_a_focus_summarizes_and_says_so(api: FakeAnthropic, p
         assert first == COMPACTION_HEADER
 
 
-async def test_compact_on_a_short_conversation_says_there_is_nothing_to_do(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("small_window")
+async def test_compact_on_a_short_conversation_says_there_is_nothing_to_do(
+    api: FakeAnthropic, long_files_project: Path
+) -> None:
     api.script(message(text("Hi.")))
-    app = build_app(RunOptions(workdir=project, model=MODEL))
+    app = build_app(RunOptions(workdir=long_files_project, model=MODEL))
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "hello")
         await app.run_shown.wait()
@@ -91,9 +91,10 @@ async def test_compact_on_a_short_conversation_says_there_is_nothing_to_do(api: 
         assert len(api.requests) == 1
 
 
-async def test_a_resumed_session_shows_where_it_was_compacted(api: FakeAnthropic, project: Path) -> None:
+@pytest.mark.usefixtures("small_window")
+async def test_a_resumed_session_shows_where_it_was_compacted(api: FakeAnthropic, long_files_project: Path) -> None:
     api.script(*reads_then_answer(), message(text("SUMMARY: both files read.")))
-    first = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    first = build_app(RunOptions(workdir=long_files_project, model=MODEL, permission_mode="bypass"))
     async with first.run_test(size=(80, 24)) as pilot:
         await send(pilot, "read the files")
         await first.run_shown.wait()

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.test_tui import entries, screen_text
-from tests.test_tui_run import api, send
-
-__all__ = ["api"]  # the fixture: a loopback model server the app is pointed at
+from tests.test_tui_run import send
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_an_edit_shows_its_removed_and_added_lines(api: FakeAnthropic, tmp_path: Path) -> None:
     """An edit call's view shows the unified diff: "-" before the old line and "+" before the new one."""
     (tmp_path / "greet.py").write_text("def greet():\n    return 'old greeting'\n")

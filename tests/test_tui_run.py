@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,17 +19,8 @@ from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
-from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import FakeAnthropic, message, stream_error, text, thinking, tool_use
 from tests.test_tui import entries, said, screen_text
-
-
-@pytest.fixture
-def api(monkeypatch: pytest.MonkeyPatch, isolated_env: Path) -> Iterator[FakeAnthropic]:
-    with serve_fake(monkeypatch) as fake:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-        yield fake
 
 
 async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
@@ -64,6 +55,7 @@ def touch_then_answer() -> tuple[object, object]:
 
 
 @pytest.mark.parametrize(("key", "made"), [("y", True), ("n", False)])
+@pytest.mark.usefixtures("model_env")
 async def test_permission_prompt_allows_or_denies_a_command(
     api: FakeAnthropic, tmp_path: Path, key: str, made: bool
 ) -> None:
@@ -84,6 +76,7 @@ async def test_permission_prompt_allows_or_denies_a_command(
         assert (tool_result["is_error"], "declined" in tool_result["content"]) == (not made, not made)
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_a_run_stopped_while_asking_closes_the_prompt(api: FakeAnthropic, tmp_path: Path) -> None:
     """When the run stops with the question open (interrupted, out of time), the prompt closes unanswered."""
     api.script(*touch_then_answer())
@@ -98,6 +91,7 @@ async def test_a_run_stopped_while_asking_closes_the_prompt(api: FakeAnthropic, 
         assert "interrupted" in screen_text(app)
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_always_allow_stops_asking_for_the_same_command(api: FakeAnthropic, tmp_path: Path) -> None:
     """Answering 'always' runs the command and the same command later runs without a prompt."""
     api.script(
@@ -116,6 +110,7 @@ async def test_always_allow_stops_asking_for_the_same_command(api: FakeAnthropic
         assert app.query_one(StatusLine).state == "done"
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_the_prompt_says_why_a_command_that_hides_what_it_runs_is_asked(
     api: FakeAnthropic, tmp_path: Path
 ) -> None:
@@ -134,6 +129,7 @@ async def test_the_prompt_says_why_a_command_that_hides_what_it_runs_is_asked(
         assert (tmp_path / "made-it").exists()
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_escape_interrupts_a_running_command(api: FakeAnthropic, tmp_path: Path) -> None:
     """Escape stops the run: the command is killed, shown cancelled after its time, the run said interrupted once."""
     api.script(message(tool_use("t1", "bash", {"command": "sleep 300"}), stop_reason="tool_use"))
@@ -159,6 +155,7 @@ async def test_escape_interrupts_a_running_command(api: FakeAnthropic, tmp_path:
         assert not app.running
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_typing_while_a_command_runs_steers_the_next_step(api: FakeAnthropic, tmp_path: Path) -> None:
     """Words sent while a tool runs reach the model once: after the tool's result, before its next request."""
     fifo = tmp_path / "go.fifo"
@@ -185,6 +182,7 @@ async def test_typing_while_a_command_runs_steers_the_next_step(api: FakeAnthrop
     assert [e.text for e in delivered] == ["also look at b"]  # type: ignore[attr-defined]
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_an_interrupt_gives_the_unsent_words_back_to_the_input(api: FakeAnthropic, tmp_path: Path) -> None:
     api.script(message(tool_use("t1", "bash", {"command": "sleep 300"}), stop_reason="tool_use"))
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
@@ -199,6 +197,7 @@ async def test_an_interrupt_gives_the_unsent_words_back_to_the_input(api: FakeAn
     assert len(api.requests) == 1  # the words never reached the model
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_a_retried_attempt_leaves_no_partial_thinking_or_text(api: FakeAnthropic, tmp_path: Path) -> None:
     """When a stream fails mid-way and is retried, only the successful attempt stays on screen."""
     api.script(
@@ -217,6 +216,7 @@ async def test_a_retried_attempt_leaves_no_partial_thinking_or_text(api: FakeAnt
         assert "retry 1" in shown
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_the_status_line_counts_tokens_and_cost_over_the_same_runs(api: FakeAnthropic, tmp_path: Path) -> None:
     """After two runs the status line's tokens and cost are both the session's totals; one turn reads "1 turn"."""
     api.script(
@@ -242,6 +242,7 @@ async def test_the_status_line_counts_tokens_and_cost_over_the_same_runs(api: Fa
         assert "1 turns" not in shown
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_a_failed_run_does_not_keep_partial_text_as_an_answer(api: FakeAnthropic, tmp_path: Path) -> None:
     """A stream error that is not retryable ends the run; its partial text leaves the screen."""
     api.script(stream_error(text("HALF-AN-ANSWER"), error_type="invalid_request_error", error_message="bad"))
@@ -256,6 +257,7 @@ async def test_a_failed_run_does_not_keep_partial_text_as_an_answer(api: FakeAnt
         assert "the run stopped (stream_error)" in shown
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_resuming_shows_the_earlier_turns_and_continues(api: FakeAnthropic, tmp_path: Path) -> None:
     """`chimera --resume ID` opens with the session's earlier turns on screen; a new task continues it."""
     api.script(
@@ -287,6 +289,7 @@ async def test_resuming_shows_the_earlier_turns_and_continues(api: FakeAnthropic
         assert [m["role"] for m in api.requests[-1].messages] == ["user", "assistant", "user", "assistant", "user"]
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_tab_queues_a_follow_up_that_runs_when_the_run_ends(api: FakeAnthropic, tmp_path: Path) -> None:
     fifo = tmp_path / "go.fifo"
     os.mkfifo(fifo)
@@ -314,6 +317,7 @@ async def test_tab_queues_a_follow_up_that_runs_when_the_run_ends(api: FakeAnthr
         assert app.session.store.tree.queued == {}
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_an_interrupt_gives_queued_follow_ups_back_to_the_input(api: FakeAnthropic, tmp_path: Path) -> None:
     api.script(message(tool_use("t1", "bash", {"command": "sleep 300"}), stop_reason="tool_use"))
     app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", permission_mode="bypass"))
@@ -331,6 +335,7 @@ async def test_an_interrupt_gives_queued_follow_ups_back_to_the_input(api: FakeA
     assert len(api.requests) == 1
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_the_timeline_folds_by_keyboard_in_the_workbench(api: FakeAnthropic, tmp_path: Path) -> None:
     """Tab from an empty input reaches the timeline: n jumps to the failed call, enter folds and unfolds it."""
     (tmp_path / "notes.txt").write_text("".join(f"note {n}\n" for n in range(40)))
@@ -369,6 +374,7 @@ class Clock:
         return self.now
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_a_running_command_shows_its_latest_output_and_its_time_live(
     api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -406,6 +412,7 @@ async def test_a_running_command_shows_its_latest_output_and_its_time_live(
         os.close(gate)
 
 
+@pytest.mark.usefixtures("model_env")
 async def test_after_a_switch_the_conversation_is_the_branch_switched_to(api: FakeAnthropic, tmp_path: Path) -> None:
     """A switch (the session's, as a front end asks for it between runs) tells the conversation again as the
     branch it lands on, the later task gone from view, and says what it did."""
