@@ -4,7 +4,10 @@ and the agent's workspace over it (``env``; modules that need another folder dec
 
 Helpers that are not fixtures live in modules of their own: ``tests.cli_runner`` (the ``chimera``
 command), ``tests.fake_anthropic`` (the server and its replies), ``tests.anthropic_harness`` and
-``tests.helpers_loop`` (driving the loop in-process). No test imports another test file.
+``tests.helpers_loop`` (driving the loop in-process), ``tests.tui_helpers`` (the workbench under Pilot),
+``tests.session_helpers`` (sessions made by hand, a run killed mid-way), ``tests.switch_helpers``,
+``tests.interrupt_helpers`` (stopping a headless run), ``tests.git_helpers`` and ``tests.processes``.
+No test imports another test file.
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.cli_runner import run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import run_chimera
 
 SCRIPT = textwrap.dedent(
     """

@@ -6,37 +6,12 @@ import json
 import os
 import socket
 import stat
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-
-def chimera_command() -> list[str]:
-    script = Path(sys.executable).with_name("chimera")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "chimera.tui.launcher"]
-
-
-def run_chimera(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*chimera_command(), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert "Traceback" not in proc.stderr
-    for needle in needles:
-        assert needle in lines[0]
+from tests.cli_runner import assert_one_line_error, run_chimera
 
 
 def test_run_json_plays_the_demo_end_to_end(isolated_env: Path) -> None:

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from tests.cli_runner import assert_one_line_error, run_chimera
 from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
 from tests.helpers_loop import PidFifo
 from tests.processes import Reaper
-from tests.test_cli import assert_one_line_error, run_chimera
 
 
 def globbing(count: int, *, input_tokens: int = 120, output_tokens: int = 30) -> list[Reply]:

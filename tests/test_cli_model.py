@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from chimera.core.sessions.store import SessionStore
+from tests.cli_runner import assert_one_line_error, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, page, status, text, tool_use
-from tests.test_cli import assert_one_line_error, run_chimera
 
 SECRET = "sk-ant-test-0123456789-do-not-leak"
 DOCUMENTED_DEFAULT_MODEL = "claude-sonnet-5-5"  # README.md: the model with neither --model nor CHIMERA_MODEL

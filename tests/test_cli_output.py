@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from chimera.core.sessions.store import SessionStore
+from tests.cli_runner import chimera_command, run_chimera
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import Block, FakeAnthropic, message, stream_error, text
-from tests.test_cli import chimera_command, run_chimera
 
 EMOJI = "\U0001f600"
 

@@ -33,6 +33,7 @@ from chimera.core.loops.plan_execute import PLANNING_PROMPT
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.tui.cli import main
+from tests.cli_runner import assert_one_line_error, run_chimera
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import (
     FakeAnthropic,
@@ -44,7 +45,6 @@ from tests.fake_anthropic import (
     text,
     tool_use,
 )
-from tests.test_cli import assert_one_line_error, run_chimera
 
 WINDOW = 10_000  # tokens: the threshold (0.8) is 8,000
 TASK = "Read the three files and tell me what they hold."

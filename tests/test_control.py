@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.cli_runner import chimera_command, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command, run_chimera
 
 DEADLINE = 30.0  # a guard against a hung run, never reached by a passing test
 

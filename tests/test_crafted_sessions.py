@@ -17,8 +17,10 @@ from chimera.core.events import TurnStarted
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
 from chimera.core.strict_json import clean_text
+from tests.cli_runner import chimera
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text
-from tests.test_damaged_sessions import MODEL, SNAP, chimera, node, record, sound_start
+from tests.session_helpers import SNAP, node, record, sound_start
 
 
 def entries(home: Path, session_id: str) -> Path:

@@ -16,20 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.sessions.store import SessionStore
-from chimera.tui.cli import main
-from tests.fake_anthropic import DEFAULT_MODEL as MODEL
+from tests.cli_runner import chimera
 from tests.fake_anthropic import FakeAnthropic, message, text
-
-SNAP = "ab" * 20
-
-
-def record(**fields: object) -> bytes:
-    return json.dumps(fields, separators=(",", ":")).encode() + b"\n"
-
-
-def node(node_id: object, parent: object, kind: str, content: object, role: str = "user") -> bytes:
-    return record(t="node", id=node_id, parent=parent, kind=kind, ts=1.0, message={"role": role, "content": content})
+from tests.session_helpers import SNAP, node, record, sound_start
 
 
 def kept(node_id: str, parent: str, *, keep: str) -> bytes:
@@ -41,15 +30,6 @@ def kept(node_id: str, parent: str, *, keep: str) -> bytes:
 def message_first(node_id: str, parent: str, content: object) -> bytes:
     """A node record with its message before the other keys (read whole, not lazily)."""
     return record(t="node", message={"role": "user", "content": content}, id=node_id, parent=parent, kind="user", ts=1)
-
-
-def sound_start(home: Path, session_id: str, workdir: Path) -> None:
-    """A session as Chimera writes it: the person said hello, the model said hi (node ids u1, a1)."""
-    with SessionStore.create(home, session_id, workdir=workdir, model=MODEL) as store:
-        entries = store.folder / "entries.jsonl"
-    with entries.open("ab") as fh:
-        fh.write(node("u1", None, "user", "hello"))
-        fh.write(node("a1", "u1", "assistant", [{"type": "text", "text": "hi"}], role="assistant"))
 
 
 @dataclass(frozen=True)
@@ -165,14 +145,6 @@ CASES = [
         message_damaged=True,
     ),
 ]
-
-
-def chimera(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, list[str]]:
-    """Run ``chimera ARGS`` in this process: its exit code, stdout, and stderr lines."""
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err.splitlines()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

@@ -13,9 +13,9 @@ from chimera.core.events import StepEvent, ToolCallFinished
 from chimera.core.redact import Redactor
 from chimera.core.sessions.store import SessionStore
 from chimera.core.strict_json import MAX_DEPTH
+from tests.cli_runner import run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.helpers_loop import SnapshotReplay, call, collect, finished, make_core, only, say, turn
-from tests.test_cli import run_chimera
 
 SECRET = "sk-ant-test-0123456789-do-not-leak"  # long enough to be masked wherever it shows
 TOO_DEEP = f"Error: the arguments are nested more than {MAX_DEPTH} levels deep: send a flatter JSON object"

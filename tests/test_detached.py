@@ -17,9 +17,9 @@ import pytest
 
 from chimera.core.tools.base import ToolContext, ToolResult
 from chimera.core.tools.bash import Bash
+from tests.cli_runner import chimera_command
 from tests.fake_anthropic import FakeAnthropic, message, tool_use
 from tests.processes import Reaper
-from tests.test_cli import chimera_command
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="outside Linux a detached process can escape"

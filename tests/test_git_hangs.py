@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import chimera_command, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command, run_chimera
 
 UNAVAILABLE = "chimera: the git snapshot is unavailable: "
 

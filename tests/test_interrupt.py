@@ -24,6 +24,7 @@ from chimera.core.events import RunStarted, StepEvent, ToolCallFinished, ToolCal
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.tool_group import DEFAULT_TOOLS
+from tests.cli_runner import chimera_command
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.helpers_loop import (
     RUN_TIMEOUT,
@@ -40,7 +41,6 @@ from tests.helpers_loop import (
     turn,
     watch,
 )
-from tests.test_cli import chimera_command
 
 
 @pytest.fixture

@@ -19,8 +19,8 @@ from chimera.core.tools.glob import Glob
 from chimera.core.tools.grep import Grep
 from chimera.core.tools.read import Read
 from chimera.core.tools.ripgrep import find_rg
+from tests.cli_runner import chimera_command, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command, run_chimera
 
 
 @pytest.fixture

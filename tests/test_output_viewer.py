@@ -14,8 +14,7 @@ from chimera.tui.app import build_app
 from chimera.tui.screens.output import OutputScreen, saved_output
 from chimera.tui.widgets.saved_output_view import SavedOutputView
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_tui import entries, screen_text
-from tests.test_tui_run import send, until
+from tests.tui_helpers import entries, screen_text, send, until
 
 
 @pytest.fixture

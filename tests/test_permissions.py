@@ -22,8 +22,8 @@ from chimera.core.permissions.policy import PermissionPolicy, Rule
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import Executor, ToolCall
+from tests.cli_runner import assert_one_line_error, run_chimera
 from tests.helpers_loop import SnapshotReplay, call, finished, make_core, only, say, turn
-from tests.test_cli import assert_one_line_error, run_chimera
 
 HEADLESS_REFUSAL = (
     "Error: not permitted: bash needs approval and nobody can answer in a headless run: "

@@ -18,11 +18,10 @@ from chimera.core.sessions.start import RunOptions
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.tui.app import build_app
 from chimera.tui.screens.plan import PlanScreen
+from tests.cli_runner import run_chimera
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import run_chimera
-from tests.test_tui import screen_text
-from tests.test_tui_run import send, until
+from tests.tui_helpers import screen_text, send, until
 
 EDITED = "hello\nworld\n"
 PLAN = "Here is the plan:\n\n- [ ] Write `out.txt` saying hello\n- [ ] Add a second line to `out.txt`\n"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from chimera.core.sessions.store import SessionStore
+from tests.cli_runner import assert_one_line_error, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import assert_one_line_error, run_chimera
-from tests.test_switch import folder_digest
+from tests.switch_helpers import folder_digest
 
 
 def demo_session() -> tuple[str, list[dict[str, object]]]:

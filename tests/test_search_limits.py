@@ -20,9 +20,9 @@ import chimera.core.tools.pysearch as pysearch
 from chimera.core.tools.base import ToolContext
 from chimera.core.tools.globbing import glob_matches, glob_regex
 from chimera.core.tools.grep import Grep
+from tests.cli_runner import chimera_command
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command
-from tests.test_stops_promptly import assert_interrupted, interrupt, start, until_the_call_starts
+from tests.interrupt_helpers import assert_interrupted, interrupt, start, until_the_call_starts
 
 
 @pytest.fixture

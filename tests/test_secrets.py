@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from chimera.core.redact import MASK, Redactor
 from chimera.core.tools.output import OutputSink
+from tests.cli_runner import chimera_command, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, status, text, tool_use
-from tests.test_cli import chimera_command, run_chimera
 
 KEY = "sk-ant-api03-e2e0123456789abcdefKEY-do-not-leak"
 TOKEN = "sk-ant-oat01-e2e0123456789abcdefTOKEN-do-not-leak"

@@ -23,9 +23,9 @@ from chimera.core.errors import ConfigError
 from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
+from tests.cli_runner import chimera, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import run_chimera
-from tests.test_damaged_sessions import chimera, sound_start
+from tests.session_helpers import sound_start
 
 
 def digest(path: Path) -> dict[str, str]:

@@ -16,10 +16,11 @@ import pytest
 from chimera.core.errors import ConfigError
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
+from tests.cli_runner import assert_one_line_error, run_chimera
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.processes import Reaper
-from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
+from tests.session_helpers import kill_when, start_run
 
 
 def node_kinds(home: Path, session_id: str) -> list[str]:
@@ -206,32 +207,6 @@ def test_session_files_are_private(isolated_env: Path, tmp_path: Path) -> None:
 # --- kill -9 ---------------------------------------------------------------------------------
 
 
-def _start(model_env: dict[str, str], workdir: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*chimera_command(), "run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, **model_env},
-    )
-
-
-def _kill_when(proc: subprocess.Popen[str], predicate: object) -> list[dict[str, object]]:
-    """Read events until ``predicate(event)`` holds, then SIGKILL the process."""
-    assert proc.stdout is not None
-    seen = []
-    for line in proc.stdout:
-        event = json.loads(line)
-        seen.append(event)
-        if predicate(event):  # type: ignore[operator]
-            break
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate()
-    assert proc.returncode == -signal.SIGKILL
-    return seen
-
-
 def _killed_mid_batch(api: FakeAnthropic, model_env: dict[str, str], workdir: Path) -> str:
     """A run killed while its second call runs, its first (a write of a.txt) finished; the session id."""
     api.script(
@@ -242,7 +217,7 @@ def _killed_mid_batch(api: FakeAnthropic, model_env: dict[str, str], workdir: Pa
         ),
         message(text("Resumed fine.")),
     )
-    seen = _kill_when(_start(model_env, workdir), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
+    seen = kill_when(start_run(model_env, workdir), lambda e: e["type"] == "tool_call_started" and e["call_id"] == "t2")
     return str(seen[0]["session_id"])
 
 
@@ -251,7 +226,7 @@ def test_kill_while_the_first_answer_streams_keeps_the_prompt(
 ) -> None:
     """kill -9 while the model answers: the prompt was saved before the model spoke, and resume works."""
     api.script(stalled(text("I am thinking ab")), message(text("Back again.")))
-    seen = _kill_when(_start(model_env, tmp_path), lambda e: e["type"] == "text_delta")
+    seen = kill_when(start_run(model_env, tmp_path), lambda e: e["type"] == "text_delta")
     session_id = str(seen[0]["session_id"])
     assert node_kinds(isolated_env, session_id) == ["user"]
     resumed = run_chimera("run", "continue", "--json", "--resume", session_id, env=model_env)
@@ -305,7 +280,7 @@ def test_kill_during_a_tool_leaves_no_process_behind(
     workdir.mkdir()
     # Both ends open on our side: nothing blocks, and the shell's write is an event we can wait for.
     fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
-    proc = _start(model_env, workdir)
+    proc = start_run(model_env, workdir)
     try:
         ready, _, _ = select.select([fd], [], [], 30)
         assert ready, "the bash call never started"
@@ -326,7 +301,7 @@ def test_kill_between_turns_loses_nothing(
         message(tool_use("t1", "glob", {"pattern": "*"}), stop_reason="tool_use"),
         stalled(),
     )
-    seen = _kill_when(_start(model_env, tmp_path), lambda e: e["type"] == "turn_started" and e["turn"] == 2)
+    seen = kill_when(start_run(model_env, tmp_path), lambda e: e["type"] == "turn_started" and e["turn"] == 2)
     session_id = str(seen[0]["session_id"])
     entries = isolated_env / "sessions" / session_id / "entries.jsonl"
     assert entries.read_bytes().endswith(b"\n")
@@ -386,7 +361,7 @@ def test_kill_at_many_points_then_reopen_and_resume(
         message(text("Step three."), tool_use("t3", "read", {"path": "a.txt"}), stop_reason="tool_use"),
         message(text("All done.")),
     )
-    seen = _kill_when(_start(model_env, tmp_path), lambda e: e["seq"] == kill_at)
+    seen = kill_when(start_run(model_env, tmp_path), lambda e: e["seq"] == kill_at)
     session_id = str(seen[0]["session_id"])
     entries = isolated_env / "sessions" / session_id / "entries.jsonl"
     raw = entries.read_bytes()

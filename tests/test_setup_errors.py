@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from tests.anthropic_harness import serve_fake
+from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, Reply, message, page, status, text
-from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
 
 KEY = "sk-ant-setup-0123456789-secret"
 QUICK = 20.0  # seconds: far more than a run that fails at once needs, far less than retries over a minute

@@ -9,10 +9,8 @@ end in its event log), a model server that always answers the same.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from textual.app import App
@@ -20,115 +18,17 @@ from textual.pilot import Pilot
 from textual.screen import Screen
 
 from chimera.core.sessions.start import RunOptions
-from chimera.core.sessions.store import SessionStore
 from chimera.tui.app import build_app
 from chimera.tui.replay_app import ReplayApp
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.screens.plan import PlanScreen
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_tui import entries, screen_text
-from tests.test_tui_run import send, until
+from tests.session_helpers import record_fixed_session
+from tests.tui_helpers import entries, screen_text, send, until
 
 SIZE = (80, 24)
 Snap = Callable[..., bool]
-
-STATS = "".join(
-    f"{n:6d}\t{line}\n"
-    for n, line in enumerate(
-        [
-            "def median(values):",
-            "    ordered = sorted(values)",
-            "    mid = len(ordered) // 2",
-            "    return ordered[mid]",
-        ],
-        start=1,
-    )
-)
-FAILURE = "F.\nFAILED test_stats.py::test_median_even - assert 3 == 2.5\n1 failed, 1 passed"
-DIFF = (
-    "--- a/stats.py\n+++ b/stats.py\n@@ -3,2 +3,4 @@\n     mid = len(ordered) // 2\n"
-    "-    return ordered[mid]\n+    if len(ordered) % 2:\n+        return ordered[mid]\n"
-    "+    return (ordered[mid - 1] + ordered[mid]) / 2\n"
-)
-
-
-def assistant(*blocks: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content": list(blocks)}
-
-
-def result(call_id: str, output: str, *, error: bool = False) -> dict[str, Any]:
-    return {"type": "tool_result", "tool_use_id": call_id, "content": output, "is_error": error}
-
-
-def use(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "tool_use", "id": call_id, "name": name, "input": args}
-
-
-def record_fixed_session(home: Path, workdir: Path) -> str:
-    """A finished session with thinking, a read, a failing test run (its whole output saved), an edit with its
-    diff and an answer."""
-    saved = str(home / "output" / "s1" / "b1.txt")
-    calls: list[tuple[str, str, dict[str, Any], str, bool, float, dict[str, Any]]] = [
-        ("r1", "read", {"path": "stats.py"}, STATS, False, 3.0, {}),
-        ("b1", "bash", {"command": "pytest -q"}, FAILURE, True, 840.0, {"exit_code": 1, "full_output": saved}),
-        (
-            "e1",
-            "edit",
-            {"path": "stats.py", "old": "return ordered[mid]", "new": "…"},
-            "Edited stats.py",
-            False,
-            12.0,
-            {"diff": DIFF},
-        ),
-    ]
-    with SessionStore.create(home, "s1", workdir=workdir, model=MODEL) as store:
-        store.add("user", {"role": "user", "content": "fix the median of an even list"})
-        store.add(
-            "assistant",
-            assistant(
-                {"type": "thinking", "thinking": "The median must average the middle pair.", "signature": "x"},
-                {"type": "text", "text": "I'll read the code and run the tests."},
-                use(*calls[0][:3]),
-                use(*calls[1][:3]),
-            ),
-        )
-        store.add("tool_result", {"role": "user", "content": [result("r1", STATS), result("b1", FAILURE, error=True)]})
-        store.add("assistant", assistant({"type": "text", "text": "`median` returns one value."}, use(*calls[2][:3])))
-        store.add("tool_result", {"role": "user", "content": [result("e1", "Edited stats.py")]})
-        end = store.add(
-            "assistant", assistant({"type": "text", "text": "Fixed: an even list averages its **two** middle values."})
-        )
-        store.sync()
-        log = [
-            {
-                "type": "tool_call_finished",
-                "call_id": c,
-                "name": n,
-                "args": a,
-                "output": o,
-                "is_error": e,
-                "duration_ms": d,
-                "data": data,
-            }
-            for c, n, a, o, e, d, data in calls
-        ]
-        log.append(
-            {
-                "type": "run_finished",
-                "node_id": end.id,
-                "success": True,
-                "reason": "completed",
-                "steps": 3,
-                "cost": 0.0123,
-                "error": "",
-                "answer": "",
-            }
-        )
-        Path(saved).parent.mkdir(parents=True, exist_ok=True)
-        Path(saved).write_text("".join(f"collecting test_stats.py line {n}\n" for n in range(1, 41)) + FAILURE)
-        (store.folder / "events.jsonl").write_text("".join(json.dumps(line) + "\n" for line in log))
-    return "s1"
 
 
 def asked_about(app: App[int], screen: type[Screen[object]], words: str) -> bool:

@@ -14,9 +14,9 @@ from chimera.core.loops.reflexion import REFLECTION_PROMPT, Reflexion
 from chimera.core.loops.tree_of_thought import TreeOfThought
 from chimera.core.providers.factory import create_provider
 from chimera.core.tool_group import DEFAULT_TOOLS
+from tests.cli_runner import assert_one_line_error, run_chimera
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import assert_one_line_error, run_chimera
 
 
 @pytest.fixture

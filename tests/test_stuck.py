@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import chimera_command
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command
 
 # A tool that blocks in a worker thread on a FIFO nobody writes to; the run is cancelled once it is stuck.
 _STUCK_RUN = """

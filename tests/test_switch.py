@@ -2,57 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from chimera.core.sessions.store import SessionStore
+from tests.cli_runner import assert_one_line_error, run_chimera
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
-from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, text
 from tests.git_helpers import git
-from tests.test_cli import assert_one_line_error, run_chimera
-
-
-def folder_digest(folder: Path) -> dict[str, str]:
-    """Every file under ``folder`` with the hash of its bytes (to prove nothing in it changed)."""
-    return {
-        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
-def two_runs(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> str:
-    """Run 1 writes a.txt (v1); run 2, resumed, edits it to v2 and adds b.txt. Returns the session id."""
-    api.script(
-        message(tool_use("w1", "write", {"path": "a.txt", "content": "v1\n"}), stop_reason="tool_use"),
-        message(text("Wrote v1.")),
-        message(
-            tool_use("e1", "edit", {"path": "a.txt", "old": "v1", "new": "v2"}),
-            tool_use("w2", "write", {"path": "b.txt", "content": "new\n"}),
-            stop_reason="tool_use",
-        ),
-        message(text("Now v2, and b.")),
-    )
-    bypass = ("--permission-mode", "bypass", "--json")
-    first = run_chimera("run", "write v1", "--workdir", str(project), *bypass, env=model_env)
-    assert first.returncode == 0, first.stderr
-    session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
-    second = run_chimera("run", "make it v2", "--resume", session_id, *bypass, env=model_env)
-    assert second.returncode == 0, second.stderr
-    return session_id
-
-
-def nodes(home: Path, session_id: str) -> list[dict[str, object]]:
-    proc = run_chimera("tree", session_id, "--json")
-    assert proc.returncode == 0, proc.stderr
-    return list(json.loads(proc.stdout)["nodes"])
-
-
-def answer_node(home: Path, session_id: str, answer: str) -> str:
-    return next(str(n["id"]) for n in nodes(home, session_id) if n["summary"] == answer)
+from tests.switch_helpers import answer_node, folder_digest, two_runs
 
 
 def test_switch_back_and_forth_restores_the_files_exactly(

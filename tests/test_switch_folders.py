@@ -14,8 +14,8 @@ import stat
 from pathlib import Path
 
 from chimera.core.sessions.store import SessionStore
+from tests.cli_runner import run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import run_chimera
 
 
 def run(model_env: dict[str, str], task: str, *args: str) -> str:

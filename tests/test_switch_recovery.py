@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 from chimera.core.sessions.store import SessionStore
+from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
-from tests.test_switch import answer_node, two_runs
+from tests.switch_helpers import answer_node, two_runs
 
 FILES = 1500
 

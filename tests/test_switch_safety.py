@@ -14,9 +14,10 @@ import pytest
 from chimera.core.errors import SessionError
 from chimera.core.sessions import store as session_store
 from chimera.core.sessions.store import SessionStore
+from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
-from tests.test_cli import assert_one_line_error, chimera_command, run_chimera
-from tests.test_switch import answer_node, two_runs
+from tests.session_helpers import kill_when, start_run
+from tests.switch_helpers import answer_node, two_runs
 
 
 def test_a_file_the_person_made_between_runs_survives_a_switch_back(
@@ -217,10 +218,8 @@ def test_replay_plays_a_session_that_was_killed_while_answering(
     api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
     """Two prompts in a row (a run killed mid-answer, then resumed) replay as the one turn they were."""
-    from tests.test_sessions import _kill_when, _start
-
     api.script(stalled(text("half")), message(text("Whole answer.")))
-    seen = _kill_when(_start(model_env, tmp_path), lambda e: e["type"] == "text_delta")
+    seen = kill_when(start_run(model_env, tmp_path), lambda e: e["type"] == "text_delta")
     session_id = str(seen[0]["session_id"])
     assert run_chimera("run", "again", "--resume", session_id, env=model_env).returncode == 0
     replay = run_chimera("replay", session_id, "--json")

@@ -16,8 +16,8 @@ from chimera.core.tools.base import ToolContext, ToolResult
 from chimera.core.tools.glob import Glob
 from chimera.core.tools.grep import Grep
 from chimera.core.tools.ripgrep import find_rg
+from tests.cli_runner import run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import run_chimera
 
 LOOP = "is a symbolic link loop"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_runner import chimera_command
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 

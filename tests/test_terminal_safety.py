@@ -18,10 +18,10 @@ from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import terminal_safe
 from chimera.tui.app import build_app
 from chimera.tui.widgets.transcript_view import TranscriptView
+from tests.cli_runner import chimera_command
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, status, text, thinking, tool_use
-from tests.test_cli import chimera_command
-from tests.test_tui import entries, screen_text
+from tests.tui_helpers import asked, entries, screen_text
 
 TITLE = "\x1b]0;pwned\x07"  # OSC 0: retitles the terminal
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4=\x07"  # OSC 52: writes the clipboard
@@ -299,8 +299,6 @@ async def test_the_permission_prompt_shows_a_command_that_hides_text_as_escapes(
     api: FakeAnthropic, tmp_path: Path
 ) -> None:
     """A command asked about shows its carriage return and bidi override as escapes: nothing of it is hidden."""
-    from tests.test_tui_run import asked
-
     hidden = f"rm -rf ~/important{CLEAR}\recho harmless \u202ecod.sh"
     api.script(message(tool_use("t1", "bash", {"command": hidden}), stop_reason="tool_use"), message(text("No.")))
     app = build_app(RunOptions(workdir=tmp_path, model=MODEL))

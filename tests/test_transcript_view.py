@@ -6,7 +6,7 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.geometry import Region
 from textual.strip import Strip
 
@@ -21,12 +21,11 @@ from chimera.core.events import (
     ToolCallStarted,
     ToolOutputDelta,
 )
-from chimera.themes import DEFAULT_THEME, THEMES
 from chimera.tui.state import Entry, Transcript
 from chimera.tui.transcript_render import settled_length
 from chimera.tui.widgets import transcript_view
 from chimera.tui.widgets.transcript_view import TranscriptView
-from tests.test_tui import screen_text
+from tests.tui_helpers import Harness, screen_text
 
 OUTPUT = "".join(f"match {n}\n" for n in range(30))
 GREP = {"pattern": "match"}
@@ -54,25 +53,6 @@ def a_run() -> list[StepEvent]:
         MessageCompleted(message=final, stop_reason="end_turn"),
         RunFinished(success=True, reason="completed", steps=2, cost=0.01),
     ]
-
-
-class Harness(App[None]):
-    """The conversation view alone, with Chimera's themes, the default one on."""
-
-    def __init__(self, transcript: Transcript) -> None:
-        super().__init__()
-        self.transcript = transcript
-
-    def compose(self) -> ComposeResult:
-        yield TranscriptView(self.transcript, id="transcript")
-
-    def on_mount(self) -> None:
-        for theme in THEMES:
-            self.register_theme(theme)
-        self.theme = DEFAULT_THEME
-        view = self.query_one(TranscriptView)
-        view.refresh_entries()
-        view.focus()
 
 
 def loaded() -> Harness:

@@ -9,26 +9,11 @@ import pytest
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
-from chimera.tui.state import Entry
 from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-
-
-def screen_text(app: object) -> str:
-    """Everything the screen shows right now, as plain text."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())  # type: ignore[attr-defined]
-
-
-def entries(app: object, kind: str) -> list[Entry]:
-    """The conversation's entries of ``kind`` (``user``, ``text``, ``tool``, ``notice``…), in order."""
-    return [e for e in app.transcript.entries if e.kind == kind]  # type: ignore[attr-defined]
-
-
-def said(app: object) -> list[str]:
-    """What the person said, as the conversation shows it."""
-    return [e.text for e in entries(app, "user")]
+from tests.tui_helpers import entries, said, screen_text
 
 
 async def test_demo_final_answer_appears_on_screen(isolated_env: Path) -> None:

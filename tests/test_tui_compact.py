@@ -14,8 +14,7 @@ from chimera.tui.app import build_app
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_tui import said
-from tests.test_tui_run import send, until
+from tests.tui_helpers import said, send, until
 
 
 @pytest.fixture

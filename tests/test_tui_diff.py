@@ -9,8 +9,7 @@ import pytest
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.test_tui import entries, screen_text
-from tests.test_tui_run import send
+from tests.tui_helpers import entries, screen_text, send
 
 
 @pytest.mark.usefixtures("model_env")

@@ -17,8 +17,7 @@ from chimera.themes import CHIMERA_DARK, CHIMERA_LIGHT, THEMES
 from chimera.tui import highlight
 from chimera.tui.state import Transcript
 from chimera.tui.widgets.transcript_view import TranscriptView
-from tests.test_transcript_view import Harness
-from tests.test_tui import screen_text
+from tests.tui_helpers import Harness, screen_text
 
 PYTHON = ["import os", "", "def answer(x):", '    """Say it."""', "    return 42  # the answer"]
 DONE = {"role": "assistant", "content": []}

@@ -15,7 +15,8 @@ from chimera.core.sessions.store import SessionStore
 from chimera.tui.replay_app import ReplayApp
 from chimera.tui.widgets.replay_bar import ReplayBar
 from chimera.tui.widgets.status_line import StatusLine
-from tests.test_tui import entries, said, screen_text
+from tests.session_helpers import record_fixed_session
+from tests.tui_helpers import entries, said, screen_text
 
 TASK = "how long is a.txt?"
 ANSWER = "a.txt has **three** lines."
@@ -121,8 +122,6 @@ async def test_the_speed_keys_change_a_replay_mid_turn(isolated_env: Path, tmp_p
 
 async def test_a_replay_shows_recorded_durations_and_an_edits_diff(isolated_env: Path, tmp_path: Path) -> None:
     """The session's log gives the replayed calls their time then and their data: the edit opens on its diff."""
-    from tests.test_snapshots import record_fixed_session
-
     app = ReplayApp(record_fixed_session(isolated_env, tmp_path), paused=True)
     async with app.run_test(size=(100, 40)) as pilot:
         await until(pilot, lambda: bool(said(app)), "the task")

@@ -6,45 +6,19 @@ import asyncio
 import json
 import os
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from chimera.core.events import SteeringDelivered, StepEvent, ToolCallStarted, UsageReported
 from chimera.core.sessions.start import RunOptions
 from chimera.tui import conversation_app
-from chimera.tui.app import ChimeraApp, build_app
+from chimera.tui.app import build_app
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import FakeAnthropic, message, stream_error, text, thinking, tool_use
-from tests.test_tui import entries, said, screen_text
-
-
-async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
-    """Let the app process messages until ``condition`` holds (bounded, so a failure cannot hang)."""
-    for _ in range(2000):
-        if condition():
-            return
-        await pilot.pause(0.005)
-    raise AssertionError(f"never happened: {what}")
-
-
-async def asked(pilot: Pilot[int], app: ChimeraApp) -> str:
-    """Wait until the permission prompt is up and drawn (a pushed screen draws a frame later); its text."""
-    await until(
-        pilot,
-        lambda: isinstance(app.screen, PermissionScreen) and bool(screen_text(app).strip()),
-        "the permission prompt on screen",
-    )
-    return screen_text(app)
-
-
-async def send(pilot: Pilot[int], task: str) -> None:
-    await pilot.click("#prompt")
-    await pilot.press(*task, "enter")
+from tests.tui_helpers import asked, entries, said, screen_text, send, until
 
 
 def touch_then_answer() -> tuple[object, object]:

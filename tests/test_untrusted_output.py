@@ -26,8 +26,8 @@ from chimera.core.providers.anthropic import AnthropicProvider
 from chimera.core.providers.base import ModelRequest
 from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import collect, finished, make_core, only, open_provider, retries, workspace
+from tests.cli_runner import chimera_command, run_chimera
 from tests.fake_anthropic import Block, FakeAnthropic, message, text, tool_use
-from tests.test_cli import chimera_command, run_chimera
 
 TASK = "Do the thing."
 EMOJI = "\U0001f600"

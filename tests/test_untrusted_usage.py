@@ -21,8 +21,8 @@ from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import UsageReported
 from chimera.core.providers.anthropic import AnthropicProvider
 from tests.anthropic_harness import collect, finished, make_core, only, open_provider, workspace
+from tests.cli_runner import run_chimera
 from tests.fake_anthropic import FakeAnthropic, Reply, message, text
-from tests.test_cli import run_chimera
 
 NONSENSE = [
     "-5",
