@@ -98,7 +98,7 @@ def reaper() -> Iterator[Reaper]:
 # Property tests run on slow, shared CI machines: no per-example deadline, a fixed
 # number of examples, no example database written into the checkout, and the same
 # examples every run (derandomized), so CI never goes red by chance. To search
-# afresh and harder: `pytest --hypothesis-profile=explore tests/test_session_properties.py`.
+# afresh and harder: `pytest --hypothesis-profile=explore tests/core/test_session_properties.py`.
 settings.register_profile("chimera", deadline=None, max_examples=60, database=None, print_blob=True, derandomize=True)
 settings.register_profile("explore", deadline=None, max_examples=1000, database=None, print_blob=True)
 settings.load_profile("chimera")

@@ -1,8 +1,8 @@
 """Screen snapshots at 80×24 (pytest-textual-snapshot): each state of the workbench as a person sees it.
 
-The SVGs live in ``tests/__snapshots__/test_snapshots/``; a change to how a screen
+The SVGs live in ``tests/tui/__snapshots__/test_snapshots/``; a change to how a screen
 looks fails here until the new picture is looked at and accepted with
-``pytest tests/test_snapshots.py -n 0 --snapshot-update``. What the screens show is
+``pytest tests/tui/test_snapshots.py -n 0 --snapshot-update``. What the screens show is
 made fixed first: a session recorded by hand (durations, a diff and the run's
 end in its event log), a model server that always answers the same.
 """
