@@ -1,8 +1,8 @@
 """Runs chimera's agent loop over the real ``anthropic`` SDK against :mod:`fake_anthropic`.
 
-Test modules define their fixtures as thin wrappers around :func:`serve_fake`
-and :func:`open_provider` (fixtures imported from another module trip the
-linter), and drive runs with :func:`collect`.
+The ``api`` fixture (conftest.py) is :func:`serve_fake`; test modules build
+their provider fixtures on it with :func:`open_provider`, and drive runs with
+:func:`collect`.
 """
 
 from __future__ import annotations

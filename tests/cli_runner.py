@@ -1,4 +1,5 @@
-"""Provides the CLI runner the tests share: the ``chimera`` command as a subprocess, and its one-line error check."""
+"""Provides the CLI runner the tests share: the ``chimera`` command as a subprocess or in this process, and its
+one-line error check."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["assert_one_line_error", "chimera_command", "run_chimera"]
+import pytest
+
+__all__ = ["assert_one_line_error", "chimera", "chimera_command", "run_chimera"]
 
 
 def chimera_command() -> list[str]:
@@ -36,3 +39,13 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str)
     assert "Traceback" not in proc.stderr
     for needle in needles:
         assert needle in lines[0]
+
+
+def chimera(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, list[str]]:
+    """Run ``chimera ARGS`` in this process: its exit code, stdout, and stderr lines (never a traceback)."""
+    from chimera.tui.cli import main  # the command's own code, imported by the tests that run it in process
+
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err.splitlines()

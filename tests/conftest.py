@@ -1,9 +1,13 @@
 """Shared fixtures: a private CHIMERA_HOME with no model configured, the loopback Messages API server,
-the model environment that points Chimera at it, and a project folder.
+the model environment that points Chimera at it, a project folder (empty, or the person's git repository)
+and the agent's workspace over it (``env``; modules that need another folder declare their own).
 
 Helpers that are not fixtures live in modules of their own: ``tests.cli_runner`` (the ``chimera``
 command), ``tests.fake_anthropic`` (the server and its replies), ``tests.anthropic_harness`` and
-``tests.helpers_loop`` (driving the loop in-process). No test imports another test file.
+``tests.helpers_loop`` (driving the loop in-process), ``tests.tui_helpers`` (the workbench under Pilot),
+``tests.session_helpers`` (sessions made by hand, a run killed mid-way), ``tests.switch_helpers``,
+``tests.interrupt_helpers`` (stopping a headless run), ``tests.git_helpers`` and ``tests.processes``.
+No test imports another test file.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from chimera.core.env.local import LocalEnvironment
 from tests.anthropic_harness import serve_fake
 from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic
+from tests.git_helpers import git
 from tests.processes import Reaper, subreaper
 
 
@@ -66,6 +72,23 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def env(project: Path) -> Iterator[LocalEnvironment]:
+    """The agent's workspace over the project folder (a LocalEnvironment), closed afterwards."""
+    with LocalEnvironment(project) as environment:
+        yield environment
+
+
+@pytest.fixture
+def git_project(project: Path) -> Path:
+    """The project folder as the person's own git repository, with one commit (README.md saying "project")."""
+    git(project, "init", "-q", "-b", "main")
+    (project / "README.md").write_text("project\n")
+    git(project, "add", "README.md")
+    git(project, "commit", "-q", "-m", "start")
+    return project
+
+
+@pytest.fixture
 def reaper() -> Iterator[Reaper]:
     """Descendants' orphans become ours, so a test can prove they were killed (Linux only)."""
     with subreaper() as r:
@@ -75,7 +98,7 @@ def reaper() -> Iterator[Reaper]:
 # Property tests run on slow, shared CI machines: no per-example deadline, a fixed
 # number of examples, no example database written into the checkout, and the same
 # examples every run (derandomized), so CI never goes red by chance. To search
-# afresh and harder: `pytest --hypothesis-profile=explore tests/test_session_properties.py`.
+# afresh and harder: `pytest --hypothesis-profile=explore tests/core/test_session_properties.py`.
 settings.register_profile("chimera", deadline=None, max_examples=60, database=None, print_blob=True, derandomize=True)
 settings.register_profile("explore", deadline=None, max_examples=1000, database=None, print_blob=True)
 settings.load_profile("chimera")

@@ -1,16 +1,20 @@
-"""Provides what the workbench's tests share: the screen as text, the conversation's entries, typing a task,
-and waiting (bounded) for something to show."""
+"""Driving the workbench under Textual's Pilot: what the screen shows, the conversation's entries, a task
+typed in, a wait for a condition or for the permission prompt, and the conversation view alone (``Harness``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 
-from chimera.tui.state import Entry
+from chimera.themes import DEFAULT_THEME, THEMES
+from chimera.tui.app import ChimeraApp
+from chimera.tui.screens.permission import PermissionScreen
+from chimera.tui.state import Entry, Transcript
+from chimera.tui.widgets.transcript_view import TranscriptView
 
-__all__ = ["entries", "said", "screen_text", "send", "until"]
+__all__ = ["Harness", "asked", "entries", "said", "screen_text", "send", "until"]
 
 
 def screen_text(app: object) -> str:
@@ -28,7 +32,7 @@ def said(app: object) -> list[str]:
     return [e.text for e in entries(app, "user")]
 
 
-async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> None:
+async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
     """Let the app process messages until ``condition`` holds (bounded, so a failure cannot hang)."""
     for _ in range(2000):
         if condition():
@@ -37,7 +41,36 @@ async def until(pilot: Pilot[Any], condition: Callable[[], bool], what: str) -> 
     raise AssertionError(f"never happened: {what}")
 
 
-async def send(pilot: Pilot[Any], task: str) -> None:
-    """Type ``task`` into the input and press enter."""
+async def asked(pilot: Pilot[int], app: ChimeraApp) -> str:
+    """Wait until the permission prompt is up and drawn (a pushed screen draws a frame later); its text."""
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, PermissionScreen) and bool(screen_text(app).strip()),
+        "the permission prompt on screen",
+    )
+    return screen_text(app)
+
+
+async def send(pilot: Pilot[int], task: str) -> None:
+    """Click the prompt, type ``task`` and press enter."""
     await pilot.click("#prompt")
     await pilot.press(*task, "enter")
+
+
+class Harness(App[None]):
+    """The conversation view alone, with Chimera's themes, the default one on."""
+
+    def __init__(self, transcript: Transcript) -> None:
+        super().__init__()
+        self.transcript = transcript
+
+    def compose(self) -> ComposeResult:
+        yield TranscriptView(self.transcript, id="transcript")
+
+    def on_mount(self) -> None:
+        for theme in THEMES:
+            self.register_theme(theme)
+        self.theme = DEFAULT_THEME
+        view = self.query_one(TranscriptView)
+        view.refresh_entries()
+        view.focus()

@@ -1,0 +1,109 @@
+"""The real `chimera` in a real terminal (tmux): the demo plays, ctrl+q quits, nothing is left running."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import chimera_command
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+SOCKET = f"chimera-test-{uuid.uuid4().hex[:8]}"  # a private tmux server, apart from the person's own
+
+
+def tmux(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=check)
+
+
+def capture(session: str) -> str:
+    return tmux("capture-pane", "-p", "-t", session).stdout
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+    """Poll a condition that only the terminal can show, until it holds or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def session_alive(session: str) -> bool:
+    return tmux("has-session", "-t", session).returncode == 0
+
+
+def test_demo_in_a_real_terminal(isolated_env: Path) -> None:
+    """In tmux, the workbench shows the demo banner, plays to the end, and quits on ctrl+q."""
+    session = "demo"
+    unset = [f"-u {name}" for name in os.environ if name.startswith("ANTHROPIC_")]
+    command = " ".join(
+        [
+            "exec env",
+            *unset,
+            shlex.quote(f"CHIMERA_HOME={isolated_env}"),
+            *map(shlex.quote, chimera_command()),
+        ]
+    )
+    tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "40", command, check=True)
+    try:
+        assert wait_for(lambda: "Demo mode" in capture(session)), capture(session)
+        assert wait_for(lambda: "done in 5 turns" in capture(session), timeout=60), capture(session)
+        screen = capture(session)
+        assert "nothing else changed" in screen
+        assert "turn 5" in screen
+        tmux("send-keys", "-t", session, "C-q", check=True)
+        assert wait_for(lambda: not session_alive(session)), "ctrl+q did not quit"
+    finally:
+        tmux("kill-server")
+
+
+def test_a_typed_task_shows_its_reply_and_a_folded_call_that_unfolds(isolated_env: Path, tmp_path: Path) -> None:
+    """In tmux against the loopback server: a task typed, the reply shown, its read folded to one line;
+    tab, the arrows and enter unfold it to the file's lines."""
+    (tmp_path / "notes.txt").write_text("".join(f"note number {n}\n" for n in range(5)))
+    session = "typed"
+    with FakeAnthropic() as api:
+        api.script(
+            message(tool_use("r1", "read", {"path": "notes.txt"}), stop_reason="tool_use"),
+            message(text("The notes count from zero to four.")),
+        )
+        settings = [f"CHIMERA_HOME={isolated_env}", f"ANTHROPIC_BASE_URL={api.url}", "ANTHROPIC_API_KEY=k"]
+        command = " ".join(
+            [
+                "exec env",
+                *[f"-u {name}" for name in os.environ if name.startswith("ANTHROPIC_")],
+                "NO_PROXY=127.0.0.1",
+                *map(shlex.quote, settings),
+                *map(shlex.quote, chimera_command()),
+                "--workdir",
+                shlex.quote(str(tmp_path)),
+                "--permission-mode",
+                "bypass",
+            ]
+        )
+        tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", command, check=True)
+        try:
+            assert wait_for(lambda: "Tell Chimera" in capture(session)), capture(session)
+            tmux("send-keys", "-t", session, "-l", "what do the notes say?", check=True)
+            tmux("send-keys", "-t", session, "Enter", check=True)
+            assert wait_for(lambda: "count from zero to four" in capture(session)), capture(session)
+            screen = capture(session)
+            assert "▸ ✓ read  notes.txt" in screen  # folded to its line
+            assert "note number 3" not in screen
+            tmux("send-keys", "-t", session, "Tab", "Up", "Up", "Up", "Enter", check=True)
+            assert wait_for(lambda: "note number 3" in capture(session)), capture(session)
+            assert "▾ ✓ read  notes.txt" in capture(session)
+        finally:
+            tmux("kill-server")
