@@ -17,7 +17,7 @@ from typing import Any
 
 from chimera.core.errors import SessionError
 from chimera.core.loops.context import content_blocks, is_continue_prompt, is_reminder
-from chimera.core.sessions.history import logged_calls
+from chimera.core.sessions.history import LoggedCalls, logged_calls
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import Node
 from chimera.core.terminal_text import terminal_safe
@@ -40,21 +40,23 @@ def export_markdown(store: SessionStore) -> str:
         "",
     ]
     calls: dict[str, dict[str, Any]] = {}
-    diffs = {call_id: event["data"]["diff"] for call_id, event in logged_calls(store).items() if _has_diff(event)}
+    logged = logged_calls(store)
     for node in store.tree.path():
         try:
-            out += _node(node, calls, diffs)
+            out += _node(node, calls, logged)
         except SessionError as err:  # one damaged message: say so where it was, keep the rest
             out += [f"*({err})*", ""]
     return terminal_safe("\n".join(out).rstrip()) + "\n"
 
 
-def _has_diff(event: dict[str, Any]) -> bool:
+def _diff(event: dict[str, Any]) -> str | None:
+    """The diff a logged call's event holds (an edit's), if any."""
     data = event.get("data")
-    return isinstance(data, dict) and isinstance(data.get("diff"), str) and bool(data["diff"])
+    diff = data.get("diff") if isinstance(data, dict) else None
+    return diff if isinstance(diff, str) and diff else None
 
 
-def _node(node: Node, calls: dict[str, dict[str, Any]], diffs: dict[str, str]) -> list[str]:
+def _node(node: Node, calls: dict[str, dict[str, Any]], logged: LoggedCalls) -> list[str]:
     blocks = content_blocks(node.message.get("content"))
     if node.kind == "user":
         if is_continue_prompt(node.message):
@@ -71,7 +73,7 @@ def _node(node: Node, calls: dict[str, dict[str, Any]], diffs: dict[str, str]) -
             elif block.get("type") == "thinking" and str(block.get("thinking", "")).strip():
                 lines += ["<details><summary>thinking</summary>", "", str(block["thinking"]), "", "</details>", ""]
             elif block.get("type") == "tool_use":
-                calls[block["id"]] = block
+                calls[block["id"]] = {**block, "node": node.id}
                 args = block.get("input")
                 lines += [f"**{block['name']}** `{_argument(args if isinstance(args, dict) else {})}`", ""]
         return lines
@@ -81,7 +83,7 @@ def _node(node: Node, calls: dict[str, dict[str, Any]], diffs: dict[str, str]) -
             continue
         call = calls.get(block.get("tool_use_id", ""), {})
         lines += _result(str(call.get("name", "tool")), _texts(block.get("content")), bool(block.get("is_error")))
-        diff = diffs.get(str(block.get("tool_use_id", "")))
+        diff = _diff(logged.find(call.get("node"), str(block.get("tool_use_id", ""))))
         if diff is not None and not block.get("is_error"):
             fence = "````" if "```" in diff else "```"
             lines += [f"{fence}diff", *diff.rstrip("\n").splitlines(), fence, ""]

@@ -53,6 +53,7 @@ from chimera.core.providers.pace import Pace
 from chimera.core.providers.replay import RECORDING_ENDED, RecordedTurn, ReplayProvider
 from chimera.core.redact import Redactor
 from chimera.core.sessions.checkpoints import ShadowRepo
+from chimera.core.sessions.history import LoggedCalls
 from chimera.core.sessions.tree import Node, SessionTree
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import ToolResult, describe_call
@@ -102,7 +103,8 @@ class RecordedRun:
     ``prompt`` is the id of the user node that started it and ``task`` its content (two
     prompts in a row are one: the first got no answer); ``turns`` the model's messages;
     ``results`` every call's recorded result, a call the branch has no result for answered
-    as a resume answers it; ``stops_at`` the node where the recording stops before the run
+    as a resume answers it; ``made_in`` the node of the message that made each call (by call
+    id; where the session's log keeps its details); ``stops_at`` the node where the recording stops before the run
     answered (None when it answered); ``permissions`` what the run was started with, if recorded.
     """
 
@@ -111,6 +113,7 @@ class RecordedRun:
     turns: tuple[RecordedTurn, ...]
     calls: tuple[ToolCall, ...]
     results: Mapping[str, ToolResult]
+    made_in: Mapping[str, str]
     stops_at: str | None
     permissions: Mapping[str, Any] | None
 
@@ -179,6 +182,7 @@ class _Building:
         self.permissions = permissions
         self.turns: list[RecordedTurn] = []
         self.calls: list[ToolCall] = []
+        self.made_in: dict[str, str] = {}
         self.results: dict[str, ToolResult] = {}
         self.last = prompt
         self.answered = False
@@ -195,6 +199,7 @@ class _Building:
             stop = "max_tokens"  # the loop asked the model to go on
         self.turns.append(RecordedTurn(message=node.message, stop_reason=stop, seconds=seconds))
         self.calls += calls
+        self.made_in.update((call.id, node.id) for call in calls)
         self.last = node.id
         self.answered = stop == "end_turn"
 
@@ -216,20 +221,19 @@ class _Building:
             turns=tuple(self.turns),
             calls=tuple(self.calls),
             results=results,
+            made_in=self.made_in,
             stops_at=None if self.answered else self.last,
             permissions=self.permissions,
         )
 
 
-def _as_logged(
-    results: Mapping[str, ToolResult], logged: Mapping[str, Mapping[str, Any]]
-) -> tuple[dict[str, ToolResult], dict[str, float]]:
-    """Recorded results with the data the log kept for them (a diff, an exit code), and their durations
-    then. The log may be crafted: a field of the wrong type is left out."""
+def _as_logged(run: RecordedRun, logged: LoggedCalls) -> tuple[dict[str, ToolResult], dict[str, float]]:
+    """``run``'s recorded results with the data the log kept for them (a diff, an exit code), and their
+    durations then. The log may be crafted: a field of the wrong type is left out."""
     served: dict[str, ToolResult] = {}
     durations: dict[str, float] = {}
-    for call_id, result in results.items():
-        event = logged.get(call_id, {})
+    for call_id, result in run.results.items():
+        event = logged.find(run.made_in.get(call_id), call_id)
         data, took = event.get("data"), event.get("duration_ms")
         served[call_id] = ToolResult(result.output, result.is_error, dict(data)) if isinstance(data, dict) else result
         if isinstance(took, int | float) and not isinstance(took, bool) and math.isfinite(took) and took >= 0:
@@ -394,7 +398,7 @@ async def replay_session(
     model: str = "replay",
     secrets: Iterable[str] = (),
     clock: Pace | None = None,
-    logged: Mapping[str, Mapping[str, Any]] | None = None,
+    logged: LoggedCalls | None = None,
 ) -> ReplayReport:
     """Play the branch of ``tree`` that ends at ``node_id`` (the leaf when None) back; events go to ``bus``.
 
@@ -404,7 +408,7 @@ async def replay_session(
     ``secrets`` (the process's credentials) are masked in every event, result and comparison.
     With ``clock`` each turn takes its recorded time at the clock's speed, and holds while it
     is paused; without, the replay plays as fast as it can. ``logged`` (each call's finished event
-    from the session's log, by call id) gives recorded results their duration and data (an edit's
+    from the session's log) gives recorded results their duration and data (an edit's
     diff), so the replay shows them as the run did.
     """
     if rerun_tools:
@@ -424,7 +428,7 @@ async def replay_session(
         )
         rerun = _Rerun(core, tree, repo, original_workspace) if rerun_tools and repo is not None else None
         for number, run in enumerate(runs, start=1):
-            core.executor.recorded, core.executor.recorded_ms = _as_logged(run.results, logged or {})
+            core.executor.recorded, core.executor.recorded_ms = _as_logged(run, logged or LoggedCalls())
             core.executor.policy = _NOTHING_RUNS
             if rerun is not None:
                 await rerun.arm(run, first=number == 1)

@@ -9,11 +9,17 @@ a command that writes an endless stream (``yes``) cannot fill the disk before
 its timeout. Secrets are masked as the text arrives, before it reaches the file
 or memory, even one cut across two writes; a ``listener`` is given the text as
 it is kept, masked so, for a live view of a running call.
+
+The file is created, never reused: provider tool ids repeat (a local server
+numbers them from 1 at each start), so when the name asked for is taken, by
+an earlier call of this run or of any run of the session, the file gets that
+name with a unique suffix, and ``spill_path`` names the one written.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -83,7 +89,7 @@ class OutputSink:
         text = "".join(self._whole)
         self._whole.clear()
         self.spill_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.spill_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd, self.spill_path = _create_new(self.spill_path)
         self._file = open(fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
         self._save(text)
         self._head = text[: self.head_cap]
@@ -137,6 +143,17 @@ class OutputSink:
             where = f"full output: {self.spill_path}"
         marker = f"[... {max(omitted, 0)} lines truncated; {where} ...]"
         return f"{head}{marker}\n{tail}"
+
+
+def _create_new(wanted: Path) -> tuple[int, Path]:
+    """A file made for this call alone: ``wanted``, or, when that name is taken (a link counts), the same name
+    with a random suffix (``toolu_1.3f9a0c2e.txt``). Returns its descriptor, open for writing, and its path."""
+    path = wanted
+    while True:
+        try:
+            return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600), path
+        except FileExistsError:
+            path = wanted.with_name(f"{wanted.stem}.{secrets.token_hex(4)}{wanted.suffix}")
 
 
 def _size(chars: int) -> str:
