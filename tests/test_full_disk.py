@@ -16,6 +16,8 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+from chimera.core.tools.base import ToolContext
+from chimera.core.tools.bash import Bash
 from tests.cli_runner import chimera_command, run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
@@ -58,3 +60,45 @@ def test_an_event_log_that_cannot_grow_is_said_once_in_one_line(
     assert len(said) == 1, proc.stderr
     assert said[0].startswith("chimera: ")
     assert "File too large" in said[0]
+
+
+def test_a_full_output_that_cannot_be_saved_still_reaches_the_model_with_why(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """A command prints 290 KB and the disk fills at 100 KB of its saved output: the model gets the head and the
+    tail it would have got and is told saving failed, and why; the run goes on."""
+    api.script(
+        message(tool_use("toolu_1", "bash", {"command": "seq 1 50000"}), stop_reason="tool_use"),
+        message(text("Counted.")),
+    )
+    proc = subprocess.run(
+        [*chimera_command(), "run", "count", "--json", "--workdir", str(project), "--permission-mode", "bypass"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        env={**os.environ, **model_env, "CHIMERA_MAX_TOOL_OUTPUT": "2000"}, preexec_fn=_files_at_most(100_000),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    done = next(e for e in events if e["type"] == "tool_call_finished")
+    output = done["output"]
+    assert output.startswith("1\n2\n3\n")
+    assert output.rstrip().endswith("49999\n50000")
+    assert "saving the full output failed (File too large)" in output
+    assert done["is_error"] is False  # the command did what it was asked
+    saved = done["data"]["full_output"]  # what was saved before the disk filled is named as such
+    assert Path(saved).read_text().startswith("1\n2\n")
+    assert 0 < Path(saved).stat().st_size <= 100_000
+    assert f"the first part of it is in {saved}" in output
+
+
+async def test_a_cut_output_with_nowhere_to_save_it_says_so_and_names_no_file(tmp_path: Path) -> None:
+    """The folder for saved output cannot be made (a file is in its way): bash's result keeps head and tail, says
+    saving failed and why, and names no file for `o` to open."""
+    (tmp_path / "ws").mkdir()
+    blocked = tmp_path / "output"
+    blocked.write_text("in the way\n")
+    result = await Bash().run({"command": "seq 1 5000"}, ToolContext(tmp_path / "ws", blocked / "s1", max_output=500))
+    assert not result.is_error
+    assert result.output.startswith("1\n2\n")
+    assert result.output.rstrip().endswith("4999\n5000")
+    assert "saving the full output failed (Not a directory) ...]" in result.output
+    assert "full_output" not in result.data

@@ -10,6 +10,10 @@ its timeout. Secrets are masked as the text arrives, before it reaches the file
 or memory, even one cut across two writes; a ``listener`` is given the text as
 it is kept, masked so, for a live view of a running call.
 
+Saving can fail (a full disk): what the model sees does not depend on it. The
+head and tail are kept in memory all the same, and the marker says that saving
+failed and why (and names the file with the part saved before, if any).
+
 The file is created, never reused: provider tool ids repeat (a local server
 numbers them from 1 at each start), so when the name asked for is taken, by
 an earlier call of this run or of any run of the session, the file gets that
@@ -18,6 +22,7 @@ name with a unique suffix, and ``spill_path`` names the one written.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections import deque
@@ -53,7 +58,10 @@ class OutputSink:
         self._head = ""
         self._tail: deque[str] = deque()
         self._tail_len = 0
+        self._spilled = False  # past the cap: the model sees head and tail
         self._file: IO[str] | None = None
+        self._created = False  # the file exists (all the output, or the part saved before saving failed)
+        self.save_error: str | None = None  # why saving failed, when it did
         self._saved = 0  # characters written to the file
         self._save_cap = SAVE_CAP
         self.total_chars = 0
@@ -63,7 +71,7 @@ class OutputSink:
 
     @property
     def truncated(self) -> bool:
-        return self._file is not None
+        return self._spilled
 
     def write(self, text: str) -> None:
         self._take(self._masker.feed(text))
@@ -75,7 +83,7 @@ class OutputSink:
             self._listener(text)
         self.total_chars += len(text)
         self.total_lines += text.count("\n")
-        if self._file is None:
+        if not self._spilled:
             self._whole.append(text)
             self._whole_len += len(text)
             if self._whole_len <= self.cap:
@@ -88,19 +96,37 @@ class OutputSink:
     def _spill(self) -> None:
         text = "".join(self._whole)
         self._whole.clear()
-        self.spill_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, self.spill_path = _create_new(self.spill_path)
-        self._file = open(fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
-        self._save(text)
+        self._spilled = True
         self._head = text[: self.head_cap]
         self._push_tail(text[self.head_cap :])
+        try:
+            self.spill_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, self.spill_path = _create_new(self.spill_path)
+        except OSError as err:
+            self._failed(err)
+            return
+        self._created = True
+        self._file = open(fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._save(text)
 
     def _save(self, text: str) -> None:
-        assert self._file is not None
         room = self._save_cap - self._saved
-        if room > 0:
+        if self._file is None or room <= 0:
+            return
+        try:
             self._file.write(text if len(text) <= room else text[:room])
-            self._saved += min(len(text), room)
+        except OSError as err:
+            self._failed(err)
+            return
+        self._saved += min(len(text), room)
+
+    def _failed(self, err: OSError) -> None:
+        """Saving failed (a full disk): the rest is not saved; the model is told why."""
+        self.save_error = err.strerror or str(err)
+        if self._file is not None:
+            file, self._file = self._file, None
+            with contextlib.suppress(OSError):  # what was still buffered is lost with the room for it
+                file.close()
 
     def _push_tail(self, text: str) -> None:
         if len(text) >= self.tail_cap:
@@ -114,18 +140,22 @@ class OutputSink:
             self._tail_len -= len(self._tail.popleft())
 
     def where_saved(self) -> dict[str, str]:
-        """A result's ``data`` entry naming the file that holds the whole output, when it was cut."""
-        return {"full_output": str(self.spill_path)} if self.truncated else {}
+        """A result's ``data`` entry naming the file that holds the whole output (or the part saved before
+        saving failed), when it was cut."""
+        return {"full_output": str(self.spill_path)} if self._spilled and self._created else {}
 
     def close(self) -> None:
         self._take(self._masker.flush())  # the held-back end: the text is complete
         if self._file is not None and not self._file.closed:
-            self._file.close()
+            try:
+                self._file.close()
+            except OSError as err:  # the last of it did not fit
+                self._failed(err)
 
     def render(self) -> str:
         """The text the model sees: whole, or head + marker + tail."""
         self.close()
-        if self._file is None:
+        if not self._spilled:
             return "".join(self._whole)
         head = self._head
         tail = "".join(self._tail)
@@ -137,7 +167,11 @@ class OutputSink:
         if "\n" in tail[:-1]:
             tail = tail[tail.find("\n") + 1 :]
         omitted = self.total_lines - head.count("\n") - tail.count("\n")
-        if self.total_chars > self._save_cap:
+        if self.save_error is not None:
+            where = f"saving the full output failed ({self.save_error})"
+            if self._created:
+                where += f"; the first part of it is in {self.spill_path}"
+        elif self.total_chars > self._save_cap:
             where = f"the first {_size(self._save_cap)} of the output are in {self.spill_path}"
         else:
             where = f"full output: {self.spill_path}"
