@@ -4,7 +4,8 @@ Output is kept whole while it fits the cap. Past the cap, everything is
 streamed to a file, and only a head (~30% of the cap) and a tail (~70%) stay in
 memory; the model sees head, a marker naming the file, and tail. A 200 MB
 output costs the cap in memory, not 200 MB. The file stops growing at
-``SAVE_CAP`` characters (the marker then says only the first part is saved), so
+``SAVE_CAP`` bytes, on a whole character (the marker then says only the first part
+is saved), so
 a command that writes an endless stream (``yes``) cannot fill the disk before
 its timeout. Secrets are masked as the text arrives, before it reaches the file
 or memory, even one cut across two writes; a ``listener`` is given the text as
@@ -34,7 +35,7 @@ from chimera.core.redact import Redactor
 
 __all__ = ["SAVE_CAP", "OutputSink"]
 
-SAVE_CAP = 256 * 1024 * 1024  # characters of one call's output saved to its file, at most
+SAVE_CAP = 256 * 1024 * 1024  # bytes of one call's output saved to its file, at most
 
 
 class OutputSink:
@@ -59,11 +60,12 @@ class OutputSink:
         self._tail: deque[str] = deque()
         self._tail_len = 0
         self._spilled = False  # past the cap: the model sees head and tail
-        self._file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
         self._created = False  # the file exists (all the output, or the part saved before saving failed)
         self.save_error: str | None = None  # why saving failed, when it did
-        self._saved = 0  # characters written to the file
+        self._saved = 0  # bytes written to the file
         self._save_cap = SAVE_CAP
+        self._cut_short = False  # the file stopped at the cap
         self.total_chars = 0
         self.total_lines = 0
         self._masker = (redactor or Redactor()).stream()
@@ -106,19 +108,25 @@ class OutputSink:
             self._failed(err)
             return
         self._created = True
-        self._file = open(fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
+        self._file = open(fd, "wb")  # noqa: SIM115
         self._save(text)
 
     def _save(self, text: str) -> None:
-        room = self._save_cap - self._saved
-        if self._file is None or room <= 0:
+        if self._file is None or self._cut_short:
             return
+        data = text.encode("utf-8", "replace")  # a lone surrogate (a name that is not UTF-8) as "?"
+        room = self._save_cap - self._saved
+        if len(data) > room:
+            while room > 0 and data[room] & 0xC0 == 0x80:  # never half a character: back to where one starts
+                room -= 1
+            data = data[:room]
+            self._cut_short = True
         try:
-            self._file.write(text if len(text) <= room else text[:room])
+            self._file.write(data)
         except OSError as err:
             self._failed(err)
             return
-        self._saved += min(len(text), room)
+        self._saved += len(data)
 
     def _failed(self, err: OSError) -> None:
         """Saving failed (a full disk): the rest is not saved; the model is told why."""
@@ -171,7 +179,7 @@ class OutputSink:
             where = f"saving the full output failed ({self.save_error})"
             if self._created:
                 where += f"; the first part of it is in {self.spill_path}"
-        elif self.total_chars > self._save_cap:
+        elif self._cut_short:
             where = f"the first {_size(self._save_cap)} of the output are in {self.spill_path}"
         else:
             where = f"full output: {self.spill_path}"
@@ -190,10 +198,10 @@ def _create_new(wanted: Path) -> tuple[int, Path]:
             path = wanted.with_name(f"{wanted.stem}.{secrets.token_hex(4)}{wanted.suffix}")
 
 
-def _size(chars: int) -> str:
-    """A count of characters as a person reads a file size: ``1 MB``, ``256 MB``, ``800 KB``."""
-    if chars >= 1_000_000 and chars % 1_000_000 == 0:
-        return f"{chars // 1_000_000} MB"
-    if chars >= 1 << 20 and chars % (1 << 20) == 0:
-        return f"{chars >> 20} MB"
-    return f"{chars // 1000:,} KB" if chars >= 1000 else f"{chars} characters"
+def _size(size: int) -> str:
+    """A count of bytes as a person reads a file size: ``1 MB``, ``256 MB``, ``800 KB``."""
+    if size >= 1_000_000 and size % 1_000_000 == 0:
+        return f"{size // 1_000_000} MB"
+    if size >= 1 << 20 and size % (1 << 20) == 0:
+        return f"{size >> 20} MB"
+    return f"{size // 1000:,} KB" if size >= 1000 else f"{size} bytes"
