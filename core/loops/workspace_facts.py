@@ -9,7 +9,9 @@ line, and no further git call is made for it. Git runs through
 :func:`~chimera.core.gitsafe.run_git`, so nothing the workspace's config names
 (fsmonitor, filters, hooks, a lazy fetch...) can run; submodules are compared by
 commit only, since looking inside one would run git with its own config.
-Project instructions come from ``AGENTS.md`` and ``CLAUDE.md`` at the workspace root.
+Project instructions come from ``AGENTS.md`` and ``CLAUDE.md`` at the workspace root,
+each read only as far as it is shown (``INSTRUCTIONS_CAP`` characters), and only
+when it is a regular file (a FIFO is never waited on).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from chimera.core.errors import ChimeraError
 from chimera.core.gitsafe import GitStop, git_executable, git_timeout, run_git
+from chimera.core.tools.files import open_regular
 
 __all__ = ["INSTRUCTION_FILES", "SNAPSHOT_TIMEOUT", "SnapshotUnavailable", "git_snapshot", "project_instructions"]
 
@@ -91,10 +94,10 @@ def project_instructions(workdir: Path) -> str | None:
     for name in INSTRUCTION_FILES:
         path = workdir / name
         try:
-            if path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")[:INSTRUCTIONS_CAP].strip()
-                if text:
-                    parts.append(f"<{name}>\n{text}\n</{name}>")
-        except OSError:
+            with open_regular(path) as fh:  # never more than is shown: 4 bytes a character at most
+                text = fh.read(INSTRUCTIONS_CAP * 4).decode("utf-8", "replace")[:INSTRUCTIONS_CAP].strip()
+        except OSError:  # absent, not a regular file, unreadable
             continue
+        if text:
+            parts.append(f"<{name}>\n{text}\n</{name}>")
     return "\n\n".join(parts) if parts else None
