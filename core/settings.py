@@ -10,7 +10,10 @@ deny = ["bash(rm -rf *)"]
 Flags override the mode and add to the rules. A file that cannot be read, a
 table or key Chimera does not know (a misspelled ``[permission]`` or ``denny``
 would leave a rule off), or a rule naming a tool that does not exist is a
-ConfigError naming the file, the fault and the nearest known name.
+ConfigError naming the file, the fault and the nearest known name. So is a
+settings file that is not a regular file (a FIFO would hold start-up until
+someone wrote to it, ``/dev/zero`` would be read for ever) or is bigger than
+settings ever are (``LARGEST``): it is refused before anything is read.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from typing import Any
 from chimera.core.errors import ConfigError
 from chimera.core.permissions.policy import MODES, Rule
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.tools.files import NotRegularFile, open_regular
 
 __all__ = ["CONFIG_NAME", "Settings", "load_settings"]
 
 CONFIG_NAME = "config.toml"
 KNOWN: dict[str, frozenset[str]] = {"permissions": frozenset({"mode", "allow", "deny"})}
+LARGEST = 1 << 20  # bytes: settings are a few lines, so a bigger file is not settings
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,15 +71,34 @@ def _check_names(data: dict[str, Any], path: Path) -> None:
                     raise ConfigError(f"{path}: unknown key {table}.{key} in [{table}]{near}")
 
 
+def _read(path: Path) -> str:
+    """The text of ``path``, a regular file of at most ``LARGEST`` bytes (through a link, as a dotfile manager
+    makes it); NotRegularFile for anything else, ConfigError when it is too big."""
+    with open_regular(path) as fh:
+        data = fh.read(LARGEST + 1)
+    if len(data) > LARGEST:
+        raise ConfigError(
+            f"the settings file {path} is too big for settings (over {LARGEST >> 20} MB): "
+            "check it is the file you meant, or remove it"
+        )
+    return data.decode("utf-8")
+
+
 def load_settings(home: Path) -> Settings:
     """Read ``home/config.toml``; no file means defaults."""
     path = home / CONFIG_NAME
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = _read(path)
     except FileNotFoundError:
         return Settings()
+    except NotRegularFile as err:
+        raise ConfigError(
+            f"the settings file {path} is {err.kind}, not a regular file: replace it with a file, or remove it"
+        ) from None
     except (OSError, UnicodeError) as err:
         raise ConfigError(f"cannot read the settings file {path}: {err}") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"the settings file {path} is not valid TOML ({err}): fix it or remove it") from None
     _check_names(data, path)

@@ -19,18 +19,18 @@
    underneath falsifies the plan, and the remaining steps are revised
    (``replanned``) instead of pushed through. What the agent's own ``write`` and
    ``edit`` change is expected; after a step that ran commands, whose effects
-   cannot be told from anyone else's, every named file is taken as it is.
+   cannot be told from anyone else's, every named file is taken as it is
+   (how a file is watched, at a bounded cost: :mod:`fingerprints`).
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from chimera.core.events import PlanApproved, PlanCancelled, PlanEdited, PlanProposed, PlanStepChecked, Replanned
 from chimera.core.loops.base import Core, Outcome
-from chimera.core.loops.plans import Plan, named_paths, parse_checklist
+from chimera.core.loops.fingerprints import falsified, fingerprint, fingerprints
+from chimera.core.loops.plans import Plan, parse_checklist
 from chimera.core.loops.strategy import Strategy
 from chimera.core.messages import Prompt
 
@@ -136,27 +136,27 @@ class PlanAndExecute(Strategy):
         return plan
 
     async def _execute(self, core: Core, steps: list[str]) -> Outcome:
-        seen = _fingerprints(core.workdir, steps)
+        seen = fingerprints(core.workdir, steps)
         last = Outcome(True, "completed")
         index = 0
         while index < len(steps):
-            why = _falsified(core.workdir, steps[index:], seen)
+            why = falsified(core.workdir, steps[index:], seen)
             if why is not None:
                 revised = await self._replan(core, steps, index, why)
                 if isinstance(revised, Outcome):
                     return revised
                 steps = steps[:index] + revised
                 core.emit(Replanned(steps=steps, why=why))
-                seen = _fingerprints(core.workdir, steps)
+                seen = fingerprints(core.workdir, steps)
                 continue
             work = _Work()
             last = await self._step(core, steps, index, work)
             if not last.success:
                 return last
             if work.ran_commands:
-                seen = _fingerprints(core.workdir, steps)
+                seen = fingerprints(core.workdir, steps)
             else:
-                seen.update({path: _digest(core.workdir, path) for path in work.wrote})
+                seen.update({path: fingerprint(core.workdir, path) for path in work.wrote if path in seen})
             index += 1
         return Outcome(True, "completed", answer=last.answer)
 
@@ -210,36 +210,6 @@ async def _answer(core: Core, turns: int, what: str, work: _Work | None = None) 
         if result.outcome is not None:
             return result.outcome
     return Outcome(False, "step_turns", error=f"{what} took more than {turns} turns")
-
-
-def _fingerprints(workdir: Path, steps: list[str]) -> dict[str, str | None]:
-    """Each file the steps name, with a digest of its bytes (None when it is missing)."""
-    return {path: _digest(workdir, path) for step in steps for path in named_paths(step)}
-
-
-def _falsified(workdir: Path, steps: list[str], seen: dict[str, str | None]) -> str | None:
-    """Why the plan no longer holds: a file a remaining step names that was there and went missing or changed."""
-    for step in steps:
-        for path in named_paths(step):
-            before = seen.get(path)
-            if before is None:
-                continue  # not there before: a file the plan may create
-            now = _digest(workdir, path)
-            if now is None:
-                return f"{path}, which the plan names, is missing"
-            if now != before:
-                return f"{path}, which the plan names, changed underneath"
-    return None
-
-
-def _digest(workdir: Path, path: str) -> str | None:
-    target = (workdir / path).resolve()
-    if not target.is_relative_to(workdir) or not target.is_file():
-        return None
-    try:
-        return hashlib.sha256(target.read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 def _last_line(text: str) -> str:

@@ -9,7 +9,11 @@ line, and no further git call is made for it. Git runs through
 :func:`~chimera.core.gitsafe.run_git`, so nothing the workspace's config names
 (fsmonitor, filters, hooks, a lazy fetch...) can run; submodules are compared by
 commit only, since looking inside one would run git with its own config.
-Project instructions come from ``AGENTS.md`` and ``CLAUDE.md`` at the workspace root.
+Project instructions come from ``AGENTS.md`` and ``CLAUDE.md`` at the workspace root,
+each read only as far as it is shown (``INSTRUCTIONS_CAP`` characters), and only
+when it is a regular file in the workspace: a FIFO is never waited on, and a
+link that leads out of the workspace (a cloned repository's ``AGENTS.md`` made a
+link to someone's key) is not followed.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 
 from chimera.core.errors import ChimeraError
 from chimera.core.gitsafe import GitStop, git_executable, git_timeout, run_git
+from chimera.core.tools.files import open_regular
 
 __all__ = ["INSTRUCTION_FILES", "SNAPSHOT_TIMEOUT", "SnapshotUnavailable", "git_snapshot", "project_instructions"]
 
@@ -88,13 +93,19 @@ def git_snapshot(workdir: Path, *, stop: GitStop | None = None) -> str | None:
 def project_instructions(workdir: Path) -> str | None:
     """The workspace's AGENTS.md and CLAUDE.md, with their names, or None when there are none."""
     parts = []
+    try:
+        root = workdir.resolve()
+    except (OSError, RuntimeError):
+        return None
     for name in INSTRUCTION_FILES:
-        path = workdir / name
         try:
-            if path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")[:INSTRUCTIONS_CAP].strip()
-                if text:
-                    parts.append(f"<{name}>\n{text}\n</{name}>")
-        except OSError:
+            path = (workdir / name).resolve()
+            if not path.is_relative_to(root):
+                continue  # a link out of the workspace: what it leads to is not the project's to show
+            with open_regular(path) as fh:  # never more than is shown: 4 bytes a character at most
+                text = fh.read(INSTRUCTIONS_CAP * 4).decode("utf-8", "replace")[:INSTRUCTIONS_CAP].strip()
+        except (OSError, RuntimeError):  # absent, not a regular file, unreadable, a link loop
             continue
+        if text:
+            parts.append(f"<{name}>\n{text}\n</{name}>")
     return "\n\n".join(parts) if parts else None

@@ -81,8 +81,7 @@ class Bash:
         code = shell.wait()
         text = sink.render()
         data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3), "timeout": timeout}
-        if sink.truncated:
-            data["full_output"] = str(sink.spill_path)
+        data.update(sink.where_saved())
         if timed_out:
             return ToolResult(_join(text, _timeout_note(timeout)), is_error=True, data=data)
         if shell.note:

@@ -85,15 +85,25 @@ def _shortened(path: Path) -> str:
 
 def saved_output(path: Path, folder: Path | None) -> tuple[Path, str]:
     """``path`` checked before it is shown: a regular file inside ``folder`` (the session's own output
-    folder). A session file can be crafted, so a path it names is never simply opened. Returns the
+    folder). A session file can be crafted, so a path it names is never simply opened: a link (in a loop
+    or not), a name no file can have (a NUL in it), a folder, anything outside is refused. Returns the
     path and, when it may not be shown, why (one line)."""
     if folder is None:
         return path, "The saved output is not kept after a replay: open the session itself to see it."
+    shown = terminal_safe(str(path), one_line=True)
+    refused = f"Not opened: {shown} is not a file in this session's output folder."
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return path, f"The saved output is gone: {shown} no longer exists."
+    except (OSError, ValueError):  # a folder on the way that loops or is not one; a NUL in the name
+        return path, refused
+    if not stat.S_ISREG(info.st_mode):
+        return path, refused
     try:
         inside = path.resolve(strict=True).is_relative_to(folder.resolve())
-        regular = stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return path, f"The saved output is gone: {path} no longer exists."
-    if not inside or not regular:
-        return path, f"Not opened: {path} is not a file in this session's output folder."
-    return path, ""
+    except FileNotFoundError:
+        return path, f"The saved output is gone: {shown} no longer exists."
+    except (OSError, RuntimeError):  # a link loop on the way (RuntimeError before Python 3.13)
+        return path, refused
+    return (path, "") if inside else (path, refused)

@@ -1,18 +1,24 @@
 """Provides ``SavedOutputView``: a tool call's saved full output, scrolled line by line however big it is.
 
-The file (up to the 256 MB a call may save) is mapped, not read: a thread
+The file (up to the 256 MB a call may save) is never read whole: a thread
 finds where its lines start, a block at a time, and the view grows as it
-does, so the first screen shows at once. Only the lines on screen are
+does, so the first screen shows at once. Only the lines on screen are read,
 decoded, made safe for the terminal (``terminal_safe``: no escape sequence
 in a command's output reaches it) and drawn.
+
+The file is read with ``pread``, never mapped: a file that shrinks while it
+is shown (saved again, cut by someone) would kill a process touching a
+mapped page past its new end (SIGBUS); a read past the end only comes back
+short, and the lines that are gone show empty. A file that cannot be opened
+shows one line saying why.
 """
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 import os
 import re
+import stat
+import threading
 from array import array
 from pathlib import Path
 
@@ -47,25 +53,38 @@ class SavedOutputView(ScrollView, can_focus=True):
         self.path = path
         self.starts = array("q", [0])  # where each line begins, as far as indexed
         self.indexed = False
-        self._map: mmap.mmap | None = None
+        self.problem = ""  # why the file could not be shown, when it could not
+        self._fd: int | None = None
+        self._gone = threading.Event()  # the view is gone: the index thread stops at its next block
         self._length = 0
         self._widest = 1
 
     def on_mount(self) -> None:
-        fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
         try:
-            self._length = os.fstat(fd).st_size
-            if self._length:
-                self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-        finally:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except (OSError, ValueError) as err:  # swapped for a link, gone, a name no file can have
+            self._cannot_show(getattr(err, "strerror", None) or str(err))
+            return
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             os.close(fd)
-        self._index()
+            self._cannot_show("it is not a regular file")
+            return
+        self._fd, self._length = fd, info.st_size
+        self._index(os.dup(fd))  # the thread's own descriptor: closing this one never pulls it away
+
+    def _cannot_show(self, why: str) -> None:
+        self.problem = f"cannot show {self.path}: {why}"
+        self._length = len(self.problem.encode())
+        self.virtual_size = Size(len(self.problem) + 1, 1)
+        self.indexed = True
+        self.refresh()
 
     def on_unmount(self) -> None:
-        table, self._map = self._map, None  # the index thread stops at its next block
-        if table is not None:
-            with contextlib.suppress(BufferError):  # still being searched: closed when the thread lets go
-                table.close()
+        self._gone.set()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
     @property
     def line_count(self) -> int:
@@ -73,19 +92,24 @@ class SavedOutputView(ScrollView, can_focus=True):
         return len(self.starts) - (self.starts[-1] >= self._length)
 
     @work(thread=True, exclusive=True, exit_on_error=False)
-    def _index(self) -> None:
-        """Find every line start, a block at a time, growing the view after each."""
-        done = 0
-        while done < self._length:
-            table = self._map
-            if table is None:
-                return  # the screen closed
-            end = min(self._length, done + _BLOCK)
-            found = array("q", (m.end() for m in _NEWLINE.finditer(table, done, end)))
-            widest = _widest_gap(self.starts[-1], found)
-            self.app.call_from_thread(self._grow, found, widest)
-            done = end
-        self.app.call_from_thread(self._finish)
+    def _index(self, fd: int) -> None:
+        """Find every line start, a block at a time, growing the view after each; ``fd`` is closed after."""
+        try:
+            done = 0
+            while done < self._length:
+                if self._gone.is_set():
+                    return  # the screen closed
+                block = os.pread(fd, min(self._length - done, _BLOCK), done)
+                if not block:
+                    break  # the file shrank: there is no more to find
+                found = array("q", (done + m.end() for m in _NEWLINE.finditer(block)))
+                widest = _widest_gap(self.starts[-1], found)
+                self.app.call_from_thread(self._grow, found, widest)
+                done += len(block)
+        finally:
+            os.close(fd)
+        if not self._gone.is_set():
+            self.app.call_from_thread(self._finish)
 
     def _grow(self, found: array[int], widest: int) -> None:
         self.starts.extend(found)
@@ -100,12 +124,17 @@ class SavedOutputView(ScrollView, can_focus=True):
 
     def line(self, number: int) -> str:
         """Line ``number`` (from 0) as shown: decoded, tabs expanded, nothing that steers the terminal."""
-        table = self._map
-        if table is None or not 0 <= number < self.line_count:
+        if self.problem:
+            return self.problem if number == 0 else ""
+        fd = self._fd
+        if fd is None or not 0 <= number < self.line_count:
             return ""
         start = self.starts[number]
         end = self.starts[number + 1] if number + 1 < len(self.starts) else self._length
-        raw = table[start : min(end, start + _WIDEST * 4)].rstrip(b"\r\n")
+        try:
+            raw = os.pread(fd, min(end, start + _WIDEST * 4) - start, start).rstrip(b"\r\n")
+        except OSError:  # the file cannot be read any more: the line shows empty
+            return ""
         text = terminal_safe(raw.decode("utf-8", "replace").expandtabs(), one_line=True)
         return text if end - start <= _WIDEST * 4 and len(text) <= _WIDEST else text[: _WIDEST - 1] + "…"
 
