@@ -1,0 +1,246 @@
+"""For any sequence of runs, steering, follow-ups, interrupts, switches, branches, compactions and resumes
+(against the loopback Messages API server, whose tool ids start again from 1 at every resume, as a local
+server's do), the session read back from disk is what the model was sent, and the resumed history, the
+export, a replay and `chimera tree` each contain every word the person sent that the run read.
+
+The oracle is independent of the readers under test: which words the run read comes from the events
+published live (``run_started``, ``steering_delivered``), and which of them are on the current branch from
+the raw JSON of the branch's records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+
+from chimera.core.bus import EventBus
+from chimera.core.events import PermissionRequested, RunFinished, RunStarted, SteeringDelivered, StepEvent
+from chimera.core.loops.compaction import SUMMARY_SYSTEM
+from chimera.core.messages import prompt_text
+from chimera.core.sessions.export import export_markdown
+from chimera.core.sessions.history import branch_events
+from chimera.core.sessions.playback import play_back
+from chimera.core.sessions.reading import model_context
+from chimera.core.sessions.session import Session
+from chimera.core.sessions.start import RunOptions, start_session
+from chimera.core.sessions.store import SessionStore
+from chimera.tui.session_commands import tree_document
+from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic, Reply, message, text, tool_use
+
+WORDS = st.integers(0, 10**6)  # each word the person sends is made unique with a serial
+ACTIONS = ["run", "run", "run_asked", "run_asked", "run_asked", "switch", "branch", "compact", "resume"]
+_WORD = re.compile(r"w\d+x\d+")
+
+
+def person_words(events: list[StepEvent]) -> list[str]:
+    """The person's words the events tell: each task's (a prompt may be several sent as one turn) and steering."""
+    words: list[str] = []
+    for event in events:
+        if isinstance(event, RunStarted):
+            words += _WORD.findall(event.task if isinstance(event.task, str) else prompt_text(event.task))
+        elif isinstance(event, SteeringDelivered):
+            words += _WORD.findall(event.text)
+    return words
+
+
+class Model:
+    """Answers as a model would, from the request alone: a summary when asked for one, an answer after tool
+    results, and for a new task the tool its words ask for. Tool ids start from 1 again at each ``restart``."""
+
+    def __init__(self) -> None:
+        self.ids = itertools.count(1)
+
+    def restart(self) -> None:
+        self.ids = itertools.count(1)
+
+    def __call__(self, body: Any) -> Reply:
+        if SUMMARY_SYSTEM[:40] in json.dumps(body.get("system", "")):
+            return message(text("SUMMARY: the person asked for things, and they were done."))
+        last = body["messages"][-1]["content"]
+        blocks = last if isinstance(last, list) else [{"type": "text", "text": last}]
+        if any(b.get("type") == "tool_result" for b in blocks):
+            return message(text("Done with the tools."))
+        said = str(blocks[-1].get("text", "")) if blocks else ""  # the person's task comes last in the turn
+        for tool, call in (("[bash]", ("bash", {"command": "true"})), ("[glob]", ("glob", {"pattern": "*"}))):
+            if said.endswith(tool):
+                return message(tool_use(f"toolu_{next(self.ids)}", *call), stop_reason="tool_use")
+        return message(text("Answered."))
+
+
+class SessionReaders(RuleBasedStateMachine):
+    """A live session driven at random; after every step, every reader of its file is checked."""
+
+    api: FakeAnthropic
+    home: Path
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.new_event_loop()
+        self.project = Path(tempfile.mkdtemp(prefix="chimera-readers-"))
+        (self.project / "a.txt").write_text("alpha\n")
+        self.model = Model()
+        self.api.responder = self.model
+        self.serial = itertools.count()
+        self.live: list[StepEvent] = []
+        self.session = self._start(None)
+
+    def _start(self, resume: str | None) -> Session:
+        options = RunOptions(
+            workdir=self.project, model=DEFAULT_MODEL, permission_mode="ask", interactive=True, resume=resume
+        )
+        session = start_session(options)
+        session.bus.subscribe(self.live.append)
+        return session
+
+    def _word(self, n: int) -> str:
+        return f"w{next(self.serial)}x{n}"
+
+    def _await(self, work: Any) -> Any:
+        return self.loop.run_until_complete(asyncio.wait_for(work, 60))
+
+    # --- what the person does -------------------------------------------------------------
+
+    @rule(
+        action=st.sampled_from(ACTIONS),
+        n=WORDS,
+        tool=st.sampled_from(["", "[glob]"]),
+        steer=st.none() | WORDS,
+        follow=st.none() | WORDS,
+        stop=st.booleans(),
+        pick=st.integers(0, 10**6),
+    )
+    def act(
+        self, action: str, n: int, tool: str, steer: int | None, follow: int | None, stop: bool, pick: int
+    ) -> None:
+        """One thing the person does (runs twice as likely as each move between them)."""
+        if action == "run":
+            self.run(n, tool)
+        elif action == "run_asked":
+            self.run_asked(n, steer, follow, stop)
+        elif action in {"switch", "branch"} and len(self.session.store.tree) > 1:
+            nodes = list(self.session.store.tree.nodes)
+            getattr(self.session, action)(nodes[pick % len(nodes)])
+        elif action == "compact":
+            self._await(self.session.compact())
+        elif action == "resume":
+            self.resume()
+
+    def run(self, n: int, tool: str) -> None:
+        """A task, answered at once or after a read-only call."""
+        self._await(self.session.run(f"{self._word(n)} {tool}"))
+
+    def run_asked(self, n: int, steer: int | None, follow: int | None, stop: bool) -> None:
+        """A task whose command waits for permission; meanwhile the person may steer, queue a follow-up, and
+        then allow the command or interrupt the run (words it never read come back, follow-ups are taken)."""
+
+        async def drive() -> None:
+            events = self.session.bus.stream()
+            run = asyncio.create_task(self.session.run(f"{self._word(n)} [bash]"))
+            asked: PermissionRequested | None = None
+            try:
+                async for event in events:
+                    if isinstance(event, PermissionRequested | RunFinished):
+                        asked = event if isinstance(event, PermissionRequested) else None
+                        break
+            finally:
+                events.cancel()
+            if asked is None:
+                await run
+                return
+            if steer is not None:
+                self.session.steer(self._word(steer))
+            if follow is not None:
+                self.session.follow_up(self._word(follow))
+            if stop:
+                self.session.interrupt()
+                self.session.take_follow_ups()
+            else:
+                self.session.answer(asked.request_id, "allow")
+            await run
+
+        self._await(drive())
+
+    def resume(self) -> None:
+        """Chimera stops and starts again on this session; the server numbers its tool ids from 1 again."""
+        session_id = self.session.id
+        self._await(self.session.close())
+        self.model.restart()
+        self.session = self._start(session_id)
+
+    # --- what every reader must show -----------------------------------------------------
+
+    def _delivered(self) -> list[str]:
+        """The person's words the runs read, as published live, in order."""
+        self._await(self.session.bus.drain(10))
+        return person_words(self.live)
+
+    @invariant()
+    def every_reader_tells_the_branch(self) -> None:
+        delivered = self._delivered()
+        with SessionStore.open(self.home, self.session.id, writable=False) as store:
+            path = [json.dumps(node.message) for node in store.tree.path()]
+            on_branch = sorted(
+                (w for w in delivered if any(w in raw for raw in path)),
+                key=lambda w: next(i for i, raw in enumerate(path) if w in raw),
+            )
+            assert person_words(branch_events(store)) == on_branch
+            exported = export_markdown(store)
+            assert all(word in exported for word in on_branch)
+            summaries = " ".join(str(node["summary"]) for node in tree_document(store)["nodes"])
+            assert all(word in summaries for word in delivered)
+            assert model_context(store.tree).messages == model_context(self.session.store.tree).messages
+
+    @invariant()
+    def the_model_was_sent_what_the_session_holds(self) -> None:
+        """After a run that answered, the conversation on disk is the last request plus the answer to it."""
+        tree = self.session.store.tree
+        leaf = tree.nodes.get(tree.leaf or "")
+        if leaf is None or leaf.kind != "assistant" or not self.api.requests:
+            return
+        last = self.api.requests[-1]
+        if SUMMARY_SYSTEM[:40] in json.dumps(last.body.get("system", "")):
+            return
+        with SessionStore.open(self.home, self.session.id, writable=False) as store:
+            if store.tree.leaf != tree.leaf:
+                return
+            messages = model_context(store.tree).messages
+        if messages[-1] == leaf.message and len(messages) == len(last.messages) + 1:
+            assert messages[:-1] == last.messages
+
+    def teardown(self) -> None:
+        try:
+            delivered = self._delivered()
+            with SessionStore.open(self.home, self.session.id, writable=False) as store:
+                path = [json.dumps(node.message) for node in store.tree.path()]
+            on_branch = [w for w in delivered if any(w in raw for raw in path)]
+            if path:
+                bus = EventBus()
+                replayed: list[StepEvent] = []
+                bus.subscribe(replayed.append)
+                self._await(play_back(self.session.id, bus))
+                self._await(bus.drain(10))
+                assert person_words(replayed) == on_branch
+        finally:
+            self._await(self.session.close())
+            self.loop.close()
+            shutil.rmtree(self.project, ignore_errors=True)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.usefixtures("model_env")
+def test_every_reader_tells_what_the_person_said(api: FakeAnthropic, isolated_env: Path) -> None:
+    """Any sequence of what a person does: the session read back, its history, export, replay and tree agree."""
+    SessionReaders.api = api
+    SessionReaders.home = isolated_env
+    run_state_machine_as_test(SessionReaders, settings=settings(max_examples=40, stateful_step_count=10))
