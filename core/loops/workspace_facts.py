@@ -15,6 +15,7 @@ Project instructions come from ``AGENTS.md`` and ``CLAUDE.md`` at the workspace 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from chimera.core.errors import ChimeraError
@@ -85,14 +86,18 @@ def git_snapshot(workdir: Path, *, stop: GitStop | None = None) -> str | None:
     return "\n".join(lines)
 
 
-def project_instructions(workdir: Path) -> str | None:
-    """The workspace's AGENTS.md and CLAUDE.md, with their names, or None when there are none."""
+def project_instructions(workdir: Path, mask: Callable[[str], str] = str) -> str | None:
+    """The workspace's AGENTS.md and CLAUDE.md, with their names, or None when there are none.
+
+    Each is given to ``mask`` (the secrets to hide) before it is cut to ``INSTRUCTIONS_CAP``, so a
+    secret at the cut is never left half shown.
+    """
     parts = []
     for name in INSTRUCTION_FILES:
         path = workdir / name
         try:
             if path.is_file():
-                text = path.read_text(encoding="utf-8", errors="replace")[:INSTRUCTIONS_CAP].strip()
+                text = mask(path.read_text(encoding="utf-8", errors="replace"))[:INSTRUCTIONS_CAP].strip()
                 if text:
                     parts.append(f"<{name}>\n{text}\n</{name}>")
         except OSError:
