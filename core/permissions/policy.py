@@ -32,6 +32,8 @@ Rules judge what a call means, not how it is spelled:
   show it; see ``withheld``) and, as a best effort, a ``bash`` word or input
   redirection that names it. A ``write`` or ``edit`` deny rule covers both
   tools, and a ``bash`` output redirection to the path.
+- A rule is what it looks like: one holding a character that shows as another, or as nothing
+  (a no-break space, a zero-width or bidi mark, fullwidth letters: ``rule_text.py``), is refused.
 - A write or edit inside a git directory (a ``.git`` folder, the workspace's
   or a nested repository's, or any folder git would take for one:
   ``git_dirs.py``) is not an ordinary edit: it is asked about in
@@ -54,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.core.errors import ConfigError, WorkspaceError
 from chimera.core.permissions.git_dirs import git_owned, names_git
+from chimera.core.permissions.rule_text import disguised
 from chimera.core.tools.paths import resolve_in_workspace, shown_name
 
 if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's modes, not its parser
@@ -112,7 +115,16 @@ class Rule:
 
     @classmethod
     def parse(cls, text: str, tools: Collection[str] | None = None) -> Rule:
-        """The rule ``text`` spells; with ``tools``, its tool must be one of them (or ``*``). Raises ConfigError."""
+        """The rule ``text`` spells; with ``tools``, its tool must be one of them (or ``*``). Raises ConfigError.
+
+        A rule holding a character that is not what it looks like (``rule_text.py``) is refused, naming it.
+        """
+        odd = disguised(text)
+        if odd:
+            raise ConfigError(
+                f"the permission rule {text!r} holds {odd}: the rule would match that character, not what it "
+                "looks like; type it again with plain characters"
+            )
         match = _RULE.match(text)
         if match is None:
             raise ConfigError(f"the permission rule {text!r} is not understood: write tool or tool(pattern)")
