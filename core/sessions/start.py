@@ -137,6 +137,7 @@ def start_session(options: RunOptions) -> Session:
             allow=(*settings.allow, *options.allow),
             deny=(*settings.deny, *options.deny),
             tools=DEFAULT_TOOLS.names,
+            home=home,
         )
         provider = create_provider(options.model)
     config = _config(options)
