@@ -135,3 +135,18 @@ def test_a_server_error_quoting_the_key_at_its_cut_is_masked_first(
     proc = run_chimera("run", "x", "--json", "--workdir", str(project), env=key_env(model_env))
     assert proc.returncode == 2, proc.stderr
     assert_no_piece_of_the_key(everything(proc, isolated_env, api))
+
+
+def test_a_replay_naming_a_call_it_keeps_masks_its_command_before_cutting_it(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
+) -> None:
+    """A recorded command holding the replaying process's key, named as not re-run (cut at 100): no part shows."""
+    command = 'echo "' + "a" * 80 + KEY + '"'
+    api.script(message(tool_use("t1", "bash", {"command": command}), stop_reason="tool_use"), message(text("Ok.")))
+    run = run_chimera("run", "x", "--json", "--workdir", str(project), env=model_env)  # recorded with another key
+    assert run.returncode == 0, run.stderr
+    session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
+    proc = run_chimera("replay", session_id, "--rerun-tools", env=key_env(model_env))
+    assert proc.returncode == 0, proc.stderr
+    assert "not re-run" in proc.stderr
+    assert_no_piece_of_the_key({"stdout": proc.stdout, "stderr": proc.stderr})

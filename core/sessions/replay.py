@@ -418,7 +418,8 @@ class _Rerun:
             why = why_not_rerun(call, run.results[call.id], policy, self.core.tools, self.original, scratch)
             if why is not None:
                 held[call.id] = run.results[call.id]
-                self.not_rerun.append(f"call {call.id} ({call.name} {describe_call(call.name, call.args)}): {why}")
+                shown = describe_call(call.name, self.core.redactor.mask_value(call.args))  # masked, then cut
+                self.not_rerun.append(f"call {call.id} ({call.name} {shown}): {why}")
         executor = self.core.executor
         executor.recorded = held
         executor.policy = policy  # no looser than the recording's, and nobody to ask

@@ -214,7 +214,8 @@ def _place(text: str) -> str:
 
 
 def _shown(expansion: str) -> str:
-    return expansion if len(expansion) <= 40 else expansion[:39] + "…"
+    """An expansion as the reason names it: whole, so a secret in it is masked whole where the reason is shown."""
+    return " ".join(expansion.split())
 
 
 def remove_links_out(scratch: Path) -> list[str]:
