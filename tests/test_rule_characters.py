@@ -36,6 +36,7 @@ DISGUISED = [
     ("read(.\u0435nv)", "U+0435"),  # the same in a path rule
     ("read(.env\u200b)", "U+200B"),
     ("\uff42ash(rm -rf *)", "U+FF42"),  # the tool's name
+    ("read(cafe\u0301.txt)", "U+0301"),  # é written as e and a combining accent
 ]
 
 

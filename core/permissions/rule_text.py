@@ -12,7 +12,8 @@ What is refused: any character Unicode calls default-ignorable (it draws
 nothing), a control, format, private-use, surrogate or unassigned code point
 (a tab aside), a space or separator other than the plain space, a character
 whose compatibility form differs from it (fullwidth and halfwidth forms,
-ligatures, superscripts, letter-like symbols) and, within one word, letters of
+ligatures, superscripts, letter-like symbols), a mark written apart from the
+letter it composes with (``e`` and U+0301 for ``é``) and, within one word, letters of
 the Cyrillic or Greek script mixed with Latin ones. Words written wholly in one
 script (``отчёт.txt``, ``データ``, ``café``) are what they look like and load.
 """
@@ -55,6 +56,9 @@ def disguised(text: str) -> str:
         why = _why(char)
         if why:
             return _named(char, why)
+    if not unicodedata.is_normalized("NFC", text):  # e + U+0301 shows as é, but is not the é a name holds
+        odd = next((c for c in text if unicodedata.combining(c)), None) or next(c for c in text if not c.isascii())
+        return _named(odd, "part of a letter written in pieces (write the letter composed)")
     return _mixed_scripts(text)
 
 
