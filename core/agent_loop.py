@@ -377,7 +377,7 @@ class AgentLoop:
                 starting.stop()
             try:
                 system, note = await asyncio.to_thread(
-                    workspace_prompt, self.env.workdir, tools=self.tools.names, stop=starting
+                    workspace_prompt, self.env.workdir, tools=self.tools.names, stop=starting, mask=self.redactor.mask
                 )
             finally:
                 self._starting = None

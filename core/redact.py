@@ -4,11 +4,14 @@ The first line is that no process Chimera runs can read the key at all (see
 :mod:`chimera.core.credentials`). Masking catches what slips through anyway: a
 ``Redactor`` replaces every exact occurrence of a secret (of at least
 ``MIN_LENGTH`` characters; a shorter one would mask ordinary text) with
-``[secret removed]``, in text, in JSON-ready values, in dataclass fields, and,
+``[secret removed]``, in text, in JSON-ready values (an object's keys as well as
+its values), in dataclass fields, and,
 through :class:`StreamMasker`, in text that arrives in pieces, where a secret
 may be cut across two of them. It cannot recognise a secret that was
 transformed: encoded (base64, hex, URL-escaped), split over lines, reversed,
-or only partly printed.
+or only partly printed. So whoever shortens a text that may hold a secret masks
+it first and cuts it after: a secret cut in two is no longer an exact occurrence,
+and its first part would go out unmasked.
 """
 
 from __future__ import annotations
@@ -109,8 +112,10 @@ class Redactor:
             return done.get(id(child), child) if isinstance(child, dict | list | tuple) else child
 
         if isinstance(item, dict):
-            items = {k: masked(v) for k, v in item.items()}
-            return items if any(items[k] is not v for k, v in item.items()) else item
+            pairs = [(masked(k) if isinstance(k, str) else k, masked(v)) for k, v in item.items()]
+            if all(mk is k and mv is v for (mk, mv), (k, v) in zip(pairs, item.items(), strict=True)):
+                return item
+            return dict(pairs)
         values = [masked(v) for v in item]
         if all(m is v for m, v in zip(values, item, strict=True)):
             return item
@@ -125,6 +130,7 @@ class Redactor:
                     return True
             elif isinstance(item, dict):
                 stack += item.values()
+                stack += (key for key in item if isinstance(key, str))
             elif isinstance(item, list | tuple):
                 stack += item
         return False

@@ -78,6 +78,25 @@ def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
         help="how tool calls are approved: " + ", ".join(PERMISSION_MODES),
     )
     parser.add_argument("--resume", metavar="ID", default=default(None), help="continue the session ID")
+    received = "with --resume, for a session this Chimera did not record (received, or edited by hand): "
+    parser.add_argument(
+        "--workdir-from-session",
+        action="store_true",
+        default=default(False),
+        help=received + "let the agent work in the folder it names, not the current folder",
+    )
+    parser.add_argument(
+        "--accept-queued",
+        action="store_true",
+        default=default(False),
+        help=received + "run the steering and follow-up tasks queued in it",
+    )
+    parser.add_argument(
+        "--drop-queued",
+        action="store_true",
+        default=default(False),
+        help=received + "discard the steering and follow-up tasks queued in it",
+    )
     parser.add_argument(
         "--allow",
         metavar="RULE",
@@ -339,6 +358,9 @@ def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
         max_time=getattr(args, "max_time", None),
         resume=args.resume,
         interactive=interactive,
+        workdir_from_session=args.workdir_from_session,
+        accept_queued=args.accept_queued,
+        drop_queued=args.drop_queued,
     )
 
 
@@ -358,6 +380,13 @@ def _workbench(args: argparse.Namespace) -> int:
     from chimera.tui.app import build_app
 
     options = _options(args, interactive=True)
+    if options.resume and sys.stdin.isatty() and sys.stdout.isatty():
+        from chimera.tui.received import confirm_received
+
+        confirmed = confirm_received(options, sys.stdout)
+        if confirmed is None:
+            return 1
+        options = confirmed
     app = build_app(options)
     app.run()
     return app.return_code or 0

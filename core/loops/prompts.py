@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
+from collections.abc import Callable
 from pathlib import Path
 
 from chimera.core.gitsafe import GitStop
@@ -60,10 +61,13 @@ def system_prompt(
     return "\n".join(lines)
 
 
-def workspace_prompt(workdir: Path, *, tools: list[str], stop: GitStop) -> tuple[str, str | None]:
+def workspace_prompt(
+    workdir: Path, *, tools: list[str], stop: GitStop, mask: Callable[[str], str] = str
+) -> tuple[str, str | None]:
     """The system prompt for a run in ``workdir`` offering ``tools``, with the git snapshot and the
-    project's instructions; and what to tell the person when the snapshot is unavailable (nothing
-    when ``stop`` cut it short: the prompt is then built again at the next run).
+    project's instructions (``mask`` applied to them before they are cut to size); and what to tell
+    the person when the snapshot is unavailable (nothing when ``stop`` cut it short: the prompt is
+    then built again at the next run).
     """
     note = None
     try:
@@ -72,4 +76,4 @@ def workspace_prompt(workdir: Path, *, tools: list[str], stop: GitStop) -> tuple
         if not stop.stopped:
             note = f"the git snapshot is unavailable: {err}"
         git = "The git snapshot is unavailable: git did not answer in time, so branch and status are unknown."
-    return system_prompt(workdir, tools=tools, git=git, instructions=project_instructions(workdir)), note
+    return system_prompt(workdir, tools=tools, git=git, instructions=project_instructions(workdir, mask)), note

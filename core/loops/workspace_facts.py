@@ -19,6 +19,7 @@ link to someone's key) is not followed.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from chimera.core.errors import ChimeraError
@@ -90,8 +91,12 @@ def git_snapshot(workdir: Path, *, stop: GitStop | None = None) -> str | None:
     return "\n".join(lines)
 
 
-def project_instructions(workdir: Path) -> str | None:
-    """The workspace's AGENTS.md and CLAUDE.md, with their names, or None when there are none."""
+def project_instructions(workdir: Path, mask: Callable[[str], str] = str) -> str | None:
+    """The workspace's AGENTS.md and CLAUDE.md, with their names, or None when there are none.
+
+    Each is given to ``mask`` (the secrets to hide) before it is cut to ``INSTRUCTIONS_CAP``, so a
+    secret at the cut is never left half shown.
+    """
     parts = []
     try:
         root = workdir.resolve()
@@ -103,7 +108,7 @@ def project_instructions(workdir: Path) -> str | None:
             if not path.is_relative_to(root):
                 continue  # a link out of the workspace: what it leads to is not the project's to show
             with open_regular(path) as fh:  # never more than is shown: 4 bytes a character at most
-                text = fh.read(INSTRUCTIONS_CAP * 4).decode("utf-8", "replace")[:INSTRUCTIONS_CAP].strip()
+                text = mask(fh.read(INSTRUCTIONS_CAP * 4).decode("utf-8", "replace"))[:INSTRUCTIONS_CAP].strip()
         except (OSError, RuntimeError):  # absent, not a regular file, unreadable, a link loop
             continue
         if text:

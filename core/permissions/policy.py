@@ -32,6 +32,10 @@ Rules judge what a call means, not how it is spelled:
   show it; see ``withheld``) and, as a best effort, a ``bash`` word or input
   redirection that names it. A ``write`` or ``edit`` deny rule covers both
   tools, and a ``bash`` output redirection to the path.
+- A rule is what it looks like: one holding a character that shows as another, or as nothing
+  (a no-break space, a zero-width or bidi mark, fullwidth letters: ``rule_text.py``), is refused.
+- Chimera's own home (CHIMERA_HOME), when it lies in the workspace, is not the agent's: a write or
+  edit there, or a command naming it, is asked about in every mode (``own_state.py``).
 - A write or edit inside a git directory (a ``.git`` folder, the workspace's
   or a nested repository's, or any folder git would take for one:
   ``git_dirs.py``) is not an ordinary edit: it is asked about in
@@ -54,6 +58,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.core.errors import ConfigError, WorkspaceError
 from chimera.core.permissions.git_dirs import git_owned, names_git
+from chimera.core.permissions.own_state import own_state
+from chimera.core.permissions.rule_text import disguised
 from chimera.core.tools.paths import resolve_in_workspace, shown_name
 
 if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's modes, not its parser
@@ -112,7 +118,16 @@ class Rule:
 
     @classmethod
     def parse(cls, text: str, tools: Collection[str] | None = None) -> Rule:
-        """The rule ``text`` spells; with ``tools``, its tool must be one of them (or ``*``). Raises ConfigError."""
+        """The rule ``text`` spells; with ``tools``, its tool must be one of them (or ``*``). Raises ConfigError.
+
+        A rule holding a character that is not what it looks like (``rule_text.py``) is refused, naming it.
+        """
+        odd = disguised(text)
+        if odd:
+            raise ConfigError(
+                f"the permission rule {text!r} holds {odd}: the rule would match that character, not what it "
+                "looks like; type it again with plain characters"
+            )
         match = _RULE.match(text)
         if match is None:
             raise ConfigError(f"the permission rule {text!r} is not understood: write tool or tool(pattern)")
@@ -189,6 +204,8 @@ class PermissionPolicy:
     allow: tuple[Rule, ...] = field(default_factory=tuple)
     deny: tuple[Rule, ...] = field(default_factory=tuple)
     approved: frozenset[tuple[str, str]] = frozenset()
+    # Chimera's own state (CHIMERA_HOME): never changed unasked (own_state.py). Where it is, not a rule.
+    home: Path | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -196,10 +213,20 @@ class PermissionPolicy:
 
     @classmethod
     def build(
-        cls, mode: str, allow: Iterable[str] = (), deny: Iterable[str] = (), *, tools: Collection[str] | None = None
+        cls,
+        mode: str,
+        allow: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        *,
+        tools: Collection[str] | None = None,
+        home: Path | None = None,
     ) -> PermissionPolicy:
-        """A policy from rule texts; with ``tools``, each rule must name one of them. Raises ConfigError."""
-        return cls(mode, tuple(Rule.parse(r, tools) for r in allow), tuple(Rule.parse(r, tools) for r in deny))
+        """A policy from rule texts; with ``tools``, each rule must name one of them. Raises ConfigError.
+
+        ``home`` is Chimera's own state folder, which no tool changes unasked when it lies in the workspace.
+        """
+        allowed, denied = tuple(Rule.parse(r, tools) for r in allow), tuple(Rule.parse(r, tools) for r in deny)
+        return cls(mode, allowed, denied, home=home)
 
     def decide(self, tool: str, args: dict[str, Any], *, read_only: bool, workspace: Path | None = None) -> Decision:
         """What happens to a call of ``tool`` with ``args``; paths are judged relative to ``workspace``."""
@@ -214,6 +241,9 @@ class PermissionPolicy:
         hidden = self._hidden_from_deny_rules(call)
         if hidden is not None:
             return hidden
+        own = None if read_only else self._own_state(call)
+        if own is not None:
+            return own
         if read_only or self.mode == "bypass":
             return Decision("allow")
         if tool == "bash":
@@ -245,7 +275,9 @@ class PermissionPolicy:
         inside one, for that file only (by either tool). Any other call: every call of its tool.
         """
         call = _Call(tool, args, workspace)
-        if tool == "bash":
+        state = own_state(self.home, workspace)
+        own = state is not None and state.holds(call.path)
+        if tool == "bash" or (tool in _EDIT_TOOLS and own):
             return replace(self, approved=self.approved | {(tool, call.key)})
         if tool in _EDIT_TOOLS and git_owned(call.path, workspace):
             return replace(self, approved=self.approved | {(edit, call.key) for edit in sorted(_EDIT_TOOLS)})
@@ -335,6 +367,29 @@ class PermissionPolicy:
             f"{opaque}, so the deny rules for bash cannot be checked",
             "spell the command out so the deny rules can see what it runs (or run without bash deny rules)",
         )
+
+    def _own_state(self, call: _Call) -> Decision | None:
+        """An ask for a call that would change (or, for bash, names) Chimera's own home inside the workspace."""
+        state = own_state(self.home, call.workspace)
+        if state is None:
+            return None
+        why = "Chimera's own state (CHIMERA_HOME: its settings and sessions), which the agent never changes unasked"
+        elsewhere = "set CHIMERA_HOME to a folder outside the workspace"
+        if call.tool in _EDIT_TOOLS and state.holds(call.path):
+            for rule in self.allow:
+                names_it = rule.pattern is not None and state.holds(_normal_pattern(rule.pattern, call.workspace))
+                if names_it and rule.names(call.tool) and rule.allows_path(call.subject, call.workspace):
+                    return Decision("allow", f"allowed by the rule {rule}")
+            exact = f"--allow {shlex.quote(f'{call.tool}({globbing.escape(call.subject)})')}"
+            return Decision("ask", f"{shown_name(call.path)} is {why}", f"{exact}, or {elsewhere}")
+        if call.tool != "bash":
+            return None
+        line = call.line()
+        paths = _paths((*line.reads, *line.writes), call.workspace)
+        place = next((shown_name(p) for p in paths if state.holds(p)), "") or state.named_by(line.expansions)
+        if place:
+            return Decision("ask", f"it names {place}, {why}", elsewhere)
+        return None
 
     # --- allow for bash ----------------------------------------------------------------------
 

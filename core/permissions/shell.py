@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Invocation", "Line", "parse_line", "parse_words"]
 
+_DYNAMIC = frozenset(
+    {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
+)
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 _WRITE_OPERATORS = frozenset({">", ">>", "&>", "&>>", ">|", ">&", "<>"})
 _KEYWORD_WRAPPERS = frozenset({"time", "coproc"})  # reserved words: the word after them is a command position
@@ -70,6 +73,8 @@ class Line:
     reads: tuple[str, ...] = ()  # words that may name files it reads, and input redirections
     writes: tuple[str, ...] = ()  # output redirection targets
     evaluates: bool = False  # it evaluates strings later (arithmetic, let, [[ ]], declare, read, …)
+    expansions: tuple[str, ...] = ()  # the text of every expansion in it ($x, ${x}, $(…), <(…), $((…)))
+    assignments: tuple[tuple[str, str | None], ...] = ()  # each NAME=value, the value None when it expands
     plain: tuple[Word, ...] | str = ""  # its words when it is one plain command (shell_plain.py), else why not
 
     @property
@@ -127,6 +132,8 @@ class _Walker:
         self.invocations: list[Invocation] = []
         self.reads: list[str] = []
         self.writes: list[str] = []
+        self.expansions: list[str] = []
+        self.assignments: list[tuple[str, str | None]] = []
         self.chained = self.has_redirect = self.substituted = self.evaluates = False
         self.unknown = ""
         self.opaque = ""
@@ -142,6 +149,8 @@ class _Walker:
             reads=tuple(self.reads),
             writes=tuple(self.writes),
             evaluates=self.evaluates,
+            expansions=tuple(self.expansions),
+            assignments=tuple(self.assignments),
         )
 
     def not_known(self, why: str, *, opaque: bool = False) -> None:
@@ -167,6 +176,8 @@ class _Walker:
                 self.not_known("the command is not complete shell syntax", opaque=True)
             if evaluating_node(node):
                 self.evaluates = True
+            if kind in _DYNAMIC:
+                self.expansions.append(text_of(node))
             if kind == "command":
                 later = self.command(node, [])
             elif kind == "redirected_statement":
@@ -267,6 +278,7 @@ class _Walker:
             name_node = name_node.child_by_field_name("name") or name_node
         name = text_of(name_node) if name_node is not None else ""
         value = read_word(value_node).value if value_node is not None else ""
+        self.assignments.append((name, value))
         problem = assignment_problem(name, value)
         if problem:
             self.not_known(problem[0], opaque=problem[1])
@@ -336,6 +348,8 @@ class _Walker:
         self.invocations.extend(inner.invocations)
         self.reads.extend(inner.reads)
         self.writes.extend(inner.writes)
+        self.expansions.extend(inner.expansions)
+        self.assignments.extend(inner.assignments)
         self.has_redirect = self.has_redirect or inner.redirected
         self.substituted = self.substituted or inner.substituted
         self.evaluates = self.evaluates or inner.evaluates

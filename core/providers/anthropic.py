@@ -33,6 +33,7 @@ from chimera.core.providers.server_checks import (
     not_the_api,
     odd_status,
 )
+from chimera.core.redact import Redactor
 
 if TYPE_CHECKING:
     import anthropic
@@ -79,6 +80,7 @@ class AnthropicProvider:
         token = auth_token if auth_token is not None else credentials.get("ANTHROPIC_AUTH_TOKEN")
         self._auth_token = None if self._api_key else token
         self._secrets = tuple(s for s in (self._api_key, token, *credentials.values()) if s)
+        self._mask = Redactor(self._secrets).mask  # what the server says, before it is cut to size
         if self._api_key:  # the credential that will be sent, and only that one
             check_credential("ANTHROPIC_API_KEY", self._api_key)
         elif self._auth_token:
@@ -168,7 +170,7 @@ class AnthropicProvider:
                     raise odd_status(url, stream.response.status_code)
                 content_type = stream.response.headers.get("content-type", "")
                 if content_type and not content_type.lower().startswith("text/event-stream"):
-                    raise not_the_api(url, stream.response.status_code, describe_body(content_type))
+                    raise not_the_api(url, stream.response.status_code, describe_body(self._mask(content_type)))
                 iterator = stream.__aiter__()
                 while True:
                     try:
@@ -205,7 +207,9 @@ class AnthropicProvider:
                 retryable=True,
             ) from None
         except sdk.APIError as err:
-            raise await translate_api_error(err, sdk, self._model, self.base_url, started=builder.started) from None
+            raise await translate_api_error(
+                err, sdk, self._model, self.base_url, started=builder.started, mask=self._mask
+            ) from None
         except broken_stream_errors() as err:
             # The SDK wraps failures to send the request, not those met while reading the
             # streamed body: a connection cut mid-chunk, an event that is not JSON. Anything

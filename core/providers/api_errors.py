@@ -14,6 +14,7 @@ import asyncio
 import functools
 import ssl
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from chimera.core.errors import ProviderError
@@ -53,18 +54,21 @@ _TOO_LONG = (
 _TOO_LONG_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})  # llama.cpp, OpenAI
 
 
-async def translate_api_error(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) -> ProviderError:
+async def translate_api_error(
+    err: Any, sdk: Any, model: str, base_url: str, *, started: bool, mask: Callable[[str], str] = str
+) -> ProviderError:
     """The ProviderError for ``err``, an ``anthropic.APIError`` met asking ``model`` at ``base_url``.
 
     ``started`` says whether the stream had begun. A connection closed unanswered is looked
     into (in a thread): a service that answers in something other than HTTP is a setup error.
+    What the server said is given to ``mask`` (the secrets to hide) before it is cut to size.
     """
-    error = _translate(err, sdk, model, base_url, started=started)
+    error = _translate(err, sdk, model, base_url, started=started, mask=mask)
     if error.kind == "unreachable" and _DISCONNECTED in _causes(err):
         # It took the connection and closed it unanswered: is something other than HTTP there?
         answer = await asyncio.to_thread(first_bytes, base_url)
         if answer and not answer.startswith(b"HTTP/"):
-            error = not_http(base_url, f"it answers {answer.decode('latin-1')[:40]!r}")
+            error = not_http(base_url, f"it answers {mask(answer.decode('latin-1'))[:40]!r}")
     return error
 
 
@@ -76,9 +80,9 @@ def broken_stream_errors() -> tuple[type[BaseException], ...]:
     return (OSError, ValueError, *(module.HTTPError for module in transports if module is not None))
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    """The server's words for an error, as one clean line of at most ``limit`` characters."""
-    line = " ".join(clean_text(text).split())
+def _one_line(text: str, limit: int, mask: Callable[[str], str]) -> str:
+    """The server's words for an error, masked, as one clean line of at most ``limit`` characters."""
+    line = " ".join(mask(clean_text(text)).split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -104,7 +108,9 @@ def _retry_after(err: Any) -> float | None:
     return None
 
 
-def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) -> ProviderError:
+def _translate(
+    err: Any, sdk: Any, model: str, base_url: str, *, started: bool, mask: Callable[[str], str]
+) -> ProviderError:
     """Turn an SDK exception into a ProviderError whose message names the cause and the fix."""
     if isinstance(err, sdk.APITimeoutError):
         return ProviderError("the model request timed out", kind="stalled", retryable=True)
@@ -119,7 +125,7 @@ def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) 
             return not_tls(base_url, tls)
         protocol = next((e for e in _chain(err) if type(e).__name__ == "RemoteProtocolError"), None)
         if protocol is not None and _DISCONNECTED not in causes:
-            return not_http(base_url, _one_line(str(protocol), 80))
+            return not_http(base_url, _one_line(str(protocol), 80, mask))
         if _DISCONNECTED in causes:
             return ProviderError(
                 f"the server at {base_url} closed the connection without an answer: "
@@ -141,16 +147,16 @@ def _translate(err: Any, sdk: Any, model: str, base_url: str, *, started: bool) 
     if not expected_status(status):
         return odd_status(url, status)
     if status in _STATUSES_OF_OTHER_SERVERS:
-        return not_the_api(url, status, describe_body(str(err.response.headers.get("content-type", ""))))
+        return not_the_api(url, status, describe_body(mask(str(err.response.headers.get("content-type", "")))))
     if status >= 300 and not _is_json(err):  # (a 200 here is an error event in the stream: its body is JSON)
-        kind_of_body = describe_body(str(err.response.headers.get("content-type", "")))
+        kind_of_body = describe_body(mask(str(err.response.headers.get("content-type", ""))))
         if 400 <= status < 500 and status not in _STATUSES_OF_PROXIES:
             # A web page where the API should be (a 404 from a web server, a 405): the URL is wrong.
             return not_the_api(url, status, kind_of_body)
         api_message = kind_of_body  # never a whole page in a one-line error
     else:
         api_message = getattr(err, "api_message", None) or _body_message(err.body) or str(err)
-    api_message = _one_line(api_message)
+    api_message = _one_line(api_message, 300, mask)
     error_type = getattr(err, "type", None) or _body_type(err.body)
     if status == 200:  # an `error` event after the stream began: the SDK never retries these
         return ProviderError(

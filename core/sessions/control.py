@@ -53,8 +53,11 @@ class Control:
         try:
             self._apply(_parse(line))
         except ValueError as err:
+            mask = self.session.redactor.mask  # before the line is cut: never half a secret
             self.session.bus.publish(
-                ControlRejected(session_id=self.session.id, ts=time.time(), message=str(err), line=line.strip()[:200])
+                ControlRejected(
+                    session_id=self.session.id, ts=time.time(), message=mask(str(err)), line=mask(line.strip())[:200]
+                )
             )
 
     def close(self) -> None:

@@ -298,7 +298,9 @@ def _queued(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> 
     text = _text(record, "text")
     if not text.strip():
         raise ValueError("its text is empty: there is nothing to deliver")
-    return lambda: tree.queued.__setitem__(queue_id, Queued(str(kind), text))
+    vouch = record.get("vouch")
+    queued = Queued(str(kind), text, vouch if isinstance(vouch, str) else None)
+    return lambda: tree.queued.__setitem__(queue_id, queued)
 
 
 def _unqueued(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Change:

@@ -16,8 +16,9 @@ how it diverged. Only calls that ran when recorded are run again, under
 permissions no looser than the recording's and with nobody to ask, and only
 when they stay in the scratch copy: a call that was refused, declined, skipped
 or cut short then, that the recorded permissions would not let run unasked, or
-that names a path outside the scratch copy keeps its recorded result and is
-reported as not re-run. Comparisons ignore what changes from run to run by
+whose text does not prove it stays in the scratch copy (``rerun_guard.py``:
+a command is read with the permission rules' parse) keeps its recorded result
+and is reported as not re-run. Comparisons ignore what changes from run to run by
 nature: the workspace's own path, durations and memory addresses.
 
 A replay masks secrets as a live run does: given the process's credentials,
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 import shutil
 from collections.abc import Iterable, Mapping
@@ -42,7 +42,7 @@ from typing import Any
 from chimera.core.agent_loop import AgentLoop
 from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
-from chimera.core.errors import ConfigError, ReplayDiverged, WorkspaceError
+from chimera.core.errors import ConfigError, ReplayDiverged
 from chimera.core.events import RunFinished
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.playback import Playback
@@ -53,11 +53,12 @@ from chimera.core.redact import Redactor
 from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.history import Logged
 from chimera.core.sessions.recorded import RecordedRun, recorded_runs
+from chimera.core.sessions.rerun_guard import remove_links_out, why_it_may_leave
 from chimera.core.sessions.tree import SessionTree
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import ToolResult, describe_call
 from chimera.core.tools.executor import UNFINISHED_PREFIX, ToolCall
-from chimera.core.tools.paths import real_path, resolve_in_workspace
+from chimera.core.tools.paths import real_path
 from chimera.core.tools.recorded import Recorded, Served
 
 __all__ = [
@@ -81,16 +82,6 @@ _NEVER_RAN = (
 )
 _NOTHING_RUNS = PermissionPolicy("plan", deny=(Rule("*"),))  # plain replay: every result comes from the recording
 
-# What lets a command act outside the folder it starts in: a word that is an absolute or home path
-# (``/x``, ``~/x``), a step up anywhere in a path (``../x``, ``a/../../x``), a variable that holds a
-# folder elsewhere, or a bare ``cd`` (home). A guard rail read from the text, not a sandbox.
-_OUTSIDE = re.compile(
-    r"""(?:^|[\s"'=;&|(){}<>`,])(?P<path>[/~][^\s"';&|<>()`]*)"""
-    r"""|(?:^|[\s"'=;&|(){}<>`,/])(?P<up>\.\.)(?=/|$|[\s"';&|<>()`])"""
-    r"""|\$\{?(?P<var>HOME|OLDPWD|TMPDIR|TMP|TEMP|CHIMERA_HOME|XDG_[A-Z_]+)\b"""
-    r"""|(?:^|[;&|(\n])\s*(?P<cd>cd)\s*(?=$|[;&|)\n])"""
-)
-_HARMLESS = re.compile(r"/dev/(?:null|stdin|stdout|stderr|fd/\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,41 +128,14 @@ def why_not_rerun(
     tool = tools.get(call.name)
     if tool is None:
         return None  # the executor answers an unknown tool without running anything
-    outside = _path_outside(call, original, scratch)
+    outside = why_it_may_leave(call.name, call.args, scratch=scratch, original=original)
     if outside is not None:
-        return f"it names {outside}, outside the scratch copy"
+        return outside
     decision = policy.decide(call.name, call.args, read_only=tool.read_only, workspace=scratch)
     if decision.verdict == "deny":
         return f"the permissions it was recorded with refuse it ({decision.reason})"
     if decision.verdict == "ask":
         return f"the permissions it was recorded with ({policy.mode} mode) ask first, and a replay cannot ask"
-    return None
-
-
-def _path_outside(call: ToolCall, original: Path, scratch: Path) -> str | None:
-    """A path ``call`` names that lies outside ``scratch`` (the original workspace above all), or None."""
-    if call.name == "bash":
-        command = str(call.args.get("command", ""))
-        for place in {str(original), str(real_path(original))}:
-            if place in command:
-                return place
-        for match in _OUTSIDE.finditer(command):
-            if match.group("path") and not _HARMLESS.fullmatch(match.group("path")):
-                return match.group("path")
-            if match.group("up"):
-                return ".. (a step up)"
-            if match.group("var"):
-                return "$" + match.group("var")
-            if match.group("cd"):
-                return "the home folder (a bare cd)"
-        return None
-    for key in ("path", "pattern"):
-        value = call.args.get(key)
-        if isinstance(value, str) and value.strip() and (key == "path" or value.startswith(("/", "~"))):
-            try:
-                resolve_in_workspace(scratch, value)
-            except WorkspaceError:
-                return value
     return None
 
 
@@ -186,22 +150,7 @@ def restore_scratch(repo: ShadowRepo, commit: str, scratch: Path) -> list[str]:
         else:
             entry.unlink()
     repo.export(commit, scratch)
-    left_out = []
-    root = real_path(scratch)
-    for folder, dirs, files in os.walk(scratch):
-        for name in dirs + files:
-            entry = Path(folder, name)
-            if entry.is_symlink() and not _inside(entry, root):
-                entry.unlink()
-                left_out.append(entry.relative_to(scratch).as_posix())
-    return left_out
-
-
-def _inside(link: Path, root: Path) -> bool:
-    try:
-        return link.resolve().is_relative_to(root)
-    except (OSError, RuntimeError):  # a loop of links
-        return False
+    return remove_links_out(scratch)
 
 
 def _check_scratch(scratch: Path, original: Path, repo: ShadowRepo | None) -> None:
@@ -353,12 +302,18 @@ class _Rerun:
             why = why_not_rerun(call, result, policy, self.core.tools, self.original, scratch)
             if why is not None:
                 held.add(key)
-                self.not_rerun.append(f"call {call.id} ({call.name} {describe_call(call.name, call.args)}): {why}")
+                shown = describe_call(call.name, self.core.redactor.mask_value(call.args))  # masked, then cut
+                self.not_rerun.append(f"call {call.id} ({call.name} {shown}): {why}")
         executor = self.core.executor
         executor.recorded = run.served(self.logged, only=held)
         executor.policy = policy  # no looser than the recording's, and nobody to ask
-        executor.observe = self.comparer
+        executor.observe = self.after_call
         self.comparer.expect(run, skip=held)
+
+    def after_call(self, call: ToolCall, result: ToolResult) -> None:
+        """A link out that the call's programs made is gone before the next call could follow it; then compare."""
+        self.left_out += remove_links_out(self.core.env.workdir)
+        self.comparer(call, result)
 
 
 def _report_of(rerun: _Rerun | None, success: bool, reason: str, runs: int, **more: Any) -> ReplayReport:

@@ -32,6 +32,7 @@ from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.pins import WorkspacePins
 from chimera.core.sessions.reading import model_context
+from chimera.core.sessions.received import Unconfirmed
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import interrupted_switch
@@ -40,7 +41,7 @@ from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import NOT_FINISHED
 from chimera.core.tools.paths import real_path
 
-__all__ = ["RunOptions", "start_session"]
+__all__ = ["RunOptions", "start_session", "unconfirmed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +49,9 @@ class RunOptions:
     """What the person asked for on the command line (or the workbench's settings).
 
     ``permission_mode`` None means the settings file's mode, else ``ask``.
-    ``interactive`` says whether someone answers permission requests.
+    ``interactive`` says whether someone answers permission requests. For a resumed session
+    this Chimera did not write (``received.py``): ``workdir_from_session`` lets the agent work in
+    the folder it recorded; ``accept_queued`` runs the words queued in it, ``drop_queued`` gives them up.
     """
 
     workdir: Path | None = None
@@ -68,6 +71,9 @@ class RunOptions:
     resume: str | None = None
     interactive: bool = False
     demo_pace: float = 0.0
+    workdir_from_session: bool = False
+    accept_queued: bool = False
+    drop_queued: bool = False
 
 
 def _check(options: RunOptions) -> None:
@@ -88,6 +94,8 @@ def _check(options: RunOptions) -> None:
                 Rule.parse(rule, DEFAULT_TOOLS.names)
             except ConfigError as err:
                 raise ConfigError(f"{flag}: {err}") from None
+    if options.accept_queued and options.drop_queued:
+        raise ConfigError("--accept-queued and --drop-queued say opposite things: pass one of them")
     if options.max_turns < 1:
         raise ConfigError(f"--max-turns must be at least 1, not {options.max_turns}")
     if options.workdir is not None and not options.workdir.is_dir():
@@ -138,6 +146,7 @@ def start_session(options: RunOptions) -> Session:
             allow=(*settings.allow, *options.allow),
             deny=(*settings.deny, *options.deny),
             tools=DEFAULT_TOOLS.names,
+            home=home,
         )
         provider = create_provider(options.model)
     config = _config(options)
@@ -211,10 +220,34 @@ def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> Sess
     store = SessionStore.open(home, options.resume)
     try:
         _check_resumable(store, options.workdir)
+        _confirm_received(store, options)
     except BaseException:
         store.close()
         raise
     return store
+
+
+def unconfirmed(options: RunOptions) -> Unconfirmed:
+    """What the session ``options`` resume holds that this Chimera did not write and the options do not decide:
+    for a front end to show and ask about before starting it (nothing is written)."""
+    if not options.resume:
+        return Unconfirmed("")
+    with SessionStore.open(chimera_home(), options.resume, writable=False) as store:
+        pending = store.unconfirmed(options.workdir)
+    return pending.unless(workdir=options.workdir_from_session, queued=options.accept_queued or options.drop_queued)
+
+
+def _confirm_received(store: SessionStore, options: RunOptions) -> None:
+    """Refuse, naming the flags, to resume what this Chimera did not write and nobody confirmed; else take it on:
+    the workdir is sealed as this Chimera's, the declined queued words are given up."""
+    pending = store.unconfirmed(options.workdir)
+    left = pending.unless(workdir=options.workdir_from_session, queued=options.accept_queued or options.drop_queued)
+    if left:
+        raise ConfigError(left.refusal())
+    if not pending.sealed_workdir:
+        store.set_workdir(store.workdir)  # confirmed (named, worked in, or --workdir-from-session): ours now
+    if options.drop_queued:
+        store.drop_unsealed_queue()
 
 
 def _check_resumable(store: SessionStore, workdir: Path | None) -> None:

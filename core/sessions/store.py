@@ -9,10 +9,11 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "meta", ...}`` first: session id, workspace, model, creation time
   (a later meta record updates a field, such as a moved workspace, or the
   ``permissions`` the runs that follow were started with: mode, allow, deny);
+  the workspace is sealed (``vouch``: see ``received.py``) when this Chimera wrote it;
 * ``{"t": "node", "id", "parent", "kind", "ts", "keep"?, "queued"?, "message"}``: a message (a
   compaction's ``keep`` names the node from which the conversation before it is kept);
-* ``{"t": "queued", "id", "kind", "text"}``: words the person queued (``steer``,
-  ``follow_up``), kept until a node delivers them (its ``queued`` names them) or
+* ``{"t": "queued", "id", "kind", "text", "vouch"}``: words the person queued (``steer``,
+  ``follow_up``), sealed as this Chimera's, kept until a node delivers them (its ``queued`` names them) or
   an ``{"t": "unqueued", "id"}`` gives them back;
 * ``{"t": "partial", "parent", "result"}``: one finished tool result, kept before
   its batch is complete (a crash mid-batch loses no finished result);
@@ -71,6 +72,7 @@ from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.files import CHECKPOINTS, ENTRIES, LOCK, check_folder, check_not_link, open_file
 from chimera.core.sessions.jsonl import append_line, is_json_object, read_all, repair_tail
 from chimera.core.sessions.reading import Damaged, Task, read_node, summary
+from chimera.core.sessions.received import Unconfirmed, home_key, seal, unconfirmed, unsealed_queue
 from chimera.core.sessions.records import ID, add_node, apply_record, parse_record
 from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
 from chimera.core.wording import command
@@ -108,6 +110,7 @@ class SessionStore:
         fd: int | None = None,
         warnings: list[str] | None = None,
         updated: float = 0.0,
+        key: bytes | None = None,
     ) -> None:
         """Use :meth:`create` or :meth:`open`; ``lock_fd`` (held) and ``fd`` (the entries, open to append)
         make the store writable."""
@@ -119,6 +122,7 @@ class SessionStore:
         self._lock_fd = lock_fd
         self.redactor = Redactor()  # secrets masked in every record written
         self._fd = fd
+        self._key = key  # this Chimera's seal for what it writes (received.py)
 
     # --- opening ------------------------------------------------------------------------
 
@@ -130,14 +134,16 @@ class SessionStore:
             folder.mkdir(mode=0o700)
         except FileExistsError:
             raise ConfigError(f"a session {session_id} already exists") from None
+        key = home_key(home)
         meta = {"t": "meta", "session_id": session_id, "workdir": str(workdir), "model": model, "created": time.time()}
+        meta["vouch"] = seal(key, "workdir", session_id, str(workdir))
         lock_fd = _lock(folder, session_id)
         try:
             fd = open_file(folder, ENTRIES, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL)
         except BaseException:
             os.close(lock_fd)
             raise
-        store = cls(folder, meta, SessionTree(), lock_fd=lock_fd, fd=fd, updated=time.time())
+        store = cls(folder, meta, SessionTree(), lock_fd=lock_fd, fd=fd, updated=time.time(), key=key)
         store._write(meta, sync=True)
         return store
 
@@ -165,7 +171,9 @@ class SessionStore:
             if not writable:
                 os.close(fd)
                 fd = None
-            return cls(folder, meta, tree, lock_fd=lock_fd, fd=fd, warnings=warnings, updated=updated)
+            return cls(
+                folder, meta, tree, lock_fd=lock_fd, fd=fd, warnings=warnings, updated=updated, key=home_key(home)
+            )
         except BaseException as err:
             for held in (fd, lock_fd):
                 if held is not None:
@@ -260,8 +268,9 @@ class SessionStore:
 
         Durable at once: a crash before they are delivered loses none (a resumed session has them)."""
         queue_id = f"q{_node_id()}"
-        self._write({"t": "queued", "id": queue_id, "kind": kind, "text": text}, sync=True)
-        self.tree.queued[queue_id] = Queued(kind, text)
+        vouch = seal(self._key, "queued", self.id, queue_id, kind, self.redactor.mask(text))  # as it is written
+        self._write({"t": "queued", "id": queue_id, "kind": kind, "text": text, "vouch": vouch}, sync=True)
+        self.tree.queued[queue_id] = Queued(kind, text, vouch)
         return queue_id
 
     def unqueue(self, queue_id: str) -> None:
@@ -359,10 +368,20 @@ class SessionStore:
             self.meta["permissions"] = permissions
 
     def set_workdir(self, workdir: Path) -> None:
-        """The session's workspace moved: record where it is now."""
-        record = {"t": "meta", "workdir": str(workdir)}
-        self._write(record, sync=True)
-        self.meta["workdir"] = str(workdir)
+        """Record where the session's workspace is now (it moved, or the person confirmed it), sealed as ours."""
+        vouch = seal(self._key, "workdir", self.id, str(workdir))
+        self._write({"t": "meta", "workdir": str(workdir), "vouch": vouch}, sync=True)
+        self.meta.update(workdir=str(workdir), vouch=vouch)
+
+    def unconfirmed(self, named: Path | None) -> Unconfirmed:
+        """What this session holds that this Chimera did not write (its workdir, unless the person named it
+        with ``named`` or works there now; its queued words without a seal): see ``received.py``."""
+        return unconfirmed(self._key, self.id, self.meta, self.tree.queued, named)
+
+    def drop_unsealed_queue(self) -> None:
+        """Give up the queued words this Chimera did not write (the person declined them)."""
+        for queue_id in unsealed_queue(self._key, self.id, self.tree.queued):
+            self.unqueue(queue_id)
 
     def sync(self) -> None:
         """Make everything written so far durable (a turn boundary, or before something destructive)."""

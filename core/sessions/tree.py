@@ -178,6 +178,7 @@ class Queued:
 
     kind: str
     text: str
+    vouch: str | None = None  # this Chimera's seal over it (received.py); None: not sealed
 
 
 @dataclass(slots=True)

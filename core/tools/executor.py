@@ -220,7 +220,7 @@ class Executor:
                 f"the arguments are nested more than {MAX_DEPTH} levels deep: send a flatter JSON object"
             )
         if "__invalid_json__" in call.args:
-            raw = call.args["__invalid_json__"][:200]
+            raw = self.redactor.mask(call.args["__invalid_json__"])[:200]  # masked first: never half a secret
             return ToolResult.error(f"the arguments were not valid JSON ({raw!r}); send a JSON object")
         if "__input__" in call.args:
             return ToolResult.error("the arguments must be a JSON object")

@@ -77,7 +77,7 @@ def _numbered(fh: io.TextIOWrapper, shown: str, offset: int, limit: int, ctx: To
                 break
             if "\x00" in line:  # binary after all (grep agrees: a NUL anywhere makes a file binary)
                 return _binary(fh.fileno(), shown)
-            text = line.rstrip("\r\n")
+            text = ctx.redactor.mask(line.rstrip("\r\n"))  # masked before it is cut: never half a secret
             if len(text) > MAX_LINE:
                 text = f"{text[:MAX_LINE]}… [line cut at {MAX_LINE} of {len(text):,} characters]"
             entry = f"{number:>6}\t{text}\n"

@@ -264,7 +264,9 @@ def test_rerun_compares_masked_outputs_and_never_shows_the_key(
     (workdir / "key.txt").write_text(KEY + "\n")
     api.script(
         message(tool_use("t1", "bash", {"command": "cat key.txt"}), stop_reason="tool_use"),
-        message(tool_use("t2", "bash", {"command": 'echo "$WEATHER $(cat key.txt)"'}), stop_reason="tool_use"),
+        message(
+            tool_use("t2", "bash", {"command": """printf '%s ' "$WEATHER"; cat key.txt"""}), stop_reason="tool_use"
+        ),
         message(text("Done.")),
     )
     env = {**model_env, "ANTHROPIC_API_KEY": KEY, "WEATHER": "sunny"}
