@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from chimera.core.errors import ConfigError
+from chimera.core.gc_pause import collecting_later
 from chimera.core.home import chimera_home
 from chimera.core.sessions.export import export_markdown
 from chimera.core.sessions.listing import list_sessions
@@ -71,6 +72,11 @@ def tree_document(store: SessionStore) -> dict[str, Any]:
     own (the half-restored files an undo found), which a switch to the name brings back. Each node is read
     once, parents before children, so the document costs the size of the tree.
     """
+    with collecting_later():
+        return _document(store)
+
+
+def _document(store: SessionStore) -> dict[str, Any]:
     tree = store.tree
     reader = Reader(tree)
     labelled = tree.labelled()

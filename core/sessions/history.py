@@ -33,6 +33,7 @@ from chimera.core.events import (
     ToolCallStarted,
     event_from_dict,
 )
+from chimera.core.gc_pause import collecting_later
 from chimera.core.sessions.files import EVENTS, open_file
 from chimera.core.sessions.jsonl import lines_backwards, read_all
 from chimera.core.sessions.reading import (
@@ -62,6 +63,11 @@ Calls = dict[tuple[str, str], dict[str, Any]]  # by the call's place in the tree
 
 def branch_events(store: SessionStore) -> list[StepEvent]:
     """The events that tell the active branch, oldest first."""
+    with collecting_later():
+        return _branch_events(store)
+
+
+def _branch_events(store: SessionStore) -> list[StepEvent]:
     logged = read_log(store)
     model = str(store.meta.get("model", ""))
     out: list[StepEvent] = []

@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ConfigError, SessionError
+from chimera.core.gc_pause import collecting_later
 from chimera.core.home import private_dir
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
@@ -166,7 +167,8 @@ class SessionStore:
                 raise ConfigError(f"{folder} has no {ENTRIES}: it is not a Chimera session (left untouched)")
             lock_fd = _lock(folder, session_id) if writable else None
             fd = open_file(folder, ENTRIES, os.O_RDWR | os.O_APPEND if writable else os.O_RDONLY)
-            meta, tree, warnings = _load(fd, folder, repair=writable)
+            with collecting_later():  # a record is a few objects; many records, many collector walks
+                meta, tree, warnings = _load(fd, folder, repair=writable)
             updated = os.fstat(fd).st_mtime
             if not writable:
                 os.close(fd)
