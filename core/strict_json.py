@@ -28,10 +28,10 @@ naming the limit), and cuts anything else in a message nested deeper than that
 
 from __future__ import annotations
 
-import codecs
 import json
 import math
 import re
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 __all__ = [
@@ -79,8 +79,14 @@ def loads_clean(data: bytes | str) -> Any:
     None); the strings are walked only when the data could hold a lone surrogate: as UTF-8 bytes, only
     from a ``\\uD800``-style escape or an encoded surrogate (its first byte is 0xED).
     """
-    if isinstance(data, bytes) and not data.startswith(_BOMS) and b"\x00" not in data:
-        value = _DECODER.decode(data.decode("utf-8", "surrogatepass"))  # as json.loads reads UTF-8
+    if isinstance(data, bytes) and data[:1] == b"{" and b"\x00" not in data:  # UTF-8 (a BOM or UTF-16 starts
+        text = data.decode("utf-8", "surrogatepass")  # otherwise), read as json.loads reads it
+        try:
+            value, end = _SCAN(text, 0)
+        except StopIteration as err:
+            raise json.JSONDecodeError("Expecting value", text, err.value) from None
+        if end != len(text) and text[end:].strip():
+            raise json.JSONDecodeError("Extra data", text, end)
         if b"\\ud" not in data and b"\\uD" not in data and b"\xed" not in data:
             return value
         return clean_json(value)
@@ -96,8 +102,10 @@ def _finite_float(literal: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
-_DECODER = json.JSONDecoder(parse_constant=_no_number, parse_float=_finite_float)
-_BOMS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)  # (UTF-32's begin as UTF-16's)
+# The decoder's own scanner, called directly: ``JSONDecoder.decode`` adds a regex and checks around it per call.
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder(
+    parse_constant=_no_number, parse_float=_finite_float
+).scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, missing from its stub
 
 
 def finite_number(value: object) -> float | None:
