@@ -64,6 +64,7 @@ from chimera.core.events import (
     SteeringDelivered,
     SteeringReturned,
     StepEvent,
+    ToolCallStarted,
     TurnStarted,
 )
 from chimera.core.gitsafe import GitStop
@@ -487,6 +488,9 @@ class AgentLoop:
         except Stop as over:
             if calls:  # the calls will not run: answer them so the conversation stays valid
                 skipped = [self.executor.skipped(c, over.outcome.error) for c in calls]
+                for outcome in skipped:  # and say so, as the session will when it is read back
+                    self.emit(ToolCallStarted(call_id=outcome.call.id, name=outcome.call.name, args=outcome.call.args))
+                    self.emit(outcome.finished_event())
                 self._append("tool_result", results_message(skipped), sync=True)
             raise
         if done.stop_reason == "max_tokens" and not calls:

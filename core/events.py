@@ -13,11 +13,12 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, get_args
 
 from chimera.core.terminal_text import inert_json
 
 __all__ = [
+    "EVENT_TYPES",
     "AssistantMessage",
     "BranchCreated",
     "CandidateChosen",
@@ -25,6 +26,7 @@ __all__ = [
     "CheckpointCreated",
     "CompactionDone",
     "ControlRejected",
+    "Event",
     "MessageCompleted",
     "PermissionDecided",
     "PermissionRequested",
@@ -53,6 +55,7 @@ __all__ = [
     "UsageReported",
     "event_from_dict",
     "event_from_json",
+    "ignored",
 ]
 
 AssistantMessage = dict[str, Any]
@@ -236,7 +239,9 @@ class ToolOutputDelta(StepEvent):
 @register
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolCallFinished(StepEvent):
-    """A tool call's result, with ``output`` exactly as the model saw it."""
+    """A tool call's result, with ``output`` exactly as the model saw it, and how the call ended (``status``:
+    ``ok``, ``failed``, ``refused``, ``declined``, ``cancelled``, ``skipped``; empty in a log from before
+    calls carried one), so no reader has to read the output to learn it."""
 
     type: ClassVar[str] = "tool_call_finished"
     call_id: str
@@ -246,6 +251,7 @@ class ToolCallFinished(StepEvent):
     duration_ms: float
     output: str
     data: dict[str, Any] = field(default_factory=dict)
+    status: str = ""
 
 
 @register
@@ -436,3 +442,53 @@ class Switched(StepEvent):
     type: ClassVar[str] = "switched"
     to_node: str
     changed_paths: list[str] = field(default_factory=list)
+
+
+# --- the closed set -------------------------------------------------------------
+
+
+Event = (
+    RunStarted
+    | TurnStarted
+    | RunFinished
+    | TextDelta
+    | ThinkingDelta
+    | MessageCompleted
+    | UsageReported
+    | RetryScheduled
+    | ToolCallStarted
+    | ToolOutputDelta
+    | ToolCallFinished
+    | PermissionRequested
+    | PermissionDecided
+    | ReminderInjected
+    | SteeringDelivered
+    | SteeringReturned
+    | Reflected
+    | CandidateProposed
+    | CandidateChosen
+    | CompactionDone
+    | PlanProposed
+    | ControlRejected
+    | PlanSuggested
+    | PlanApproved
+    | PlanEdited
+    | PlanCancelled
+    | PlanStepChecked
+    | Replanned
+    | CheckpointCreated
+    | BranchCreated
+    | Switched
+)
+"""Every kind of event there is. A reader that matches on events ends its ``match`` in :func:`ignored`,
+naming the kinds it does not show, so a new kind cannot pass it unseen."""
+
+EVENT_TYPES: tuple[type[StepEvent], ...] = tuple(get_args(Event))
+
+
+def ignored(event: StepEvent, kinds: frozenset[type[StepEvent]]) -> None:
+    """The last case of a reader's ``match``: ``event`` must be of a kind the reader names as ignored
+    (``kinds``); TypeError otherwise, so a kind added later cannot pass a reader unseen (a test feeds every
+    kind to every reader)."""
+    if type(event) not in kinds:
+        raise TypeError(f"a {event.type} event is neither handled here nor named as ignored")

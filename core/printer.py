@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 from typing import TextIO
 
+from chimera.core import events as ev
 from chimera.core.events import (
     CompactionDone,
     ControlRejected,
@@ -42,14 +43,38 @@ from chimera.core.events import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
+    ignored,
 )
 from chimera.core.messages import joined_text
 from chimera.core.redact import Redactor
 from chimera.core.terminal_text import terminal_safe
-from chimera.core.tools.base import describe_call
+from chimera.core.tools.base import describe_call, status_of_text
 from chimera.core.wording import describe_compaction, describe_timing, plural
 
 __all__ = ["Printer", "is_terminal", "write_line", "write_text"]
+
+NOT_PRINTED: frozenset[type[ev.StepEvent]] = frozenset(
+    {  # what the text printer leaves out (a permission allowed, steering that reached the model: results show)
+        ev.BranchCreated,
+        ev.CandidateChosen,
+        ev.CandidateProposed,
+        ev.CheckpointCreated,
+        ev.PermissionDecided,
+        ev.PlanApproved,
+        ev.PlanCancelled,
+        ev.PlanEdited,
+        ev.PlanStepChecked,
+        ev.Reflected,
+        ev.ReminderInjected,
+        ev.Replanned,
+        ev.SteeringDelivered,
+        ev.Switched,
+        ev.ThinkingDelta,
+        ev.ToolOutputDelta,
+        ev.TurnStarted,
+        ev.UsageReported,
+    }
+)
 
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[^\S\n]*\n)+")
 
@@ -127,7 +152,7 @@ class Printer:
                 self._calls[call_id] = shown
                 self._under = call_id
             case ToolCallFinished(call_id=call_id, is_error=is_error, output=output, duration_ms=ms):
-                self._result(call_id, is_error, output, ms)
+                self._result(call_id, is_error, output, ms, event.status or status_of_text(output, is_error))
             case PermissionDecided(decision="deny", reason=reason):
                 self._say(f"  ⊘ {reason}")
             case PermissionRequested(request_id=request_id, name=name, args=args, reason=reason):
@@ -155,7 +180,7 @@ class Printer:
             case RunFinished():
                 self._void()  # an attempt cut short is not an answer
             case _:
-                pass
+                ignored(event, NOT_PRINTED)
         self.out.flush()
         self.err.flush()
 
@@ -206,9 +231,9 @@ class Printer:
 
     # --- tool activity on stderr -------------------------------------------------------------
 
-    def _result(self, call_id: str, is_error: bool, output: str, ms: float) -> None:
+    def _result(self, call_id: str, is_error: bool, output: str, ms: float, status: str) -> None:
         mark = "✗" if is_error else "✓"
-        timing = describe_timing(output, ms)
+        timing = describe_timing(status, ms)
         if timing[0].isdigit():  # it ran to its end: how much it said, and how long it took
             timing = f"{plural(output.count(chr(10)) + 1, 'line')} in {timing}"
         shown = self._calls.pop(call_id, "")

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 
 __all__ = ["Ending", "command", "describe_compaction", "describe_ending", "describe_timing", "plural", "tokens"]
 
-_NOT_RUN = "Error: not run:"  # what Executor.skipped answers a call the run stopped before
-
 
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``count`` and ``word``, plural unless the count is one: ``1 turn``, ``2 turns``.
@@ -30,20 +28,16 @@ def command(verb: str, *operands: str, flags: tuple[str, ...] = ()) -> str:
     return "`" + " ".join(shlex.quote(word) for word in words) + "`"
 
 
-def describe_timing(output: str, duration_ms: float) -> str:
-    """How a finished call's time reads, from its result and duration.
+def describe_timing(status: str, duration_ms: float) -> str:
+    """How a finished call's time reads, from how it ended (its ``status``) and its duration.
 
     ``0.42s`` for a call that ran to its end; ``cancelled after 1.20s`` for one stopped
     while it ran, ``cancelled before it ran`` for one stopped before it began, and
     ``not run`` for one the run stopped before (a spent budget).
     """
-    from chimera.core.tools.executor import (
-        UNFINISHED_PREFIX,  # here: the session commands need plural() alone, and fast
-    )
-
-    if output.startswith(UNFINISHED_PREFIX):
+    if status == "cancelled":
         return f"cancelled after {duration_ms / 1000:.2f}s" if duration_ms > 0 else "cancelled before it ran"
-    if output.startswith(_NOT_RUN):
+    if status == "skipped":
         return "not run"
     return f"{duration_ms / 1000:.2f}s"
 

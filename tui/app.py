@@ -18,6 +18,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
+from chimera.core import events as ev
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.errors import ChimeraError
 from chimera.core.events import (
@@ -29,6 +30,7 @@ from chimera.core.events import (
     SteeringReturned,
     StepEvent,
     Switched,
+    ignored,
 )
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
@@ -49,6 +51,40 @@ DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
 DEMO_FOLLOW_UP = (
     "The demo only replays its recording. To give Chimera your own tasks, quit (ctrl+q), "
     "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server), and start it again."
+)
+
+
+NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
+    {  # what the workbench's app leaves to the conversation and the status line
+        ev.BranchCreated,
+        ev.CandidateChosen,
+        ev.CandidateProposed,
+        ev.CheckpointCreated,
+        ev.CompactionDone,
+        ev.ControlRejected,
+        ev.MessageCompleted,
+        ev.PermissionDecided,
+        ev.PlanApproved,
+        ev.PlanCancelled,
+        ev.PlanEdited,
+        ev.PlanProposed,
+        ev.PlanStepChecked,
+        ev.PlanSuggested,
+        ev.Reflected,
+        ev.ReminderInjected,
+        ev.Replanned,
+        ev.RetryScheduled,
+        ev.RunStarted,
+        ev.SteeringDelivered,
+        ev.SteeringReturned,
+        ev.TextDelta,
+        ev.ThinkingDelta,
+        ev.ToolCallFinished,
+        ev.ToolCallStarted,
+        ev.ToolOutputDelta,
+        ev.TurnStarted,
+        ev.UsageReported,
+    }
 )
 
 
@@ -134,7 +170,7 @@ class ChimeraApp(ConversationApp):
                     self._withdraw_plans()
                     self.run_shown.set()
                 case _:
-                    pass
+                    ignored(event, NOT_ACTED_ON)
 
     def _ask(self, asked: PermissionRequested) -> None:
         def resolve(verdict: str | None) -> None:

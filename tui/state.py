@@ -30,15 +30,22 @@ from typing import Any
 
 from chimera.core.events import (
     BranchCreated,
+    CandidateChosen,
+    CandidateProposed,
+    CheckpointCreated,
     CompactionDone,
+    ControlRejected,
     MessageCompleted,
     PermissionDecided,
+    PermissionRequested,
     PlanApproved,
     PlanCancelled,
     PlanEdited,
     PlanProposed,
     PlanStepChecked,
     PlanSuggested,
+    Reflected,
+    ReminderInjected,
     Replanned,
     RetryScheduled,
     RunFinished,
@@ -52,14 +59,33 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolOutputDelta,
+    TurnStarted,
+    UsageReported,
+    ignored,
 )
 from chimera.core.messages import content_blocks, prompt_text
-from chimera.core.tools.executor import UNFINISHED_PREFIX
+from chimera.core.tools.base import status_of_text
 from chimera.core.wording import describe_compaction, describe_ending, plural
 
 __all__ = ["LIVE_CHARS", "LIVE_LINES", "Entry", "Transcript"]
 
 _SERIALS = itertools.count()
+
+NOT_SHOWN: frozenset[type[StepEvent]] = frozenset(
+    {  # the kinds the conversation does not show (the status line shows turns and usage)
+        TurnStarted,
+        UsageReported,
+        PermissionRequested,  # asked on a screen of its own; its answer shows on the call
+        PermissionDecided,
+        ReminderInjected,
+        SteeringReturned,  # given back to the input
+        Reflected,
+        CandidateProposed,
+        CandidateChosen,
+        ControlRejected,
+        CheckpointCreated,
+    }
+)
 
 KINDS = ("user", "steering", "text", "thinking", "tool", "plan", "compaction", "switch", "notice")
 LIVE_LINES = 200  # lines of a running call's output kept, at most (its end)
@@ -80,7 +106,8 @@ class Entry:
     a tool call also has ``name``, ``args``, ``output``, ``status`` (``running``, ``done``,
     ``failed``, ``cancelled``) and ``duration_ms``; while it runs, ``output`` is the end of what it
     has printed so far, ``started`` the transcript's clock when it started (or was let run) and
-    ``elapsed`` the whole seconds since, as of the last tick. A plan has ``steps`` and each step's
+    ``elapsed`` the whole seconds since, as of the last tick; over, ``ended`` says how (the call's status:
+    ``ok``, ``failed``, ``refused``, ``declined``, ``cancelled``, ``skipped``). A plan has ``steps`` and each step's
     ``checks`` (True passed, False failed, None not yet). ``severity`` styles a notice
     (``info``, ``success``, ``warning``, ``error``). ``version`` grows with every change.
     """
@@ -93,6 +120,7 @@ class Entry:
     args: dict[str, Any] = field(default_factory=dict)
     output: str = ""
     status: str = ""
+    ended: str = ""  # how a finished call ended (ok, failed, refused, declined, cancelled, skipped)
     duration_ms: float | None = None
     started: float | None = None
     elapsed: int = 0
@@ -211,7 +239,7 @@ class Transcript:
             case RunFinished():
                 self._finish_run(event)
             case _:
-                pass
+                ignored(event, NOT_SHOWN)
 
     # --- the reducer's steps ----------------------------------------------------------
 
@@ -276,8 +304,8 @@ class Transcript:
         call = self._calls.pop(event.call_id, None)
         if call is None:  # its start was not seen (a history that begins mid-batch): show it whole
             call = self._add(Entry("tool", name=event.name, args=dict(event.args), folded=True))
-        cancelled = event.is_error and event.output.startswith(UNFINISHED_PREFIX)
-        call.status = "cancelled" if cancelled else "failed" if event.is_error else "done"
+        call.ended = event.status or status_of_text(event.output, event.is_error)  # a log from before statuses
+        call.status = {"ok": "done", "cancelled": "cancelled"}.get(call.ended, "failed")
         call.output = event.output
         call.duration_ms = event.duration_ms if event.duration_ms >= 0 else None  # below 0: not known
         call.data = dict(event.data)

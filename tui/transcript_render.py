@@ -74,7 +74,7 @@ def summary_line(entry: Entry) -> str:
             latest = next((line.strip() for line in reversed(_screen_lines(entry.output)) if line.strip()), "")
             parts.append(latest[:80])
     elif entry.duration_ms is not None:
-        parts.append(describe_timing(entry.output, entry.duration_ms))
+        parts.append(describe_timing(entry.ended, entry.duration_ms))
     if entry.output and entry.status in {"done", "failed"}:
         parts.append(plural(entry.output.count("\n") + (not entry.output.endswith("\n")), "line"))
     return terminal_safe(" · ".join(part for part in parts if part), one_line=True)

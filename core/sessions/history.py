@@ -17,6 +17,7 @@ import dataclasses
 import json
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -50,9 +51,10 @@ from chimera.core.sessions.reading import (
     Task,
 )
 from chimera.core.sessions.store import SessionStore
+from chimera.core.tools.base import CALL_STATUSES, ToolResult, status_of_text
 from chimera.core.wording import Ending, describe_ending
 
-__all__ = ["UNKNOWN_DURATION", "Logged", "branch_events", "last_ending", "logged_duration", "read_log"]
+__all__ = ["UNKNOWN_DURATION", "Logged", "branch_events", "last_ending", "logged_duration", "logged_status", "read_log"]
 
 _E = TypeVar("_E", bound=StepEvent)
 
@@ -114,7 +116,18 @@ def _finished(result: Result, logged: dict[str, Any]) -> StepEvent:
         duration_ms=UNKNOWN_DURATION if duration is None else duration,
         output=result.text,
         data=data if isinstance(data, dict) else {},
+        status=logged_status(logged, result),
     )
+
+
+def logged_status(event: Mapping[str, Any], result: Result | ToolResult) -> str:
+    """How a recorded call ended: the status its logged event gives, or, for a log from before calls carried
+    one (or none at all), what its result's words say."""
+    status = event.get("status")
+    if isinstance(status, str) and status in CALL_STATUSES:
+        return status
+    text, is_error = (result.text, result.is_error) if isinstance(result, Result) else (result.output, result.is_error)
+    return status_of_text(text, is_error)
 
 
 def logged_duration(value: object) -> float | None:

@@ -21,7 +21,7 @@ from chimera.core.errors import ConfigError, SessionError
 from chimera.core.loops.playback import Beat
 from chimera.core.messages import content_blocks
 from chimera.core.providers.replay import RecordedTurn
-from chimera.core.sessions.history import logged_duration
+from chimera.core.sessions.history import logged_duration, logged_status
 from chimera.core.sessions.reading import (
     Answer,
     Continuation,
@@ -88,8 +88,8 @@ class RecordedRun:
                 continue
             event = logged.get(key, {})
             data, took = event.get("data"), event.get("duration_ms")
-            if isinstance(data, dict):
-                result = ToolResult(result.output, result.is_error, dict(data))
+            data = dict(data) if isinstance(data, dict) else {}
+            result = ToolResult(result.output, result.is_error, data, logged_status(event, result))
             entries.append((call.id, Served(result, logged_duration(took))))
         return Recorded(entries)
 
@@ -214,7 +214,7 @@ class _Building:
             for b in partials.get(self.last, [])
         }
         results = {**finished, **self.results}
-        unanswered = ToolResult(NOT_FINISHED, is_error=True)
+        unanswered = ToolResult(NOT_FINISHED, is_error=True, status="cancelled")
         return RecordedRun(
             prompt=self.prompt,
             task=self.task,

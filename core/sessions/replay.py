@@ -35,7 +35,7 @@ import contextlib
 import re
 import shutil
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +51,13 @@ from chimera.core.providers.pace import Pace
 from chimera.core.providers.replay import RECORDING_ENDED, ReplayProvider
 from chimera.core.redact import Redactor
 from chimera.core.sessions.checkpoints import ShadowRepo
-from chimera.core.sessions.history import Logged
+from chimera.core.sessions.history import Logged, logged_status
 from chimera.core.sessions.recorded import RecordedRun, recorded_runs
 from chimera.core.sessions.rerun_guard import remove_links_out, why_it_may_leave
 from chimera.core.sessions.tree import SessionTree
 from chimera.core.tool_group import DEFAULT_TOOLS, ToolGroup
 from chimera.core.tools.base import ToolResult, describe_call
-from chimera.core.tools.executor import UNFINISHED_PREFIX, ToolCall
+from chimera.core.tools.executor import ToolCall
 from chimera.core.tools.paths import real_path
 from chimera.core.tools.recorded import Recorded, Served
 
@@ -73,15 +73,14 @@ __all__ = [
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds)\b")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
 
-# The results of calls that did not run when recorded, as the executor words them (after "Error: ").
-_NEVER_RAN = (
-    ("not permitted:", "it was refused when recorded"),
-    ("the person declined", "the person declined it when recorded"),
-    ("not run:", "it was not run when recorded"),
-    (UNFINISHED_PREFIX, "it did not finish when recorded"),
-)
+# How calls that did not run (to their end) when recorded ended, and why they keep their recorded result.
+_NEVER_RAN = {
+    "refused": "it was refused when recorded",
+    "declined": "the person declined it when recorded",
+    "skipped": "it was not run when recorded",
+    "cancelled": "it did not finish when recorded",
+}
 _NOTHING_RUNS = PermissionPolicy("plan", deny=(Rule("*"),))  # plain replay: every result comes from the recording
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,11 +119,12 @@ def recorded_policy(permissions: Mapping[str, Any] | None) -> PermissionPolicy:
 def why_not_rerun(
     call: ToolCall, recorded: ToolResult, policy: PermissionPolicy, tools: ToolGroup, original: Path, scratch: Path
 ) -> str | None:
-    """Why ``call`` must keep its ``recorded`` result instead of running again in ``scratch``; None when it may run."""
-    said = recorded.output.removeprefix("Error: ")
-    for prefix, why in _NEVER_RAN:
-        if said.startswith(prefix):
-            return why
+    """Why ``call`` must keep its ``recorded`` result instead of running again in ``scratch``; None when it may run.
+
+    ``recorded`` carries how the call ended then (its status, from the session's log)."""
+    never_ran = _NEVER_RAN.get(recorded.ended)
+    if never_ran is not None:
+        return never_ran
     tool = tools.get(call.name)
     if tool is None:
         return None  # the executor answers an unknown tool without running anything
@@ -299,6 +299,7 @@ class _Rerun:
         policy = recorded_policy(run.permissions)
         held = set()
         for key, call, result in run.placed():
+            result = replace(result, status=logged_status(self.logged.get(key, {}), result))
             why = why_not_rerun(call, result, policy, self.core.tools, self.original, scratch)
             if why is not None:
                 held.add(key)

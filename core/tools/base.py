@@ -9,9 +9,29 @@ from typing import Any, Protocol, runtime_checkable
 
 from chimera.core.redact import Redactor
 
-__all__ = ["DEFAULT_MAX_OUTPUT", "Tool", "ToolContext", "ToolResult", "describe_call"]
+__all__ = [
+    "CALL_STATUSES",
+    "DEFAULT_MAX_OUTPUT",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "describe_call",
+    "status_of_text",
+]
 
 DEFAULT_MAX_OUTPUT = 20_000
+
+CALL_STATUSES = ("ok", "failed", "refused", "declined", "cancelled", "skipped")
+"""How a call ended: it ran (``ok``) or ran and failed, or was malformed (``failed``); a rule, the mode or
+plan mode refused it, or nobody could be asked (``refused``); the person said no (``declined``); it was
+stopped while it ran or before it began (``cancelled``); the run stopped before it (``skipped``)."""
+
+_LEGACY_PREFIXES = (  # how results said what ended them before they carried a status
+    ("Error: not permitted", "refused"),
+    ("Error: the person declined", "declined"),
+    ("Error: not run:", "skipped"),
+    ("Cancelled:", "cancelled"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +45,17 @@ class ToolResult:
     output: str
     is_error: bool = False
     data: dict[str, Any] = field(default_factory=dict)
+    status: str = ""
+    """One of :data:`CALL_STATUSES`; empty is ``ok`` or ``failed`` by ``is_error`` (see :attr:`ended`)."""
 
     @classmethod
-    def error(cls, message: str) -> ToolResult:
-        return cls(output=f"Error: {message}", is_error=True)
+    def error(cls, message: str, status: str = "failed") -> ToolResult:
+        return cls(output=f"Error: {message}", is_error=True, status=status)
+
+    @property
+    def ended(self) -> str:
+        """How the call ended (:data:`CALL_STATUSES`)."""
+        return self.status or ("failed" if self.is_error else "ok")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +100,14 @@ class Tool(Protocol):
 def schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     """A closed object schema: the named properties and nothing else."""
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def status_of_text(output: str, is_error: bool) -> str:
+    """How a call recorded before results carried a status ended, from the words of its result: the one
+    place that reads them, for sessions and logs written by an older Chimera."""
+    if not is_error:
+        return "ok"
+    return next((status for prefix, status in _LEGACY_PREFIXES if output.startswith(prefix)), "failed")
 
 
 def describe_call(name: str, args: dict[str, Any], width: int = 100) -> str:

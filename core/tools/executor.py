@@ -98,6 +98,7 @@ class ToolOutcome:
             duration_ms=self.duration_ms,
             output=self.result.output,
             data=self.result.data,
+            status=self.result.ended,
         )
 
     def block(self) -> dict[str, Any]:
@@ -229,7 +230,7 @@ class Executor:
         except ToolInputError as err:
             return ToolResult.error(f"{err}. {call.name} takes: {_signature(tool.input_schema)}")
         if self.planning and not tool.read_only:
-            return ToolResult.error(PLANNING_REFUSAL.format(name=call.name))
+            return ToolResult.error(PLANNING_REFUSAL.format(name=call.name), "refused")
         refusal = await self._permit(call, tool.read_only, emit)
         if refusal is not None:
             return refusal
@@ -261,13 +262,13 @@ class Executor:
             return None
         if decision.verdict == "deny":
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=decision.reason))
-            return ToolResult.error(f"not permitted: {decision.reason}")
+            return ToolResult.error(f"not permitted: {decision.reason}", "refused")
         if not self.can_ask:
             why = f" ({decision.reason})" if decision.reason else ""
             fix = f"pass {decision.fix}" if decision.fix.startswith("--") else decision.fix
             reason = f"{call.name} needs approval{why} and nobody can answer in a headless run: {fix}"
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=reason))
-            return ToolResult.error(f"not permitted: {reason}")
+            return ToolResult.error(f"not permitted: {reason}", "refused")
         request_id = f"{call.id}:{uuid.uuid4().hex[:8]}"
         answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._questions[request_id] = answer  # before the request is out: an answer may come at once
@@ -292,7 +293,7 @@ class Executor:
             self.policy = self.policy.remembering(call.name, call.args, self.workspace)
         if verdict in {"allow", "always"}:
             return None
-        return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way")
+        return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way", "declined")
 
     async def check(self, command: str, *, timeout: int = 600) -> ToolResult:
         """Run the person's own check command (``--verify``) in the workspace, as ``bash`` runs commands.
@@ -330,13 +331,13 @@ class Executor:
 
     def skipped(self, call: ToolCall, why: str) -> ToolOutcome:
         """The outcome of a call that was not run because the run stopped first."""
-        return ToolOutcome(call, ToolResult.error(f"not run: {why}"), 0.0)
+        return ToolOutcome(call, ToolResult.error(f"not run: {why}", "skipped"), 0.0)
 
     def cancelled(self, call: ToolCall) -> ToolOutcome:
         """The outcome of a call still open when the run stopped, with the time it ran (0 if it never began)."""
         clock = self._clocks.pop(call.id, None)
         elapsed = round((time.perf_counter() - clock[0]) * 1000, 3) if clock is not None else 0.0
-        return ToolOutcome(call, ToolResult(CANCELLED, is_error=True), elapsed)
+        return ToolOutcome(call, ToolResult(CANCELLED, is_error=True, status="cancelled"), elapsed)
 
 
 def _strict(result: ToolResult) -> ToolResult:

@@ -181,7 +181,7 @@ def test_which_recorded_calls_may_run_again(
     from chimera.core.permissions.policy import PermissionPolicy
     from chimera.core.sessions.replay import why_not_rerun
     from chimera.core.tool_group import DEFAULT_TOOLS
-    from chimera.core.tools.base import ToolResult
+    from chimera.core.tools.base import ToolResult, status_of_text
     from chimera.core.tools.executor import ToolCall
 
     original, scratch = tmp_path / "original", tmp_path / "scratch"
@@ -189,7 +189,9 @@ def test_which_recorded_calls_may_run_again(
     scratch.mkdir()
     args = {k: v.replace("--ORIGINAL--", str(original)) for k, v in args.items()}
     call = ToolCall("c1", name, args)
-    said = why_not_rerun(call, ToolResult(recorded), PermissionPolicy("bypass"), DEFAULT_TOOLS, original, scratch)
+    failed = recorded.startswith(("Error:", "Cancelled:"))
+    result = ToolResult(recorded, failed, status=status_of_text(recorded, failed))  # as a replay reads it back
+    said = why_not_rerun(call, result, PermissionPolicy("bypass"), DEFAULT_TOOLS, original, scratch)
     if why is None:
         assert said is None
     else:

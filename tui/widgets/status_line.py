@@ -15,11 +15,44 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from chimera.core.events import CompactionDone, RunFinished, RunStarted, StepEvent, TurnStarted, UsageReported
+from chimera.core import events as ev
+from chimera.core.events import CompactionDone, RunFinished, RunStarted, StepEvent, TurnStarted, UsageReported, ignored
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import describe_ending, tokens
 
 __all__ = ["StatusLine"]
+
+
+NOT_FOLLOWED: frozenset[type[ev.StepEvent]] = frozenset(
+    {  # what the status line does not count
+        ev.BranchCreated,
+        ev.CandidateChosen,
+        ev.CandidateProposed,
+        ev.CheckpointCreated,
+        ev.ControlRejected,
+        ev.MessageCompleted,
+        ev.PermissionDecided,
+        ev.PermissionRequested,
+        ev.PlanApproved,
+        ev.PlanCancelled,
+        ev.PlanEdited,
+        ev.PlanProposed,
+        ev.PlanStepChecked,
+        ev.PlanSuggested,
+        ev.Reflected,
+        ev.ReminderInjected,
+        ev.Replanned,
+        ev.RetryScheduled,
+        ev.SteeringDelivered,
+        ev.SteeringReturned,
+        ev.Switched,
+        ev.TextDelta,
+        ev.ThinkingDelta,
+        ev.ToolCallFinished,
+        ev.ToolCallStarted,
+        ev.ToolOutputDelta,
+    }
+)
 
 
 class StatusLine(Static):
@@ -80,7 +113,7 @@ class StatusLine(Static):
                 ended = describe_ending(success, reason, error).state  # a cancelled plan has not failed
                 self.state = "done" if ended == "finished" else ended
             case _:
-                pass
+                ignored(event, NOT_FOLLOWED)
 
     def add_usage(self, usage: UsageReported) -> None:
         """Count one response's tokens and cost into the totals (which span every run)."""
