@@ -6,7 +6,16 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-__all__ = ["Ending", "command", "describe_compaction", "describe_ending", "describe_timing", "plural", "tokens"]
+__all__ = [
+    "Ending",
+    "command",
+    "describe_compaction",
+    "describe_ending",
+    "describe_timing",
+    "plural",
+    "point_name",
+    "tokens",
+]
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -128,3 +137,8 @@ def describe_ending(success: bool, reason: str, error: str = "") -> Ending:
         return Ending("finished", "where the recording stops", error or "the recording ends here")
     why = _STOPPED_BECAUSE.get(reason, reason.replace("_", " "))
     return Ending("failed", why, f"stopped: {error}" if error else f"stopped: {why}")
+
+
+def point_name(node: str | None) -> str:
+    """How a point of a session's tree is named to a person: its id, or "the point before the first message"."""
+    return "the point before the first message" if node is None else node

@@ -8,7 +8,6 @@ the cause and the fix, and exit code 2; never a traceback.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import io
 import os
 import sys
@@ -299,7 +298,7 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def _tree(args: argparse.Namespace) -> int:
-    from chimera.tui.session_commands import print_tree
+    from chimera.tui.tree_command import print_tree
 
     return print_tree(args.session, sys.stdout, as_json=args.json)
 
@@ -325,6 +324,8 @@ def _replay(args: argparse.Namespace) -> int:
         app = ReplayApp(args.session, node=args.node, rerun_tools=args.rerun_tools, paused=args.paused)
         app.run()
         return app.return_code or 0
+    import asyncio  # here, not at the top: `chimera tree` and its kin never start an event loop
+
     from chimera.core.headless import replay_headless
 
     return asyncio.run(
@@ -373,6 +374,8 @@ def _run(args: argparse.Namespace) -> int:
         control = sys.stdin
         if isinstance(control, io.TextIOWrapper):  # a line that is not UTF-8 is a bad line, not the channel's end
             control.reconfigure(errors="replace")
+    import asyncio  # as for a replay
+
     return asyncio.run(run_headless(args.task, options, json_lines=args.json, control=control))
 
 

@@ -1,4 +1,4 @@
-"""Provides the session commands of ``chimera``: ``sessions``, ``tree``, ``switch``, ``checkpoint``, ``export``.
+"""Provides the session commands of ``chimera``: ``sessions``, ``switch``, ``checkpoint``, ``export``.
 
 Each prints for a person by default and, with ``--json``, one JSON document
 for scripts (the shapes DESIGN §6 fixes). What a session holds is untrusted
@@ -14,10 +14,9 @@ import datetime as dt
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from chimera.core.errors import ConfigError
-from chimera.core.gc_pause import collecting_later
 from chimera.core.home import chimera_home
 from chimera.core.sessions.export import export_markdown
 from chimera.core.sessions.listing import list_sessions
@@ -25,13 +24,14 @@ from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.reading import Reader, summary
 from chimera.core.sessions.store import SessionStore
-from chimera.core.sessions.switching import SwitchPlan, name_checkpoint, point_name, switch_to
+from chimera.core.sessions.switching import SwitchPlan, name_checkpoint, switch_to
 from chimera.core.sessions.tree import SessionTree
-from chimera.core.terminal_text import inert_json, terminal_safe
+from chimera.core.terminal_text import inert_json
 from chimera.core.tools.paths import shown_name
-from chimera.core.wording import command, plural
+from chimera.core.wording import command, plural, point_name
+from chimera.tui.printing import line, warn_opened
 
-__all__ = ["export_session", "label_checkpoint", "print_sessions", "print_tree", "switch_session", "tree_document"]
+__all__ = ["export_session", "label_checkpoint", "print_sessions", "switch_session"]
 
 
 def print_sessions(out: TextIO, *, as_json: bool) -> int:
@@ -39,7 +39,7 @@ def print_sessions(out: TextIO, *, as_json: bool) -> int:
     problems: list[str] = []
     sessions = list_sessions(chimera_home(), problems)
     for problem in problems:
-        _line(sys.stderr, f"chimera: {problem}")
+        line(sys.stderr, f"chimera: {problem}")
     if as_json:
         out.write(inert_json(json.dumps([s.to_dict() for s in sessions], ensure_ascii=False)) + "\n")
         return 0
@@ -51,109 +51,15 @@ def print_sessions(out: TextIO, *, as_json: bool) -> int:
     for info in sessions:
         when = dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
         entries = plural(info.entries, "entry", "entries").rjust(len("99999 entries"))
-        _line(out, f"{info.id}  {when}  {entries}  {info.title}")
+        line(out, f"{info.id}  {when}  {entries}  {info.title}")
         ended = f"  · last run {info.ended.brief}" if info.ended is not None else ""
-        _line(out, f"            {info.workdir}{ended}")
+        line(out, f"            {info.workdir}{ended}")
     return 0
-
-
-def _line(out: TextIO, text: str) -> None:
-    """Write ``text`` as one line, whatever it holds: what could steer a terminal or break the line shows escaped."""
-    out.write(terminal_safe(text, one_line=True) + "\n")
-
-
-def tree_document(store: SessionStore) -> dict[str, Any]:
-    """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "part", "summary", "label", "checkpoint",
-    "restores"}], "saved": [{"name", "node", "snapshot"}]}``.
-
-    ``part`` is what the node is (``sessions.reading``: prompt, steering, note, continuation, answer, results,
-    compaction, damaged); ``checkpoint`` is a snapshot pinned to the node itself; ``restores`` the one a switch
-    there brings back (its own, or its nearest ancestor's). ``saved`` lists files saved under a name of their
-    own (the half-restored files an undo found), which a switch to the name brings back. Each node is read
-    once, parents before children, so the document costs the size of the tree.
-    """
-    with collecting_later():
-        return _document(store)
-
-
-def _document(store: SessionStore) -> dict[str, Any]:
-    tree = store.tree
-    reader = Reader(tree)
-    labelled = tree.labelled()
-    restores: dict[str | None, str | None] = {None: None}
-    nodes = []
-    for node in tree.nodes.values():  # parents come before their children
-        restores[node.id] = tree.snapshots.get(node.id) or restores.get(node.parent_id)
-        reading = reader.read(node.id)
-        nodes.append(
-            {
-                "id": node.id,
-                "parent_id": node.parent_id,
-                "kind": node.kind,
-                "part": reading.part,
-                "summary": summary(reading),
-                "label": names[-1] if (names := labelled.get(node.id)) else None,
-                "labels": labelled.get(node.id, []),
-                "checkpoint": tree.snapshots.get(node.id),
-                "restores": restores[node.id],
-            }
-        )
-    return {
-        "session_id": store.id,
-        "leaf": tree.leaf,
-        "nodes": nodes,
-        "saved": [{"name": name, "node": saved.node, "snapshot": saved.commit} for name, saved in tree.saved.items()],
-    }
-
-
-def _warn(store: SessionStore) -> None:
-    """Say what opening the session found damaged (it was skipped, never deleted)."""
-    for warning in store.warnings:
-        _line(sys.stderr, f"chimera: session {store.id}: {warning}")
-
-
-def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
-    with SessionStore.open(chimera_home(), session_id, writable=False) as store:
-        _warn(store)
-        if as_json:
-            out.write(inert_json(json.dumps(tree_document(store), ensure_ascii=False)) + "\n")
-            return 0
-        _line(out, f"session {store.id}  ({plural(len(store.tree), 'node')}; ● marks the active path, ◆ the leaf)")
-        for line in _lines(store.tree):
-            _line(out, line)
-        for name, saved in store.tree.saved.items():
-            switch = command("switch", store.id, name)
-            _line(out, f"saved files {name} (at {point_name(saved.node)}): {switch} brings them back")
-    return 0
-
-
-def _lines(tree: SessionTree) -> list[str]:
-    """The tree, one node a line; indentation grows only where the conversation branches."""
-    active = {node.id for node in tree.path()} if tree.leaf else set()
-    reader = Reader(tree)
-    labelled = tree.labelled()
-    lines: list[str] = []
-    stack: list[tuple[str, int]] = [(child, 0) for child in reversed(tree.children.get(None, []))]
-    shown: set[str] = set()
-    while stack:
-        node_id, depth = stack.pop()
-        node = tree.nodes.get(node_id)
-        if node is None or node_id in shown:  # never for a tree the store built; a walk that cannot loop
-            continue
-        shown.add(node_id)
-        mark = "◆" if node_id == tree.leaf else "●" if node_id in active else "○"
-        label = f"  [{', '.join(labelled[node_id])}]" if node_id in labelled else ""
-        reading = reader.read(node_id)
-        lines.append(f"{'  ' * depth}{mark} {node_id}  {reading.part:<12} {summary(reading)}{label}")
-        children = tree.children.get(node_id, [])
-        step = 1 if len(children) > 1 else 0
-        stack.extend((child, depth + step) for child in reversed(children))
-    return lines
 
 
 def export_session(session_id: str, target: Path | None, out: TextIO) -> int:
     with SessionStore.open(chimera_home(), session_id, writable=False) as store:
-        _warn(store)
+        warn_opened(store)
         document = export_markdown(store)
     if target is None:
         out.write(document)
@@ -189,7 +95,7 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
         return False
 
     with SessionStore.open(home, session_id) as store:
-        _warn(store)
+        warn_opened(store)
         if not store.workdir.is_dir():
             raise ConfigError(f"the workspace {store.workdir} of session {store.id} is no longer there")
         with WorkspaceLock(home, store.workdir).exclusive(), contextlib.closing(SessionLog(store.folder)) as log:
@@ -198,14 +104,14 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
         return 1
     plan, before = done.plan, done.before
     if plan.interrupted is not None:
-        _line(
+        line(
             out,
             f"Undone: the files are as they were before the interrupted switch, at {point_name(plan.node)}. "
             f"The files found before the undo are saved as {plan.saves}: "
             f"{command('switch', store.id, str(plan.saves))} brings them back.",
         )
     elif before is not None:
-        _line(out, f"Switched. {_way_back(store.tree, store.id, plan.leaf)} brings the files back as they were.")
+        line(out, f"Switched. {_way_back(store.tree, store.id, plan.leaf)} brings the files back as they were.")
     else:
         out.write("Switched.\n")
     return 0
@@ -214,15 +120,15 @@ def switch_session(session_id: str, ref: str, out: TextIO, *, yes: bool, ask: bo
 def _print_plan(session_id: str, tree: SessionTree, plan: SwitchPlan, out: TextIO) -> None:
     if plan.interrupted is not None:
         cut = f"Session {session_id}'s switch to {point_name(plan.interrupted.to_node)} was cut short"
-        _line(out, f"{cut}: {plan.note[:1].upper()}{plan.note[1:]}.")
+        line(out, f"{cut}: {plan.note[:1].upper()}{plan.note[1:]}.")
     elif plan.saved is not None:
-        _line(out, f"Switch session {session_id} to the files saved as {plan.saved}")
-        _line(out, f"  Lands {plan.note}.")
+        line(out, f"Switch session {session_id} to the files saved as {plan.saved}")
+        line(out, f"  Lands {plan.note}.")
     else:
         reading = Reader(tree).read(plan.requested)
-        _line(out, f"Switch session {session_id} to {plan.requested} ({reading.part}: {summary(reading)})")
+        line(out, f"Switch session {session_id} to {plan.requested} ({reading.part}: {summary(reading)})")
         if plan.note:
-            _line(out, f"  Lands {plan.note}.")
+            line(out, f"  Lands {plan.note}.")
     _print_preview(plan, out)
 
 
@@ -259,13 +165,13 @@ def _print_preview(plan: SwitchPlan, out: TextIO) -> None:
     ]
     for verb, paths, note in rows:
         for path in paths:
-            _line(out, f"  {verb:<8}{shown_name(path)}{note}")
+            line(out, f"  {verb:<8}{shown_name(path)}{note}")
     if not preview.changed:
         nothing = preview.keep or preview.skip or preview.keep_folders
         out.write("  No file changes.\n" if nothing else "  The files already match.\n")
     if plan.unsaved:
         shown = ", ".join(map(shown_name, plan.unsaved[:8])) + (" …" if len(plan.unsaved) > 8 else "")
-        _line(out, f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}")
+        line(out, f"  Changed since the last snapshot (kept in the pre-switch snapshot): {shown}")
 
 
 def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: TextIO, *, move: bool = False) -> int:
@@ -274,7 +180,7 @@ def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: Tex
     A name already on another node is refused unless ``move``; the line printed says what happened.
     """
     with SessionStore.open(chimera_home(), session_id) as store:
-        _warn(store)
+        warn_opened(store)
         named = name_checkpoint(store, label, node_ref, move=move)
         gone = named.node == store.tree.leaf and not store.workdir.is_dir()
     snapshot = named.snapshot
@@ -289,5 +195,5 @@ def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: Tex
         what = f"Checkpoint {label!r} at {named.node}"
     if named.also:
         what += f" (also named {', '.join(map(repr, named.also))})"
-    _line(out, f"{what}{pinned}. {command('switch', session_id, label)} comes back to it.")
+    line(out, f"{what}{pinned}. {command('switch', session_id, label)} comes back to it.")
     return 0

@@ -41,12 +41,29 @@ _MESSAGE_KEY = b',"message":{'
 _HEAD_MAX = 400  # bytes: a node record's id, parent, kind and time come well within this
 _HEAD_KEYS = frozenset({"t", "id", "parent", "kind", "ts"})
 _NODE_EXTRAS = frozenset({"keep", "queued"})  # a compaction's kept tail; the queued words a message delivers
+# The head of a node record exactly as the store writes it, with nothing in it to unescape or clean: read by
+# this pattern at a tenth of a JSON decode's cost. Any other spelling is decoded (and checked) as JSON.
+_PLAIN_HEAD = re.compile(
+    rb'\{"t":"node","id":"([\w.:-]{1,128})","parent":(?:null|"([\w.:-]{1,128})"),"kind":"(\w{1,32})",'
+    rb'"ts":(-?(?:0|[1-9][0-9]{0,30})(?:\.[0-9]{1,30})?(?:[eE][+-]?[0-9]{1,3})?),"message":\{'
+)
 
 
 def parse_record(line: bytes) -> dict[str, Any]:
-    """One record. A node record laid out as the store writes it (its message last) is read
-    only up to the message, and keeps the whole line as ``raw`` for the message to be decoded
-    when needed; any other line is decoded whole."""
+    """One record. A node record laid out as the store writes it (its message last) is read only up
+    to its message, and keeps the line as ``raw`` and where its message starts as ``at``, for the
+    message to be decoded when it is needed; any other line is decoded whole."""
+    if (plain := _PLAIN_HEAD.match(line)) is not None:
+        node_id, parent, kind, ts = plain.groups()
+        return {
+            "t": "node",
+            "id": node_id.decode(),
+            "parent": parent and parent.decode(),
+            "kind": kind.decode(),
+            "ts": float(ts),
+            "raw": line,
+            "at": plain.end() - 1,
+        }
     if line.startswith(_NODE_HEAD):
         cut = line.find(_MESSAGE_KEY, 0, _HEAD_MAX)
         if cut > 0:
@@ -55,7 +72,7 @@ def parse_record(line: bytes) -> dict[str, Any]:
             except ValueError:
                 head = None
             if isinstance(head, dict) and _HEAD_KEYS <= head.keys() <= _HEAD_KEYS | _NODE_EXTRAS:
-                head["raw"] = line
+                head["raw"], head["at"] = line, cut + len(_MESSAGE_KEY) - 1
                 return head
     parsed = loads_clean(line)
     if not isinstance(parsed, dict):
@@ -136,7 +153,7 @@ def _node(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
         raise ValueError("only a user message delivers queued words, named by their id")
     raw = record.get("raw")
     if raw is not None:
-        node = Node(node_id, parent, node_kind, ts, raw=raw)
+        node = Node(node_id, parent, node_kind, ts, raw=raw, at=record["at"])
     else:
         message = record.get("message")
         problem = message_problem(node_kind, message)

@@ -41,7 +41,7 @@ from chimera.core.sessions.checkpoints.restore import Version
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import PendingSwitch, SavedFiles, SessionTree
 from chimera.core.tools.paths import shown_name
-from chimera.core.wording import command
+from chimera.core.wording import command, point_name
 
 __all__ = [
     "Named",
@@ -50,7 +50,6 @@ __all__ = [
     "interrupted_switch",
     "name_checkpoint",
     "plan_switch",
-    "point_name",
     "switch",
     "switch_to",
 ]
@@ -94,11 +93,6 @@ class Named:
     snapshot: str | None
     moved_from: str | None = None
     also: tuple[str, ...] = ()
-
-
-def point_name(node: str | None) -> str:
-    """How a point of the tree is named to a person: its id, or "the point before the first message"."""
-    return "the point before the first message" if node is None else node
 
 
 def interrupted_switch(store: SessionStore) -> str:

@@ -91,12 +91,12 @@ def _content_problem(content: object, *, nested: bool) -> str | None:
 class Node:
     """One message in the tree: its place (``id``, ``parent_id``), ``kind``, time, and the message itself.
 
-    ``raw``, instead of ``message``, is the node's whole record as saved (a JSON object
-    whose ``message`` is the message): it is decoded on first use, and a record that does
-    not decode to a message is a :class:`SessionError`.
+    ``raw``, instead of ``message``, is the node's whole record as saved (a JSON object whose
+    ``message`` is the message, from byte ``at`` on): it is decoded on first use, and a record
+    that does not decode to a sound message is a :class:`SessionError`.
     """
 
-    __slots__ = ("_message", "_raw", "id", "kind", "parent_id", "ts")
+    __slots__ = ("_at", "_message", "_raw", "id", "kind", "parent_id", "ts")
 
     def __init__(
         self,
@@ -107,6 +107,7 @@ class Node:
         message: dict[str, Any] | None = None,
         *,
         raw: bytes | None = None,
+        at: int = 0,
     ) -> None:
         if (message is None) == (raw is None):
             raise TypeError("a node needs its message or its raw JSON, not both")
@@ -116,6 +117,7 @@ class Node:
         self.ts = ts
         self._message = message
         self._raw = raw
+        self._at = at
 
     def __repr__(self) -> str:
         return f"Node(id={self.id!r}, parent_id={self.parent_id!r}, kind={self.kind!r})"
@@ -125,12 +127,11 @@ class Node:
         """The message (``role`` and ``content``), decoded from the record the first time."""
         if self._message is None:
             try:
-                record = loads_clean(self._raw or b"")
+                message = _message_of(self._raw or b"", self._at)
             except ValueError as err:
                 raise self._damaged(str(err)) from None
             except RecursionError:
                 raise self._damaged("nested too deeply") from None
-            message = record.get("message") if isinstance(record, dict) else None
             problem = message_problem(self.kind, message)
             if problem is not None:
                 raise self._damaged(problem)
@@ -145,6 +146,19 @@ class Node:
     def tool_calls(self) -> list[str]:
         """The ids of the tool calls an assistant message makes."""
         return [b["id"] for b in content_blocks(self.message.get("content")) if b.get("type") == "tool_use"]
+
+
+def _message_of(record: bytes, at: int) -> object:
+    """The message of a node's ``record``: the JSON from ``at`` on when the message ends the record, as the store
+    writes it (the record is not decoded twice); otherwise (a key after it, say) from the whole record."""
+    body = record.rstrip()
+    if at and body.endswith(b"}"):
+        try:
+            return loads_clean(body[at:-1])
+        except ValueError:
+            pass  # something follows the message: the record's own decoding says what
+    whole = loads_clean(record)
+    return whole.get("message") if isinstance(whole, dict) else None
 
 
 @dataclass(frozen=True, slots=True)

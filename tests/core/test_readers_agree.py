@@ -35,7 +35,7 @@ from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
-from chimera.tui.session_commands import tree_document
+from chimera.tui.tree_command import tree_document
 from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic, Reply, message, text, tool_use
 
 WORDS = st.integers(0, 10**6)  # each word the person sends is made unique with a serial
