@@ -43,6 +43,7 @@ _CURSOR = Segment("▌ ", Style(color="cyan", bold=True))
 _BLANK = Segment("  ")
 
 Line = tuple[Segment, ...]  # a rendered line as it is kept: a Strip carries ~1 KB of caches, a tuple none
+_Laid = tuple[tuple[int, int, bool, int], list[Line] | int]  # an entry's key and lines (or how many) at a layout
 
 
 class TranscriptView(ScrollView, can_focus=True):
@@ -78,17 +79,20 @@ class TranscriptView(ScrollView, can_focus=True):
         self.cursor: int | None = None
         # entry.serial -> (its key, its lines or only how many: an estimate before it is first drawn, the real
         # count once its lines were let go), least recently drawn first
-        self._lines: dict[int, tuple[tuple[int, int, bool, int], list[Line] | int]] = {}
+        self._lines: dict[int, _Laid] = {}
         self._kept = 0  # lines held in _lines
         self.line_budget = LINE_BUDGET
         self._starts: list[int] = []  # the first line of each entry
-        self._laid: list[tuple[tuple[int, int, bool, int], list[Line] | int]] = []  # each entry's, at the last layout
+        self._laid: list[_Laid] = []  # each entry's, at the last layout
         self._width = 0
         self._relayout_due = False
         self._settled: dict[int, tuple[tuple[int, int], list[Line]]] = {}  # a streaming answer's finished blocks
         self._frame: tuple[Style, int] | None = None  # while a frame is drawn: its style and width
         self._syntax: ThemeSyntax | None = None  # the app theme's syntax colours, made when first needed
         self._colouring = 0  # grows with every theme change: lines drawn before it are drawn again
+        # line -> what it showed (its words, the cursor's mark, style, width, scroll) and the strip made of it:
+        # a frame redraws every line it scrolls, and most show what they showed
+        self._strips: dict[int, tuple[Line, bool, Style, int, int, Strip]] = {}
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._recolour)
@@ -163,12 +167,12 @@ class TranscriptView(ScrollView, can_focus=True):
         first = next((n for n, (now, was) in pairs if now is not was), None)
         if first is None and len(laid) != len(self._laid):
             first = min(len(laid), len(self._laid))
-        self._laid = laid
+        was_laid, self._laid = self._laid, laid
         self._starts = starts
         self._relayout_due = False
         self._resize_virtually(Size(width + _GUTTER, line))
         if first is not None:
-            self._refresh_from(starts[first] if first < len(starts) else line)
+            self._refresh_from(starts[first] + _same_lines(laid, was_laid, first) if first < len(starts) else line)
 
     def _refresh_from(self, top: int) -> None:
         """Repaint from line ``top`` of the transcript to the bottom of the screen."""
@@ -282,13 +286,22 @@ class TranscriptView(ScrollView, can_focus=True):
         offset = line - self._starts[index]
         if offset >= len(lines):  # the blank line after the entry
             return Strip.blank(width, style)
-        content = Strip(lines[offset]).apply_offsets(0, line)  # where a mouse press lands, for selecting text
+        words, marked = lines[offset], index == self.cursor
         selection = self.text_selection
-        if selection is not None and (span := selection.get_span(line)) is not None:
+        span = selection.get_span(line) if selection is not None else None
+        shown = self._strips.get(line)
+        if span is None and shown is not None and shown[0] is words and shown[1:5] == (marked, style, width, scroll_x):
+            return shown[5]
+        content = Strip(words).apply_offsets(0, line)  # where a mouse press lands, for selecting text
+        if span is not None:
             content = _selected(content, span, self.screen.get_component_rich_style("screen--selection"))
-        gutter = _CURSOR if index == self.cursor else _BLANK
-        strip = Strip([gutter, *content]).apply_style(style)  # the view's colours under the words
-        return strip.crop_extend(scroll_x, scroll_x + width, style)
+        strip = Strip([_CURSOR if marked else _BLANK, *content]).apply_style(style)  # the view's colours under them
+        strip = strip.crop_extend(scroll_x, scroll_x + width, style)
+        if span is None:
+            if len(self._strips) > 4 * max(self.size.height, 10):  # lines long gone from the screen
+                self._strips.clear()
+            self._strips[line] = (words, marked, style, width, scroll_x, strip)
+        return strip
 
     # --- selecting text -----------------------------------------------------------------
 
@@ -382,6 +395,22 @@ class TranscriptView(ScrollView, can_focus=True):
         height = self.scrollable_content_region.height
         if top < self.scroll_offset.y or top >= self.scroll_offset.y + height:
             self.scroll_to(y=max(0, top - height // 3), animate=False, immediate=True)
+
+
+def _same_lines(laid: list[_Laid], was: list[_Laid], index: int) -> int:
+    """How many of entry ``index``'s first lines are the ones it had at the last layout (a streaming answer's
+    finished blocks): the lines from there down are the ones to draw again."""
+    if index >= len(was):
+        return 0
+    now, then = laid[index][1], was[index][1]
+    if isinstance(now, int) or isinstance(then, int):
+        return 0
+    same = 0
+    for new, old in zip(now, then, strict=False):
+        if new is not old:
+            break
+        same += 1
+    return same
 
 
 def _selected(strip: Strip, span: tuple[int, int], style: Style) -> Strip:
