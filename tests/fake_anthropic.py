@@ -48,6 +48,7 @@ __all__ = [
     "corrupt",
     "dropped",
     "message",
+    "paced",
     "page",
     "paused",
     "redacted_thinking",
@@ -156,6 +157,9 @@ class Reply:
     content_type: str = "application/json"
     pause_at: int | None = None  # send this many events, wait for ``release``, then the rest
     paused: threading.Event | None = None  # set when the pause begins
+    pace: float = 0.0  # seconds between events: a model that streams at its own speed
+    begun: threading.Event | None = None  # set as the first event is sent
+    sent: threading.Event | None = None  # set once the last event is sent
 
 
 def _message_start(model: str, input_tokens: int, cache_read: int, cache_write: int) -> Event:
@@ -278,6 +282,12 @@ def stalled(
     ``silent`` stalls before the response starts: the request is read, no byte comes back.
     """
     return Reply(events=_opening(blocks, model), ending="stall", release=release or threading.Event(), silent=silent)
+
+
+def paced(reply: Reply, seconds: float, begun: threading.Event, sent: threading.Event) -> Reply:
+    """``reply`` with ``seconds`` between its events, as a model streams; ``begun`` is set as its first
+    event is sent and ``sent`` once its last is."""
+    return dataclasses.replace(reply, pace=seconds, begun=begun, sent=sent)
 
 
 def paused(reply: Reply, release: threading.Event, reached: threading.Event, *, after: int = 4) -> Reply:
@@ -419,8 +429,14 @@ class _Handler(BaseHTTPRequestHandler):
                 if reply.paused is not None:
                     reply.paused.set()
                 self.server.fake._stall(reply.release)
+            if reply.pace and index and self.server.fake._stopping.wait(reply.pace):
+                break  # the server is stopping: no more of it
             data = _sse(name, payload)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+            if index == 0 and reply.begun is not None:
+                reply.begun.set()
+        if reply.sent is not None:
+            reply.sent.set()
         if reply.ending == "complete":
             if chunked:
                 self.wfile.write(b"0\r\n\r\n")
