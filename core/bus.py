@@ -8,7 +8,8 @@ loop or the others, and each sees events in publish order.
 Two ways to read:
 
 * ``bus.subscribe(callback)`` calls ``callback(event)`` on a thread of the
-  subscriber's own. Exceptions are logged and the subscriber goes on.
+  subscriber's own (``skip=`` names kinds it never gets). Exceptions are
+  logged and the subscriber goes on.
 * ``bus.stream()`` returns an async iterator for the event loop it is called
   on; ``stream().batches()`` yields everything queued at once, for readers
   that redraw once per frame.
@@ -56,16 +57,24 @@ class _Marker:
 class Subscription:
     """A callback fed from its own thread, in publish order."""
 
-    def __init__(self, bus: EventBus, callback: Callable[[StepEvent], object], name: str) -> None:
+    def __init__(
+        self,
+        bus: EventBus,
+        callback: Callable[[StepEvent], object],
+        name: str,
+        skip: tuple[type[StepEvent], ...] = (),
+    ) -> None:
         self._bus = bus
         self._callback = callback
+        self._skip = skip
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self.errors = 0
         self._thread = threading.Thread(target=self._run, name=f"bus:{name}", daemon=True)
         self._thread.start()
 
     def _put(self, event: StepEvent) -> None:
-        self._queue.put(event)
+        if not isinstance(event, self._skip):  # a kind it never reads never wakes its thread
+            self._queue.put(event)
 
     def _run(self) -> None:
         while True:
@@ -197,9 +206,12 @@ class EventBus:
         self._lock = threading.Lock()
         self.closed = False
 
-    def subscribe(self, callback: Callable[[StepEvent], object], *, name: str = "") -> Subscription:
-        """Call ``callback`` for every event published from now on, on its own thread."""
-        sub = Subscription(self, callback, name or getattr(callback, "__qualname__", "callback"))
+    def subscribe(
+        self, callback: Callable[[StepEvent], object], *, name: str = "", skip: tuple[type[StepEvent], ...] = ()
+    ) -> Subscription:
+        """Call ``callback`` for every event published from now on, on its own thread, but those of the
+        kinds in ``skip`` (a reader that leaves streaming deltas out is not woken a hundred times a second)."""
+        sub = Subscription(self, callback, name or getattr(callback, "__qualname__", "callback"), skip)
         with self._lock:
             self._subscribers.append(sub)
         return sub

@@ -41,6 +41,8 @@ _SYNC = (TurnStarted, RunFinished)
 class SessionLog:
     """Appends events to ``<session folder>/events.jsonl``."""
 
+    SKIPPED = _SKIP  # the kinds it never writes: subscribe it with ``skip=SessionLog.SKIPPED``
+
     def __init__(
         self, folder: Path, *, redactor: Redactor | None = None, said: Callable[[str], object] | None = None
     ) -> None:

@@ -185,7 +185,7 @@ def start_session(options: RunOptions) -> Session:
         lock.release()
         store.close()
         raise
-    agent.bus.subscribe(log, name="session-log")
+    agent.bus.subscribe(log, name="session-log", skip=SessionLog.SKIPPED)
     return Session(
         agent=agent,
         env=env,
