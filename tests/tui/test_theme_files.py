@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from textual.color import Color
 from textual.theme import BUILTIN_THEMES, Theme
 
 from chimera.themes import BUILT_IN, CHIMERA_DARK, CHIMERA_HIGH_CONTRAST, CHIMERA_LIGHT, THEMES
+from chimera.themes.choice import CHOICE_NAME, ThemeChoiceError, remember_theme, remembered_theme
 from chimera.themes.loading import LARGEST, ThemeFileError, UserThemes, load_theme, parse_theme
 from chimera.themes.palette import CODE, TRANSCRIPT, palette
 
@@ -248,3 +250,29 @@ def test_a_file_changed_renamed_or_removed_is_reported_as_such(tmp_path: Path) -
     assert (done.themes, len(done.errors), user.names) == ([], 1, {sea: "ocean"})
     sea.unlink()
     assert user.reload([sea]).removed == ["ocean"]
+
+
+def test_the_chosen_theme_is_kept_in_a_private_file(isolated_env: Path) -> None:
+    """The choice survives in CHIMERA_HOME/workbench.json, readable by its owner only."""
+    assert remembered_theme(isolated_env) is None
+    remember_theme(isolated_env, "chimera-light")
+    assert remembered_theme(isolated_env) == "chimera-light"
+    assert stat.S_IMODE((isolated_env / CHOICE_NAME).stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("content", [b"{not json", b'["a list"]', b'{"theme": 3}', b"\xff\xfe"])
+def test_a_damaged_choice_file_is_one_line_and_a_new_choice_replaces_it(isolated_env: Path, content: bytes) -> None:
+    """A damaged workbench.json is said in one line naming it and the fix; choosing again writes it afresh."""
+    (isolated_env / CHOICE_NAME).write_bytes(content)
+    with pytest.raises(ThemeChoiceError, match=r"workbench\.json is damaged: remove it, or choose a theme again"):
+        remembered_theme(isolated_env)
+    remember_theme(isolated_env, "chimera-dark")
+    assert remembered_theme(isolated_env) == "chimera-dark"
+
+
+def test_the_readmes_example_theme_loads() -> None:
+    """The example theme file in the README is a theme as written."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    example = readme.split("`$CHIMERA_HOME/themes/ocean.toml`:\n\n```toml\n", 1)[1].split("```", 1)[0]
+    theme = parse_theme(example, Path("ocean.toml"))
+    assert (theme.name, theme.primary, theme.variables["transcript-user"]) == ("ocean", "#4FA3E0", "#FFCB6B")
