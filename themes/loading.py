@@ -37,6 +37,7 @@ COLOURS += ("foreground", "background", "surface", "panel", "boost")
 _SWITCHES = ("dark", "ansi")
 _FRACTIONS = ("luminosity_spread", "text_alpha")
 _TOP = ("name", *COLOURS, *_SWITCHES, *_FRACTIONS, "variables", *TABLES)
+_ANSI_VARIABLES = {"ansi-background": ("ansi_black", "ansi_white"), "ansi-foreground": ("ansi_white", "ansi_black")}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 _COLOUR_HELP = 'write #rrggbb, rgb(r, g, b), hsl(h, s%, l%) or a name such as "white"'
 
@@ -65,7 +66,7 @@ def load_theme(path: Path, taken: Mapping[str, str] | None = None) -> Theme:
     if len(data) > LARGEST:
         raise ThemeFileError(path, None, f"is too big for a theme (over {LARGEST // 1024} KB)")
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8").removeprefix("\ufeff")  # a byte-order mark, as some editors write
     except UnicodeDecodeError:
         raise ThemeFileError(path, None, "is not UTF-8 text") from None
     return parse_theme(text, path, taken)
@@ -120,6 +121,9 @@ class _Reader:
                 fields[key] = self.fraction(key, data[key])
         theme = Theme(name=name, **fields)
         variables = self.variables(data.get("variables", {}), theme)
+        if theme.ansi:  # Textual's ANSI colours leave out two variables its CSS uses: given as its ANSI themes do
+            for key, (dark, light) in _ANSI_VARIABLES.items():
+                variables.setdefault(key, dark if theme.dark else light)
         for table, known in TABLES.items():
             for key, value in self.table(table, data.get(table, {}), known).items():
                 variables[variable(table, key)] = self.colour((table, key), value)
@@ -171,7 +175,8 @@ class _Reader:
         if value == {}:
             return {}
         generated = theme.to_color_system().generate()
-        known = [name for name in generated if name not in COLOURS]
+        every = {**dataclasses.replace(theme, ansi=False).to_color_system().generate(), **generated}
+        known = [name for name in every if name not in COLOURS]
         given = self.table("variables", value, known)
         checked: dict[str, str] = {}
         for key, setting in given.items():
@@ -198,7 +203,7 @@ def _nearest(name: str, known: Collection[str]) -> str:
 
 _PART = r'(?:[A-Za-z0-9_-]+|"[^"]*"|\'[^\']*\')'
 _KEY = re.compile(rf"\s*({_PART}(?:\s*\.\s*{_PART})*)\s*=")
-_HEADER = re.compile(rf"\s*\[\s*({_PART}(?:\s*\.\s*{_PART})*)\s*\]")
+_HEADER = re.compile(rf"\s*\[\[?\s*({_PART}(?:\s*\.\s*{_PART})*)\s*\]")  # [table] or [[array of tables]]
 
 
 def _path(dotted: str) -> tuple[str, ...]:

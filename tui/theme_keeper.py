@@ -58,17 +58,22 @@ class ThemeKeeper:
             self.app.register_theme(theme)
         try:
             self.home = chimera_home()
-            folder = private_dir(self.home / FOLDER)
-        except ChimeraError as err:
+        except ChimeraError as err:  # the session found it usable a moment ago: only a race gets here
             self._say(f"Your themes are not loaded: {err}")
             self.app.theme = DEFAULT_THEME
             return
-        self.user = UserThemes(folder, [theme.name for theme in THEMES] + list(BUILTIN_THEMES))
-        self._apply(self.user.load_all())
+        folder = self.home / FOLDER
+        try:
+            private_dir(folder)
+        except ChimeraError:
+            self._say(f"Your themes are not loaded: {folder} is not a folder: remove what is there, or make it one")
+        else:
+            self.user = UserThemes(folder, [theme.name for theme in THEMES] + list(BUILTIN_THEMES))
+            self._apply(self.user.load_all())
+            self.app.run_worker(self._watch(folder), group="themes", exit_on_error=False)
         self.app.theme = self._chosen()
         self._remembered = self.app.theme  # what was kept stays kept until the person chooses again
         self.app.theme_changed_signal.subscribe(self.app, self._remember)
-        self.app.run_worker(self._watch(folder), group="themes", exit_on_error=False)
 
     def stop(self) -> None:
         """Stop watching the theme files."""

@@ -128,8 +128,12 @@ def test_a_theme_file_takes_every_argument_of_textuals_theme(tmp_path: Path) -> 
         "dark": False,
         "luminosity_spread": 0.2,
         "text_alpha": 0.9,
-        "variables": {"footer-key-foreground": "#FF0000"},
-        "ansi": True,
+        "variables": {
+            "footer-key-foreground": "#FF0000",
+            "ansi-background": "ansi_white",
+            "ansi-foreground": "ansi_black",
+        },
+        "ansi": True,  # (which brings the two ansi- variables Textual's ANSI colours leave out)
     }
     assert list(written) == [field.name for field in dataclasses.fields(Theme)]
     lines = [
@@ -184,6 +188,8 @@ def test_a_colour_given_in_a_table_is_the_one_used() -> None:
         ('primary = "#fff"\n[variables]\nfooter-key-foregrond = "red"\n', 3, "did you mean footer-key-foreground?"),
         ('primary = "#fff"\n[variables]\nfooter-key-foreground = "red; } Screen { color: blue"\n', 3, "variables."),
         ('name = "a b"\nprimary = "#fff"\n', 1, "name must be letters, digits, - and _"),
+        ('primary = "#fff"\n\n[[transcript]]\nuser = "red"\n', 3, "transcript must be a table"),
+        ('primary = "#fff"\n[transcript.user]\nred = 1\n', 2, "transcript.user must be a colour in quotes"),
     ],
 )
 def test_a_wrong_file_is_refused_naming_the_file_the_line_and_the_key(text: str, line: int, words: str) -> None:
@@ -200,6 +206,25 @@ def test_a_theme_with_no_primary_colour_is_refused() -> None:
         == f'{MINE}: primary is missing: a theme needs at least its primary colour, as primary = "#7AA2F7"'
     )
     assert "primary is missing" in refused("")
+
+
+def test_a_theme_of_terminal_colours_has_every_variable_textuals_css_uses() -> None:
+    """ansi = true: Textual's ANSI colours leave out ansi-background and ansi-foreground (its buttons use them);
+    the theme gets them as Textual's own ANSI themes have them, unless the file gives them."""
+    dark = parse_theme('primary = "ansi_red"\nansi = true\n', MINE)
+    assert {k: dark.variables[k] for k in ("ansi-background", "ansi-foreground")} == {
+        "ansi-background": "ansi_black",
+        "ansi-foreground": "ansi_white",
+    }
+    given = parse_theme('primary = "ansi_red"\nansi = true\n[variables]\nansi-background = "ansi_blue"\n', MINE)
+    assert given.variables["ansi-background"] == "ansi_blue"
+
+
+def test_a_file_written_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
+    """An editor's byte-order mark before the first key is not an error."""
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b'\xef\xbb\xbfprimary = "#123456"\n')
+    assert load_theme(path).primary == "#123456"
 
 
 def test_a_file_that_is_not_a_theme_file_is_refused_unread(tmp_path: Path) -> None:

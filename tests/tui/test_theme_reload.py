@@ -5,6 +5,7 @@ moment one is saved, a broken one said once while the theme in use stays, and ``
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from chimera.themes import CHIMERA_DARK, CHIMERA_HIGH_CONTRAST, CHIMERA_LIGHT
 from chimera.themes.choice import CHOICE_NAME, remember_theme, remembered_theme
 from chimera.tui.app import ChimeraApp, build_app
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
-from tests.tui_helpers import colour_at, until
+from tests.tui_helpers import colour_at, screen_text, until
 
 pytestmark = pytest.mark.usefixtures("model_env")
 
@@ -46,11 +47,17 @@ async def shown(pilot: Pilot[int], app: ChimeraApp, colour: str) -> None:
     await until(pilot, lambda: colour_at(app, NOTE) == colour.lower(), f"the notice drawn in {colour}")
 
 
-async def saved(app: ChimeraApp, path: Path, text: str) -> None:
-    """Save ``text`` to ``path`` while the app watches, and wait until the app has read and applied it."""
+async def saved(app: ChimeraApp, path: Path, text: str, *, atomic: bool = False) -> None:
+    """Save ``text`` to ``path`` while the app watches (in place, or as many editors do: a new file renamed
+    over it), and wait until the app has read and applied it."""
     await app.theme_keeper.watching.wait()
     app.theme_keeper.reloaded.clear()
-    path.write_text(text)
+    if atomic:
+        temp = path.with_name(f".{path.name}.swx")
+        temp.write_text(text)
+        os.replace(temp, path)
+    else:
+        path.write_text(text)
     await asyncio.wait_for(app.theme_keeper.reloaded.wait(), 10)
 
 
@@ -87,6 +94,8 @@ async def test_saving_the_theme_in_use_recolours_the_screen_at_once(isolated_env
         await saved(app, folder / "ocean.toml", ocean("#FF00AA"))
         await shown(pilot, app, "#FF00AA")
         assert app.theme == "ocean"
+        await saved(app, folder / "ocean.toml", ocean("#00AAFF"), atomic=True)
+        await shown(pilot, app, "#00AAFF")
         await saved(app, folder / "reef.toml", ocean("#00CC88", name="reef"))
         app.switch_theme("reef")
         await shown(pilot, app, "#00CC88")
@@ -186,3 +195,37 @@ async def test_a_theme_chosen_in_the_command_palette_is_remembered(isolated_env:
     again = workbench(project)
     async with again.run_test(size=(80, 24)):
         assert again.theme == CHIMERA_HIGH_CONTRAST.name
+
+
+async def test_a_theme_of_terminal_colours_is_put_on_and_drawn(isolated_env: Path, project: Path) -> None:
+    """A theme in the terminal's own colours (ansi = true) comes on without breaking the screen; the
+    conversation's notice takes its error colour."""
+    (themes_folder(isolated_env) / "term.toml").write_text(
+        'primary = "ansi_blue"\nerror = "ansi_red"\nbackground = "ansi_default"\nforeground = "ansi_default"\n'
+        "ansi = true\n"
+    )
+    app = workbench(project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.say(NOTE, "error")
+        app.switch_theme("term")
+        await until(pilot, lambda: app.theme == "term", "the theme on")
+        await pilot.pause()
+        assert app.is_running
+        assert NOTE in screen_text(app)
+
+
+async def test_a_themes_path_that_is_not_a_folder_is_one_notice(isolated_env: Path, project: Path) -> None:
+    """$CHIMERA_HOME/themes is a file: one notice says so and how to fix it; the built-in themes and the
+    remembered choice still work."""
+    (isolated_env / "themes").write_text("not a folder")
+    remember_theme(isolated_env, CHIMERA_LIGHT.name)
+    app = workbench(project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: bool(notices(app)), "the notice")
+        assert notices(app) == [
+            f"Your themes are not loaded: {isolated_env / 'themes'} is not a folder: remove what is there, "
+            "or make it one"
+        ]
+        assert app.theme == CHIMERA_LIGHT.name
+        app.switch_theme("high-contrast")
+        await until(pilot, lambda: app.theme == CHIMERA_HIGH_CONTRAST.name, "the theme on")
