@@ -18,7 +18,6 @@ from typing import Any
 from textual.app import App
 from textual.notifications import SeverityLevel
 from textual.theme import BUILTIN_THEMES, Theme
-from watchfiles import awatch
 
 from chimera.core.errors import ChimeraError
 from chimera.core.home import chimera_home, private_dir
@@ -116,6 +115,8 @@ class ThemeKeeper:
 
     async def _watch(self, folder: Path) -> None:
         """Read the theme files again as they are saved, until :meth:`stop` (the watching thread sees it)."""
+        from watchfiles import awatch  # here, not at the top: its import (and anyio's) waits until after mount
+
         try:
             saves = awatch(folder, stop_event=self._stop, step=WATCH_STEP_MS, recursive=False)
             # Whoever waits for this runs once this task next waits, which is in the first step of the loop
