@@ -14,12 +14,26 @@ from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.state import Entry, Transcript
 from chimera.tui.widgets.transcript_view import TranscriptView
 
-__all__ = ["Harness", "asked", "entries", "said", "screen_text", "send", "until"]
+__all__ = ["Harness", "asked", "colour_at", "entries", "said", "screen_text", "send", "until"]
 
 
 def screen_text(app: object) -> str:
     """Everything the screen shows right now, as plain text."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())  # type: ignore[attr-defined]
+
+
+def colour_at(app: object, needle: str) -> str | None:
+    """The colour (``#rrggbb``) the screen draws the first character of ``needle`` in, where it first shows it;
+    None when it does not show it, or draws it in no colour of its own."""
+    for strip in app.screen._compositor.render_strips():  # type: ignore[attr-defined]
+        found = strip.text.find(needle)
+        cell = 0
+        for segment in strip if found >= 0 else ():
+            if cell + len(segment.text) > found:
+                colour = segment.style.color if segment.style else None
+                return colour.triplet.hex if colour is not None and colour.triplet is not None else None
+            cell += len(segment.text)
+    return None
 
 
 def entries(app: object, kind: str) -> list[Entry]:

@@ -4,7 +4,8 @@ A conversation pane (``TranscriptView``) drawn from a ``Transcript`` that one
 reducer builds from a bus's events, and a status line that follows the same
 events. A long-lived worker reads the bus and forwards its events in
 per-frame batches as one message type, ``BusEvents``; a subclass hears each
-batch after the pane has it (:meth:`events_shown`).
+batch after the pane has it (:meth:`events_shown`). Its themes are kept by a
+``ThemeKeeper`` (``switch_theme`` puts one on).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from textual.worker import Worker
 
 from chimera.core.bus import EventBus, StreamSubscription
 from chimera.core.events import StepEvent
-from chimera.themes import APP_CSS, DEFAULT_THEME, THEMES
+from chimera.themes import APP_CSS
 from chimera.tui.messages import BusEvents
 from chimera.tui.screens.output import OutputScreen, saved_output
 from chimera.tui.state import Transcript
+from chimera.tui.theme_keeper import ThemeKeeper
 from chimera.tui.transcript_render import summary_line
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
@@ -46,11 +48,17 @@ class ConversationApp(App[int]):
         self._events: StreamSubscription | None = None
         self._bridge_worker: Worker[None] | None = None
         self._ticker: Timer | None = None  # ticks running calls' time; none while nothing runs
+        self.theme_keeper = ThemeKeeper(self)
 
     def use_themes(self) -> None:
-        for theme in THEMES:
-            self.register_theme(theme)
-        self.theme = DEFAULT_THEME
+        """Chimera's themes and the person's (``CHIMERA_HOME/themes/*.toml``, reloaded as they are saved),
+        the one chosen last put on."""
+        self.theme_keeper.start()
+
+    def switch_theme(self, name: str) -> None:
+        """Put on the theme ``name`` (``dark`` for ``chimera-dark``) and remember it for the next start;
+        an unknown name gets one notice listing the known ones."""
+        self.theme_keeper.switch(name)
 
     def show_bus(self, bus: EventBus) -> None:
         """From now on, every event ``bus`` publishes reaches the pane and the status line."""
@@ -120,5 +128,6 @@ class ConversationApp(App[int]):
         self.query_one(TranscriptView).refresh_entries()
 
     async def on_unmount(self) -> None:
+        self.theme_keeper.stop()
         if self._events is not None:
             self._events.cancel()

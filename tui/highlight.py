@@ -1,8 +1,9 @@
 """Provides syntax colours that follow the workbench's theme: code blocks, diffs and ``read`` results.
 
-``syntax_theme`` turns a Textual theme's palette (primary, secondary, accent,
-success, warning, error, foreground) into a Rich ``SyntaxTheme``, so a theme
-switch recolours code like everything else. ``code_markdown`` is Rich Markdown
+``syntax_theme`` turns a theme's code colours (its ``[code]`` table, or the
+colours of its palette: primary, secondary, accent, success, warning, error,
+the foreground faded) into a Rich ``SyntaxTheme``, so a theme switch
+recolours code like everything else. ``code_markdown`` is Rich Markdown
 whose code blocks use it; ``highlight_read`` colours the code of a ``read``
 result by its file name, leaving the line numbers dim.
 
@@ -35,7 +36,7 @@ from rich.text import Span, Text
 from textual.color import Color
 from textual.theme import Theme
 
-from chimera.themes import DEFAULT_THEME, THEMES
+from chimera.themes.palette import palette
 
 __all__ = [
     "LONG_LINE",
@@ -43,7 +44,6 @@ __all__ = [
     "NumberedCode",
     "ThemeSyntax",
     "code_markdown",
-    "default_syntax",
     "highlight_read",
     "syntax_theme",
 ]
@@ -54,44 +54,44 @@ LONG_LINE = 1_000  # a longer line (minified code, data) stays plain; the lines 
 LINE_NUMBERS = Style(dim=True)
 _NUMBERED = re.compile(r" *\d+\t")  # a read's line: its number, right-aligned, then a tab (core/tools/read.py)
 
-_PALETTE = ("primary", "secondary", "accent", "success", "warning", "error")
-# Which colour of the theme each kind of token takes; a token not named here takes its parent's.
-_ROLES: dict[_TokenType, tuple[str, str]] = {
-    Token.Keyword: ("secondary", ""),
-    Token.Keyword.Constant: ("warning", ""),
-    Token.Keyword.Type: ("accent", ""),
-    Token.Operator.Word: ("secondary", ""),
-    Token.Name.Builtin: ("accent", ""),
+# Which colour of the theme's palette (``chimera.themes.palette``) each kind of token takes, and its
+# attributes; a token not named here takes its parent's.
+_TOKENS: dict[_TokenType, tuple[str, str]] = {
+    Token.Keyword: ("code.keyword", ""),
+    Token.Keyword.Constant: ("code.keyword_constant", ""),
+    Token.Keyword.Type: ("code.keyword_type", ""),
+    Token.Operator.Word: ("code.operator_word", ""),
+    Token.Name.Builtin: ("code.name_builtin", ""),
     Token.Name.Builtin.Pseudo: ("", "italic"),
-    Token.Name.Function: ("primary", ""),
-    Token.Name.Class: ("accent", "bold"),
-    Token.Name.Decorator: ("accent", ""),
-    Token.Name.Exception: ("error", ""),
-    Token.Name.Tag: ("error", ""),
-    Token.Name.Attribute: ("warning", ""),
-    Token.Name.Constant: ("warning", ""),
-    Token.Name.Label: ("secondary", ""),
-    Token.Literal.String: ("success", ""),
-    Token.Literal.String.Doc: ("success", "italic"),
-    Token.Literal.String.Escape: ("accent", ""),
-    Token.Literal.String.Interpol: ("accent", ""),
-    Token.Literal.String.Affix: ("secondary", ""),
-    Token.Literal.Number: ("warning", ""),
-    Token.Literal.Date: ("warning", ""),
-    Token.Comment: ("muted", "italic"),
-    Token.Comment.Preproc: ("secondary", ""),
-    Token.Comment.PreprocFile: ("success", ""),
-    Token.Generic.Inserted: ("success", ""),
-    Token.Generic.Deleted: ("error", ""),
-    Token.Generic.Heading: ("primary", "bold"),
-    Token.Generic.Subheading: ("primary", ""),
-    Token.Generic.Error: ("error", ""),
-    Token.Generic.Traceback: ("error", ""),
+    Token.Name.Function: ("code.name_function", ""),
+    Token.Name.Class: ("code.name_class", "bold"),
+    Token.Name.Decorator: ("code.name_decorator", ""),
+    Token.Name.Exception: ("code.name_exception", ""),
+    Token.Name.Tag: ("code.name_tag", ""),
+    Token.Name.Attribute: ("code.name_attribute", ""),
+    Token.Name.Constant: ("code.name_constant", ""),
+    Token.Name.Label: ("code.name_label", ""),
+    Token.Literal.String: ("code.string", ""),
+    Token.Literal.String.Doc: ("code.string_doc", "italic"),
+    Token.Literal.String.Escape: ("code.string_escape", ""),
+    Token.Literal.String.Interpol: ("code.string_interpol", ""),
+    Token.Literal.String.Affix: ("code.string_affix", ""),
+    Token.Literal.Number: ("code.number", ""),
+    Token.Literal.Date: ("code.literal_date", ""),
+    Token.Comment: ("code.comment", "italic"),
+    Token.Comment.Preproc: ("code.comment_preproc", ""),
+    Token.Comment.PreprocFile: ("code.comment_preprocfile", ""),
+    Token.Generic.Inserted: ("transcript.diff_added", ""),
+    Token.Generic.Deleted: ("transcript.diff_removed", ""),
+    Token.Generic.Heading: ("code.generic_heading", "bold"),
+    Token.Generic.Subheading: ("code.generic_subheading", ""),
+    Token.Generic.Error: ("code.generic_error", ""),
+    Token.Generic.Traceback: ("code.generic_traceback", ""),
     Token.Generic.Emph: ("", "italic"),
     Token.Generic.Strong: ("", "bold"),
-    Token.Generic.Prompt: ("muted", "bold"),
-    Token.Generic.Output: ("muted", ""),
-    Token.Error: ("error", ""),
+    Token.Generic.Prompt: ("code.generic_prompt", "bold"),
+    Token.Generic.Output: ("code.generic_output", ""),
+    Token.Error: ("code.error", ""),
 }
 
 
@@ -121,33 +121,22 @@ class ThemeSyntax(SyntaxTheme):
 
 
 def syntax_theme(theme: Theme) -> ThemeSyntax:
-    """The syntax colours of ``theme``: keywords in its secondary colour, functions in its primary,
-    strings in its success colour, numbers and constants in its warning colour, comments muted."""
-    palette = theme.to_color_system().generate()
-    colours = {role: Color.parse(palette[role]) for role in _PALETTE}
-    foreground = Color.parse(palette["foreground"])
-    background = Color.parse(palette["background"])
-    ansi = foreground.ansi is not None or background.ansi is not None
+    """The syntax colours of ``theme``: its ``[code]`` colours (a diff's lines its transcript's diff colours),
+    each kind it leaves out in the theme colour ``chimera.themes.palette.CODE`` gives it (keywords in
+    its secondary colour, strings in its success colour, comments muted…)."""
+    colours = palette(theme)
     styles: dict[_TokenType, Style] = {}
-    for token, (role, attributes) in _ROLES.items():
+    for token, (key, attributes) in _TOKENS.items():
         style = Style.parse(attributes) if attributes else Style.null()
-        if role == "muted":
-            muted = Style(dim=True) if ansi else Style(color=foreground.blend(background, 0.4).rich_color)
-            style = muted + style
-        elif role:
-            style = Style(color=colours[role].rich_color) + style
+        if key:
+            colour = colours[key]
+            style = (Style(dim=True) if colour is None else Style(color=colour.rich_color)) + style
         styles[token] = style
     syntax = ThemeSyntax(theme.name, styles)
-    panel = Color.parse(palette["panel"])
+    panel = Color.parse(theme.to_color_system().generate()["panel"])
     if panel.a > 0 and panel.ansi is None:
         syntax.blocks = ThemeSyntax(theme.name, styles, Style(bgcolor=panel.rich_color))
     return syntax
-
-
-@cache
-def default_syntax() -> ThemeSyntax:
-    """The default theme's syntax colours, for drawing outside an app."""
-    return syntax_theme(next(theme for theme in THEMES if theme.name == DEFAULT_THEME))
 
 
 # --- Markdown -----------------------------------------------------------------------------
@@ -305,7 +294,7 @@ def _colour_lines(lexer: Lexer, codes: list[str]) -> list[list[_Stretch]]:
 @cache
 def _coloured(kind: _TokenType) -> bool:
     """Whether a theme colours tokens of ``kind`` (it or a kind it belongs to has a colour role)."""
-    return any(kind in role for role in _ROLES)
+    return any(kind in role for role in _TOKENS)
 
 
 @lru_cache(maxsize=256)

@@ -3,8 +3,9 @@
 The view (``widgets.transcript_view``) turns these into lines once per entry,
 width and version, and caches them. Everything the model or a tool said is
 drawn through ``terminal_safe``, so no escape sequence reaches the terminal.
-Code (Markdown code blocks, an edit's diff, a ``read`` result) takes the
-syntax colours of the theme (``tui.highlight``) the view passes in.
+Every colour comes from the theme's ``Look`` the view passes in
+(``tui.look``): the transcript's own colours, and code (Markdown code blocks,
+an edit's diff, a ``read`` result) in the theme's syntax colours.
 A running call shows the seconds it has run and its latest output line
 (folded) or last lines (open), each line as a terminal would leave it after
 its carriage returns (a progress bar shows its latest state).
@@ -15,58 +16,65 @@ from __future__ import annotations
 import json
 
 from rich.console import Group, RenderableType
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing, plural
-from chimera.tui.highlight import ThemeSyntax, code_markdown, default_syntax, highlight_read
+from chimera.tui.highlight import code_markdown, highlight_read
+from chimera.tui.look import BOLD, ITALIC, Look, default_look
 from chimera.tui.state import Entry
 
 __all__ = ["render_entry", "settled_length", "summary_line"]
 
 LIVE_SHOWN = 20  # lines of a running call's output shown when it is open
-_SEVERITY = {"info": "cyan", "success": "green", "warning": "yellow", "error": "bold red"}
-_STATUS = {
-    "running": ("…", "yellow"),
-    "done": ("✓", "green"),
-    "failed": ("✗", "bold red"),
-    "cancelled": ("⏹", "yellow"),
-}
+_MARKS = {"running": "…", "done": "✓", "failed": "✗", "cancelled": "⏹"}  # a call's status: its mark
+_BOLD_LEVELS = {"error"}  # notices drawn bold as well as in their colour
 
 
-def render_entry(entry: Entry, syntax: ThemeSyntax | None = None) -> RenderableType:
-    """What ``entry`` shows, as its fold state says, its code in ``syntax``'s colours (the default
-    theme's if not given). A text entry still streaming (an answer's open tail) shows its code plain."""
-    syntax = syntax or default_syntax()
+def render_entry(entry: Entry, look: Look | None = None) -> RenderableType:
+    """What ``entry`` shows, as its fold state says, in ``look``'s colours (the default theme's if not
+    given). A text entry still streaming (an answer's open tail) shows its code plain."""
+    look = look or default_look()
     text = terminal_safe(entry.text)
     match entry.kind:
         case "user":
-            return Text.assemble(("› ", "bold cyan"), (text, "bold"))
+            return Text.assemble(("› ", look["user"] + BOLD), (text, BOLD))
         case "steering":
-            return Text.assemble(("↳ ", "cyan"), (text, "italic"))
+            return Text.assemble(("↳ ", look["steering"]), (text, ITALIC))
         case "text":
-            return code_markdown(text, syntax, highlight=not entry.streaming)
+            return code_markdown(text, look.syntax, highlight=not entry.streaming)
         case "thinking":
-            head = Text(f"{_arrow(entry)} thinking · {plural(len(entry.text.splitlines()) or 1, 'line')}", "dim")
-            return head if entry.folded else Group(head, Text(text, "dim italic"))
+            lines = plural(len(entry.text.splitlines()) or 1, "line")
+            head = Text(f"{_arrow(entry)} thinking · {lines}", look["thinking"])
+            return head if entry.folded else Group(head, Text(text, look["thinking"] + ITALIC))
         case "tool":
-            return _tool(entry, syntax)
+            return _tool(entry, look)
         case "plan":
-            return Group(*(_plan_step(step, check) for step, check in zip(entry.steps, entry.checks, strict=False)))
+            steps = zip(entry.steps, entry.checks, strict=False)
+            return Group(*(_plan_step(step, check, look) for step, check in steps))
         case "compaction":
-            head = Text(f"{_arrow(entry)} {terminal_safe(entry.name)}", "cyan")
-            return head if entry.folded else Group(head, code_markdown(text, syntax))
+            head = Text(f"{_arrow(entry)} {terminal_safe(entry.name)}", look["marker"])
+            return head if entry.folded else Group(head, code_markdown(text, look.syntax))
         case "switch":
-            return Text(text, "bold cyan")
+            return Text(text, look["marker"] + BOLD)
         case _:
-            return Text(text, _SEVERITY.get(entry.severity, ""))
+            return Text(text, _notice_style(entry.severity, look))
+
+
+def _notice_style(severity: str, look: Look) -> Style:
+    """A notice's style by its level (``info``, ``success``, ``warning``, ``error``); plain for another."""
+    key = f"notice_{severity}"
+    if key not in look.styles:
+        return Style.null()
+    return look[key] + BOLD if severity in _BOLD_LEVELS else look[key]
 
 
 def summary_line(entry: Entry) -> str:
     """A tool call in one line: its name, the argument that matters, status, time and the size of its output."""
-    mark, _ = _STATUS.get(entry.status, ("?", ""))
+    mark = _MARKS.get(entry.status, "?")
     parts = [f"{mark} {entry.name}  {describe_call(entry.name, entry.args, 60)}".rstrip()]
     if entry.status == "running":
         parts.append(f"running {_elapsed(entry.elapsed)}")
@@ -80,16 +88,24 @@ def summary_line(entry: Entry) -> str:
     return terminal_safe(" · ".join(part for part in parts if part), one_line=True)
 
 
-def _tool(entry: Entry, syntax: ThemeSyntax) -> RenderableType:
-    _, style = _STATUS.get(entry.status, ("?", ""))
-    head = Text.assemble((f"{_arrow(entry)} ", "dim"), (summary_line(entry), style))
+def _status_style(status: str, look: Look) -> Style:
+    """A call's line in the colour of its status (a failed one bold too)."""
+    key = f"tool_{status}"
+    if key not in look.styles:
+        return Style.null()
+    return look[key] + BOLD if status == "failed" else look[key]
+
+
+def _tool(entry: Entry, look: Look) -> RenderableType:
+    syntax = look.syntax
+    head = Text.assemble((f"{_arrow(entry)} ", look["muted"]), (summary_line(entry), _status_style(entry.status, look)))
     diff = entry.data.get("diff")
     shown_diff = isinstance(diff, str) and bool(diff) and entry.status == "done"
     if entry.folded:
         return head
     parts: list[RenderableType] = [head]
     if not shown_diff:  # an edit's diff says what its arguments would
-        parts.append(Text(terminal_safe(json.dumps(entry.args, ensure_ascii=False)), "dim"))
+        parts.append(Text(terminal_safe(json.dumps(entry.args, ensure_ascii=False)), look["muted"]))
     if shown_diff:
         parts.append(Syntax(terminal_safe(str(diff).rstrip("\n")), "diff", theme=syntax))  # on the view's background
     elif entry.status != "running":
@@ -98,11 +114,11 @@ def _tool(entry: Entry, syntax: ThemeSyntax) -> RenderableType:
         coloured = None
         if entry.name == "read" and entry.status == "done" and isinstance(path, str):
             coloured = highlight_read(output, path, syntax)
-        parts.append(coloured or Text(output, "red" if entry.status == "failed" else ""))
+        parts.append(coloured or Text(output, look["tool_failed"] if entry.status == "failed" else ""))
     elif entry.output:
         lines = _screen_lines(entry.output)
         shown = ["…", *lines[-LIVE_SHOWN:]] if len(lines) > LIVE_SHOWN else lines
-        parts.append(Text(terminal_safe("\n".join(shown)), "dim"))
+        parts.append(Text(terminal_safe("\n".join(shown)), look["muted"]))
     return Group(*parts)
 
 
@@ -123,8 +139,10 @@ def _elapsed(seconds: int) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
-def _plan_step(step: str, check: bool | None) -> Text:
-    mark, style = {True: ("☑", "green"), False: ("☒", "red"), None: ("☐", "")}[check]
+def _plan_step(step: str, check: bool | None, look: Look) -> Text:
+    if check is None:
+        return Text.assemble("☐ ", terminal_safe(step))
+    mark, style = ("☑", look["plan_checked"]) if check else ("☒", look["plan_failed"])
     return Text.assemble((f"{mark} ", style), terminal_safe(step))
 
 

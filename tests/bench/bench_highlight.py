@@ -124,7 +124,7 @@ async def _tail() -> tuple[float, float]:
         for _ in range(RUNS):
             for streaming, times in ((True, plain), (False, coloured)):
                 start = time.perf_counter()
-                view._draw(render_entry(Entry("text", tail, streaming=streaming), view.syntax), 118)
+                view._draw(render_entry(Entry("text", tail, streaming=streaming), view.look), 118)
                 times.append(time.perf_counter() - start)
     return statistics.median(plain), statistics.median(coloured)
 

@@ -203,8 +203,9 @@ async def test_an_edits_diff_is_coloured_in_the_themes_colours() -> None:
     )
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: "+new line" in screen_text(app))
-        assert colour(style_at(app, "+new line")) == palette(CHIMERA_DARK.name, "success")
-        assert colour(style_at(app, "-old line")) == palette(CHIMERA_DARK.name, "error")
+        added, removed = (CHIMERA_DARK.variables[f"transcript-diff-{side}"].lower() for side in ("added", "removed"))
+        assert colour(style_at(app, "+new line")) == added  # the theme's [transcript] diff colours
+        assert colour(style_at(app, "-old line")) == removed
 
 
 async def test_escape_sequences_in_coloured_code_stay_visible_and_inert() -> None:

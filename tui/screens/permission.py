@@ -26,6 +26,7 @@ from textual.widgets import Button, Static
 
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
+from chimera.tui.look import look_of
 
 __all__ = ["PermissionScreen"]
 
@@ -94,8 +95,9 @@ class PermissionScreen(ModalScreen[str]):
         def shown(key: str, *, one_line: bool = False) -> str:
             return terminal_safe(str(self.args.get(key, "")), one_line=one_line)
 
+        look = look_of(self.app.current_theme)  # the command and the change in the theme's colours
         if self.tool_name == "bash":
-            return Syntax(shown("command"), "bash", word_wrap=True, background_color="default")
+            return Syntax(shown("command"), "bash", theme=look.syntax, word_wrap=True)
         if self.tool_name == "write":
             lines = shown("content").splitlines()
             preview = "\n".join(lines[:12]) + (f"\n… {len(lines) - 12} more lines" if len(lines) > 12 else "")
@@ -103,8 +105,8 @@ class PermissionScreen(ModalScreen[str]):
         if self.tool_name == "edit":
             return Text.assemble(
                 (f"{shown('path', one_line=True)}\n", "bold"),
-                ("- " + shown("old").replace("\n", "\n- ") + "\n", "red"),
-                ("+ " + shown("new").replace("\n", "\n+ "), "green"),
+                ("- " + shown("old").replace("\n", "\n- ") + "\n", look["diff_removed"]),
+                ("+ " + shown("new").replace("\n", "\n+ "), look["diff_added"]),
             )
         return Text(terminal_safe(describe_call(self.tool_name, self.args), one_line=True))
 

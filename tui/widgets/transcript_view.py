@@ -9,9 +9,10 @@ the first entry it moved down, and past ``LINE_BUDGET`` cached lines the least
 recently drawn entries keep only their height. A cursor moves between entries
 (``up``/``down``): ``enter`` or ``space`` folds and unfolds it, ``z`` folds or
 unfolds everything, ``n`` jumps to the next failed call, ``o`` asks for a cut
-call's whole saved output (:class:`TranscriptView.OpenOutput`). Code is coloured
-in the app theme's syntax colours; a theme change draws the lines again
-(the layout stands: colours do not change how many lines an entry takes).
+call's whole saved output (:class:`TranscriptView.OpenOutput`). Every colour is
+the app theme's (``tui.look``); a theme change, or the theme in use changed
+on disk, draws the lines again (the layout stands: colours do not change how
+many lines an entry takes).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.theme import Theme
 
-from chimera.tui.highlight import ThemeSyntax, syntax_theme
+from chimera.tui.highlight import ThemeSyntax
+from chimera.tui.look import BOLD, Look, look_of
 from chimera.tui.state import Entry, Transcript
 from chimera.tui.transcript_render import render_entry, settled_length
 
@@ -39,7 +41,7 @@ __all__ = ["TranscriptView"]
 
 _GUTTER = 2  # cells left of every line: the cursor's mark
 LINE_BUDGET = 10_000  # rendered lines kept (~1.4 KB a line of Markdown); older entries keep only their height
-_CURSOR = Segment("▌ ", Style(color="cyan", bold=True))
+_CURSOR = "▌ "  # drawn in the theme's cursor colour
 _BLANK = Segment("  ")
 
 Line = tuple[Segment, ...]  # a rendered line as it is kept: a Strip carries ~1 KB of caches, a tuple none
@@ -88,7 +90,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._relayout_due = False
         self._settled: dict[int, tuple[tuple[int, int], list[Line]]] = {}  # a streaming answer's finished blocks
         self._frame: tuple[Style, int] | None = None  # while a frame is drawn: its style and width
-        self._syntax: ThemeSyntax | None = None  # the app theme's syntax colours, made when first needed
+        self._look: Look | None = None  # the app theme's colours, made when first needed
         self._colouring = 0  # grows with every theme change: lines drawn before it are drawn again
         # line -> what it showed (its words, the cursor's mark, style, width, scroll) and the strip made of it:
         # a frame redraws every line it scrolls, and most show what they showed
@@ -98,17 +100,24 @@ class TranscriptView(ScrollView, can_focus=True):
         self.app.theme_changed_signal.subscribe(self, self._recolour)
 
     def _recolour(self, theme: Theme) -> None:
-        self._syntax = syntax_theme(theme)
+        """The theme changed (or the one in use was changed): every line is drawn again in its colours."""
+        self._look = None
         self._colouring += 1
         self._settled.clear()
+        self._strips.clear()
         self.refresh()
+
+    @property
+    def look(self) -> Look:
+        """The colours the transcript is drawn in: the app theme's."""
+        if self._look is None:
+            self._look = look_of(self.app.current_theme)
+        return self._look
 
     @property
     def syntax(self) -> ThemeSyntax:
         """The syntax colours code is drawn in: the app theme's."""
-        if self._syntax is None:
-            self._syntax = syntax_theme(self.app.current_theme)
-        return self._syntax
+        return self.look.syntax
 
     # --- layout -------------------------------------------------------------------------
 
@@ -205,7 +214,7 @@ class TranscriptView(ScrollView, can_focus=True):
             lines = self._streaming_lines(entry, width)
         else:
             self._settled.pop(ident, None)
-            lines = self._draw(render_entry(entry, self.syntax), width)
+            lines = self._draw(render_entry(entry, self.look), width)
         self._keep(ident, key, lines)
         return lines
 
@@ -238,7 +247,7 @@ class TranscriptView(ScrollView, can_focus=True):
         done, lines = kept
         if cut > done[0]:  # new finished blocks: render them alone, keep the rest
             block = entry.text[done[0] : cut]
-            drawn = self._draw(render_entry(Entry("text", block), self.syntax), width)
+            drawn = self._draw(render_entry(Entry("text", block), self.look), width)
             lines = [*lines, (), *drawn] if lines else drawn
             kept = ((cut, width), lines)
         self._settled[entry.serial] = kept
@@ -247,12 +256,14 @@ class TranscriptView(ScrollView, can_focus=True):
         if tail.strip():
             if shown:
                 shown.append(())
-            shown += self._draw(render_entry(Entry("text", tail, streaming=True), self.syntax), width)  # code plain
+            shown += self._draw(render_entry(Entry("text", tail, streaming=True), self.look), width)  # code plain
         return shown or [()]
 
     def _draw(self, renderable: RenderableType, width: int) -> list[Line]:
+        """``renderable``'s lines at ``width``, its Markdown in the theme's colours rather than Rich's."""
         console = self.app.console
-        rendered = console.render_lines(renderable, console.options.update_width(width), pad=False)
+        with console.use_theme(self.look.markdown):
+            rendered = console.render_lines(renderable, console.options.update_width(width), pad=False)
         return [tuple(segments) for segments in rendered] or [()]
 
     # --- drawing ------------------------------------------------------------------------
@@ -295,7 +306,8 @@ class TranscriptView(ScrollView, can_focus=True):
         content = Strip(words).apply_offsets(0, line)  # where a mouse press lands, for selecting text
         if span is not None:
             content = _selected(content, span, self.screen.get_component_rich_style("screen--selection"))
-        strip = Strip([_CURSOR if marked else _BLANK, *content]).apply_style(style)  # the view's colours under them
+        gutter = Segment(_CURSOR, self.look["cursor"] + BOLD) if marked else _BLANK
+        strip = Strip([gutter, *content]).apply_style(style)  # the view's colours under the words
         strip = strip.crop_extend(scroll_x, scroll_x + width, style)
         if span is None:
             if len(self._strips) > 4 * max(self.size.height, 10):  # lines long gone from the screen
