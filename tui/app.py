@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -21,17 +22,7 @@ from textual.worker import Worker, WorkerState
 from chimera.core import events as ev
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.errors import ChimeraError
-from chimera.core.events import (
-    PermissionDecided,
-    PermissionRequested,
-    PlanProposed,
-    RunFinished,
-    RunStarted,
-    SteeringReturned,
-    StepEvent,
-    Switched,
-    ignored,
-)
+from chimera.core.events import RunFinished, StepEvent, Switched, ignored
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
@@ -55,7 +46,7 @@ DEMO_FOLLOW_UP = (
 
 
 NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
-    {  # what the workbench's app leaves to the conversation and the status line
+    {  # what the workbench's app leaves to its state (and the views of it)
         ev.BranchCreated,
         ev.CandidateChosen,
         ev.CandidateProposed,
@@ -68,6 +59,7 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
         ev.PlanCancelled,
         ev.PlanEdited,
         ev.PlanProposed,
+        ev.PermissionRequested,
         ev.PlanStepChecked,
         ev.PlanSuggested,
         ev.Reflected,
@@ -104,20 +96,18 @@ class ChimeraApp(ConversationApp):
         self.compacting = False
         self.run_shown = asyncio.Event()
         self.history_shown = asyncio.Event()
+        self._asking: dict[str, PermissionScreen | PlanScreen] = {}  # the question on screen, by its request id
 
     def compose(self) -> ComposeResult:
         if self.session.demo:
             yield DemoBanner(id="demo-banner")
         yield TranscriptView(self.transcript, id="conversation")
-        yield StatusLine(id="status")
+        yield StatusLine(self.state.status, id="status")
         yield PromptInput()
 
     def on_mount(self) -> None:
         self.use_themes()
-        status = self.query_one(StatusLine)
-        status.model = self.session.model
-        status.loop = self.session.loop_name
-        status.mode = self.session.policy.mode
+        self.show_status(model=self.session.model, loop=self.session.loop_name, mode=self.session.policy.mode)
         self.sub_title = terminal_safe(str(self.session.env.workdir), one_line=True)
         self.show_bus(self.session.bus)
         self.query_one(PromptInput).focus()
@@ -133,7 +123,7 @@ class ChimeraApp(ConversationApp):
     async def show_history(self) -> None:
         """A resumed session: its earlier turns first, then the input is the next turn."""
         events = await asyncio.to_thread(branch_events, self.session.store)
-        self.transcript.apply_all(events)
+        self.state.tell(events)
         self.transcript.note(f"Resumed session {self.session.id}")
         self.query_one(TranscriptView).refresh_entries()
         self.history_shown.set()
@@ -143,59 +133,55 @@ class ChimeraApp(ConversationApp):
         """After a switch the conversation is the branch switched to: told again from the session, then the switch."""
         events = await asyncio.to_thread(branch_events, self.session.store)
         self.transcript.clear()
-        self.transcript.apply_all([*events, switched])
+        self.state.tell([*events, switched])
         self.query_one(TranscriptView).refresh_entries()
         self.history_shown.set()
 
     def events_shown(self, events: list[StepEvent]) -> None:
-        returned = [event.text for event in events if isinstance(event, SteeringReturned)]
+        returned = self.state.take_returned()
         if returned:  # words no turn read: back in the input, in the order sent, before what is there
             prompt = self.query_one(PromptInput)
             prompt.value = " ".join([*returned, prompt.value]).strip()
             self.notify("Not delivered: your words are back in the input.", timeout=4)
+        if self.session.demo and self.state.status.state != "idle":
+            self.query_one(DemoBanner).folded = True
+        self.show_questions()
         for event in events:
             match event:
-                case PermissionRequested():
-                    self._ask(event)
-                case PermissionDecided(decision="cancelled", request_id=request_id):
-                    self._withdraw(request_id)
-                case PlanProposed(request_id=request_id, steps=steps) if request_id:
-                    self._propose(request_id, steps)
-                case RunStarted() if self.session.demo:
-                    self.query_one(DemoBanner).folded = True
                 case Switched():
                     self.history_shown.clear()
                     self.show_branch(event)
                 case RunFinished():
-                    self._withdraw_plans()
                     self.run_shown.set()
                 case _:
                     ignored(event, NOT_ACTED_ON)
 
-    def _ask(self, asked: PermissionRequested) -> None:
-        def resolve(verdict: str | None) -> None:
-            if verdict is not None:  # None: withdrawn, the run no longer waits
-                self.session.answer(asked.request_id, verdict)
-
-        screen = PermissionScreen(asked.request_id, asked.call_id, asked.name, dict(asked.args), asked.reason)
-        self.push_screen(screen, resolve)
-
-    def _propose(self, request_id: str, steps: list[str]) -> None:
-        def resolve(answer: tuple[str, str] | None) -> None:
-            if answer is not None:  # None: withdrawn, the run no longer waits
-                self.session.answer(request_id, answer[0], answer[1] or None)
-
-        self.push_screen(PlanScreen(request_id, steps), resolve)
-
-    def _withdraw_plans(self) -> None:
-        for screen in self.screen_stack:
-            if isinstance(screen, PlanScreen):
+    def show_questions(self) -> None:
+        """The screen asks the state's oldest open question, one at a time; a question closed meanwhile
+        (answered another way, withdrawn as the run stopped) takes its screen away."""
+        questions = self.state.questions
+        for request_id, screen in list(self._asking.items()):
+            if request_id not in questions:
+                del self._asking[request_id]
                 screen.withdraw()
+        first = questions.first
+        if first is None or self._asking:
+            return
+        if first.kind == "permission":
+            screen = PermissionScreen(first.request_id, first.call_id, first.name, dict(first.args), first.reason)
+        else:
+            screen = PlanScreen(first.request_id, list(first.steps))
+        self._asking[first.request_id] = screen
+        self.push_screen(screen, partial(self._answered, first.request_id))
 
-    def _withdraw(self, request_id: str) -> None:
-        for screen in self.screen_stack:
-            if isinstance(screen, PermissionScreen) and screen.request_id == request_id:
-                screen.withdraw()
+    def _answered(self, request_id: str, answer: str | tuple[str, str] | None) -> None:
+        """A question's screen closed: its answer goes to the session (None: withdrawn, nobody waits)."""
+        self._asking.pop(request_id, None)
+        if answer is not None:
+            decision, plan = (answer, "") if isinstance(answer, str) else answer
+            self.session.answer(request_id, decision, plan or None)
+            self.state.questions.close(request_id)
+        self.call_after_refresh(self.show_questions)  # the next one, once this screen is gone
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         text = message.value.strip()
@@ -231,6 +217,7 @@ class ChimeraApp(ConversationApp):
             self.notify("Nothing is running: press enter to send it now.", timeout=3)
             return
         self.session.follow_up(message.text)
+        self.state.follow_ups = self.session.follow_ups
         prompt.value = ""
         waiting = len(self.session.follow_ups)
         self.notify(f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
@@ -244,17 +231,16 @@ class ChimeraApp(ConversationApp):
     async def compact_conversation(self, focus: str) -> None:
         """``/compact [focus]``: summarize the older part of the conversation now."""
         self.running = self.compacting = True
-        status = self.query_one(StatusLine)
-        status.state = "compacting"
+        self.show_status(state="compacting")
         try:
             done = await self.session.compact(focus)
         except ChimeraError as err:
             self.say(f"✗ compaction failed: {err}", "error")
-            status.state = "failed"
+            self.show_status(state="failed")
             return
         finally:
             self.running = self.compacting = False
-        status.state = "idle"
+        self.show_status(state="idle")
         if done is None:
             self.notify("Nothing to compact: the conversation is still short.", timeout=4)
 
@@ -262,11 +248,12 @@ class ChimeraApp(ConversationApp):
         """Stop the run: the stream ends, tools are killed, the conversation stays valid."""
         if self.compacting:  # nothing is recorded until the summary is in: stopping loses nothing
             self.workers.cancel_group(self, "run")
-            self.query_one(StatusLine).state = "interrupted"
+            self.show_status(state="interrupted")
             self.notify("Compaction stopped: the conversation is as it was.", timeout=3)
         elif self.running:
             self.session.interrupt()  # words the run never read come back as events (see events_shown)
             unsent = self.session.take_follow_ups()
+            self.state.follow_ups = []
             if unsent:  # tasks queued after the run go back to the input
                 prompt = self.query_one(PromptInput)
                 prompt.value = " ".join([*unsent, prompt.value]).strip()
@@ -284,7 +271,7 @@ class ChimeraApp(ConversationApp):
             # A fault in the engine itself: say so on screen instead of hanging at "running".
             error = event.worker.error
             self.say(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
-            self.query_one(StatusLine).state = "failed"
+            self.show_status(state="failed")
             self.run_shown.set()
 
     def output_folder(self) -> Path:
