@@ -1,36 +1,36 @@
 """Provides ``ChimeraApp``, the workbench, and ``build_app``, the factory the CLI and tests share.
 
-The app talks to the core only through its ``Session`` (``run``, ``interrupt``,
-``answer`` with a permission request's id) and its bus, which it shows as every
-``ConversationApp`` does; it answers the questions a run asks (permissions, plans).
+The app talks to the core only through its ``Session`` (``run``, ``steer``, ``interrupt``,
+``answer`` with a question's request id, ``configure``…) and its bus, whose events build the
+app's ``WorkbenchState``; the screen is a view of that state. It is built in layers, each a
+module: the conversation (``ConversationApp``), the questions (``QuestionApp``), the commands
+(``CommandActions``), and here the screen, the input and the session's history.
+What is typed goes to the model as a task or as steering, unless it starts with a slash: then
+it is a command (``tui.commands``), and never reaches the model.
 """
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
-from typing import ClassVar
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.widgets import Input
+from textual.widgets import Input, OptionList
 from textual.worker import Worker, WorkerState
 
 from chimera.core import events as ev
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.errors import ChimeraError
 from chimera.core.events import RunFinished, StepEvent, Switched, ignored
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural
-from chimera.tui.conversation_app import ConversationApp
-from chimera.tui.screens.permission import PermissionScreen
-from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.command_actions import CommandActions
+from chimera.tui.commands import find, is_command, literal, parse, unknown
+from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
@@ -80,30 +80,20 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
 )
 
 
-class ChimeraApp(ConversationApp):
+class ChimeraApp(CommandActions):
     """The workbench: a conversation, an input and a status line over one session."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("escape", "interrupt", "Interrupt", show=True),
-    ]
-
     def __init__(self, session: Session, options: RunOptions) -> None:
-        super().__init__()
-        self.session = session
-        self.options = options
-        self.running = False
-        self.compacting = False
-        self.run_shown = asyncio.Event()
+        super().__init__(session, options)
         self.history_shown = asyncio.Event()
-        self._asking: dict[str, PermissionScreen | PlanScreen] = {}  # the question on screen, by its request id
 
     def compose(self) -> ComposeResult:
         if self.session.demo:
             yield DemoBanner(id="demo-banner")
         yield TranscriptView(self.transcript, id="conversation")
         yield StatusLine(self.state.status, id="status")
-        yield PromptInput()
+        yield CompletionList(id="completions")
+        yield PromptInput(completer=self.complete)
 
     def on_mount(self) -> None:
         self.use_themes()
@@ -156,45 +146,17 @@ class ChimeraApp(ConversationApp):
                 case _:
                     ignored(event, NOT_ACTED_ON)
 
-    def show_questions(self) -> None:
-        """The screen asks the state's oldest open question, one at a time; a question closed meanwhile
-        (answered another way, withdrawn as the run stopped) takes its screen away."""
-        questions = self.state.questions
-        for request_id, screen in list(self._asking.items()):
-            if request_id not in questions:
-                del self._asking[request_id]
-                screen.withdraw()
-        first = questions.first
-        if first is None or self._asking:
+    async def on_input_submitted(self, message: Input.Submitted) -> None:
+        """A command runs (its text leaves the input when it did); words go to the model, as a task or as
+        steering while a run works."""
+        self.query_one(CompletionList).hide()
+        if is_blank(message.value):  # nothing to read in it: never sent, as a task or as steering
             return
-        if first.kind == "permission":
-            screen = PermissionScreen(first.request_id, first.call_id, first.name, dict(first.args), first.reason)
-        else:
-            screen = PlanScreen(first.request_id, list(first.steps))
-        self._asking[first.request_id] = screen
-        self.push_screen(screen, partial(self._answered, first.request_id))
-
-    def _answered(self, request_id: str, answer: str | tuple[str, str] | None) -> None:
-        """A question's screen closed: its answer goes to the session (None: withdrawn, nobody waits)."""
-        self._asking.pop(request_id, None)
-        if answer is not None:
-            decision, plan = (answer, "") if isinstance(answer, str) else answer
-            self.session.answer(request_id, decision, plan or None)
-            self.state.questions.close(request_id)
-        self.call_after_refresh(self.show_questions)  # the next one, once this screen is gone
-
-    def on_input_submitted(self, message: Input.Submitted) -> None:
-        text = message.value.strip()
-        if is_blank(text):  # nothing to read in it: never sent, as a task or as steering
+        if is_command(message.value):
+            if await self.run_command(*parse(message.value)):
+                message.input.value = ""
             return
-        command, _, argument = text.partition(" ")
-        if command == "/compact" and not self.session.demo:
-            if self.running:
-                self.notify("/compact waits for the run: send it when the run ends, or interrupt it.", timeout=5)
-                return
-            message.input.value = ""
-            self.compact_conversation(argument.strip())
-            return
+        text = literal(message.value).strip()
         if self.running:  # steering: the words go to the run at its next step
             if self.session.steer(text):
                 message.input.value = ""
@@ -211,60 +173,30 @@ class ChimeraApp(ConversationApp):
         self.start_run(text)
 
     def on_prompt_input_queued(self, message: PromptInput.Queued) -> None:
-        """``tab``: the text waits for the run going, then runs as the next task."""
+        """``tab``: the text waits for the run going, then runs as the next task (a command is never queued)."""
         prompt = self.query_one(PromptInput)
+        if is_command(message.text):
+            name, _ = parse(message.text)
+            self._refuse(
+                f"/{name} is a command: press enter to run it (only words are queued)." if find(name) else unknown(name)
+            )
+            return
         if not self.running or self.compacting or self.session.demo:
             self.notify("Nothing is running: press enter to send it now.", timeout=3)
             return
-        self.session.follow_up(message.text)
+        self.session.follow_up(literal(message.text))
         self.state.follow_ups = self.session.follow_ups
         prompt.value = ""
         waiting = len(self.session.follow_ups)
         self.notify(f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
 
-    def start_run(self, task: str) -> None:
-        self.running = True
-        self.run_shown.clear()
-        self.run_task(task)
+    async def on_prompt_input_help_asked(self, _: PromptInput.HelpAsked) -> None:
+        await self.run_command("help")
 
-    @work(exclusive=True, group="run", exit_on_error=False)
-    async def compact_conversation(self, focus: str) -> None:
-        """``/compact [focus]``: summarize the older part of the conversation now."""
-        self.running = self.compacting = True
-        self.show_status(state="compacting")
-        try:
-            done = await self.session.compact(focus)
-        except ChimeraError as err:
-            self.say(f"✗ compaction failed: {err}", "error")
-            self.show_status(state="failed")
-            return
-        finally:
-            self.running = self.compacting = False
-        self.show_status(state="idle")
-        if done is None:
-            self.notify("Nothing to compact: the conversation is still short.", timeout=4)
-
-    def action_interrupt(self) -> None:
-        """Stop the run: the stream ends, tools are killed, the conversation stays valid."""
-        if self.compacting:  # nothing is recorded until the summary is in: stopping loses nothing
-            self.workers.cancel_group(self, "run")
-            self.show_status(state="interrupted")
-            self.notify("Compaction stopped: the conversation is as it was.", timeout=3)
-        elif self.running:
-            self.session.interrupt()  # words the run never read come back as events (see events_shown)
-            unsent = self.session.take_follow_ups()
-            self.state.follow_ups = []
-            if unsent:  # tasks queued after the run go back to the input
-                prompt = self.query_one(PromptInput)
-                prompt.value = " ".join([*unsent, prompt.value]).strip()
-            self.notify("Interrupting…", timeout=2)
-
-    @work(exclusive=True, group="run", exit_on_error=False)
-    async def run_task(self, task: str) -> None:
-        try:
-            await self.session.run(task)
-        finally:
-            self.running = False
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        """A click on a completion takes it."""
+        if isinstance(message.option_list, CompletionList):
+            self.query_one(PromptInput).take_completion(message.option_index)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "run" and event.state == WorkerState.ERROR:
