@@ -4,7 +4,7 @@ The app talks to the core only through its ``Session`` (``run``, ``steer``, ``in
 ``answer`` with a question's request id, ``configure``…) and its bus, whose events build the
 app's ``WorkbenchState``; the screen is a view of that state. It is built in layers, each a
 module: the conversation (``ConversationApp``), the questions (``QuestionApp``), the commands
-(``CommandActions``), and here the screen, the input and the session's history.
+(``CommandActions``, ``SessionActions``), and here the screen, the input and the session's history.
 What is typed goes to the model as a task or as steering, unless it starts with a slash: then
 it is a command (``tui.commands``), and never reaches the model.
 """
@@ -28,8 +28,8 @@ from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural
-from chimera.tui.command_actions import CommandActions
 from chimera.tui.commands import find, is_command, literal, parse, unknown
+from chimera.tui.session_actions import SessionActions
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.prompt_input import PromptInput
@@ -80,7 +80,7 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
 )
 
 
-class ChimeraApp(CommandActions):
+class ChimeraApp(SessionActions):
     """The workbench: a conversation, an input and a status line over one session."""
 
     def __init__(self, session: Session, options: RunOptions) -> None:

@@ -19,7 +19,7 @@ from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.screen import Screen
 
-from chimera.core.errors import ChimeraError
+from chimera.core.errors import ChimeraError, ConfigError
 from chimera.core.providers.factory import DEFAULT_MODEL, resolve_model
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions
@@ -126,6 +126,36 @@ class CommandActions(QuestionApp):
                 [("Commands", commands), ("Typing", _TYPING), ("The timeline (tab from an empty input)", timeline)]
             )
         )
+
+    def action_plan(self, task: str) -> None:
+        self.start_run(task, loop="plan")
+
+    def action_approve(self) -> None:
+        self.answer_plan("approve")
+
+    def action_cancel(self) -> None:
+        self.answer_plan("cancel")
+
+    def action_edit(self) -> None:
+        self.edit_plan()
+
+    def action_loop(self, name: str) -> bool:
+        return self._configure("loop", "strategy", loop=name)
+
+    def action_model(self, name: str) -> bool:
+        return self._configure("model", "model", model=name)
+
+    def action_mode(self, name: str) -> bool:
+        return self._configure("mode", "permission mode", mode=name)
+
+    def _configure(self, command: str, what: str, **choice: str) -> bool:
+        try:
+            self.session.configure(**choice)
+        except ConfigError as err:
+            return self._refuse(f"/{command}: {err}")
+        self.show_status(model=self.session.model, loop=self.session.loop_name, mode=self.session.policy.mode)
+        self.notify(terminal_safe(f"The next runs use the {what} {next(iter(choice.values()))}.", one_line=True))
+        return True
 
     def action_theme(self, name: str) -> bool:
         if name not in self.available_themes:

@@ -17,6 +17,8 @@ import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from chimera.core.loop_config import LOOPS
+from chimera.core.permissions.policy import MODES
 from chimera.tui.state import WorkbenchState
 
 __all__ = [
@@ -112,8 +114,20 @@ def _configurable(facts: Facts) -> str:
     return _DEMO if facts.demo else _between_runs(facts)
 
 
+def _plan_waiting(facts: Facts) -> str:
+    if facts.state.questions.plan is None:
+        return "has no plan to answer: none is waiting. /plan TASK plans a task first."
+    return ""
+
+
 def _running(facts: Facts) -> str:
     return "has nothing to stop: no run is working." if not facts.running else ""
+
+
+def _recorded(facts: Facts) -> str:
+    if not facts.recorded:
+        return "has nothing to work with yet: give Chimera a task first."
+    return _between_runs(facts)
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -124,6 +138,50 @@ COMMANDS: tuple[Command, ...] = (
         keys="f1,question_mark",
         key_display="?/F1",
         priority=True,
+    ),
+    Command(
+        "plan",
+        "Plan a task",
+        "Plan TASK first (plan and execute, this task only): approve, edit or cancel the plan",
+        argument="TASK",
+        unavailable=_configurable,
+    ),
+    Command("approve", "Approve the plan", "Approve the plan waiting for an answer", unavailable=_plan_waiting),
+    Command(
+        "edit",
+        "Edit the plan",
+        "Edit the plan waiting for an answer (ctrl+s uses it)",
+        unavailable=_plan_waiting,
+    ),
+    Command(
+        "cancel",
+        "Cancel the plan",
+        "Cancel the plan waiting for an answer (the run ends cancelled)",
+        unavailable=_plan_waiting,
+    ),
+    Command(
+        "loop",
+        "Strategy",
+        f"Choose the strategy of the next runs ({', '.join(LOOPS)})",
+        argument="NAME",
+        completions=lambda _: LOOPS,
+        unavailable=_configurable,
+    ),
+    Command(
+        "model",
+        "Model",
+        "Choose the model of the next runs",
+        argument="NAME",
+        completions=lambda facts: facts.models,
+        unavailable=_configurable,
+    ),
+    Command(
+        "mode",
+        "Permission mode",
+        f"Choose the permission mode of the next runs ({', '.join(MODES)})",
+        argument="NAME",
+        completions=lambda _: MODES,
+        unavailable=_configurable,
     ),
     Command(
         "theme",
@@ -139,6 +197,16 @@ COMMANDS: tuple[Command, ...] = (
         argument="[focus]",
         unavailable=_configurable,
     ),
+    Command("sessions", "Sessions", "List this workspace's latest sessions"),
+    Command(
+        "export",
+        "Export as Markdown",
+        "Write this session as Markdown to FILE (in the workspace unless a full path)",
+        argument="[FILE]",
+        unavailable=_recorded,
+    ),
+    Command("replay", "Replay", "Say how to watch this session again", unavailable=_recorded),
+    Command("new", "New session", "Start a fresh session in this workspace", unavailable=_configurable),
     Command(
         "interrupt",
         "Interrupt",

@@ -65,6 +65,7 @@ def test_the_app_binds_no_key_outside_the_registry() -> None:
 
 def test_a_command_not_working_now_is_left_out_of_the_palette() -> None:
     listed = {entry.command.id for entry in palette_entries(IDLE)}
+    assert "approve" not in listed
     assert "interrupt" not in listed
     assert "compact" in listed
 
@@ -90,9 +91,10 @@ def test_a_double_slash_is_words_and_a_slash_is_a_command() -> None:
 
 
 def test_completion_ranks_the_exact_name_first() -> None:
-    """`/quit` offers /quit alone; `/t` offers /theme (begins with t) before /compact and /quit (hold a t)."""
-    assert [c.text for c in complete("/quit", IDLE)] == ["/quit"]
-    assert [c.text for c in complete("/t", IDLE)] == ["/theme ", "/compact ", "/quit"]
+    """`/mode` offers /mode before /model; `/mod` offers both, in the registry's order; `/loop p` offers plan."""
+    assert [c.label for c in complete("/mode", IDLE)][:2] == ["/mode NAME", "/model NAME"]
+    assert [c.text for c in complete("/mod", IDLE)] == ["/model ", "/mode "]
+    assert [c.text for c in complete("/loop p", IDLE)] == ["/loop plan"]
     assert [c.text for c in complete("/theme chimera-d", IDLE)] == ["/theme chimera-dark"]
     assert complete("hello", IDLE) == []
     assert complete("//etc", IDLE) == []

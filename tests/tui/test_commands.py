@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from chimera.core.providers.factory import DEFAULT_MODEL as OTHER_MODEL
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.commands import COMMANDS, find
@@ -124,8 +125,19 @@ WAITING = (message(tool_use("t1", "bash", {"command": "cat go.fifo"}), stop_reas
 
 CASES: dict[str, Case] = {
     "help": Case(after=help_up),
+    "plan": Case(argument="greet", after=plan_asked, replies=PLAN_REPLIES),
+    "approve": Case(before=a_plan_waits, after=ran_the_plan, replies=PLAN_REPLIES),
+    "edit": Case(before=a_plan_waits, after=editing, replies=PLAN_REPLIES),
+    "cancel": Case(before=a_plan_waits, after=cancelled, replies=PLAN_REPLIES),
+    "loop": Case(argument="reflexion", after=holds("the strategy", lambda a: a.state.status.loop, "reflexion")),
+    "model": Case(argument=OTHER_MODEL, after=holds("the model", lambda a: a.state.status.model, OTHER_MODEL)),
+    "mode": Case(argument="bypass", after=holds("the mode", lambda a: a.state.status.mode, "bypass")),
     "theme": Case(argument="chimera-light", after=holds("the theme", lambda a: a.theme, "chimera-light")),
     "compact": Case(after=shown("Nothing to compact: the conversation is still short.")),
+    "sessions": Case(before=one_run, after=shown("(this one)"), replies=(message(text("Hi.")),)),
+    "export": Case(before=one_run, after=exported, replies=(message(text("Hi.")),)),
+    "replay": Case(before=one_run, after=shown("chimera replay"), replies=(message(text("Hi.")),)),
+    "new": Case(after=shown("New session")),
     "interrupt": Case(before=a_command_runs, after=interrupted, replies=WAITING),
     "quit": Case(after=quitted),
 }

@@ -32,7 +32,7 @@ def help_shown(app: object) -> str:
 @pytest.mark.usefixtures("model_env")
 async def test_help_lists_only_the_commands_that_work_now(api: FakeAnthropic, project: Path, way: str) -> None:
     """? (in the empty input), F1 and /help open the same help: commands that work now with their keys, the
-    typing keys and the timeline's; /interrupt (nothing runs) is not in it."""
+    typing keys and the timeline's; /approve (no plan waits) and /interrupt (nothing runs) are not in it."""
     app = build_app(RunOptions(workdir=project, model=MODEL))
     async with app.run_test(size=(120, 40)) as pilot:
         if way == "/help":
@@ -43,15 +43,16 @@ async def test_help_lists_only_the_commands_that_work_now(api: FakeAnthropic, pr
         shown = help_shown(app)
         for listed in (
             "/help",
-            "/theme NAME",
+            "/plan TASK",
+            "/loop NAME",
             "/compact [focus]",
-            "/quit",
+            "/new",
             "ctrl+q",
             "?/F1",
             "Fold/unfold",
         ):
             assert listed in shown, listed
-        for absent in ("/interrupt",):  # nothing to stop
+        for absent in ("/approve", "/interrupt", "/replay"):  # nothing to approve, stop or replay yet
             assert absent not in shown, absent
         assert "start with // to send words that begin with a slash" in shown.lower()
         await pilot.press("escape")
@@ -99,28 +100,26 @@ def offered(app: object) -> list[str]:
 
 @pytest.mark.usefixtures("model_env")
 async def test_typing_a_command_offers_completions_the_exact_name_first(api: FakeAnthropic, project: Path) -> None:
-    """/ offers every command that works; /t shows /theme first; tab takes it and then offers the themes; tab
-    again takes the highlighted one; enter runs it."""
+    """/ offers every command that works; /mode shows /mode above /model; tab takes it and then offers the
+    modes; tab again takes the first; enter runs it."""
     app = build_app(RunOptions(workdir=project, model=MODEL))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.click("#prompt")
         await pilot.press("slash")
         await until(pilot, lambda: "/help" in offered(app), "the commands offered")
-        assert "/interrupt" not in offered(app)
+        assert "/approve" not in offered(app)
         assert "/help" in screen_text(app)
-        await pilot.press("t")
-        await until(pilot, lambda: offered(app)[:1] == ["/theme NAME"], "/theme first")
+        await pilot.press(*"mode")
+        await until(pilot, lambda: offered(app)[:2] == ["/mode NAME", "/model NAME"], "/mode first")
         await pilot.press("tab")
         prompt = app.query_one(PromptInput)
-        assert prompt.value == "/theme "
-        await until(pilot, lambda: "chimera-light" in offered(app), "the themes offered")
-        while offered(app)[app.query_one(CompletionList).highlighted or 0] != "chimera-light":
-            await pilot.press("down")
-        await pilot.press("tab")
-        assert prompt.value == "/theme chimera-light"
+        assert prompt.value == "/mode "
+        await until(pilot, lambda: offered(app) == ["ask", "accept-edits", "plan", "bypass"], "the modes offered")
+        await pilot.press("down", "down", "tab")
+        assert prompt.value == "/mode plan"
         assert offered(app) == []  # nothing more to offer
         await pilot.press("enter")
-        await until(pilot, lambda: app.theme == "chimera-light", "the theme to change")
+        await until(pilot, lambda: app.session.policy.mode == "plan", "the mode to change")
         assert prompt.value == ""
     assert api.requests == []
 
@@ -151,8 +150,8 @@ async def test_tab_on_words_still_queues_them_while_a_run_works(api: FakeAnthrop
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "first")
         await until(pilot, lambda: bool(entries(app, "tool")), "the command to start")
-        await pilot.press(*"/compact x", "tab")
-        assert "/compact is a command: press enter to run it" in toasts(app)
+        await pilot.press(*"/plan x", "tab")
+        assert "/plan is a command: press enter to run it" in toasts(app)
         assert app.session.follow_ups == []
         prompt = app.query_one(PromptInput)
         prompt.value = ""
