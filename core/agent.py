@@ -7,7 +7,9 @@ that publishes every event on the agent's bus, and returns an :class:`AgentResul
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from chimera.core.agent_loop import AgentLoop, LoopStrategy, Pins, Recorder
 from chimera.core.bus import EventBus
@@ -98,6 +100,45 @@ class Agent:
         self.context = context
         if self._core is not None:
             self._core.context = context
+
+    def use_loop(self, loop: LoopStrategy) -> None:
+        """Drive the next runs with ``loop`` (between runs only)."""
+        self._between_runs("the strategy")
+        self.loop = loop
+        if self._core is not None:
+            self._core.strategy = loop
+
+    @contextlib.contextmanager
+    def using(self, loop: LoopStrategy) -> Iterator[None]:
+        """Drive the runs inside the block with ``loop``, then the strategy from before again."""
+        before = self.loop
+        self.use_loop(loop)
+        try:
+            yield
+        finally:
+            self.loop = before
+            if self._core is not None:
+                self._core.strategy = before
+
+    def use_provider(self, provider: Provider) -> None:
+        """Send the next runs' requests to ``provider`` (another model; between runs only)."""
+        self._between_runs("the model")
+        self.provider = provider
+        if self._core is not None:
+            self._core.provider = provider
+
+    def use_mode(self, mode: str) -> None:
+        """Judge the next runs' tool calls in permission ``mode``, keeping every rule and every "always"
+        answered so far (between runs only). ConfigError for a mode that does not exist."""
+        self._between_runs("the permission mode")
+        if self.policy is not None:
+            self.policy = replace(self.policy, mode=mode)
+        if self._core is not None:
+            self._core.executor.policy = replace(self._core.executor.policy, mode=mode)
+
+    def _between_runs(self, what: str) -> None:
+        if self.running:
+            raise RuntimeError(f"{what} cannot change while a run is going")
 
     def open_plan(self) -> str | None:
         """The request id of the plan the run in progress waits on, if any."""

@@ -14,7 +14,7 @@ from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.state import Entry, Transcript
 from chimera.tui.widgets.transcript_view import TranscriptView
 
-__all__ = ["Harness", "asked", "colour_at", "entries", "said", "screen_text", "send", "until"]
+__all__ = ["Harness", "asked", "colour_at", "entries", "in_palette", "said", "screen_text", "send", "toasts", "until"]
 
 
 def screen_text(app: object) -> str:
@@ -88,3 +88,25 @@ class Harness(App[None]):
         view = self.query_one(TranscriptView)
         view.refresh_entries()
         view.focus()
+
+
+def toasts(app: object) -> str:
+    """The notifications on screen (toasts), as one text."""
+    return " ".join(str(n.message) for n in app._notifications)  # type: ignore[attr-defined]
+
+
+async def in_palette(pilot: Pilot[int], app: App[int], query: str, shown: str) -> None:
+    """Open the command palette (ctrl+p), type ``query``, wait for the first hit to read ``shown``, and take it."""
+    from textual.command import CommandList, CommandPalette
+
+    await pilot.press("ctrl+p")
+    await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
+    await pilot.press(*query)
+
+    def first() -> str:
+        hits = app.screen.query_one(CommandList)
+        return str(hits.get_option_at_index(0).prompt) if hits.option_count else ""
+
+    await until(pilot, lambda: shown in first(), f"{shown!r} first in the palette")
+    await pilot.press("enter")
+    await until(pilot, lambda: not isinstance(app.screen, CommandPalette), "the palette to close")

@@ -1,8 +1,12 @@
 """Provides ``ChimeraApp``, the workbench, and ``build_app``, the factory the CLI and tests share.
 
-The app talks to the core only through its ``Session`` (``run``, ``interrupt``,
-``answer`` with a permission request's id) and its bus, which it shows as every
-``ConversationApp`` does; it answers the questions a run asks (permissions, plans).
+The app talks to the core only through its ``Session`` (``run``, ``steer``, ``interrupt``,
+``answer`` with a question's request id, ``configure``…) and its bus, whose events build the
+app's ``WorkbenchState``; the screen is a view of that state. It is built in layers, each a
+module: the conversation (``ConversationApp``), the questions (``QuestionApp``), the commands
+(``CommandActions``, ``SessionActions``), and here the screen, the input and the session's history.
+What is typed goes to the model as a task or as steering, unless it starts with a slash: then
+it is a command (``tui.commands``), and never reaches the model.
 """
 
 from __future__ import annotations
@@ -10,36 +14,23 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
-from textual.widgets import Input
+from textual.widgets import Input, OptionList
 from textual.worker import Worker, WorkerState
 
 from chimera.core import events as ev
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.errors import ChimeraError
-from chimera.core.events import (
-    PermissionDecided,
-    PermissionRequested,
-    PlanProposed,
-    RunFinished,
-    RunStarted,
-    SteeringReturned,
-    StepEvent,
-    Switched,
-    ignored,
-)
+from chimera.core.events import RunFinished, StepEvent, Switched, ignored
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural
-from chimera.tui.conversation_app import ConversationApp
-from chimera.tui.screens.permission import PermissionScreen
-from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.commands import find, is_command, literal, parse, unknown
+from chimera.tui.session_actions import SessionActions
+from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
@@ -55,7 +46,7 @@ DEMO_FOLLOW_UP = (
 
 
 NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
-    {  # what the workbench's app leaves to the conversation and the status line
+    {  # what the workbench's app leaves to its state (and the views of it)
         ev.BranchCreated,
         ev.CandidateChosen,
         ev.CandidateProposed,
@@ -68,6 +59,7 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
         ev.PlanCancelled,
         ev.PlanEdited,
         ev.PlanProposed,
+        ev.PermissionRequested,
         ev.PlanStepChecked,
         ev.PlanSuggested,
         ev.Reflected,
@@ -88,36 +80,24 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
 )
 
 
-class ChimeraApp(ConversationApp):
+class ChimeraApp(SessionActions):
     """The workbench: a conversation, an input and a status line over one session."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("escape", "interrupt", "Interrupt", show=True),
-    ]
-
     def __init__(self, session: Session, options: RunOptions) -> None:
-        super().__init__()
-        self.session = session
-        self.options = options
-        self.running = False
-        self.compacting = False
-        self.run_shown = asyncio.Event()
+        super().__init__(session, options)
         self.history_shown = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         if self.session.demo:
             yield DemoBanner(id="demo-banner")
         yield TranscriptView(self.transcript, id="conversation")
-        yield StatusLine(id="status")
-        yield PromptInput()
+        yield StatusLine(self.state.status, id="status")
+        yield CompletionList(id="completions")
+        yield PromptInput(completer=self.complete)
 
     def on_mount(self) -> None:
         self.use_themes()
-        status = self.query_one(StatusLine)
-        status.model = self.session.model
-        status.loop = self.session.loop_name
-        status.mode = self.session.policy.mode
+        self.show_status(model=self.session.model, loop=self.session.loop_name, mode=self.session.policy.mode)
         self.sub_title = terminal_safe(str(self.session.env.workdir), one_line=True)
         self.show_bus(self.session.bus)
         self.query_one(PromptInput).focus()
@@ -133,7 +113,7 @@ class ChimeraApp(ConversationApp):
     async def show_history(self) -> None:
         """A resumed session: its earlier turns first, then the input is the next turn."""
         events = await asyncio.to_thread(branch_events, self.session.store)
-        self.transcript.apply_all(events)
+        self.state.tell(events)
         self.transcript.note(f"Resumed session {self.session.id}")
         self.query_one(TranscriptView).refresh_entries()
         self.history_shown.set()
@@ -143,72 +123,40 @@ class ChimeraApp(ConversationApp):
         """After a switch the conversation is the branch switched to: told again from the session, then the switch."""
         events = await asyncio.to_thread(branch_events, self.session.store)
         self.transcript.clear()
-        self.transcript.apply_all([*events, switched])
+        self.state.tell([*events, switched])
         self.query_one(TranscriptView).refresh_entries()
         self.history_shown.set()
 
     def events_shown(self, events: list[StepEvent]) -> None:
-        returned = [event.text for event in events if isinstance(event, SteeringReturned)]
+        returned = self.state.take_returned()
         if returned:  # words no turn read: back in the input, in the order sent, before what is there
             prompt = self.query_one(PromptInput)
             prompt.value = " ".join([*returned, prompt.value]).strip()
             self.notify("Not delivered: your words are back in the input.", timeout=4)
+        if self.session.demo and self.state.status.state != "idle":
+            self.query_one(DemoBanner).folded = True
+        self.show_questions()
         for event in events:
             match event:
-                case PermissionRequested():
-                    self._ask(event)
-                case PermissionDecided(decision="cancelled", request_id=request_id):
-                    self._withdraw(request_id)
-                case PlanProposed(request_id=request_id, steps=steps) if request_id:
-                    self._propose(request_id, steps)
-                case RunStarted() if self.session.demo:
-                    self.query_one(DemoBanner).folded = True
                 case Switched():
                     self.history_shown.clear()
                     self.show_branch(event)
                 case RunFinished():
-                    self._withdraw_plans()
                     self.run_shown.set()
                 case _:
                     ignored(event, NOT_ACTED_ON)
 
-    def _ask(self, asked: PermissionRequested) -> None:
-        def resolve(verdict: str | None) -> None:
-            if verdict is not None:  # None: withdrawn, the run no longer waits
-                self.session.answer(asked.request_id, verdict)
-
-        screen = PermissionScreen(asked.request_id, asked.call_id, asked.name, dict(asked.args), asked.reason)
-        self.push_screen(screen, resolve)
-
-    def _propose(self, request_id: str, steps: list[str]) -> None:
-        def resolve(answer: tuple[str, str] | None) -> None:
-            if answer is not None:  # None: withdrawn, the run no longer waits
-                self.session.answer(request_id, answer[0], answer[1] or None)
-
-        self.push_screen(PlanScreen(request_id, steps), resolve)
-
-    def _withdraw_plans(self) -> None:
-        for screen in self.screen_stack:
-            if isinstance(screen, PlanScreen):
-                screen.withdraw()
-
-    def _withdraw(self, request_id: str) -> None:
-        for screen in self.screen_stack:
-            if isinstance(screen, PermissionScreen) and screen.request_id == request_id:
-                screen.withdraw()
-
-    def on_input_submitted(self, message: Input.Submitted) -> None:
-        text = message.value.strip()
-        if is_blank(text):  # nothing to read in it: never sent, as a task or as steering
+    async def on_input_submitted(self, message: Input.Submitted) -> None:
+        """A command runs (its text leaves the input when it did); words go to the model, as a task or as
+        steering while a run works."""
+        self.query_one(CompletionList).hide()
+        if is_blank(message.value):  # nothing to read in it: never sent, as a task or as steering
             return
-        command, _, argument = text.partition(" ")
-        if command == "/compact" and not self.session.demo:
-            if self.running:
-                self.notify("/compact waits for the run: send it when the run ends, or interrupt it.", timeout=5)
-                return
-            message.input.value = ""
-            self.compact_conversation(argument.strip())
+        if is_command(message.value):
+            if await self.run_command(*parse(message.value)):
+                message.input.value = ""
             return
+        text = literal(message.value).strip()
         if self.running:  # steering: the words go to the run at its next step
             if self.session.steer(text):
                 message.input.value = ""
@@ -225,66 +173,37 @@ class ChimeraApp(ConversationApp):
         self.start_run(text)
 
     def on_prompt_input_queued(self, message: PromptInput.Queued) -> None:
-        """``tab``: the text waits for the run going, then runs as the next task."""
+        """``tab``: the text waits for the run going, then runs as the next task (a command is never queued)."""
         prompt = self.query_one(PromptInput)
+        if is_command(message.text):
+            name, _ = parse(message.text)
+            self._refuse(
+                f"/{name} is a command: press enter to run it (only words are queued)." if find(name) else unknown(name)
+            )
+            return
         if not self.running or self.compacting or self.session.demo:
             self.notify("Nothing is running: press enter to send it now.", timeout=3)
             return
-        self.session.follow_up(message.text)
+        self.session.follow_up(literal(message.text))
+        self.state.follow_ups = self.session.follow_ups
         prompt.value = ""
         waiting = len(self.session.follow_ups)
         self.notify(f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
 
-    def start_run(self, task: str) -> None:
-        self.running = True
-        self.run_shown.clear()
-        self.run_task(task)
+    async def on_prompt_input_help_asked(self, _: PromptInput.HelpAsked) -> None:
+        await self.run_command("help")
 
-    @work(exclusive=True, group="run", exit_on_error=False)
-    async def compact_conversation(self, focus: str) -> None:
-        """``/compact [focus]``: summarize the older part of the conversation now."""
-        self.running = self.compacting = True
-        status = self.query_one(StatusLine)
-        status.state = "compacting"
-        try:
-            done = await self.session.compact(focus)
-        except ChimeraError as err:
-            self.say(f"✗ compaction failed: {err}", "error")
-            status.state = "failed"
-            return
-        finally:
-            self.running = self.compacting = False
-        status.state = "idle"
-        if done is None:
-            self.notify("Nothing to compact: the conversation is still short.", timeout=4)
-
-    def action_interrupt(self) -> None:
-        """Stop the run: the stream ends, tools are killed, the conversation stays valid."""
-        if self.compacting:  # nothing is recorded until the summary is in: stopping loses nothing
-            self.workers.cancel_group(self, "run")
-            self.query_one(StatusLine).state = "interrupted"
-            self.notify("Compaction stopped: the conversation is as it was.", timeout=3)
-        elif self.running:
-            self.session.interrupt()  # words the run never read come back as events (see events_shown)
-            unsent = self.session.take_follow_ups()
-            if unsent:  # tasks queued after the run go back to the input
-                prompt = self.query_one(PromptInput)
-                prompt.value = " ".join([*unsent, prompt.value]).strip()
-            self.notify("Interrupting…", timeout=2)
-
-    @work(exclusive=True, group="run", exit_on_error=False)
-    async def run_task(self, task: str) -> None:
-        try:
-            await self.session.run(task)
-        finally:
-            self.running = False
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        """A click on a completion takes it."""
+        if isinstance(message.option_list, CompletionList):
+            self.query_one(PromptInput).take_completion(message.option_index)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "run" and event.state == WorkerState.ERROR:
             # A fault in the engine itself: say so on screen instead of hanging at "running".
             error = event.worker.error
             self.say(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
-            self.query_one(StatusLine).state = "failed"
+            self.show_status(state="failed")
             self.run_shown.set()
 
     def output_folder(self) -> Path:

@@ -1,16 +1,18 @@
 """Provides ``ConversationApp``: what the workbench and a replay share.
 
-A conversation pane (``TranscriptView``) drawn from a ``Transcript`` that one
-reducer builds from a bus's events, and a status line that follows the same
-events. A long-lived worker reads the bus and forwards its events in
-per-frame batches as one message type, ``BusEvents``; a subclass hears each
-batch after the pane has it (:meth:`events_shown`). Its themes are kept by a
-``ThemeKeeper`` (``switch_theme`` puts one on).
+A ``WorkbenchState`` that one reducer builds from a bus's events, and its
+views: the conversation pane (``TranscriptView``, drawn from the state's
+transcript) and the status line (the state's run status). A long-lived worker
+reads the bus and forwards its events in per-frame batches as one message type,
+``BusEvents``; a subclass hears each batch after the views have it
+(:meth:`events_shown`). Its themes are kept by a ``ThemeKeeper``
+(``switch_theme`` puts one on).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 
 from textual import work
@@ -24,7 +26,7 @@ from chimera.core.events import StepEvent
 from chimera.themes import APP_CSS
 from chimera.tui.messages import BusEvents
 from chimera.tui.screens.output import OutputScreen, saved_output
-from chimera.tui.state import Transcript
+from chimera.tui.state import Transcript, WorkbenchState
 from chimera.tui.theme_keeper import ThemeKeeper
 from chimera.tui.transcript_render import summary_line
 from chimera.tui.widgets.status_line import StatusLine
@@ -44,11 +46,16 @@ class ConversationApp(App[int]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.transcript = Transcript()  # what the conversation pane shows, built from the bus's events
+        self.state = WorkbenchState()  # everything the screen shows, built from the bus's events
         self._events: StreamSubscription | None = None
         self._bridge_worker: Worker[None] | None = None
         self._ticker: Timer | None = None  # ticks running calls' time; none while nothing runs
         self.theme_keeper = ThemeKeeper(self)
+
+    @property
+    def transcript(self) -> Transcript:
+        """The conversation the pane shows (the state's)."""
+        return self.state.transcript
 
     def use_themes(self) -> None:
         """Chimera's themes and the person's (``CHIMERA_HOME/themes/*.toml``, reloaded as they are saved),
@@ -78,16 +85,22 @@ class ConversationApp(App[int]):
             await asyncio.sleep(FRAME_SECONDS)
 
     async def on_bus_events(self, message: BusEvents) -> None:
-        self.transcript.apply_all(message.events)
+        self.state.apply_all(message.events)
         try:
             view, status = self.query_one(TranscriptView), self.query_one(StatusLine)
         except NoMatches:  # a batch that arrives as the app closes: there is no screen left to show it on
             return
         view.refresh_entries()
+        status.refresh()
         self._keep_time()
-        for event in message.events:
-            status.follow(event)
         self.events_shown(message.events)
+
+    def show_status(self, **fields: object) -> None:
+        """Change the run's status (``state="compacting"``…) and draw the status line again."""
+        for name, value in fields.items():
+            setattr(self.state.status, name, value)
+        with contextlib.suppress(NoMatches):  # no line left to draw (the app is closing)
+            self.query_one(StatusLine).refresh()
 
     def _keep_time(self) -> None:
         """A timer ticks while a call runs, and only then."""
@@ -104,7 +117,7 @@ class ConversationApp(App[int]):
         self._keep_time()
 
     def events_shown(self, events: list[StepEvent]) -> None:
-        """A batch of events is on screen: a subclass answers what it asks (permissions, plans)."""
+        """A batch of events is in the state and on screen: a subclass acts on it (asks the questions it holds)."""
 
     def output_folder(self) -> Path | None:
         """Where this conversation's calls saved their full output (None: nowhere to open from)."""

@@ -56,7 +56,7 @@ class ReplayApp(ConversationApp):
 
     def compose(self) -> ComposeResult:
         yield TranscriptView(self.transcript, id="conversation")
-        yield StatusLine(id="status")
+        yield StatusLine(self.state.status, id="status")
         bar = ReplayBar(id="replay-bar")
         bar.state = "paused" if self.clock.paused else "playing"
         yield bar
@@ -64,9 +64,8 @@ class ReplayApp(ConversationApp):
     def on_mount(self) -> None:
         self.use_themes()
         self.sub_title = f"replay of {terminal_safe(self.session_id, one_line=True)}"
-        status = self.query_one(StatusLine)
         # Where results come from stands where a live run shows its permission mode.
-        status.model, status.mode = "replay", "tools re-run" if self.rerun_tools else "recorded results"
+        self.show_status(model="replay", mode="tools re-run" if self.rerun_tools else "recorded results")
         self.show_bus(self._bus)
         self.query_one(TranscriptView).focus()
         self.play()

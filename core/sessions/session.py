@@ -3,7 +3,8 @@
 The workbench and the headless runner hold a ``Session`` and talk to the
 engine only through it and its bus: ``run`` a task, ``interrupt`` it,
 ``answer`` a question the run published (by its request id), ``switch`` to
-another point with its files, ``branch`` from one, name a ``checkpoint``. It
+another point with its files, ``branch`` from one, name a ``checkpoint``,
+``configure`` the strategy, model and permission mode of the next runs. It
 owns what a session holds while it is open: the store, the workspace and its
 lock, the agent, the event log, and the bus they all share.
 """
@@ -15,15 +16,18 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from chimera.core.agent import Agent, AgentResult
 from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError
 from chimera.core.events import BranchCreated, CheckpointCreated, CompactionDone
-from chimera.core.loops.base import Steering
-from chimera.core.permissions.policy import PermissionPolicy
+from chimera.core.loop_config import LOOPS
+from chimera.core.loops.base import LoopStrategy, Steering
+from chimera.core.permissions.policy import MODES, PermissionPolicy
+from chimera.core.providers.base import Provider
+from chimera.core.providers.factory import create_provider
 from chimera.core.redact import Redactor
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
@@ -51,6 +55,9 @@ class Session:
     warnings: list[str] = field(default_factory=list)
     lock: WorkspaceLock | None = None
     redactor: Redactor = field(default_factory=Redactor)  # the provider's secrets, masked in what the run writes
+    # The strategy a name stands for (react, plan, reflexion, tot), as the session's options tune it.
+    strategy_for: Callable[[str], LoopStrategy] | None = None
+    _retired: list[Provider] = field(default_factory=list)  # models used before a change, closed with the session
     _follow_ups: deque[tuple[str, str]] = field(default_factory=deque)  # (queue id, task), in order
     _carried: list[Steering] = field(default_factory=list)  # steering a stopped process never delivered
 
@@ -84,19 +91,22 @@ class Session:
     def loop_name(self) -> str:
         return self.agent.loop.name
 
-    async def run(self, task: str) -> AgentResult:
+    async def run(self, task: str, *, loop: str | None = None) -> AgentResult:
         """Work on ``task`` from where the conversation stands, then on each follow-up queued meanwhile
         (unless a run is interrupted); every event goes to the bus. How the last run ended.
 
-        A blank ``task`` raises ConfigError: nothing is sent."""
+        ``loop`` names the strategy for ``task`` alone (``plan``: plan it first); the follow-ups run with the
+        session's. A blank ``task``, or a strategy that does not exist, raises ConfigError: nothing is sent."""
         if is_blank(task):
             raise ConfigError("the task is empty: say what the agent should do")
+        strategy = self._strategy(loop) if loop is not None else None
         use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
         core = self.agent.core_for(self.env, session_id=self.id)
         for steering in self._carried:
             core.steer(steering.text, steering.queue_id)
         self._carried.clear()
-        result = await self.agent.arun(task, self.env, session_id=self.id)
+        with self.agent.using(strategy) if strategy is not None else contextlib.nullcontext():
+            result = await self.agent.arun(task, self.env, session_id=self.id)
         while self._follow_ups and result.reason != "interrupted":
             queue_id, follow_up = self._follow_ups.popleft()
             result = await self.agent.arun(follow_up, self.env, session_id=self.id, queued=queue_id)
@@ -202,6 +212,44 @@ class Session:
         self._idle("compacting")
         return await self.agent.compact(self.env, focus, session_id=self.id)
 
+    def configure(self, *, loop: str | None = None, model: str | None = None, mode: str | None = None) -> None:
+        """Choose what the next runs use: the strategy (``loop``: react, plan, reflexion, tot), the ``model``,
+        the permission ``mode`` (ask, accept-edits, plan, bypass; rules and "always" answers stay). Between
+        runs only; each name is checked before anything changes. ConfigError names what is wrong and the choices.
+        """
+        if self.demo:
+            raise ConfigError(
+                "the demo plays a recording: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) and start Chimera again "
+                "to choose the strategy, model or mode"
+            )
+        self._idle("changing the strategy, model or mode")
+        strategy = self._strategy(loop) if loop is not None else None
+        if mode is not None and mode not in MODES:
+            raise ConfigError(f"the permission mode {mode!r} is unknown: use one of {', '.join(MODES)}")
+        provider = self._provider(model) if model is not None else None
+        if strategy is not None:
+            self.agent.use_loop(strategy)
+        if provider is not None:
+            self._retired.append(self.agent.provider)
+            self.agent.use_provider(provider)
+        if mode is not None:
+            self.policy = replace(self.policy, mode=mode)
+            self.agent.use_mode(mode)
+            self.store.set_permissions(self.policy)  # what the runs from here start with (a replay re-runs no more)
+
+    def _strategy(self, name: str) -> LoopStrategy:
+        if name not in LOOPS:
+            raise ConfigError(f"the strategy {name!r} is unknown: use one of {', '.join(LOOPS)}")
+        if self.strategy_for is None:
+            raise ConfigError("this session has one strategy only")
+        return self.strategy_for(name)
+
+    def _provider(self, model: str) -> Provider:
+        name = model.strip()
+        if not name or any(not c.isprintable() or c.isspace() for c in name):
+            raise ConfigError(f"{model!r} is not a model name: give one word, such as claude-sonnet-4-5")
+        return create_provider(name)
+
     def _idle(self, doing: str) -> None:
         if self.agent.running:
             raise ConfigError(f"a run is going: interrupt it or let it finish before {doing}")
@@ -210,6 +258,8 @@ class Session:
         """Let readers finish, then release everything, even when one step fails."""
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(self.agent.provider.aclose)
+            for retired in self._retired:
+                stack.push_async_callback(retired.aclose)
             stack.callback(self.env.close)
             if self.lock is not None:
                 stack.callback(self.lock.release)

@@ -9,7 +9,7 @@ same options make the same run in both.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from chimera.core.agent import Agent
@@ -197,6 +197,7 @@ def start_session(options: RunOptions) -> Session:
         warnings=warnings,
         lock=lock,
         redactor=redactor,
+        strategy_for=lambda name: _strategy(replace(options, loop=name), config),
     )
 
 

@@ -15,7 +15,7 @@ from chimera.core import events as ev
 from chimera.core.printer import Printer
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
-from chimera.tui.state import Transcript
+from chimera.tui.state import Transcript, WorkbenchState
 from chimera.tui.widgets.status_line import StatusLine
 
 SAMPLE_VALUES: dict[str, Any] = {
@@ -58,6 +58,22 @@ def test_the_conversation_handles_or_names_every_kind() -> None:
     transcript = Transcript()
     for event in every_kind():
         transcript.apply(event)
+
+
+def test_the_workbench_state_handles_or_names_every_kind() -> None:
+    """Every part of the workbench's state (questions, plan, run status, its own) takes every kind; an unknown
+    kind is a TypeError there too."""
+    state = WorkbenchState()
+    for event in every_kind():
+        state.apply(event)
+
+    @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+    class Unheard(ev.StepEvent):
+        type = "unheard"
+
+    for part in (state.questions, state.plan, state.status, state):
+        with pytest.raises(TypeError, match="neither handled here nor named as ignored"):
+            part.apply(Unheard())
 
 
 def test_the_text_printer_handles_or_names_every_kind() -> None:

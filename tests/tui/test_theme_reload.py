@@ -184,12 +184,11 @@ async def test_a_chosen_theme_that_is_gone_leaves_the_default_on(isolated_env: P
 
 
 async def test_a_theme_chosen_in_the_command_palette_is_remembered(isolated_env: Path, project: Path) -> None:
-    """ctrl+p → Change theme → high contrast: on at once, and on at the next start."""
+    """ctrl+p → /theme chimera-high-contrast: on at once, and on at the next start."""
     app = workbench(project)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("ctrl+p")
-        await pilot.press(*"theme", "enter")
-        await pilot.press(*"chimera-high", "enter")
+        await pilot.press(*"theme chimera-high-contrast", "enter")
         await until(pilot, lambda: app.theme == CHIMERA_HIGH_CONTRAST.name, "the theme chosen")
         await until(pilot, lambda: remembered_theme(isolated_env) == CHIMERA_HIGH_CONTRAST.name, "kept")
     again = workbench(project)

@@ -80,7 +80,7 @@ def _cut_call_session(api: FakeAnthropic, env: dict[str, str], project: Path) ->
 
 async def _open_output(pilot: Pilot[int], app: ChimeraApp) -> str:
     """`o` on the resumed session's call; the notices the workbench shows for it."""
-    await app.history_shown.wait()  # the call is there once the session's history is read
+    await app.history_shown.wait()  # the call is on screen once the session's history is
     view = app.query_one(TranscriptView)
     view.focus()
     view.cursor = next(i for i, e in enumerate(app.transcript.entries) if e.kind == "tool")

@@ -4,8 +4,10 @@ The core's ``plan_proposed`` event carries the steps and a request id. This
 screen is dismissed with ``("approve", "")``, ``("edit", text)`` (the edited
 checklist becomes the plan) or ``("cancel", "")``, and the app sends that answer
 to the core with the request id. Editing swaps the checklist for a text area
-holding it as Markdown; ``ctrl+s`` takes the edit. When the run stops while the
-plan is open, the app closes the screen with :meth:`withdraw`.
+holding it as Markdown; ``ctrl+s`` takes the edit. ``/`` puts the plan aside,
+unanswered (``("aside", "")``), to type a command (``/approve``, ``/edit``,
+``/cancel``) in the input. When the run stops while the plan is open, the app
+closes the screen with :meth:`withdraw`.
 """
 
 from __future__ import annotations
@@ -59,6 +61,10 @@ class PlanScreen(ModalScreen[tuple[str, str] | None]):
     PlanScreen Button {
         margin-right: 2;
     }
+    PlanScreen #plan-keys {
+        color: $text-muted;
+        margin-top: 1;
+    }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -66,12 +72,14 @@ class PlanScreen(ModalScreen[tuple[str, str] | None]):
         Binding("e", "edit", "Edit"),
         Binding("c,escape", "cancel", "Cancel"),
         Binding("ctrl+s", "save", "Use the edited plan", show=False),
+        Binding("slash", "aside", "Type a command", show=False),
     ]
 
-    def __init__(self, request_id: str, steps: list[str]) -> None:
+    def __init__(self, request_id: str, steps: list[str], *, editing: bool = False) -> None:
         super().__init__()
         self.request_id = request_id
         self.steps = steps
+        self.editing = editing  # opens in the editor
 
     @property
     def checklist(self) -> str:
@@ -87,6 +95,11 @@ class PlanScreen(ModalScreen[tuple[str, str] | None]):
                 yield Button("Approve (a)", id="approve", variant="success")
                 yield Button("Edit (e)", id="edit", variant="primary")
                 yield Button("Cancel (c)", id="cancel", variant="error")
+            yield Static("/ types a command instead: /approve, /edit, /cancel", id="plan-keys")
+
+    def on_mount(self) -> None:
+        if self.editing:
+            self.action_edit()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         match event.button.id:
@@ -105,6 +118,11 @@ class PlanScreen(ModalScreen[tuple[str, str] | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(("cancel", ""))
+
+    def action_aside(self) -> None:
+        """Leave the plan unanswered for now: the app puts a ``/`` in the input to type a command."""
+        if not self.query("#plan-editor"):
+            self.dismiss(("aside", ""))
 
     def action_edit(self) -> None:
         """Swap the checklist for a text area holding it; ``ctrl+s`` (or Use this plan) takes the edit."""

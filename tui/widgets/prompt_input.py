@@ -1,20 +1,34 @@
-"""Provides ``PromptInput``: where the person types tasks, steering, follow-ups and commands."""
+"""Provides ``PromptInput``: where the person types tasks, steering, follow-ups and commands.
+
+While the text is a command being typed (it starts with ``/``), the ``CompletionList`` above the input
+offers its completions (from the ``completer`` the app gives): ``up``/``down`` move through them,
+``tab`` takes one, ``escape`` puts them away. Otherwise ``tab`` queues the text as the next task. A ``?``
+typed into the empty input asks for the help screen instead of being typed.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
+from textual import events
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Input
 
 from chimera.core.terminal_text import is_blank
+from chimera.tui.commands import Completion
+from chimera.tui.widgets.completions import CompletionList
 
 __all__ = ["PromptInput"]
 
+_WHILE_COMPLETING = {"completion_move", "completion_hide"}
+
 
 class PromptInput(Input):
-    """A one-line input: ``enter`` sends (steers a run that is going), ``tab`` queues a follow-up."""
+    """A one-line input: ``enter`` sends (steers a run that is going), ``tab`` queues a follow-up or takes the
+    completion of a command."""
 
     DEFAULT_CSS = """
     PromptInput {
@@ -26,7 +40,12 @@ class PromptInput(Input):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("tab", "queue", "Queue", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("tab", "queue", "Queue", show=False),
+        Binding("down", "completion_move(1)", "Next completion", show=False),
+        Binding("up", "completion_move(-1)", "Previous completion", show=False),
+        Binding("escape", "completion_hide", "Hide completions", show=False),
+    ]
 
     class Queued(Message):
         """The person asked for the text to wait for the run going (``tab``)."""
@@ -35,13 +54,71 @@ class PromptInput(Input):
             super().__init__()
             self.text = text
 
-    def __init__(self) -> None:
+    class HelpAsked(Message):
+        """``?`` in the empty input: the person asked for help, not for a question mark."""
+
+    def __init__(self, completer: Callable[[str], list[Completion]] | None = None) -> None:
         super().__init__(
             placeholder="Tell Chimera what to do…  (enter sends · tab queues · ctrl+q quits)",
             id="prompt",
         )
+        self.completer = completer
+
+    @property
+    def completions(self) -> CompletionList | None:
+        try:
+            return self.screen.query_one(CompletionList)
+        except NoMatches:
+            return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The completion keys are the list's only while it is shown (else ``escape`` interrupts, as ever)."""
+        if action in _WHILE_COMPLETING:
+            completions = self.completions
+            return completions is not None and completions.shown
+        return True
+
+    async def _on_key(self, event: events.Key) -> None:
+        """``?`` into the empty input asks for help; any other key goes on to ``Input`` (Textual calls its
+        handler after this one unless this one prevents it)."""
+        if event.character == "?" and not self.value:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.HelpAsked())
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        completions = self.completions
+        if completions is not None and self.completer is not None:
+            completions.show(self.completer(event.value), event.value)
+
+    def action_completion_move(self, step: int) -> None:
+        completions = self.completions
+        if completions is not None:
+            completions.move(step)
+
+    def action_completion_hide(self) -> None:
+        completions = self.completions
+        if completions is not None:
+            completions.hide()
+
+    def take_completion(self, index: int | None = None) -> bool:
+        """Put the highlighted completion (or completion ``index``) in the input; False when none is offered."""
+        completions = self.completions
+        if completions is None or not completions.shown:
+            return False
+        if index is not None:
+            completions.highlighted = index
+        chosen = completions.chosen()
+        if chosen is None:
+            return False
+        self.value = chosen.text
+        self.cursor_position = len(self.value)
+        self.focus()
+        return True
 
     def action_queue(self) -> None:
+        if self.take_completion():
+            return
         if not is_blank(self.value):
             self.post_message(self.Queued(self.value.strip()))
         else:

@@ -1,58 +1,41 @@
-"""Provides ``StatusLine``: model, strategy, turn, context, tokens, cost, permission mode and state.
+"""Provides ``StatusLine``: one line that shows a ``RunStatus`` (``tui.state.run_status``).
 
-``turn`` counts model requests with their tool calls (the API's ``steps``); ``context`` is the
-share of the model's window the conversation fills (compaction starts at 80%).
-
-Tokens and cost cover the same span: every run since the workbench opened
-(the session's runs, as Claude Code counts them), labelled ``session``.
+State, model, permission mode, strategy, turn, context, and the session's tokens and cost
+(``session:``: every run since the workbench opened). The line draws the status it is
+given and nothing else; its fields (``state``, ``model``, ``turn``…) read and write that
+status, and :meth:`StatusLine.follow` folds one event into it.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from rich.text import Text
-from textual.reactive import reactive
 from textual.widgets import Static
 
-from chimera.core import events as ev
-from chimera.core.events import CompactionDone, RunFinished, RunStarted, StepEvent, TurnStarted, UsageReported, ignored
+from chimera.core.events import StepEvent
 from chimera.core.terminal_text import terminal_safe
-from chimera.core.wording import describe_ending, tokens
+from chimera.core.wording import tokens
+from chimera.tui.state.run_status import RunStatus
 
 __all__ = ["StatusLine"]
 
+T = TypeVar("T")
 
-NOT_FOLLOWED: frozenset[type[ev.StepEvent]] = frozenset(
-    {  # what the status line does not count
-        ev.BranchCreated,
-        ev.CandidateChosen,
-        ev.CandidateProposed,
-        ev.CheckpointCreated,
-        ev.ControlRejected,
-        ev.MessageCompleted,
-        ev.PermissionDecided,
-        ev.PermissionRequested,
-        ev.PlanApproved,
-        ev.PlanCancelled,
-        ev.PlanEdited,
-        ev.PlanProposed,
-        ev.PlanStepChecked,
-        ev.PlanSuggested,
-        ev.Reflected,
-        ev.ReminderInjected,
-        ev.Replanned,
-        ev.RetryScheduled,
-        ev.SteeringDelivered,
-        ev.SteeringReturned,
-        ev.Switched,
-        ev.TextDelta,
-        ev.ThinkingDelta,
-        ev.ToolCallFinished,
-        ev.ToolCallStarted,
-        ev.ToolOutputDelta,
-    }
-)
+
+class _Shown(Generic[T]):
+    """A field of the status the line shows: read from it; set through it, and the line draws again."""
+
+    def __set_name__(self, owner: type[StatusLine], name: str) -> None:
+        self.name = name
+
+    def __get__(self, line: StatusLine, owner: type[StatusLine]) -> T:
+        value: T = getattr(line.status, self.name)
+        return value
+
+    def __set__(self, line: StatusLine, value: T) -> None:
+        setattr(line.status, self.name, value)
+        line.refresh()
 
 
 class StatusLine(Static):
@@ -88,57 +71,37 @@ class StatusLine(Static):
     StatusLine > .status-line--model { color: $text; text-style: bold; }
     """
 
-    model: reactive[str] = reactive("")
-    loop: reactive[str] = reactive("react")
-    mode: reactive[str] = reactive("ask")
-    turn: reactive[int] = reactive(0)
-    input_tokens: reactive[int] = reactive(0)
-    output_tokens: reactive[int] = reactive(0)
-    cost: reactive[float] = reactive(0.0)
-    state: reactive[str] = reactive("idle")
-    context: reactive[float | None] = reactive(None)  # the share of the model's window the conversation fills
+    model = _Shown[str]()
+    loop = _Shown[str]()
+    mode = _Shown[str]()
+    state = _Shown[str]()
+    turn = _Shown[int]()
+    input_tokens = _Shown[int]()
+    output_tokens = _Shown[int]()
+    cost = _Shown[float]()
+    context = _Shown["float | None"]()
+
+    def __init__(self, status: RunStatus | None = None, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.status = status if status is not None else RunStatus()
 
     def follow(self, event: StepEvent) -> None:
-        """Keep up with one event of a run: its start, turns, usage, compactions and end."""
-        match event:
-            case RunStarted(model=model, loop=loop):
-                self.model, self.loop, self.state, self.turn = model, loop, "running", 0
-            case TurnStarted(turn=turn):
-                self.turn = turn
-            case UsageReported():
-                self.add_usage(event)
-            case CompactionDone():
-                self.compacted(event)
-            case RunFinished(success=success, reason=reason, error=error):
-                ended = describe_ending(success, reason, error).state  # a cancelled plan has not failed
-                self.state = "done" if ended == "finished" else ended
-            case _:
-                ignored(event, NOT_FOLLOWED)
-
-    def add_usage(self, usage: UsageReported) -> None:
-        """Count one response's tokens and cost into the totals (which span every run)."""
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cost += usage.cost
-        if usage.context_window and usage.context_tokens:
-            self.context = usage.context_tokens / usage.context_window
-
-    def compacted(self, done: CompactionDone) -> None:
-        """The conversation was compacted: its size is the estimate after."""
-        if self.context is not None and done.tokens_before:
-            self.context *= done.tokens_after / done.tokens_before
+        """Fold one event into the status shown, and draw it."""
+        self.status.apply(event)
+        self.refresh()
 
     def render(self) -> Text:
         """The line, most telling first (state, model, permission mode); cut with an ellipsis when narrow."""
-        state_style = self.get_component_rich_style(f"status-line--{self.state}", partial=True)
+        status = self.status
+        state_style = self.get_component_rich_style(f"status-line--{status.state}", partial=True)
         return Text.assemble(
-            (self.state, state_style),
+            (status.state, state_style),
             " · ",
             (
-                terminal_safe(self.model, one_line=True),
+                terminal_safe(status.model, one_line=True),
                 self.get_component_rich_style("status-line--model", partial=True),
             ),
-            f" · {self.mode} · {self.loop} · turn {self.turn}",
-            f" · context {self.context:.0%}" if self.context is not None else "",
-            f" · session: {tokens(self.input_tokens)} in / {tokens(self.output_tokens)} out, ${self.cost:.4f}",
+            f" · {status.mode} · {status.loop} · turn {status.turn}",
+            f" · context {status.context:.0%}" if status.context is not None else "",
+            f" · session: {tokens(status.input_tokens)} in / {tokens(status.output_tokens)} out, ${status.cost:.4f}",
         )

@@ -1,0 +1,124 @@
+"""The session's commands in the workbench: ``/new`` opens a fresh session in the same workspace, ``/export``
+writes Markdown and says where, ``/sessions`` lists this workspace's sessions newest first, ``/replay`` says
+how to watch the session again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from chimera.core.home import chimera_home
+from chimera.core.sessions.start import RunOptions, start_session
+from chimera.core.sessions.store import SessionStore
+from chimera.tui.app import ChimeraApp, build_app
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
+from tests.fake_anthropic import FakeAnthropic, message, text
+from tests.tui_helpers import entries, said, screen_text, send, toasts, until
+
+
+async def run(pilot: Pilot[int], app: ChimeraApp, task: str) -> None:
+    await send(pilot, task)
+    await app.run_shown.wait()
+    await until(pilot, lambda: not app.running, f"{task!r} to end")
+    app.run_shown.clear()
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_new_starts_a_fresh_session_with_the_same_choices(api: FakeAnthropic, project: Path) -> None:
+    """/new: another session id, an empty conversation and no earlier turn sent; the strategy chosen before
+    stays; the first session keeps its own turns."""
+    api.script(message(text("First answer.")), message(text("Fresh answer.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run(pilot, app, "first task")
+        first = app.session.id
+        await send(pilot, "/mode accept-edits")
+        await send(pilot, "/new")
+        await until(pilot, lambda: app.session.id != first and "New session" in screen_text(app), "a new session")
+        assert said(app) == []
+        assert not entries(app, "text")
+        assert (app.state.status.input_tokens, app.state.status.mode) == (0, "accept-edits")
+        await run(pilot, app, "fresh task")
+        second = app.session.id
+    assert [m["role"] for m in api.requests[1].messages] == ["user"]  # nothing of the first session
+    assert "first task" not in str(api.requests[1].messages)
+    with SessionStore.open(chimera_home(), first, writable=False) as old:
+        assert old.title == "first task"
+    with SessionStore.open(chimera_home(), second, writable=False) as new:
+        assert new.title == "fresh task"
+        assert new.workdir == old.workdir
+
+
+@pytest.mark.parametrize("target", ["", "notes/out.md", "ABSOLUTE"])
+@pytest.mark.usefixtures("model_env")
+async def test_export_writes_markdown_and_says_where(
+    api: FakeAnthropic, project: Path, tmp_path: Path, target: str
+) -> None:
+    """/export [FILE]: the session as Markdown in the workspace (chimera-ID.md by default, a relative FILE
+    there too, an absolute one where it says); one line names the file."""
+    api.script(message(text("The **answer**.")))
+    (project / "notes").mkdir()
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await run(pilot, app, "explain it")
+        typed = str(tmp_path / "elsewhere.md") if target == "ABSOLUTE" else target
+        await send(pilot, f"/export {typed}".strip())
+        expected = Path(typed) if target == "ABSOLUTE" else project / (target or f"chimera-{app.session.id}.md")
+        await until(pilot, expected.exists, "the file")
+        await until(pilot, lambda: f"Exported this session as Markdown to {expected}" in screen_text(app), "where")
+    document = expected.read_text()
+    assert "explain it" in document
+    assert "The **answer**." in document
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_export_to_a_folder_that_is_missing_says_so(api: FakeAnthropic, project: Path) -> None:
+    api.script(message(text("Ok.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run(pilot, app, "do it")
+        await send(pilot, "/export missing/out.md")
+        await until(pilot, lambda: "/export cannot write" in toasts(app), "the answer")
+        assert "No such file or directory" in toasts(app)
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_sessions_lists_this_workspaces_sessions_newest_first(
+    api: FakeAnthropic, project: Path, tmp_path: Path
+) -> None:
+    """/sessions names the sessions of this workspace, the open one marked, and none of another folder's."""
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    api.script(message(text("Old.")), message(text("Other.")), message(text("Now.")))
+    for folder, task in ((project, "an older task"), (elsewhere, "another folder's task")):
+        session = start_session(RunOptions(workdir=folder, model=MODEL))
+        await session.run(task)
+        await session.close()
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await run(pilot, app, "the task now")
+        await send(pilot, "/sessions")
+        await until(pilot, lambda: "Sessions in" in screen_text(app), "the list")
+        shown = screen_text(app)
+    listed = shown[shown.index("Sessions in") :]
+    lines = [line for line in listed.splitlines() if "task" in line]
+    now = next(i for i, line in enumerate(lines) if "the task now" in line)
+    older = next(i for i, line in enumerate(lines) if "an older task" in line)
+    assert now < older
+    assert "(this one)" in lines[now]
+    assert "another folder's task" not in shown
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_replay_says_how_to_watch_the_session_again(api: FakeAnthropic, project: Path) -> None:
+    api.script(message(text("Ok.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await send(pilot, "/replay")
+        await until(pilot, lambda: "/replay has nothing to work with yet" in toasts(app), "nothing yet")
+        app.query_one("#prompt").value = ""  # type: ignore[attr-defined]
+        await run(pilot, app, "do it")
+        await send(pilot, "/replay")
+        await until(pilot, lambda: f"chimera replay {app.session.id}" in screen_text(app), "how")

@@ -1,0 +1,195 @@
+"""Every command of the registry, run in the workbench the ways a person can: typed with its slash, chosen in
+the command palette (ctrl+p), and by its keys when it has some; each time what it does shows (a screen, the
+status line, a file, a new session…), against the loopback Messages API."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from chimera.core.providers.factory import DEFAULT_MODEL as OTHER_MODEL
+from chimera.core.sessions.start import RunOptions
+from chimera.tui.app import ChimeraApp, build_app
+from chimera.tui.commands import COMMANDS, find
+from chimera.tui.screens.help import HelpScreen
+from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.widgets.prompt_input import PromptInput
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.tui_helpers import entries, in_palette, screen_text, send, toasts, until
+
+Step = Callable[[Pilot[int], ChimeraApp], Awaitable[None]]
+
+
+async def nothing(pilot: Pilot[int], app: ChimeraApp) -> None:
+    pass
+
+
+async def one_run(pilot: Pilot[int], app: ChimeraApp) -> None:
+    """A task done, so the session has something to list, export and replay."""
+    await send(pilot, "say hi")
+    await app.run_shown.wait()
+    await until(pilot, lambda: not app.running, "the run to end")
+    app.run_shown.clear()
+
+
+async def a_plan_waits(pilot: Pilot[int], app: ChimeraApp) -> None:
+    """/plan greet: the plan's screen asks."""
+    await send(pilot, "/plan greet")
+    await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan to ask")
+
+
+async def a_command_runs(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await send(pilot, "wait for it")
+    await until(pilot, lambda: bool(entries(app, "tool")), "the command to start")
+
+
+async def ran_the_plan(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await app.run_shown.wait()
+    await until(pilot, lambda: app.state.status.state == "done", "the plan to be carried out")
+    assert app.state.plan.checks == [True]
+    assert app.state.status.loop == "plan"
+
+
+async def plan_asked(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan to ask")
+    assert app.state.questions.plan is not None
+    assert app.state.status.loop == "plan"
+    await pilot.press("c")  # the run ends (cancelled)
+    await app.run_shown.wait()
+
+
+async def editing(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await until(pilot, lambda: isinstance(app.screen, PlanScreen) and bool(app.screen.query("#plan-editor")), "editor")
+    app.action_cancel()  # the run still waits on the plan: end it
+    await app.run_shown.wait()
+
+
+async def cancelled(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await app.run_shown.wait()
+    await until(pilot, lambda: app.state.status.state == "cancelled", "the run to end cancelled")
+    assert not isinstance(app.screen, PlanScreen)
+
+
+async def interrupted(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await app.run_shown.wait()
+    await until(pilot, lambda: app.state.status.state == "interrupted", "the run to stop")
+
+
+def shown(words: str) -> Step:
+    async def check(pilot: Pilot[int], app: ChimeraApp) -> None:
+        await until(pilot, lambda: words in screen_text(app) or words in toasts(app), repr(words))
+
+    return check
+
+
+def holds(what: str, value: Callable[[ChimeraApp], object], expected: object) -> Step:
+    async def check(pilot: Pilot[int], app: ChimeraApp) -> None:
+        await until(pilot, lambda: value(app) == expected, what)
+
+    return check
+
+
+async def help_up(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+
+
+async def exported(pilot: Pilot[int], app: ChimeraApp) -> None:
+    path = app.session.env.workdir / f"chimera-{app.session.id}.md"
+    await until(pilot, path.exists, "the export")
+    assert "say hi" in path.read_text()
+    assert str(path) in screen_text(app).replace("\n", "")
+
+
+async def quitted(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await until(pilot, lambda: app.return_code == 0, "the app to quit")
+
+
+@dataclass(frozen=True)
+class Case:
+    """How to bring a command to where it works, its argument, and what shows once it ran."""
+
+    before: Step = nothing
+    argument: str = ""
+    after: Step = nothing
+    replies: tuple[object, ...] = ()
+
+
+PLAN_REPLIES = (message(text("- [ ] say hello")), message(text("Hello.")), message(text("DONE")))
+WAITING = (message(tool_use("t1", "bash", {"command": "cat go.fifo"}), stop_reason="tool_use"),)
+
+CASES: dict[str, Case] = {
+    "help": Case(after=help_up),
+    "plan": Case(argument="greet", after=plan_asked, replies=PLAN_REPLIES),
+    "approve": Case(before=a_plan_waits, after=ran_the_plan, replies=PLAN_REPLIES),
+    "edit": Case(before=a_plan_waits, after=editing, replies=PLAN_REPLIES),
+    "cancel": Case(before=a_plan_waits, after=cancelled, replies=PLAN_REPLIES),
+    "loop": Case(argument="reflexion", after=holds("the strategy", lambda a: a.state.status.loop, "reflexion")),
+    "model": Case(argument=OTHER_MODEL, after=holds("the model", lambda a: a.state.status.model, OTHER_MODEL)),
+    "mode": Case(argument="bypass", after=holds("the mode", lambda a: a.state.status.mode, "bypass")),
+    "theme": Case(argument="chimera-light", after=holds("the theme", lambda a: a.theme, "chimera-light")),
+    "compact": Case(after=shown("Nothing to compact: the conversation is still short.")),
+    "sessions": Case(before=one_run, after=shown("(this one)"), replies=(message(text("Hi.")),)),
+    "export": Case(before=one_run, after=exported, replies=(message(text("Hi.")),)),
+    "replay": Case(before=one_run, after=shown("chimera replay"), replies=(message(text("Hi.")),)),
+    "new": Case(after=shown("New session")),
+    "interrupt": Case(before=a_command_runs, after=interrupted, replies=WAITING),
+    "quit": Case(after=quitted),
+}
+
+WAYS = [(c.id, "slash") for c in COMMANDS] + [(c.id, "palette") for c in COMMANDS]
+WAYS += [(c.id, f"key {key}") for c in COMMANDS for key in c.keys.split(",") if c.keys]
+
+
+def test_every_command_has_a_case() -> None:
+    assert set(CASES) == {c.id for c in COMMANDS}
+
+
+async def by_slash(pilot: Pilot[int], app: ChimeraApp, name: str, argument: str) -> None:
+    if isinstance(app.screen, PlanScreen):
+        await pilot.press("slash")  # the plan waits aside; the input holds the slash
+        await until(pilot, lambda: app.query_one(PromptInput).value == "/", "the slash in the input")
+        await pilot.press(*f"{name} {argument}".strip(), "enter")
+    else:
+        await send(pilot, f"/{name} {argument}".strip())
+
+
+async def by_palette(pilot: Pilot[int], app: ChimeraApp, name: str, argument: str) -> None:
+    command = find(name)
+    assert command is not None
+    if command.needs_argument and argument not in command.choices(app.facts()):  # free words: the input finishes
+        await in_palette(pilot, app, name, f"{command.title}…")
+        await until(pilot, lambda: app.query_one(PromptInput).value == f"/{name} ", "the command in the input")
+        await pilot.press(*argument, "enter")
+    elif argument:
+        await in_palette(pilot, app, f"{name} {argument}", f"{command.title}: {argument}")
+    else:
+        await in_palette(pilot, app, name, command.title)
+
+
+@pytest.mark.parametrize(("name", "way"), WAYS, ids=[f"{n}-{w}" for n, w in WAYS])
+@pytest.mark.usefixtures("model_env")
+async def test_a_command_runs_by_slash_palette_and_key(api: FakeAnthropic, project: Path, name: str, way: str) -> None:
+    """The command does what it says, whichever way it was given; nothing typed as a command reached the model."""
+    case = CASES[name]
+    os.mkfifo(project / "go.fifo")
+    api.script(*case.replies)
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await case.before(pilot, app)
+        if way == "slash":
+            await by_slash(pilot, app, name, case.argument)
+        elif way == "palette":
+            await by_palette(pilot, app, name, case.argument)
+        else:
+            await pilot.press(way.removeprefix("key "))
+        await case.after(pilot, app)
+        if name == "interrupt":
+            (project / "go.fifo").unlink()
+    asked = str([r.messages for r in api.requests])
+    assert f"/{name}" not in asked

@@ -1,0 +1,215 @@
+"""Provides ``CommandActions``: the workbench's commands (``tui.commands``) run on the app, and its runs.
+
+Every way in (a typed ``/name``, a key, the palette) comes to :meth:`CommandActions.run_command`,
+which runs the command only when it works now and otherwise says why in one line; each command is an
+``action_<id>`` here. The runs themselves (a task, a compaction, an interrupt) are here too, since
+commands start and stop them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Iterable
+from typing import ClassVar
+
+from textual import work
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.command import Provider
+from textual.screen import Screen
+
+from chimera.core.errors import ChimeraError, ConfigError
+from chimera.core.providers.factory import DEFAULT_MODEL, resolve_model
+from chimera.core.sessions.session import Session
+from chimera.core.sessions.start import RunOptions
+from chimera.core.terminal_text import terminal_safe
+from chimera.tui.command_views import WorkbenchCommands, command_bindings
+from chimera.tui.commands import Completion, Facts, available, complete, find, unknown
+from chimera.tui.question_app import QuestionApp
+from chimera.tui.screens.help import HelpScreen, Row
+from chimera.tui.widgets.prompt_input import PromptInput
+from chimera.tui.widgets.transcript_view import TranscriptView
+
+__all__ = ["CommandActions"]
+
+_REGISTRY_HAS = {"Theme", "Quit", "Keys"}  # Textual's own palette commands the registry replaces
+_TYPING: list[Row] = [
+    ("enter", "", "Send a task; while a run works, steer it (read after its current step)"),
+    ("tab", "", "Queue what is typed as the next task; on a /command, take the completion"),
+    ("//", "", "Start with // to send words that begin with a slash (//etc/hosts sends /etc/hosts)"),
+]
+
+
+class CommandActions(QuestionApp):
+    """The commands of the workbench over one session."""
+
+    BINDINGS: ClassVar[list[BindingType]] = list(command_bindings())
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = App.COMMANDS | {WorkbenchCommands}
+
+    def __init__(self, session: Session, options: RunOptions) -> None:
+        super().__init__(session)
+        self.options = options
+        self.running = False
+        self.compacting = False
+        self.run_shown = asyncio.Event()
+
+    # --- the registry, on the app ---------------------------------------------------------
+
+    def facts(self) -> Facts:
+        """What decides which commands work now."""
+        return Facts(
+            state=self.state,
+            running=self.running,
+            demo=self.session.demo,
+            recorded=len(self.session.store.tree) > 0,
+            themes=tuple(sorted(self.available_themes)),
+            models=tuple(dict.fromkeys([self.session.model, resolve_model(), DEFAULT_MODEL])),
+        )
+
+    def complete(self, text: str) -> list[Completion]:
+        return complete(text, self.facts())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A command's keys act only while it works (otherwise they are shown dimmed and left to others)."""
+        if action == "command" and parameters:
+            command = find(str(parameters[0]))
+            return None if command is None or not command.enabled(self.facts()) else True
+        return True
+
+    async def action_command(self, name: str) -> None:
+        await self.run_command(name)
+
+    async def run_command(self, name: str, argument: str = "") -> bool:
+        """Run command ``name`` with ``argument``: typed, keyed or chosen in the palette alike. False, and one
+        line saying why and what to do, when it does not run (unknown, not now, an argument missing or bad)."""
+        command = find(name)
+        if command is None:
+            return self._refuse(unknown(name))
+        why = command.unavailable(self.facts())
+        if why:
+            return self._refuse(f"{command.slash} {why}")
+        if command.needs_argument and not argument:
+            choices = command.choices(self.facts())
+            which = f"one of {', '.join(choices)}" if choices else f"type {command.usage}"
+            return self._refuse(f"{command.slash} needs {command.argument}: {which}.")
+        if argument and not command.argument:
+            return self._refuse(f"{command.slash} takes nothing after it: send {command.slash} alone.")
+        method = getattr(self, command.method)
+        done = method(argument) if command.argument else method()
+        if inspect.isawaitable(done):
+            done = await done
+        return done is not False
+
+    def _refuse(self, line: str) -> bool:
+        self.notify(terminal_safe(line, one_line=True), severity="warning", timeout=6, markup=False)
+        return False
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's own palette commands, less those the registry has (theme, quit, keys)."""
+        return (c for c in super().get_system_commands(screen) if c.title not in _REGISTRY_HAS)
+
+    # --- the commands ---------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss()
+            return
+        commands = [(c.key_display or c.keys, c.usage, c.help) for c in available(self.facts())]
+        timeline = [
+            (b.key.replace(",", "/"), "", b.description)
+            for b in TranscriptView.BINDINGS
+            if isinstance(b, Binding) and b.show
+        ]
+        self.push_screen(
+            HelpScreen(
+                [("Commands", commands), ("Typing", _TYPING), ("The timeline (tab from an empty input)", timeline)]
+            )
+        )
+
+    def action_plan(self, task: str) -> None:
+        self.start_run(task, loop="plan")
+
+    def action_approve(self) -> None:
+        self.answer_plan("approve")
+
+    def action_cancel(self) -> None:
+        self.answer_plan("cancel")
+
+    def action_edit(self) -> None:
+        self.edit_plan()
+
+    def action_loop(self, name: str) -> bool:
+        return self._configure("loop", "strategy", loop=name)
+
+    def action_model(self, name: str) -> bool:
+        return self._configure("model", "model", model=name)
+
+    def action_mode(self, name: str) -> bool:
+        return self._configure("mode", "permission mode", mode=name)
+
+    def _configure(self, command: str, what: str, **choice: str) -> bool:
+        try:
+            self.session.configure(**choice)
+        except ConfigError as err:
+            return self._refuse(f"/{command}: {err}")
+        self.show_status(model=self.session.model, loop=self.session.loop_name, mode=self.session.policy.mode)
+        self.notify(terminal_safe(f"The next runs use the {what} {next(iter(choice.values()))}.", one_line=True))
+        return True
+
+    def action_theme(self, name: str) -> bool:
+        known = self.available_themes
+        if name not in known and f"chimera-{name}" not in known:
+            return self._refuse(f"/theme {name} is not a theme here: one of {', '.join(sorted(known))}.")
+        self.switch_theme(name)  # ``dark`` is chimera-dark; the choice is remembered
+        return True
+
+    def action_compact(self, focus: str) -> None:
+        self.compact_conversation(focus)
+
+    def action_interrupt(self) -> None:
+        """Stop the run: the stream ends, tools are killed, the conversation stays valid."""
+        if self.compacting:  # nothing is recorded until the summary is in: stopping loses nothing
+            self.workers.cancel_group(self, "run")
+            self.show_status(state="interrupted")
+            self.notify("Compaction stopped: the conversation is as it was.", timeout=3)
+        elif self.running:
+            self.session.interrupt()  # words the run never read come back as events (see events_shown)
+            unsent = self.session.take_follow_ups()
+            self.state.follow_ups = []
+            if unsent:  # tasks queued after the run go back to the input
+                prompt = self.query_one(PromptInput)
+                prompt.value = " ".join([*unsent, prompt.value]).strip()
+            self.notify("Interrupting…", timeout=2)
+
+    # --- runs -----------------------------------------------------------------------------
+
+    def start_run(self, task: str, *, loop: str | None = None) -> None:
+        """Run ``task`` (with strategy ``loop`` for it alone, when given)."""
+        self.running = True
+        self.run_shown.clear()
+        self.run_task(task, loop)
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def run_task(self, task: str, loop: str | None = None) -> None:
+        try:
+            await self.session.run(task, loop=loop)
+        finally:
+            self.running = False
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def compact_conversation(self, focus: str) -> None:
+        """``/compact [focus]``: summarize the older part of the conversation now."""
+        self.running = self.compacting = True
+        self.show_status(state="compacting")
+        try:
+            done = await self.session.compact(focus)
+        except ChimeraError as err:
+            self.say(f"✗ compaction failed: {err}", "error")
+            self.show_status(state="failed")
+            return
+        finally:
+            self.running = self.compacting = False
+        self.show_status(state="idle")
+        if done is None:
+            self.notify("Nothing to compact: the conversation is still short.", timeout=4)

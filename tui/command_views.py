@@ -1,0 +1,103 @@
+"""Provides what Textual builds from the command registry (``tui.commands``): the app's key bindings
+(:func:`command_bindings`) and the command palette's provider (:class:`WorkbenchCommands`).
+
+Every binding runs ``command('<id>')`` on the app, the same way a typed ``/<id>`` and a palette hit do, so
+a command's keys, slash and palette entry never disagree; a command that does not work now leaves its keys
+to whatever else wants them. In the palette, a command with a choice of arguments (``/loop``, ``/theme``)
+is one hit per choice; one that needs free words (``/plan TASK``) puts ``/plan `` in the input to finish.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol, cast
+
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from chimera.tui.commands import COMMANDS, Command, Facts, available
+
+__all__ = ["CommandHost", "PaletteEntry", "WorkbenchCommands", "command_bindings", "palette_entries"]
+
+
+_EXACT = 1_000.0  # a typed name or "name choice" itself: above any fuzzy score (those grow with the query)
+
+
+class CommandHost(Protocol):
+    """The app the commands act on."""
+
+    def facts(self) -> Facts: ...
+
+    async def run_command(self, name: str, argument: str = "") -> bool: ...
+
+    def prefill(self, text: str) -> None: ...
+
+
+def command_bindings() -> list[Binding]:
+    """A binding for every command with keys."""
+    return [
+        Binding(
+            command.keys,
+            f"command({command.id!r})",
+            command.title,
+            key_display=command.key_display or None,
+            priority=command.priority,
+        )
+        for command in COMMANDS
+        if command.keys
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class PaletteEntry:
+    """One line of the palette: its ``text`` and ``help``, the ``command`` and the ``argument`` it runs with
+    (None: it needs words typed in the input)."""
+
+    text: str
+    help: str
+    command: Command
+    argument: str | None
+
+
+def palette_entries(facts: Facts) -> list[PaletteEntry]:
+    """The palette's lines: each command that works now; one per choice for a choice of arguments."""
+    entries: list[PaletteEntry] = []
+    for command in available(facts):
+        about = f"{command.usage}: {command.help}"
+        if command.needs_argument:
+            entries += [
+                PaletteEntry(f"{command.title}: {c}", f"{command.slash} {c}", command, c)
+                for c in command.choices(facts)
+            ]
+            entries.append(PaletteEntry(f"{command.title}…", about, command, None))  # free words, typed in the input
+        else:
+            entries.append(PaletteEntry(command.title, about, command, ""))
+    return entries
+
+
+class WorkbenchCommands(Provider):
+    """The registry's commands that work now, in the command palette."""
+
+    @property
+    def host(self) -> CommandHost:
+        return cast(CommandHost, self.app)
+
+    def _runner(self, entry: PaletteEntry) -> Callable[[], object]:
+        if entry.argument is None:
+            return partial(self.host.prefill, f"{entry.command.slash} ")
+        return partial(self.host.run_command, entry.command.id, entry.argument)
+
+    async def discover(self) -> Hits:
+        for entry in palette_entries(self.host.facts()):
+            yield DiscoveryHit(entry.text, self._runner(entry), help=entry.help)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        typed = query.strip().removeprefix("/").lower()
+        for entry in palette_entries(self.host.facts()):
+            exact = typed in {entry.command.id, f"{entry.command.id} {entry.argument or ''}".rstrip()}
+            score = _EXACT if exact else max(matcher.match(entry.text), matcher.match(entry.help.partition(":")[0]))
+            if score > 0:
+                yield Hit(score, matcher.highlight(entry.text), self._runner(entry), text=entry.text, help=entry.help)

@@ -1,0 +1,299 @@
+"""Provides the workbench's commands, each defined once (``COMMANDS``), and what is built from them.
+
+A :class:`Command` is data: its id (which is also its slash name), its argument and a function that lists
+the argument's completions, its keys, title and one-line help, when it is available (a function of
+:class:`Facts`, the workbench's state and the app's own facts, that says why not) and the app action it
+runs (``action_<action>``, given the argument when it takes one). From this one table come the input's
+slash commands (:func:`parse`), their completion (:func:`complete`), the footer's hints
+(:func:`key_hints`), the help screen (:func:`available`), and in ``tui.command_views`` the app's key
+bindings and the command palette. Nothing typed that starts with ``/`` goes to the model: it is a
+command, or one line saying it is not one (:func:`unknown`). A line that starts with ``//`` is words that
+begin with a slash (:func:`literal`). No Textual here.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from chimera.core.loop_config import LOOPS
+from chimera.core.permissions.policy import MODES
+from chimera.tui.state import WorkbenchState
+
+__all__ = [
+    "COMMANDS",
+    "Command",
+    "Completion",
+    "Facts",
+    "available",
+    "complete",
+    "find",
+    "is_command",
+    "key_hints",
+    "literal",
+    "parse",
+    "unknown",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """What decides whether a command works now: the workbench's state and the app's own facts."""
+
+    state: WorkbenchState
+    running: bool = False  # a run (or a compaction) is working
+    demo: bool = False  # the offline demo plays a recording
+    recorded: bool = False  # the session holds something to replay or export
+    themes: tuple[str, ...] = ()  # the themes the app knows
+    models: tuple[str, ...] = ()  # model names to offer (the one in use first)
+
+
+def _always(_: Facts) -> str:
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command. ``argument`` is how its argument reads in help (``TASK``; in brackets when optional:
+    ``[FILE]``); ``keys`` are Textual key names, comma-separated; ``unavailable`` says why it does not work
+    now, and what to do instead ("" when it works)."""
+
+    id: str
+    title: str
+    help: str
+    action: str = ""  # the app's ``action_<action>`` it runs: its id when not given
+    argument: str = ""
+    keys: str = ""
+    key_display: str = ""
+    priority: bool = False  # its keys work over everything, even a question's screen
+    completions: Callable[[Facts], Sequence[str]] | None = None
+    unavailable: Callable[[Facts], str] = field(default=_always)
+
+    @property
+    def method(self) -> str:
+        """The name of the app method that runs it."""
+        return f"action_{self.action or self.id}"
+
+    @property
+    def slash(self) -> str:
+        return f"/{self.id}"
+
+    @property
+    def usage(self) -> str:
+        """How it is typed: ``/loop NAME``."""
+        return f"{self.slash} {self.argument}" if self.argument else self.slash
+
+    @property
+    def needs_argument(self) -> bool:
+        return bool(self.argument) and not self.argument.startswith("[")
+
+    def enabled(self, facts: Facts) -> bool:
+        return not self.unavailable(facts)
+
+    def choices(self, facts: Facts) -> list[str]:
+        """The argument's completions now (none for a free one, such as a task)."""
+        return list(self.completions(facts)) if self.completions is not None else []
+
+
+# --- when a command works ------------------------------------------------------------------
+
+_WAIT = "waits for the run: send it when the run ends, or interrupt it."
+_DEMO = (
+    "does not work in the demo, which replays a recording: "
+    "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) and start Chimera again."
+)
+
+
+def _between_runs(facts: Facts) -> str:
+    return _WAIT if facts.running else ""
+
+
+def _configurable(facts: Facts) -> str:
+    """Between runs, with a model (not the demo)."""
+    return _DEMO if facts.demo else _between_runs(facts)
+
+
+def _plan_waiting(facts: Facts) -> str:
+    if facts.state.questions.plan is None:
+        return "has no plan to answer: none is waiting. /plan TASK plans a task first."
+    return ""
+
+
+def _running(facts: Facts) -> str:
+    return "has nothing to stop: no run is working." if not facts.running else ""
+
+
+def _recorded(facts: Facts) -> str:
+    if not facts.recorded:
+        return "has nothing to work with yet: give Chimera a task first."
+    return _between_runs(facts)
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "help",
+        "Keys and commands",
+        "Show the keys and commands that work now",
+        keys="f1,question_mark",
+        key_display="?/F1",
+        priority=True,
+    ),
+    Command(
+        "plan",
+        "Plan a task",
+        "Plan TASK first (plan and execute, this task only): approve, edit or cancel the plan",
+        argument="TASK",
+        unavailable=_configurable,
+    ),
+    Command("approve", "Approve the plan", "Approve the plan waiting for an answer", unavailable=_plan_waiting),
+    Command(
+        "edit",
+        "Edit the plan",
+        "Edit the plan waiting for an answer (ctrl+s uses it)",
+        unavailable=_plan_waiting,
+    ),
+    Command(
+        "cancel",
+        "Cancel the plan",
+        "Cancel the plan waiting for an answer (the run ends cancelled)",
+        unavailable=_plan_waiting,
+    ),
+    Command(
+        "loop",
+        "Strategy",
+        f"Choose the strategy of the next runs ({', '.join(LOOPS)})",
+        argument="NAME",
+        completions=lambda _: LOOPS,
+        unavailable=_configurable,
+    ),
+    Command(
+        "model",
+        "Model",
+        "Choose the model of the next runs",
+        argument="NAME",
+        completions=lambda facts: facts.models,
+        unavailable=_configurable,
+    ),
+    Command(
+        "mode",
+        "Permission mode",
+        f"Choose the permission mode of the next runs ({', '.join(MODES)})",
+        argument="NAME",
+        completions=lambda _: MODES,
+        unavailable=_configurable,
+    ),
+    Command(
+        "theme",
+        "Theme",
+        "Switch the colours",
+        argument="NAME",
+        completions=lambda facts: facts.themes,
+    ),
+    Command(
+        "compact",
+        "Compact the conversation",
+        "Summarize the older part of the conversation now, attending to [focus]",
+        argument="[focus]",
+        unavailable=_configurable,
+    ),
+    Command("sessions", "Sessions", "List this workspace's latest sessions"),
+    Command(
+        "export",
+        "Export as Markdown",
+        "Write this session as Markdown to FILE (in the workspace unless a full path)",
+        argument="[FILE]",
+        unavailable=_recorded,
+    ),
+    Command("replay", "Replay", "Say how to watch this session again", unavailable=_recorded),
+    Command("new", "New session", "Start a fresh session in this workspace", unavailable=_configurable),
+    Command(
+        "interrupt",
+        "Interrupt",
+        "Stop the run: running commands are killed, the conversation stays valid",
+        keys="escape",
+        key_display="esc",
+        unavailable=_running,
+    ),
+    Command("quit", "Quit", "Leave Chimera (the session is kept)", keys="ctrl+q", priority=True),
+)
+
+_BY_ID = {command.id: command for command in COMMANDS}
+
+
+def find(name: str) -> Command | None:
+    """The command ``name`` (with or without its slash), or None."""
+    return _BY_ID.get(name.removeprefix("/"))
+
+
+def is_command(text: str) -> bool:
+    """Whether typed ``text`` is a command (it starts with one slash), not words for the model."""
+    text = text.lstrip()
+    return text.startswith("/") and not text.startswith("//")
+
+
+def literal(text: str) -> str:
+    """Words typed to begin with a slash: ``//etc/hosts`` is ``/etc/hosts`` (anything else as it is)."""
+    stripped = text.lstrip()
+    return stripped[1:] if stripped.startswith("//") else text
+
+
+def parse(text: str) -> tuple[str, str]:
+    """A typed command line as its name (without the slash) and its argument (stripped)."""
+    name, _, argument = text.strip().removeprefix("/").partition(" ")
+    return name, argument.strip()
+
+
+def unknown(name: str) -> str:
+    """One line for a name that is no command, naming the nearest one when there is one."""
+    near = difflib.get_close_matches(name, list(_BY_ID), n=1, cutoff=0.6)
+    hint = f"did you mean /{near[0]}? " if near else ""
+    return f"/{name} is not a command: {hint}/help lists them (start with // to send words that begin with /)."
+
+
+def available(facts: Facts) -> list[Command]:
+    """The commands that work now, in the registry's order."""
+    return [command for command in COMMANDS if command.enabled(facts)]
+
+
+def key_hints(facts: Facts) -> list[tuple[str, str]]:
+    """What a footer shows: (keys, title) of each command that works now and has keys."""
+    return [(c.key_display or c.keys, c.title) for c in available(facts) if c.keys]
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One completion of what is typed: ``text`` replaces the input's text; ``label`` and ``help`` show."""
+
+    text: str
+    label: str
+    help: str = ""
+
+
+def complete(text: str, facts: Facts) -> list[Completion]:
+    """The completions of a typed command line, best first: the exact name (or argument) typed, then those
+    that begin with it, then those that hold it. Only commands that work now; nothing for words."""
+    if not is_command(text):
+        return []
+    typed = text.lstrip()
+    name, space, argument = typed.removeprefix("/").partition(" ")
+    if not space:
+        commands = {c.id: c for c in available(facts)}
+        ranked = [commands[found] for found in _ranked(name, list(commands))]
+        return [Completion(c.slash + (" " if c.argument else ""), c.usage, c.help) for c in ranked]
+    command = find(name)
+    if command is None or not command.enabled(facts):
+        return []
+    return [
+        Completion(f"{command.slash} {choice}", choice) for choice in _ranked(argument.strip(), command.choices(facts))
+    ]
+
+
+def _ranked(typed: str, names: list[str]) -> list[str]:
+    """``names`` that match ``typed``: the exact one, then those beginning with it, then those holding it
+    (case ignored), each group in its own order."""
+    low = typed.lower()
+    exact = [n for n in names if n.lower() == low]
+    starts = [n for n in names if n.lower().startswith(low) and n not in exact]
+    holds = [n for n in names if low in n.lower() and n not in exact and n not in starts]
+    return exact + starts + holds

@@ -1,0 +1,90 @@
+"""Provides ``HelpScreen``: the keys and commands that work now, over the conversation.
+
+``?``, ``F1`` and ``/help`` open it. The app hands it its rows, built from the command registry
+(``tui.commands.available``: only what works now), the input's own keys and the timeline's bindings;
+``escape``, ``q``, ``?`` or ``F1`` close it.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+__all__ = ["HelpScreen", "Row"]
+
+Row = tuple[str, str, str]  # keys, command (or "" when it has none), what it does
+
+
+class HelpScreen(ModalScreen[None]):
+    """A table of keys and commands, in sections."""
+
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+    HelpScreen > Vertical {
+        width: 100;
+        max-width: 95%;
+        height: auto;
+        max-height: 95%;
+        padding: 0 1;
+        border: thick $accent;
+        background: $surface;
+    }
+    HelpScreen #help-title {
+        dock: top;
+        text-style: bold;
+    }
+    HelpScreen #help-body {
+        height: auto;
+        max-height: 75vh;  /* the box's 95% less its border, title and last line: scrolls when taller */
+    }
+    HelpScreen #help-keys {
+        dock: bottom;
+        color: $text-muted;
+    }
+    HelpScreen .help-section {
+        text-style: italic;
+        color: $text-muted;
+        margin-top: 1;
+    }
+    HelpScreen .help-rows {
+        layout: grid;
+        grid-size: 3;
+        grid-columns: auto auto 1fr;
+        grid-gutter: 0 2;
+        height: auto;
+    }
+    HelpScreen .help-rows > .help-key {
+        text-style: bold;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark,f1", "close", "Close")]
+
+    def __init__(self, sections: list[tuple[str, list[Row]]]) -> None:
+        super().__init__()
+        self.sections = sections
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Keys and commands that work now", id="help-title")
+            with VerticalScroll(id="help-body"):
+                for title, rows in self.sections:
+                    if rows:
+                        yield Static(title, classes="help-section")
+                        with Grid(classes="help-rows"):
+                            for keys, command, what in rows:
+                                yield Static(Text(keys), classes="help-key")
+                                yield Static(Text(command), classes="help-command")
+                                yield Static(Text(what), classes="help-what")
+            yield Static("escape closes · ctrl+p finds any command", id="help-keys")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,126 @@
+"""Provides ``PlanState``: the plan a run works through, its checks and the step it is on.
+
+``plan_proposed``, ``plan_edited`` and ``replanned`` set the steps (a revision
+keeps the checks of the passed steps it leaves as they were); ``plan_approved`` and an edit
+start the work; ``plan_step_checked`` marks a step passed or failed, with what the
+check said when it failed; ``plan_cancelled`` ends it. ``current`` is the step being
+worked on: the first one not yet passed, while the plan is being carried out.
+No Textual here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chimera.core import events as ev
+from chimera.core.events import (
+    PlanApproved,
+    PlanCancelled,
+    PlanEdited,
+    PlanProposed,
+    PlanStepChecked,
+    Replanned,
+    RunFinished,
+    StepEvent,
+    ignored,
+)
+
+__all__ = ["NOT_PLANNED", "PlanState"]
+
+NOT_PLANNED: frozenset[type[ev.StepEvent]] = frozenset(
+    {  # the kinds that do not change the plan
+        ev.BranchCreated,
+        ev.CandidateChosen,
+        ev.CandidateProposed,
+        ev.CheckpointCreated,
+        ev.CompactionDone,
+        ev.ControlRejected,
+        ev.MessageCompleted,
+        ev.PermissionDecided,
+        ev.PermissionRequested,
+        ev.PlanSuggested,
+        ev.Reflected,
+        ev.ReminderInjected,
+        ev.RetryScheduled,
+        ev.RunStarted,  # a run may or may not plan: the last plan stays until another comes
+        ev.SteeringDelivered,
+        ev.SteeringReturned,
+        ev.Switched,
+        ev.TextDelta,
+        ev.ThinkingDelta,
+        ev.ToolCallFinished,
+        ev.ToolCallStarted,
+        ev.ToolOutputDelta,
+        ev.TurnStarted,
+        ev.UsageReported,
+    }
+)
+
+
+@dataclass(slots=True)
+class PlanState:
+    """The latest plan of this workbench. ``phase``: ``none`` (no plan yet), ``proposed`` (awaiting approval, or
+    shown as proposed), ``working`` (approved or edited, being carried out), ``cancelled`` or ``over`` (its run
+    ended). ``checks[i]`` is True (passed), False (failed; ``failures[i]`` says why) or None (not checked yet)."""
+
+    steps: list[str] = field(default_factory=list)
+    checks: list[bool | None] = field(default_factory=list)
+    failures: dict[int, str] = field(default_factory=dict)
+    phase: str = "none"
+    why_replanned: str = ""
+
+    @property
+    def current(self) -> int | None:
+        """The step being worked on (from 0), while the plan is carried out; None otherwise."""
+        if self.phase != "working":
+            return None
+        return next((i for i, check in enumerate(self.checks) if check is not True), None)
+
+    def apply(self, event: StepEvent) -> None:
+        """Follow the plan through one event."""
+        match event:
+            case PlanProposed(steps=steps):
+                self._set(steps, "proposed")
+            case PlanEdited(steps=steps):
+                self._set(steps, "working")
+            case Replanned(steps=steps, why=why):
+                kept = self._done_before(steps)
+                self._set(steps, "working")
+                self.checks[: len(kept)] = kept
+                self.why_replanned = why
+            case PlanApproved():
+                self.phase = "working"
+            case PlanStepChecked(index=index, passed=passed, detail=detail):
+                if 0 <= index < len(self.checks):
+                    self.checks[index] = passed
+                    if passed:
+                        self.failures.pop(index, None)
+                    else:
+                        self.failures[index] = detail or "its check failed"
+            case PlanCancelled():
+                self.phase = "cancelled"
+            case RunFinished():
+                if self.phase in {"proposed", "working"}:
+                    self.phase = "over"
+            case _:
+                ignored(event, NOT_PLANNED)
+
+    def clear(self) -> None:
+        """No plan (a fresh session)."""
+        self._set([], "none")
+
+    def _done_before(self, steps: list[str]) -> list[bool | None]:
+        """The checks of the steps a revision keeps as they were, from the first one up to the first it changes."""
+        kept: list[bool | None] = []
+        for old, new, check in zip(self.steps, steps, self.checks, strict=False):
+            if old != new or check is not True:
+                break
+            kept.append(check)
+        return kept
+
+    def _set(self, steps: list[str], phase: str) -> None:
+        self.steps = list(steps)
+        self.checks = [None] * len(steps)
+        self.failures = {}
+        self.phase = phase
+        self.why_replanned = ""

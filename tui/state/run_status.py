@@ -1,0 +1,100 @@
+"""Provides ``RunStatus``: where the run stands, as the status line shows it.
+
+Model, strategy, permission mode, state (``idle``, ``running``, ``compacting``,
+``done``, ``failed``, ``interrupted``, ``cancelled``), turn, tokens in and out,
+cost and how full the model's context window is. ``turn`` counts model
+requests with their tool calls (the API's ``steps``). Tokens and cost cover
+every run since the workbench opened (the session's runs, as Claude Code
+counts them). No Textual here: the status line is a view of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chimera.core import events as ev
+from chimera.core.events import CompactionDone, RunFinished, RunStarted, StepEvent, TurnStarted, UsageReported, ignored
+from chimera.core.wording import describe_ending
+
+__all__ = ["NOT_FOLLOWED", "RunStatus"]
+
+NOT_FOLLOWED: frozenset[type[ev.StepEvent]] = frozenset(
+    {  # what the run's status does not count
+        ev.BranchCreated,
+        ev.CandidateChosen,
+        ev.CandidateProposed,
+        ev.CheckpointCreated,
+        ev.ControlRejected,
+        ev.MessageCompleted,
+        ev.PermissionDecided,
+        ev.PermissionRequested,
+        ev.PlanApproved,
+        ev.PlanCancelled,
+        ev.PlanEdited,
+        ev.PlanProposed,
+        ev.PlanStepChecked,
+        ev.PlanSuggested,
+        ev.Reflected,
+        ev.ReminderInjected,
+        ev.Replanned,
+        ev.RetryScheduled,
+        ev.SteeringDelivered,
+        ev.SteeringReturned,
+        ev.Switched,
+        ev.TextDelta,
+        ev.ThinkingDelta,
+        ev.ToolCallFinished,
+        ev.ToolCallStarted,
+        ev.ToolOutputDelta,
+    }
+)
+
+
+@dataclass(slots=True)
+class RunStatus:
+    """The run's state and the session's totals, kept up by :meth:`apply`."""
+
+    model: str = ""
+    loop: str = "react"
+    mode: str = "ask"
+    state: str = "idle"
+    turn: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    context: float | None = None  # the share of the model's window the conversation fills
+
+    def apply(self, event: StepEvent) -> None:
+        """Keep up with one event of a run: its start, turns, usage, compactions and end."""
+        match event:
+            case RunStarted(model=model, loop=loop):
+                self.model, self.loop, self.state, self.turn = model, loop, "running", 0
+            case TurnStarted(turn=turn):
+                self.turn = turn
+            case UsageReported():
+                self.add_usage(event)
+            case CompactionDone():
+                self.compacted(event)
+            case RunFinished(success=success, reason=reason, error=error):
+                ended = describe_ending(success, reason, error).state  # a cancelled plan has not failed
+                self.state = "done" if ended == "finished" else ended
+            case _:
+                ignored(event, NOT_FOLLOWED)
+
+    def restart(self) -> None:
+        """A fresh session: idle, nothing counted yet (model, strategy and mode stay as they are)."""
+        self.state, self.turn, self.input_tokens, self.output_tokens, self.cost = "idle", 0, 0, 0, 0.0
+        self.context = None
+
+    def add_usage(self, usage: UsageReported) -> None:
+        """Count one response's tokens and cost into the totals (which span every run)."""
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cost += usage.cost
+        if usage.context_window and usage.context_tokens:
+            self.context = usage.context_tokens / usage.context_window
+
+    def compacted(self, done: CompactionDone) -> None:
+        """The conversation was compacted: its size is the estimate after."""
+        if self.context is not None and done.tokens_before:
+            self.context *= done.tokens_after / done.tokens_before
