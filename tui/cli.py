@@ -54,6 +54,27 @@ def _money(text: str) -> float:
     return value
 
 
+class _Version(argparse.Action):
+    """``--version``: print ``chimera X.Y.Z`` and exit 0 (the version is looked up only when asked for)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        sys.stdout.write(f"chimera {installed_version()}\n")
+        parser.exit(0)
+
+
+def installed_version() -> str:
+    """The installed package's version; ``unknown`` when Chimera runs without its package metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("chimera-workbench")
+    except PackageNotFoundError:
+        return "unknown (not installed as a package: pip install . sets it)"
+
+
 def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
     # A subcommand's defaults would overwrite options given before it; suppress them there.
     def default(value: object) -> object:
@@ -118,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Messages API. With neither, Chimera plays an offline demo. State lives in $CHIMERA_HOME."
         ),
     )
+    parser.add_argument("--version", action=_Version)
     _common(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     run = commands.add_parser("run", help="run a task without the workbench", description="Run a task headless.")
