@@ -74,7 +74,8 @@ from chimera.core.sessions.files import CHECKPOINTS, ENTRIES, LOCK, check_folder
 from chimera.core.sessions.jsonl import append_line, is_json_object, read_all, repair_tail
 from chimera.core.sessions.reading import Damaged, Task, read_node, summary
 from chimera.core.sessions.received import Unconfirmed, home_key, seal, unconfirmed, unsealed_queue
-from chimera.core.sessions.records import ID, add_node, apply_record, parse_record
+from chimera.core.sessions.records import add_node, apply_record, parse_record
+from chimera.core.sessions.session_ids import resolve_session
 from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
 from chimera.core.wording import command
 
@@ -150,13 +151,13 @@ class SessionStore:
 
     @classmethod
     def open(cls, home: Path, session_id: str, *, writable: bool = True) -> SessionStore:
-        """Open an existing session; set a torn last record aside; lock it when ``writable``.
+        """Open an existing session, named by its id or the id's unique beginning (``session_ids``); set a
+        torn last record aside; lock it when ``writable``.
 
         ConfigError, naming the file and what to do, when the folder or one of its files is a
         link or not of its kind (a FIFO, a folder, a device): nothing there is ever followed.
         """
-        if not ID.fullmatch(session_id):
-            raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
+        session_id = resolve_session(sessions_dir(home), session_id)
         folder = sessions_dir(home) / session_id
         lock_fd: int | None = None
         fd: int | None = None
