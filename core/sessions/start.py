@@ -178,7 +178,7 @@ def start_session(options: RunOptions) -> Session:
             context=model_context(store.tree),
             pins=pins,
         )
-        log = SessionLog(store.folder, redactor=redactor)
+        log = SessionLog(store.folder, redactor=redactor, deferred=None if store.on_disk else store.ensure_on_disk)
         if log.warning is not None:
             warnings.append(f"events.jsonl: {log.warning}")
     except BaseException:
@@ -210,13 +210,14 @@ def _pins(store: SessionStore, warnings: list[str]) -> WorkspacePins | None:
 
 
 def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> SessionStore:
-    """The session to record into: the one to resume, or a new one."""
+    """The session to record into: the one to resume, or a new one (on disk from its first record)."""
     if not options.resume:
         if demo:
             workdir = prepare_demo_workspace(home / "demo")
         else:
             workdir = real_path(options.workdir if options.workdir is not None else Path.cwd())
-        return SessionStore.create(home, new_id(), workdir=workdir, model=model)
+        # Nothing is written until the first task: a workbench quit before one leaves no session behind.
+        return SessionStore.create(home, new_id(), workdir=workdir, model=model, deferred=True)
     store = SessionStore.open(home, options.resume)
     try:
         _check_resumable(store, options.workdir)
