@@ -72,6 +72,7 @@ from chimera.core.gc_pause import collecting_later
 from chimera.core.home import private_dir
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
+from chimera.core.sessions.catalog import note_session
 from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.files import CHECKPOINTS, ENTRIES, LOCK, check_folder, check_not_link, open_file
 from chimera.core.sessions.jsonl import append_line
@@ -128,6 +129,7 @@ class SessionStore:
         self._fd = fd
         self._key = key  # this Chimera's seal for what it writes (received.py)
         self._unborn: list[dict[str, Any]] | None = None  # a deferred new session's records, none on disk yet
+        self._wrote = False  # whether this handle appended anything (its catalog line is then brought up to date)
         self._birth = threading.Lock()
 
     # --- opening ------------------------------------------------------------------------
@@ -425,6 +427,11 @@ class SessionStore:
             os.fsync(self._fd)
 
     def close(self) -> None:
+        """Sync and let go of the session; one this handle wrote to gets its catalog line brought up to date
+        (while its lock is still held, so the line describes the entries as they are)."""
+        if self._wrote:
+            self._wrote = False
+            note_session(self)
         if self._fd is not None:
             with contextlib.suppress(OSError):
                 os.fsync(self._fd)
@@ -459,6 +466,7 @@ class SessionStore:
             self.ensure_on_disk()
         self._append(record, sync=sync)
         self.updated = time.time()
+        self._wrote = True
 
     def _append(self, record: dict[str, Any], *, sync: bool) -> None:
         if self._fd is None:
