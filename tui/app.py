@@ -40,6 +40,7 @@ from chimera.core.wording import plural
 from chimera.tui.conversation_app import ConversationApp
 from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.screens.sessions import SessionPicker
 from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
@@ -104,6 +105,7 @@ class ChimeraApp(ConversationApp):
         self.compacting = False
         self.run_shown = asyncio.Event()
         self.history_shown = asyncio.Event()
+        self.resume_next: str | None = None  # a session chosen here (/sessions), opened when this one closes
 
     def compose(self) -> ComposeResult:
         if self.session.demo:
@@ -202,6 +204,10 @@ class ChimeraApp(ConversationApp):
         if is_blank(text):  # nothing to read in it: never sent, as a task or as steering
             return
         command, _, argument = text.partition(" ")
+        if command == "/sessions":
+            message.input.value = ""
+            self.action_sessions()
+            return
         if command == "/compact" and not self.session.demo:
             if self.running:
                 self.notify("/compact waits for the run: send it when the run ends, or interrupt it.", timeout=5)
@@ -286,6 +292,24 @@ class ChimeraApp(ConversationApp):
             self.say(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
             self.query_one(StatusLine).state = "failed"
             self.run_shown.set()
+
+    def action_sessions(self) -> None:
+        """``/sessions``: the session picker over the workbench; the session chosen opens next."""
+        self.push_screen(SessionPicker(self.session.env.workdir), self.resume_session)
+
+    def resume_session(self, session_id: str | None) -> None:
+        """The session picker's answer (``push_screen(SessionPicker(workdir), app.resume_session)``): close
+        the workbench so that ``chimera`` opens ``session_id`` next. None, or this session: nothing changes."""
+        if session_id is None or session_id == self.session.id:
+            return
+        if self.session.demo:
+            self.notify("Resuming a session needs a model: quit, set ANTHROPIC_API_KEY, and start again.", timeout=6)
+            return
+        if self.running:
+            self.notify("A run is going: interrupt it (escape) or let it finish, then choose again.", timeout=5)
+            return
+        self.resume_next = session_id
+        self.exit()
 
     def output_folder(self) -> Path:
         return self.session.env.spill_dir

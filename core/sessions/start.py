@@ -41,7 +41,7 @@ from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import NOT_FINISHED
 from chimera.core.tools.paths import real_path
 
-__all__ = ["RunOptions", "start_session", "unconfirmed"]
+__all__ = ["RunOptions", "check_can_resume", "start_session", "unconfirmed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +131,8 @@ def start_session(options: RunOptions) -> Session:
     home = chimera_home()
     settings = load_settings(home)
     demo = not model_configured()
-    if demo and options.resume:
-        raise ConfigError("--resume needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL")
+    if options.resume:
+        check_can_resume()
     provider: Provider
     demo_task = ""
     if demo:
@@ -198,6 +198,12 @@ def start_session(options: RunOptions) -> Session:
         lock=lock,
         redactor=redactor,
     )
+
+
+def check_can_resume() -> None:
+    """ConfigError unless a session can be resumed here: that needs a model (the demo only plays its own)."""
+    if not model_configured():
+        raise ConfigError("--resume needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL")
 
 
 def _pins(store: SessionStore, warnings: list[str]) -> WorkspacePins | None:
