@@ -23,6 +23,7 @@ import fcntl
 import json
 import logging
 import os
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,7 @@ _log = logging.getLogger("chimera.sessions")
 CATALOG = "session-catalog.jsonl"  # in CHIMERA_HOME, beside the sessions folder
 MAX_BYTES = 8 << 20  # read at most the catalog's last 8 MB; the sessions before them are rebuilt
 MAX_LINE = 64 << 10  # a longer line is no patch Chimera wrote
+LOCK_WAIT = 1.0  # seconds a writer waits for another's lock before it gives up its patch
 ENDING_STATES = frozenset({"finished", "interrupted", "cancelled", "failed", "unfinished"})
 _COMPLETE = frozenset({"title", "workdir", "updated", "size", "ending"})
 
@@ -211,11 +213,12 @@ def rewrite(home: Path, folded: Iterable[tuple[str, dict[str, Any]]]) -> None:
 @contextlib.contextmanager
 def _locked(home: Path) -> Iterator[int]:
     """The catalog open to append, held alone; the file at the path now (one renamed over it meanwhile
-    is opened again), so no patch is written to a file already replaced."""
+    is opened again), so no patch is written to a file already replaced. OSError when another holds it
+    past ``LOCK_WAIT`` seconds (a writer holds it for one write: something is wrong; the run goes on)."""
     for _ in range(8):
         fd = open_file(home, CATALOG, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            _hold(fd, home / CATALOG)
             try:
                 current = os.lstat(home / CATALOG).st_ino == os.fstat(fd).st_ino
             except FileNotFoundError:
@@ -226,6 +229,19 @@ def _locked(home: Path) -> Iterator[int]:
         finally:
             os.close(fd)
     raise OSError(f"{home / CATALOG} kept being replaced")
+
+
+def _hold(fd: int, path: Path) -> None:
+    """Lock ``fd`` alone, waiting at most ``LOCK_WAIT`` seconds."""
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise OSError(f"{path} stayed locked by another process for {LOCK_WAIT:g} s") from None
+            time.sleep(0.005)
 
 
 def _patch(data: object) -> dict[str, Any] | None:

@@ -3,12 +3,15 @@ sessions it lacks, and never trusted beyond what it can hold."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import stat
 from pathlib import Path
 
 import pytest
 
+from chimera.core.sessions import catalog
 from chimera.core.sessions.catalog import CATALOG
 from chimera.core.sessions.listing import catalog_sessions, ordered
 from chimera.core.sessions.start import RunOptions, start_session
@@ -163,3 +166,29 @@ def test_this_workspaces_sessions_come_first(isolated_env: Path, tmp_path: Path)
     listed = catalog_sessions(isolated_env)
     assert [e.id for e in listed] == ["there-new", "here-new", "here-old", "there-old"]
     assert [e.id for e in ordered(listed, "/here")] == ["here-new", "here-old", "there-new", "there-old"]
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_catalog_held_by_another_process_costs_only_its_line(
+    api: FakeAnthropic, isolated_env: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another holds the catalog's lock and never lets go: the run still ends as it should, its line is left
+    out (and rebuilt when the picker next reads the sessions)."""
+    monkeypatch.setattr(catalog, "LOCK_WAIT", 0.05)
+    (isolated_env / CATALOG).touch(mode=0o600)
+    held = os.open(isolated_env / CATALOG, os.O_RDWR)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    api.script(message(tool_use("t1", "glob", {"pattern": "*"}), stop_reason="tool_use"))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass", max_turns=1))
+    try:
+        result = await session.run("list the files")
+    finally:
+        await session.close()
+        os.close(held)
+    assert result.reason == "max_turns"
+    assert (isolated_env / CATALOG).read_bytes() == b""
+    (entry,) = catalog_sessions(isolated_env)
+    assert (entry.title, entry.ending.brief if entry.ending else None) == (
+        "list the files",
+        "failed: it reached the turn limit",
+    )
