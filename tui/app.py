@@ -86,6 +86,7 @@ class ChimeraApp(SessionActions):
     def __init__(self, session: Session, options: RunOptions) -> None:
         super().__init__(session, options)
         self.history_shown = asyncio.Event()
+        self.resume_next: str | None = None  # a session chosen here (/sessions), opened when this one closes
 
     def compose(self) -> ComposeResult:
         if self.session.demo:

@@ -12,6 +12,7 @@ import io
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -53,6 +54,30 @@ def _money(text: str) -> float:
     return value
 
 
+class _Version(argparse.Action):
+    """``--version``: print ``chimera X.Y.Z`` and exit 0 (the version is looked up only when asked for)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        sys.stdout.write(f"chimera {installed_version()}\n")
+        parser.exit(0)
+
+
+def installed_version() -> str:
+    """The installed package's version; ``unknown`` when Chimera runs without its package metadata."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("chimera-workbench")
+    except PackageNotFoundError:
+        return "unknown (not installed as a package: pip install . sets it)"
+
+
+PICK = ""  # --resume with no id: the person picks the session
+
+
 def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
     # A subcommand's defaults would overwrite options given before it; suppress them there.
     def default(value: object) -> object:
@@ -76,7 +101,17 @@ def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
         default=default(None),
         help="how tool calls are approved: " + ", ".join(PERMISSION_MODES),
     )
-    parser.add_argument("--resume", metavar="ID", default=default(None), help="continue the session ID")
+    if sub:
+        parser.add_argument("--resume", metavar="ID", default=default(None), help="continue the session ID")
+    else:
+        parser.add_argument(
+            "--resume",
+            metavar="ID",
+            nargs="?",
+            const=PICK,
+            default=None,
+            help="continue the session ID (its id's beginning is enough); with no ID, choose it from a list",
+        )
     received = "with --resume, for a session this Chimera did not record (received, or edited by hand): "
     parser.add_argument(
         "--workdir-from-session",
@@ -117,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
             "Messages API. With neither, Chimera plays an offline demo. State lives in $CHIMERA_HOME."
         ),
     )
+    parser.add_argument("--version", action=_Version)
     _common(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     run = commands.add_parser("run", help="run a task without the workbench", description="Run a task headless.")
@@ -380,16 +416,53 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _workbench(args: argparse.Namespace) -> int:
+    """The workbench; with ``--resume`` and no id, the session picker first (escape: nothing opens).
+
+    A session chosen in the workbench (``/sessions``) opens next, when the workbench closes for it.
+    """
+    options = _options(args, interactive=True)
+    if options.resume == PICK:
+        chosen = _pick(options)
+        if chosen is None:
+            return 0
+        options = replace(options, resume=chosen, workdir=None)
+    while True:
+        code, chosen = _open_workbench(options)
+        if chosen is None:
+            return code
+        options = replace(options, resume=chosen, workdir=None, workdir_from_session=False)
+        options = replace(options, accept_queued=False, drop_queued=False)
+
+
+def _pick(options: RunOptions) -> str | None:
+    """The session the person chose in the picker (None: they closed it)."""
+    from chimera.core.errors import ConfigError
+    from chimera.core.sessions.start import check_can_resume
+    from chimera.core.tools.paths import real_path
+
+    check_can_resume()
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise ConfigError(
+            "--resume without an id lists the sessions to choose from, which needs a terminal: "
+            "pass the session's id (`chimera sessions` lists them)"
+        )
+    from chimera.tui.picker_app import PickerApp
+
+    here = real_path(options.workdir if options.workdir is not None else Path.cwd())
+    return PickerApp(here).run()
+
+
+def _open_workbench(options: RunOptions) -> tuple[int, str | None]:
+    """Run the workbench for ``options``; its exit code, and the session chosen in it to open next."""
     from chimera.tui.app import build_app
 
-    options = _options(args, interactive=True)
     if options.resume and sys.stdin.isatty() and sys.stdout.isatty():
         from chimera.tui.received import confirm_received
 
         confirmed = confirm_received(options, sys.stdout)
         if confirmed is None:
-            return 1
+            return 1, None
         options = confirmed
     app = build_app(options)
     app.run()
-    return app.return_code or 0
+    return app.return_code or 0, app.resume_next

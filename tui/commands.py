@@ -197,7 +197,7 @@ COMMANDS: tuple[Command, ...] = (
         argument="[focus]",
         unavailable=_configurable,
     ),
-    Command("sessions", "Sessions", "List this workspace's latest sessions"),
+    Command("sessions", "Sessions", "Choose a session to resume (this workspace's first)"),
     Command(
         "export",
         "Export as Markdown",

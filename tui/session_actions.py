@@ -1,7 +1,7 @@
 """Provides ``SessionActions``: the workbench's commands about the session itself.
 
-``/sessions`` lists this workspace's newest sessions (a notice; a session picker is to replace
-:meth:`SessionActions.action_sessions`), ``/export [FILE]`` writes the session as Markdown and says
+``/sessions`` opens the session picker over the workbench (the session chosen opens next),
+``/export [FILE]`` writes the session as Markdown and says
 where, ``/replay`` says how to watch it again (``chimera replay ID``: a replay is an app of its own),
 ``/new`` closes the session and opens a fresh one in the same workspace with the same choices.
 """
@@ -9,46 +9,44 @@ where, ``/replay`` says how to watch it again (``chimera replay ID``: a replay i
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 from dataclasses import replace
 from pathlib import Path
 
-from textual import work
-
 from chimera.core.errors import ChimeraError
-from chimera.core.home import chimera_home
 from chimera.core.sessions.export import export_markdown
-from chimera.core.sessions.listing import SessionInfo, list_sessions
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import start_session
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import command
 from chimera.tui.command_actions import CommandActions
+from chimera.tui.screens.sessions import SessionPicker
 from chimera.tui.widgets.transcript_view import TranscriptView
 
-__all__ = ["SESSIONS_LISTED", "SessionActions"]
-
-SESSIONS_LISTED = 10  # sessions /sessions names, newest first
+__all__ = ["SessionActions"]
 
 
 class SessionActions(CommandActions):
     """``/sessions``, ``/export``, ``/replay`` and ``/new``."""
 
-    @work(group="sessions", exclusive=True, exit_on_error=False)
-    async def action_sessions(self) -> None:
-        """The newest sessions of this workspace, as a notice in the conversation."""
-        found = await asyncio.to_thread(list_sessions, chimera_home())
-        workdir = str(self.session.store.workdir)
-        here = [info for info in found if info.workdir == workdir][:SESSIONS_LISTED]
-        lines = [f"Sessions in {workdir}, newest first (`chimera --resume ID` opens one):"]
-        lines += [self._session_line(info) for info in here]
-        self.say("\n".join(terminal_safe(line, one_line=True) for line in lines))
+    resume_next: str | None = None  # a session chosen with /sessions, opened when this one closes
 
-    def _session_line(self, info: SessionInfo) -> str:
-        when = dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
-        ended = f" · last run {info.ended.brief}" if info.ended is not None else ""
-        this = " (this one)" if info.id == self.session.id else ""
-        return f"  {info.id}  {when}  {info.title or '(no task yet)'}{ended}{this}"
+    def action_sessions(self) -> None:
+        """``/sessions``: the session picker over the workbench; the session chosen opens next."""
+        self.push_screen(SessionPicker(self.session.env.workdir), self.resume_session)
+
+    def resume_session(self, session_id: str | None) -> None:
+        """The session picker's answer (``push_screen(SessionPicker(workdir), app.resume_session)``): close
+        the workbench so that ``chimera`` opens ``session_id`` next. None, or this session: nothing changes."""
+        if session_id is None or session_id == self.session.id:
+            return
+        if self.session.demo:
+            self.notify("Resuming a session needs a model: quit, set ANTHROPIC_API_KEY, and start again.", timeout=6)
+            return
+        if self.running:
+            self.notify("A run is going: interrupt it (escape) or let it finish, then choose again.", timeout=5)
+            return
+        self.resume_next = session_id
+        self.exit()
 
     async def action_export(self, target: str) -> bool:
         """Write the session's active path as Markdown to ``target`` (the workspace's

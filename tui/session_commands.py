@@ -195,5 +195,5 @@ def label_checkpoint(session_id: str, label: str, node_ref: str | None, out: Tex
         what = f"Checkpoint {label!r} at {named.node}"
     if named.also:
         what += f" (also named {', '.join(map(repr, named.also))})"
-    line(out, f"{what}{pinned}. {command('switch', session_id, label)} comes back to it.")
+    line(out, f"{what}{pinned}. {command('switch', store.id, label)} comes back to it.")
     return 0

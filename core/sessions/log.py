@@ -25,6 +25,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from chimera.core.errors import ChimeraError
 from chimera.core.events import RunFinished, StepEvent, TextDelta, ThinkingDelta, ToolOutputDelta, TurnStarted
 from chimera.core.redact import Redactor
 from chimera.core.sessions.files import EVENTS, open_file
@@ -44,33 +45,57 @@ class SessionLog:
     SKIPPED = _SKIP  # the kinds it never writes: subscribe it with ``skip=SessionLog.SKIPPED``
 
     def __init__(
-        self, folder: Path, *, redactor: Redactor | None = None, said: Callable[[str], object] | None = None
+        self,
+        folder: Path,
+        *,
+        redactor: Redactor | None = None,
+        said: Callable[[str], object] | None = None,
+        deferred: Callable[[], object] | None = None,
     ) -> None:
+        """Open (or create) the log in ``folder`` now; with ``deferred``, only when the first event to keep
+        comes, after calling ``deferred`` (which brings a new session's folder to disk)."""
         self.path = folder / EVENTS
         self.redactor = redactor or Redactor()
         self.failed: str | None = None  # what the first write that failed was told, once said
+        self.warning: str | None = None  # what opening it set aside
         self._said = said or _log.warning
-        self._fd: int | None = open_file(folder, EVENTS, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        self._fd: int | None = None
+        self._deferred = deferred
+        if deferred is None:
+            self._open()
+
+    def _open(self) -> None:
+        fd = open_file(self.path.parent, EVENTS, os.O_RDWR | os.O_CREAT | os.O_APPEND)
         try:
-            self.warning = repair_tail(self._fd, folder, "events", is_json_object)
+            self.warning = repair_tail(fd, self.path.parent, "events", is_json_object)
         except BaseException:
-            os.close(self._fd)
+            os.close(fd)
             raise
+        self._fd = fd
 
     def __call__(self, event: StepEvent) -> None:
-        if isinstance(event, _SKIP) or self._fd is None:
+        if isinstance(event, _SKIP):
+            return
+        if self._fd is None and self._deferred is not None:
+            prepare, self._deferred = self._deferred, None
+            try:
+                prepare()
+                self._open()
+            except (OSError, ChimeraError) as err:
+                self._failed(str(err.strerror or err) if isinstance(err, OSError) else str(err))
+        if self._fd is None:
             return
         line = self.redactor.mask_fields(event).to_json() + "\n"
         try:
             append_line(self._fd, line.encode(), sync=isinstance(event, _SYNC))
         except OSError as err:
-            self._failed(err)
+            self._failed(str(err.strerror or err))
 
-    def _failed(self, err: OSError) -> None:
+    def _failed(self, why: str) -> None:
         if self.failed is not None:
             return  # said once already
         self.failed = (
-            f"chimera: could not write {self.path} ({err.strerror or err}): the events of this run may be "
+            f"chimera: could not write {self.path} ({why}): the events of this run may be "
             "missing from the session's log (its messages are saved apart); free some space there"
         )
         self._said(self.failed)
@@ -80,7 +105,7 @@ class SessionLog:
             try:
                 os.fsync(self._fd)
             except OSError as err:
-                self._failed(err)
+                self._failed(str(err.strerror or err))
             finally:
                 os.close(self._fd)
                 self._fd = None

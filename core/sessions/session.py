@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from chimera.core.agent import Agent, AgentResult
@@ -29,6 +29,7 @@ from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider
 from chimera.core.redact import Redactor
+from chimera.core.sessions.catalog import note_session
 from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.reading import model_context
@@ -36,7 +37,7 @@ from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import Named, SwitchDone, SwitchPlan, name_checkpoint, switch_to
 from chimera.core.terminal_text import is_blank
 from chimera.core.threads import use_daemon_threads
-from chimera.core.wording import plural
+from chimera.core.wording import describe_ending, plural
 
 __all__ = ["Session"]
 
@@ -106,10 +107,16 @@ class Session:
             core.steer(steering.text, steering.queue_id)
         self._carried.clear()
         with self.agent.using(strategy) if strategy is not None else contextlib.nullcontext():
-            result = await self.agent.arun(task, self.env, session_id=self.id)
+            result = await self._ran(self.agent.arun(task, self.env, session_id=self.id))
         while self._follow_ups and result.reason != "interrupted":
             queue_id, follow_up = self._follow_ups.popleft()
-            result = await self.agent.arun(follow_up, self.env, session_id=self.id, queued=queue_id)
+            result = await self._ran(self.agent.arun(follow_up, self.env, session_id=self.id, queued=queue_id))
+        return result
+
+    async def _ran(self, run: Awaitable[AgentResult]) -> AgentResult:
+        """``run``'s result, once the session catalog says how it ended (the session picker lists it so)."""
+        result = await run
+        note_session(self.store, describe_ending(result.success, result.reason, result.error))
         return result
 
     def interrupt(self) -> list[str]:

@@ -41,7 +41,7 @@ from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import NOT_FINISHED
 from chimera.core.tools.paths import real_path
 
-__all__ = ["RunOptions", "start_session", "unconfirmed"]
+__all__ = ["RunOptions", "check_can_resume", "start_session", "unconfirmed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +131,8 @@ def start_session(options: RunOptions) -> Session:
     home = chimera_home()
     settings = load_settings(home)
     demo = not model_configured()
-    if demo and options.resume:
-        raise ConfigError("--resume needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL")
+    if options.resume:
+        check_can_resume()
     provider: Provider
     demo_task = ""
     if demo:
@@ -178,7 +178,7 @@ def start_session(options: RunOptions) -> Session:
             context=model_context(store.tree),
             pins=pins,
         )
-        log = SessionLog(store.folder, redactor=redactor)
+        log = SessionLog(store.folder, redactor=redactor, deferred=None if store.on_disk else store.ensure_on_disk)
         if log.warning is not None:
             warnings.append(f"events.jsonl: {log.warning}")
     except BaseException:
@@ -201,6 +201,12 @@ def start_session(options: RunOptions) -> Session:
     )
 
 
+def check_can_resume() -> None:
+    """ConfigError unless a session can be resumed here: that needs a model (the demo only plays its own)."""
+    if not model_configured():
+        raise ConfigError("--resume needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL")
+
+
 def _pins(store: SessionStore, warnings: list[str]) -> WorkspacePins | None:
     """The session's checkpoints: a shadow repository in the session folder; None without git."""
     try:
@@ -211,13 +217,14 @@ def _pins(store: SessionStore, warnings: list[str]) -> WorkspacePins | None:
 
 
 def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> SessionStore:
-    """The session to record into: the one to resume, or a new one."""
+    """The session to record into: the one to resume, or a new one (on disk from its first record)."""
     if not options.resume:
         if demo:
             workdir = prepare_demo_workspace(home / "demo")
         else:
             workdir = real_path(options.workdir if options.workdir is not None else Path.cwd())
-        return SessionStore.create(home, new_id(), workdir=workdir, model=model)
+        # Nothing is written until the first task: a workbench quit before one leaves no session behind.
+        return SessionStore.create(home, new_id(), workdir=workdir, model=model, deferred=True)
     store = SessionStore.open(home, options.resume)
     try:
         _check_resumable(store, options.workdir)

@@ -30,7 +30,9 @@ stays readable with ``grep`` and ``jq``. Records:
 * ``{"t": "saved", "name", "commit", "node"}``: files saved under a name of their own (the
   half-restored files an undo found), which a switch to ``name`` brings back at ``node``.
 
-Every record is one complete line written in one call and flushed; the file
+A new session can wait for its first record before anything of it is on disk
+(``create(deferred=True)``: the workbench, so a launch quit before any task leaves
+no session). Every record is one complete line written in one call and flushed; the file
 is fsynced at turn boundaries and before anything destructive. Secrets
 (``redactor``, set by whoever opens the store for a run) are masked in every
 record as it is written, whoever writes it. A write that fails is cut back,
@@ -58,6 +60,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -69,18 +72,19 @@ from chimera.core.gc_pause import collecting_later
 from chimera.core.home import private_dir
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
+from chimera.core.sessions.catalog import note_session
 from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.files import CHECKPOINTS, ENTRIES, LOCK, check_folder, check_not_link, open_file
-from chimera.core.sessions.jsonl import append_line, is_json_object, read_all, repair_tail
+from chimera.core.sessions.jsonl import append_line
+from chimera.core.sessions.loading import load_entries
 from chimera.core.sessions.reading import Damaged, Task, read_node, summary
 from chimera.core.sessions.received import Unconfirmed, home_key, seal, unconfirmed, unsealed_queue
-from chimera.core.sessions.records import ID, add_node, apply_record, parse_record
+from chimera.core.sessions.records import add_node, apply_record
+from chimera.core.sessions.session_ids import resolve_session
 from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
 from chimera.core.wording import command
 
 __all__ = ["CHECKPOINTS", "SessionStore", "sessions_dir"]
-
-MAX_WARNINGS = 20  # damaged lines reported one by one; past these, one line counts the rest
 
 
 class _Leaf:
@@ -124,39 +128,71 @@ class SessionStore:
         self.redactor = Redactor()  # secrets masked in every record written
         self._fd = fd
         self._key = key  # this Chimera's seal for what it writes (received.py)
+        self._unborn: list[dict[str, Any]] | None = None  # a deferred new session's records, none on disk yet
+        self._wrote = False  # whether this handle appended anything (its catalog line is then brought up to date)
+        self._birth = threading.Lock()
 
     # --- opening ------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, home: Path, session_id: str, *, workdir: Path, model: str) -> SessionStore:
-        """Start a new session folder with its meta record."""
-        folder = sessions_dir(home) / session_id
-        try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:
-            raise ConfigError(f"a session {session_id} already exists") from None
+    def create(cls, home: Path, session_id: str, *, workdir: Path, model: str, deferred: bool = False) -> SessionStore:
+        """Start a new session folder with its meta record.
+
+        ``deferred``: nothing is written until the session's first record (its first message or queued
+        words; meta records before it are written then, after the header), so a session nobody used leaves nothing
+        behind.
+        """
+        folder = sessions_dir(home) / session_id  # the home exists from here: its key can be kept in it
         key = home_key(home)
         meta = {"t": "meta", "session_id": session_id, "workdir": str(workdir), "model": model, "created": time.time()}
         meta["vouch"] = seal(key, "workdir", session_id, str(workdir))
-        lock_fd = _lock(folder, session_id)
-        try:
-            fd = open_file(folder, ENTRIES, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL)
-        except BaseException:
-            os.close(lock_fd)
-            raise
-        store = cls(folder, meta, SessionTree(), lock_fd=lock_fd, fd=fd, updated=time.time(), key=key)
-        store._write(meta, sync=True)
+        store = cls(folder, dict(meta), SessionTree(), updated=time.time(), key=key)
+        store._unborn = [meta]  # its header, and the records written before it comes to disk
+        if not deferred:
+            store.ensure_on_disk()
         return store
+
+    @property
+    def on_disk(self) -> bool:
+        """Whether the session exists on disk (False only for a deferred new session with nothing written yet)."""
+        return self._unborn is None
+
+    def ensure_on_disk(self) -> None:
+        """Create a new session's folder, lock and header now, with the meta records written before (as they
+        would have been written), if they are not there yet; from any thread."""
+        if self._unborn is None:
+            return
+        with self._birth:
+            if self._unborn is None:
+                return
+            try:
+                self.folder.mkdir(mode=0o700)
+            except FileExistsError:
+                raise ConfigError(f"a session {self.id} already exists") from None
+            except OSError as err:
+                raise SessionError(f"could not save session {self.id} ({err.strerror or err})") from None
+            lock_fd = _lock(self.folder, self.id)
+            try:
+                fd = open_file(self.folder, ENTRIES, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL)
+            except BaseException:
+                os.close(lock_fd)
+                raise
+            self._lock_fd, self._fd = lock_fd, fd
+            pending = self._unborn
+            pending[0]["created"] = self.meta["created"] = time.time()  # the header: made now
+            for n, record in enumerate(pending, start=1):
+                self._append(record, sync=n == len(pending))
+            self._unborn = None
 
     @classmethod
     def open(cls, home: Path, session_id: str, *, writable: bool = True) -> SessionStore:
-        """Open an existing session; set a torn last record aside; lock it when ``writable``.
+        """Open an existing session, named by its id or the id's unique beginning (``session_ids``); set a
+        torn last record aside; lock it when ``writable``.
 
         ConfigError, naming the file and what to do, when the folder or one of its files is a
         link or not of its kind (a FIFO, a folder, a device): nothing there is ever followed.
         """
-        if not ID.fullmatch(session_id):
-            raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
+        session_id = resolve_session(sessions_dir(home), session_id)
         folder = sessions_dir(home) / session_id
         lock_fd: int | None = None
         fd: int | None = None
@@ -168,7 +204,7 @@ class SessionStore:
             lock_fd = _lock(folder, session_id) if writable else None
             fd = open_file(folder, ENTRIES, os.O_RDWR | os.O_APPEND if writable else os.O_RDONLY)
             with collecting_later():  # a record is a few objects; many records, many collector walks
-                meta, tree, warnings = _load(fd, folder, repair=writable)
+                meta, tree, warnings = load_entries(fd, folder, repair=writable)
             updated = os.fstat(fd).st_mtime
             if not writable:
                 os.close(fd)
@@ -391,6 +427,11 @@ class SessionStore:
             os.fsync(self._fd)
 
     def close(self) -> None:
+        """Sync and let go of the session; one this handle wrote to gets its catalog line brought up to date
+        (while its lock is still held, so the line describes the entries as they are)."""
+        if self._wrote:
+            self._wrote = False
+            note_session(self)
         if self._fd is not None:
             with contextlib.suppress(OSError):
                 os.fsync(self._fd)
@@ -414,7 +455,20 @@ class SessionStore:
         return node_id
 
     def _write(self, record: dict[str, Any], *, sync: bool = False) -> None:
-        """Append one whole record, or nothing: a failed write is cut back so no record is ever glued."""
+        """Append one whole record, or nothing: a failed write is cut back so no record is ever glued.
+
+        A deferred new session comes to disk with its first record; a meta record before that
+        joins the header instead."""
+        if self._unborn is not None:
+            if record.get("t") == "meta":  # kept until the session comes to disk, and written then
+                self._unborn.append(record)
+                return
+            self.ensure_on_disk()
+        self._append(record, sync=sync)
+        self.updated = time.time()
+        self._wrote = True
+
+    def _append(self, record: dict[str, Any], *, sync: bool) -> None:
         if self._fd is None:
             raise RuntimeError("this session was opened read-only")
         record = self.redactor.mask_value(record)
@@ -441,40 +495,3 @@ def _lock(folder: Path, session_id: str) -> int:
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
     return fd
-
-
-def _load(fd: int, folder: Path, *, repair: bool) -> tuple[dict[str, Any], SessionTree, list[str]]:
-    """The meta and tree the entries at ``fd`` hold, and one warning per damaged line.
-
-    A last line without its newline that is a whole record is read (and, with ``repair``, given
-    its newline); one cut short is set aside (with ``repair``) or ignored.
-    """
-    warnings: list[str] = []
-    data = read_all(fd)
-    end = data.rfind(b"\n") + 1
-    lines = data[:end].splitlines()
-    tail = data[end:]
-    if tail and is_json_object(tail):
-        lines.append(tail)
-    elif tail and not repair:
-        warnings.append(f"the last record is cut short ({len(tail)} bytes) and is ignored")
-    if tail and repair and (aside := repair_tail(fd, folder, "entries", is_json_object)) is not None:
-        warnings.append(aside)
-    meta: dict[str, Any] = {}
-    tree = SessionTree()
-    damaged = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            apply_record(parse_record(line), meta, tree)
-        except (ValueError, KeyError, TypeError, RecursionError) as err:
-            damaged += 1
-            if damaged <= MAX_WARNINGS:
-                why = "nested too deeply" if isinstance(err, RecursionError) else str(err).strip("'\"")
-                warnings.append(f"line {number} is damaged and was skipped ({why})")
-    if damaged > MAX_WARNINGS:
-        warnings.append(f"{damaged - MAX_WARNINGS} more damaged lines were skipped")
-    if not meta:
-        raise ConfigError(f"{folder / ENTRIES} has no session header: it is not a Chimera session (left untouched)")
-    return meta, tree, warnings

@@ -93,6 +93,7 @@ class SessionReaders(RuleBasedStateMachine):
         self.api.responder = self.model
         self.serial = itertools.count()
         self.live: list[StepEvent] = []
+        self.answered = False
         self.session = self._start(None)
 
     def _start(self, resume: str | None) -> Session:
@@ -135,6 +136,7 @@ class SessionReaders(RuleBasedStateMachine):
             self._await(self.session.compact())
         elif action == "resume":
             self.resume()
+        self.answered = action in {"run", "run_asked"}  # the leaf answers the last request only right after a run
 
     def run(self, n: int, tool: str) -> None:
         """A task, answered at once or after a read-only call."""
@@ -173,7 +175,7 @@ class SessionReaders(RuleBasedStateMachine):
 
     def resume(self) -> None:
         """Chimera stops and starts again on this session; the server numbers its tool ids from 1 again."""
-        session_id = self.session.id
+        session_id = self.session.id if self.session.store.on_disk else None  # no task yet: no session to resume
         self._await(self.session.close())
         self.model.restart()
         self.session = self._start(session_id)
@@ -188,6 +190,8 @@ class SessionReaders(RuleBasedStateMachine):
     @invariant()
     def every_reader_tells_the_branch(self) -> None:
         delivered = self._delivered()
+        if not self.session.store.on_disk:  # no task yet: nothing is written, nothing to read back
+            return
         with SessionStore.open(self.home, self.session.id, writable=False) as store:
             path = [json.dumps(node.message) for node in store.tree.path()]
             on_branch = sorted(
@@ -206,7 +210,7 @@ class SessionReaders(RuleBasedStateMachine):
         """After a run that answered, the conversation on disk is the last request plus the answer to it."""
         tree = self.session.store.tree
         leaf = tree.nodes.get(tree.leaf or "")
-        if leaf is None or leaf.kind != "assistant" or not self.api.requests:
+        if not self.answered or leaf is None or leaf.kind != "assistant" or not self.api.requests:
             return
         last = self.api.requests[-1]
         if SUMMARY_SYSTEM[:40] in json.dumps(last.body.get("system", "")):
@@ -221,6 +225,8 @@ class SessionReaders(RuleBasedStateMachine):
     def teardown(self) -> None:
         try:
             delivered = self._delivered()
+            if not self.session.store.on_disk:
+                return
             with SessionStore.open(self.home, self.session.id, writable=False) as store:
                 path = [json.dumps(node.message) for node in store.tree.path()]
             on_branch = [w for w in delivered if any(w in raw for raw in path)]

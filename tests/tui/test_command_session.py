@@ -1,5 +1,5 @@
 """The session's commands in the workbench: ``/new`` opens a fresh session in the same workspace, ``/export``
-writes Markdown and says where, ``/sessions`` lists this workspace's sessions newest first, ``/replay`` says
+writes Markdown and says where, ``/sessions`` opens the session picker, ``/replay`` says
 how to watch the session again."""
 
 from __future__ import annotations
@@ -85,10 +85,10 @@ async def test_export_to_a_folder_that_is_missing_says_so(api: FakeAnthropic, pr
 
 
 @pytest.mark.usefixtures("model_env")
-async def test_sessions_lists_this_workspaces_sessions_newest_first(
+async def test_sessions_opens_the_picker_with_this_workspaces_sessions_first(
     api: FakeAnthropic, project: Path, tmp_path: Path
 ) -> None:
-    """/sessions names the sessions of this workspace, the open one marked, and none of another folder's."""
+    """/sessions opens the session picker: this workspace's sessions first, newest first, another folder's after."""
     elsewhere = tmp_path / "other"
     elsewhere.mkdir()
     api.script(message(text("Old.")), message(text("Other.")), message(text("Now.")))
@@ -100,15 +100,11 @@ async def test_sessions_lists_this_workspaces_sessions_newest_first(
     async with app.run_test(size=(160, 40)) as pilot:
         await run(pilot, app, "the task now")
         await send(pilot, "/sessions")
-        await until(pilot, lambda: "Sessions in" in screen_text(app), "the list")
+        await until(pilot, lambda: "Resume a session" in screen_text(app), "the picker")
+        await until(pilot, lambda: "another folder's task" in screen_text(app), "its rows")
         shown = screen_text(app)
-    listed = shown[shown.index("Sessions in") :]
-    lines = [line for line in listed.splitlines() if "task" in line]
-    now = next(i for i, line in enumerate(lines) if "the task now" in line)
-    older = next(i for i, line in enumerate(lines) if "an older task" in line)
-    assert now < older
-    assert "(this one)" in lines[now]
-    assert "another folder's task" not in shown
+    now, older, other = (shown.index(t) for t in ("the task now", "an older task", "another folder's task"))
+    assert now < older < other
 
 
 @pytest.mark.usefixtures("model_env")

@@ -134,7 +134,7 @@ CASES: dict[str, Case] = {
     "mode": Case(argument="bypass", after=holds("the mode", lambda a: a.state.status.mode, "bypass")),
     "theme": Case(argument="chimera-light", after=holds("the theme", lambda a: a.theme, "chimera-light")),
     "compact": Case(after=shown("Nothing to compact: the conversation is still short.")),
-    "sessions": Case(before=one_run, after=shown("(this one)"), replies=(message(text("Hi.")),)),
+    "sessions": Case(before=one_run, after=shown("Resume a session"), replies=(message(text("Hi.")),)),
     "export": Case(before=one_run, after=exported, replies=(message(text("Hi.")),)),
     "replay": Case(before=one_run, after=shown("chimera replay"), replies=(message(text("Hi.")),)),
     "new": Case(after=shown("New session")),
