@@ -34,7 +34,7 @@ from textual.theme import Theme
 
 from chimera.tui.highlight import ThemeSyntax
 from chimera.tui.look import BOLD, Look, look_of
-from chimera.tui.state import Entry, Transcript
+from chimera.tui.state import FOLDS, Entry, Transcript
 from chimera.tui.transcript_render import render_entry, settled_length
 
 __all__ = ["TranscriptView"]
@@ -379,7 +379,7 @@ class TranscriptView(ScrollView, can_focus=True):
             self._reveal(self.cursor)
 
     def action_fold_all(self) -> None:
-        foldable = [e for e in self.transcript.entries if e.kind in {"thinking", "tool", "compaction"}]
+        foldable = [e for e in self.transcript.entries if e.kind in FOLDS]
         self.transcript.fold_all(not all(e.folded for e in foldable))
         self._layout()
 
