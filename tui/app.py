@@ -36,7 +36,7 @@ from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
 
-__all__ = ["ChimeraApp", "build_app"]
+__all__ = ["ChimeraApp", "build_app", "shown_path"]
 
 DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
 DEMO_FOLLOW_UP = (
@@ -98,6 +98,9 @@ class ChimeraApp(SessionActions):
     def on_mount(self) -> None:
         self.use_themes()
         self.show_status(model=self.session.model, loop=self.session.loop_name, mode=self.session.policy.mode)
+        self.show_status(workspace=shown_path(self.session.env.workdir))
+        if self.options.resume:
+            self.show_status(session=self.session.id)
         self.sub_title = terminal_safe(str(self.session.env.workdir), one_line=True)
         self.show_bus(self.session.bus)
         self.query_one(PromptInput).focus()
@@ -206,11 +209,27 @@ class ChimeraApp(SessionActions):
             self.show_status(state="failed")
             self.run_shown.set()
 
+    def resume_hint(self) -> str:
+        """What the terminal says after the app exits: how to come back to this session (nothing for the demo,
+        or for a session that never got a task and so was never kept)."""
+        store = self.session.store
+        if self.session.demo or not len(store.tree) or not store.folder.exists():
+            return ""
+        return f"Resume this session: chimera --resume {self.session.id}"
+
     def output_folder(self) -> Path:
         return self.session.env.spill_dir
 
     async def on_unmount(self) -> None:
         await self.session.close()
+
+
+def shown_path(path: Path) -> str:
+    """A folder as a person reads it: under their home, from ``~``."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
 
 
 def build_app(options: RunOptions, *, demo_pace: float = DEMO_PACE) -> ChimeraApp:

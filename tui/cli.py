@@ -392,4 +392,7 @@ def _workbench(args: argparse.Namespace) -> int:
         options = confirmed
     app = build_app(options)
     app.run()
+    hint = app.resume_hint()
+    if hint:
+        print(hint)
     return app.return_code or 0

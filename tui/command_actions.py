@@ -201,7 +201,8 @@ class CommandActions(QuestionApp):
     async def compact_conversation(self, focus: str) -> None:
         """``/compact [focus]``: summarize the older part of the conversation now."""
         self.running = self.compacting = True
-        self.show_status(state="compacting")
+        self.state.status.begin("compacting")  # the status line spins, with the time it takes
+        self.show_status()
         try:
             done = await self.session.compact(focus)
         except ChimeraError as err:
