@@ -29,9 +29,11 @@ from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural
 from chimera.tui.commands import find, is_command, literal, parse, unknown
+from chimera.tui.footer_hints import hints
 from chimera.tui.session_actions import SessionActions
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
+from chimera.tui.widgets.key_footer import KeyFooter
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
@@ -94,6 +96,7 @@ class ChimeraApp(SessionActions):
         yield StatusLine(self.state.status, id="status")
         yield CompletionList(id="completions")
         yield PromptInput(completer=self.complete)
+        yield KeyFooter(lambda: hints(self.facts()), id="footer")
 
     def on_mount(self) -> None:
         self.use_themes()

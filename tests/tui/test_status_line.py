@@ -87,7 +87,7 @@ async def test_the_status_line_keeps_tokens_and_cost_at_80_and_120_columns(
         status = app.query_one(StatusLine)
         status.input_tokens, status.output_tokens, status.cost = 123_456, 78_900, 12.5
         await pilot.pause()
-        line = screen_text(app).splitlines()[-1].rstrip()
+        line = screen_text(app).splitlines()[-2].rstrip()  # above the footer
         assert "123.5k in / 78.9k out · $12.5000" in line
         assert "…" not in line
         assert (" · turn 1 · " in line) is (size[0] == 120)  # at 80 columns the turn is left out, whole
