@@ -22,7 +22,7 @@ from textual.worker import Worker, WorkerState
 
 from chimera.core import events as ev
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.events import RunFinished, StepEvent, Switched, ignored
+from chimera.core.events import RunFinished, RunStarted, StepEvent, Switched, ignored
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
@@ -37,6 +37,7 @@ from chimera.tui.widgets.key_footer import KeyFooter
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
+from chimera.tui.widgets.welcome import Welcome
 
 __all__ = ["ChimeraApp", "build_app", "shown_path"]
 
@@ -68,7 +69,6 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
         ev.ReminderInjected,
         ev.Replanned,
         ev.RetryScheduled,
-        ev.RunStarted,
         ev.SteeringDelivered,
         ev.SteeringReturned,
         ev.TextDelta,
@@ -92,6 +92,10 @@ class ChimeraApp(SessionActions):
     def compose(self) -> ComposeResult:
         if self.session.demo:
             yield DemoBanner(id="demo-banner")
+        if not self.session.demo and not self.options.resume:  # a new session: how to start, until its first task
+            workdir = shown_path(self.session.env.workdir)
+            mode = self.session.policy.mode
+            yield Welcome(workdir, self.session.model, self.session.loop_name, mode, self.facts(), id="welcome")
         yield TranscriptView(self.transcript, id="conversation")
         yield StatusLine(self.state.status, id="status")
         yield CompletionList(id="completions")
@@ -149,6 +153,9 @@ class ChimeraApp(SessionActions):
                     self.show_branch(event)
                 case RunFinished():
                     self.run_shown.set()
+                case RunStarted():
+                    for welcome in self.query(Welcome):  # the first task is sent: the conversation takes its place
+                        welcome.remove()
                 case _:
                     ignored(event, NOT_ACTED_ON)
 
