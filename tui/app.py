@@ -172,6 +172,7 @@ class ChimeraApp(SessionActions):
         text = literal(message.value).strip()
         if self.running:  # steering: the words go to the run at its next step
             if self.session.steer(text):
+                self.query_one(TranscriptView).follow()  # what the run does with it shows at the end
                 message.input.value = ""
                 self.notify("Sent: Chimera reads it after the current step.", timeout=3)
             elif self.session.agent.running:  # it has decided it is over: the words are kept here
@@ -183,6 +184,7 @@ class ChimeraApp(SessionActions):
         if self.session.demo:
             self.notify(DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
             return
+        self.query_one(TranscriptView).follow()
         self.start_run(text)
 
     def on_prompt_input_queued(self, message: PromptInput.Queued) -> None:
