@@ -169,11 +169,13 @@ class ChimeraApp(SessionActions):
             if await self.run_command(*parse(message.value)):
                 message.input.value = ""
             return
-        text = literal(message.value).strip()
+        prompt = self.query_one(PromptInput)
+        text = prompt.whole(literal(message.value).strip())  # a multi-line paste goes whole
         if self.running:  # steering: the words go to the run at its next step
             if self.session.steer(text):
                 self.query_one(TranscriptView).follow()  # what the run does with it shows at the end
                 message.input.value = ""
+                prompt.forget_pastes()
                 self.notify("Sent: Chimera reads it after the current step.", timeout=3)
             elif self.session.agent.running:  # it has decided it is over: the words are kept here
                 self.notify("The run is ending: press enter again once it has, to send this as a task.", timeout=4)
@@ -181,6 +183,7 @@ class ChimeraApp(SessionActions):
                 self.notify("The run is just starting: send it again in a moment.", severity="warning")
             return
         message.input.value = ""
+        prompt.forget_pastes()
         if self.session.demo:
             self.notify(DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
             return
@@ -199,9 +202,10 @@ class ChimeraApp(SessionActions):
         if not self.running or self.compacting or self.session.demo:
             self.notify("Nothing is running: press enter to send it now.", timeout=3)
             return
-        self.session.follow_up(literal(message.text))
+        self.session.follow_up(prompt.whole(literal(message.text)))
         self.state.follow_ups = self.session.follow_ups
         prompt.value = ""
+        prompt.forget_pastes()
         waiting = len(self.session.follow_ups)
         self.notify(f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
 
