@@ -22,21 +22,24 @@ from textual.worker import Worker, WorkerState
 
 from chimera.core import events as ev
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.events import RunFinished, StepEvent, Switched, ignored
+from chimera.core.events import RunFinished, RunStarted, StepEvent, Switched, ignored
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural
 from chimera.tui.commands import find, is_command, literal, parse, unknown
+from chimera.tui.footer_hints import hints
 from chimera.tui.session_actions import SessionActions
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
+from chimera.tui.widgets.key_footer import KeyFooter
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
+from chimera.tui.widgets.welcome import Welcome
 
-__all__ = ["ChimeraApp", "build_app"]
+__all__ = ["ChimeraApp", "build_app", "shown_path"]
 
 DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
 DEMO_FOLLOW_UP = (
@@ -66,7 +69,6 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
         ev.ReminderInjected,
         ev.Replanned,
         ev.RetryScheduled,
-        ev.RunStarted,
         ev.SteeringDelivered,
         ev.SteeringReturned,
         ev.TextDelta,
@@ -91,14 +93,22 @@ class ChimeraApp(SessionActions):
     def compose(self) -> ComposeResult:
         if self.session.demo:
             yield DemoBanner(id="demo-banner")
+        if not self.session.demo and not self.options.resume:  # a new session: how to start, until its first task
+            workdir = shown_path(self.session.env.workdir)
+            mode = self.session.policy.mode
+            yield Welcome(workdir, self.session.model, self.session.loop_name, mode, self.facts(), id="welcome")
         yield TranscriptView(self.transcript, id="conversation")
         yield StatusLine(self.state.status, id="status")
         yield CompletionList(id="completions")
         yield PromptInput(completer=self.complete)
+        yield KeyFooter(lambda: hints(self.facts()), id="footer")
 
     def on_mount(self) -> None:
         self.use_themes()
         self.show_status(model=self.session.model, loop=self.session.loop_name, mode=self.session.policy.mode)
+        self.show_status(workspace=shown_path(self.session.env.workdir))
+        if self.options.resume:
+            self.show_status(session=self.session.id)
         self.sub_title = terminal_safe(str(self.session.env.workdir), one_line=True)
         self.show_bus(self.session.bus)
         self.query_one(PromptInput).focus()
@@ -144,6 +154,9 @@ class ChimeraApp(SessionActions):
                     self.show_branch(event)
                 case RunFinished():
                     self.run_shown.set()
+                case RunStarted():
+                    for welcome in self.query(Welcome):  # the first task is sent: the conversation takes its place
+                        welcome.remove()
                 case _:
                     ignored(event, NOT_ACTED_ON)
 
@@ -157,10 +170,13 @@ class ChimeraApp(SessionActions):
             if await self.run_command(*parse(message.value)):
                 message.input.value = ""
             return
-        text = literal(message.value).strip()
+        prompt = self.query_one(PromptInput)
+        text = prompt.whole(literal(message.value).strip())  # a multi-line paste goes whole
         if self.running:  # steering: the words go to the run at its next step
             if self.session.steer(text):
+                self.query_one(TranscriptView).follow()  # what the run does with it shows at the end
                 message.input.value = ""
+                prompt.forget_pastes()
                 self.notify("Sent: Chimera reads it after the current step.", timeout=3)
             elif self.session.agent.running:  # it has decided it is over: the words are kept here
                 self.notify("The run is ending: press enter again once it has, to send this as a task.", timeout=4)
@@ -168,9 +184,11 @@ class ChimeraApp(SessionActions):
                 self.notify("The run is just starting: send it again in a moment.", severity="warning")
             return
         message.input.value = ""
+        prompt.forget_pastes()
         if self.session.demo:
             self.notify(DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
             return
+        self.query_one(TranscriptView).follow()
         self.start_run(text)
 
     def on_prompt_input_queued(self, message: PromptInput.Queued) -> None:
@@ -185,9 +203,10 @@ class ChimeraApp(SessionActions):
         if not self.running or self.compacting or self.session.demo:
             self.notify("Nothing is running: press enter to send it now.", timeout=3)
             return
-        self.session.follow_up(literal(message.text))
+        self.session.follow_up(prompt.whole(literal(message.text)))
         self.state.follow_ups = self.session.follow_ups
         prompt.value = ""
+        prompt.forget_pastes()
         waiting = len(self.session.follow_ups)
         self.notify(f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
 
@@ -207,11 +226,27 @@ class ChimeraApp(SessionActions):
             self.show_status(state="failed")
             self.run_shown.set()
 
+    def resume_hint(self) -> str:
+        """What the terminal says after the app exits: how to come back to this session (nothing for the demo,
+        or for a session that never got a task and so was never kept)."""
+        store = self.session.store
+        if self.session.demo or not len(store.tree) or not store.folder.exists():
+            return ""
+        return f"Resume this session: chimera --resume {self.session.id}"
+
     def output_folder(self) -> Path:
         return self.session.env.spill_dir
 
     async def on_unmount(self) -> None:
         await self.session.close()
+
+
+def shown_path(path: Path) -> str:
+    """A folder as a person reads it: under their home, from ``~``."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)
 
 
 def build_app(options: RunOptions, *, demo_pace: float = DEMO_PACE) -> ChimeraApp:

@@ -465,4 +465,8 @@ def _open_workbench(options: RunOptions) -> tuple[int, str | None]:
         options = confirmed
     app = build_app(options)
     app.run()
+    if app.resume_next is None:  # the workbench closed for good, not to open another session
+        hint = app.resume_hint()
+        if hint:
+            print(hint)
     return app.return_code or 0, app.resume_next

@@ -9,6 +9,7 @@ commands start and stop them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Callable, Iterable
 from typing import ClassVar
@@ -17,6 +18,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.command import Provider
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from chimera.core.errors import ChimeraError, ConfigError
@@ -188,6 +190,7 @@ class CommandActions(QuestionApp):
         """Run ``task`` (with strategy ``loop`` for it alone, when given)."""
         self.running = True
         self.run_shown.clear()
+        self.show_keys()
         self.run_task(task, loop)
 
     @work(exclusive=True, group="run", exit_on_error=False)
@@ -196,12 +199,20 @@ class CommandActions(QuestionApp):
             await self.session.run(task, loop=loop)
         finally:
             self.running = False
+            self.show_keys()
+
+    def show_keys(self) -> None:
+        """Draw the footer again: the keys that work have changed (a run started or ended)."""
+        with contextlib.suppress(NoMatches):  # no footer (the app is closing)
+            self.query_one("#footer").refresh()
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def compact_conversation(self, focus: str) -> None:
         """``/compact [focus]``: summarize the older part of the conversation now."""
         self.running = self.compacting = True
-        self.show_status(state="compacting")
+        self.show_keys()
+        self.state.status.begin("compacting")  # the status line spins, with the time it takes
+        self.show_status()
         try:
             done = await self.session.compact(focus)
         except ChimeraError as err:
@@ -210,6 +221,7 @@ class CommandActions(QuestionApp):
             return
         finally:
             self.running = self.compacting = False
+            self.show_keys()
         self.show_status(state="idle")
         if done is None:
             self.notify("Nothing to compact: the conversation is still short.", timeout=4)

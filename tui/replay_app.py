@@ -56,7 +56,7 @@ class ReplayApp(ConversationApp):
 
     def compose(self) -> ComposeResult:
         yield TranscriptView(self.transcript, id="conversation")
-        yield StatusLine(self.state.status, id="status")
+        yield StatusLine(self.state.status, spin=False, id="status")
         bar = ReplayBar(id="replay-bar")
         bar.state = "paused" if self.clock.paused else "playing"
         yield bar

@@ -60,8 +60,50 @@ def render_entry(entry: Entry, look: Look | None = None) -> RenderableType:
             return head if entry.folded else Group(head, code_markdown(text, look.syntax))
         case "switch":
             return Text(text, look["marker"] + BOLD)
+        case "reflection" | "reminder" | "checkpoint" | "candidate":
+            return _work(entry, text, look)
         case _:
             return Text(text, _notice_style(entry.severity, look))
+
+
+def _work(entry: Entry, text: str, look: Look) -> RenderableType:
+    """A step of the strategy's own work: a reflection, a reminder, a checkpoint or a candidate; its head
+    line, and when open its words."""
+    first = next((line.strip() for line in entry.text.splitlines() if line.strip()), "")
+    style = look["marker"]
+    match entry.kind:
+        case "reflection":
+            head = f"↺ reflection · {plural(len(entry.text.splitlines()) or 1, 'line')}"
+            style = look["thinking"]
+        case "reminder":
+            head = f"⚑ reminder · {first[:80]}"
+            style = look["muted"]
+        case "checkpoint":
+            label = f" {entry.name}" if entry.name else ""
+            head = f"◆ checkpoint{label} · files pinned at {entry.text[:12]}"
+        case _:
+            head, style = _candidate_head(entry, first, look)
+    line = Text(f"{_arrow(entry)} {terminal_safe(head, one_line=True)}", style)
+    if entry.folded or not text:
+        return line
+    return Group(line, Text(text, look["muted"] if entry.kind != "candidate" else Style.null()))
+
+
+def _candidate_head(entry: Entry, first: str, look: Look) -> tuple[str, Style]:
+    """``candidate 2 of 3 · score 9 · ✓ taken: why`` (before the choice: its first words)."""
+    data = entry.data
+    number = int(data.get("index", 0)) + 1
+    of = f" of {data['of']}" if data.get("of") else ""
+    parts = [f"candidate {number}{of}"]
+    if data.get("score") is not None:
+        parts.append(f"score {data['score']}")
+    if data.get("chosen"):
+        parts.append(f"✓ taken: {data.get('reason', '')}".rstrip(": "))
+        return " · ".join(parts), look["tool_done"] + BOLD
+    if "chosen" in data:
+        parts.append("not taken")
+    parts.append(first[:60])
+    return " · ".join(part for part in parts if part), look["muted"]
 
 
 def _notice_style(severity: str, look: Look) -> Style:

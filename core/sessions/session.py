@@ -209,7 +209,9 @@ class Session:
         named = name_checkpoint(self.store, name, ref, move=move)
         if named.snapshot is not None:
             self.bus.publish(
-                CheckpointCreated(session_id=self.id, node_id=named.node, ts=time.time(), snapshot=named.snapshot)
+                CheckpointCreated(
+                    session_id=self.id, node_id=named.node, ts=time.time(), label=name, snapshot=named.snapshot
+                )
             )
         return named
 

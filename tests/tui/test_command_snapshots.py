@@ -14,6 +14,7 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.screens.help import HelpScreen
 from chimera.tui.widgets.completions import CompletionList
+from chimera.tui.widgets.welcome import Welcome
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.tui_helpers import screen_text, until
 
@@ -43,6 +44,7 @@ def test_the_completions_of_a_command(snap_compare: Snap, project: Path, size: t
 
     async def typed(pilot: Pilot[int]) -> None:
         await until(pilot, lambda: app.focused is app.query_one("#prompt"), "the input focused")
+        app.query_one(Welcome).workspace = "~/project"  # the same in every picture
         await pilot.press("slash", "m", "o")
         await until(pilot, lambda: app.query_one(CompletionList).shown and "/mode" in screen_text(app), "completions")
         await pilot.pause()

@@ -101,17 +101,3 @@ async def test_a_typed_task_runs_against_a_model_server(api: FakeAnthropic, tmp_
         assert (status.state, status.model, status.turn) == ("done", "claude-sonnet-4-6", 2)
         assert status.input_tokens == 120 + 1500
         assert status.cost > 0
-
-
-async def test_the_status_line_at_80_columns_shows_the_mode_and_ends_with_an_ellipsis(isolated_env: Path) -> None:
-    """At 80x24 the status line keeps state, model and permission mode, and what does not fit ends in '…'."""
-    app = build_app(RunOptions(), demo_pace=0)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await app.run_shown.wait()
-        await pilot.pause()
-        status = app.query_one(StatusLine)
-        status.input_tokens, status.output_tokens, status.cost = 123_456, 78_900, 12.5
-        await pilot.pause()
-        line = screen_text(app).splitlines()[-1].rstrip()
-        assert line.startswith(" done · demo (recorded) · bypass · react · turn 5")
-        assert line.endswith("…")

@@ -212,7 +212,7 @@ async def test_the_status_line_counts_tokens_and_cost_over_the_same_runs(api: Fa
         assert (status.input_tokens, status.output_tokens) == (4000, 600)
         assert status.cost == pytest.approx(sum(costs))
         shown = screen_text(app)
-        assert f"session: 4.0k in / 600 out, ${sum(costs):.4f}" in shown
+        assert f"4.0k in / 600 out · ${sum(costs):.4f}" in shown
         assert shown.count("done in 1 turn ·") == 2
         assert "1 turns" not in shown
 

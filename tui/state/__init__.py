@@ -10,10 +10,11 @@ from __future__ import annotations
 from chimera.tui.state.plan import PlanState
 from chimera.tui.state.questions import Question, Questions
 from chimera.tui.state.run_status import RunStatus
-from chimera.tui.state.transcript import LIVE_CHARS, LIVE_LINES, Entry, Transcript
+from chimera.tui.state.transcript import FOLDS, LIVE_CHARS, LIVE_LINES, Entry, Transcript
 from chimera.tui.state.workbench import WorkbenchState
 
 __all__ = [
+    "FOLDS",
     "LIVE_CHARS",
     "LIVE_LINES",
     "Entry",

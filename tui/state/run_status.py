@@ -1,8 +1,8 @@
 """Provides ``RunStatus``: where the run stands, as the status line shows it.
 
 Model, strategy, permission mode, state (``idle``, ``running``, ``compacting``,
-``done``, ``failed``, ``interrupted``, ``cancelled``), turn, tokens in and out,
-cost and how full the model's context window is. ``turn`` counts model
+``done``, ``failed``, ``interrupted``, ``cancelled``) and since when it works, turn, tokens in and out,
+cost, how full the model's context window is, the session's id and the workspace. ``turn`` counts model
 requests with their tool calls (the API's ``steps``). Tokens and cost cover
 every run since the workbench opened (the session's runs, as Claude Code
 counts them). No Textual here: the status line is a view of it.
@@ -10,7 +10,9 @@ counts them). No Textual here: the status line is a view of it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from chimera.core import events as ev
 from chimera.core.events import CompactionDone, RunFinished, RunStarted, StepEvent, TurnStarted, UsageReported, ignored
@@ -63,12 +65,24 @@ class RunStatus:
     output_tokens: int = 0
     cost: float = 0.0
     context: float | None = None  # the share of the model's window the conversation fills
+    context_tokens: int = 0  # the conversation's size as last reported (an estimate after a compaction)
+    window: int = 0  # the model's context window (0: not known yet)
+    started: float | None = None  # the clock when the run (or compaction) working now began
+    session: str = ""  # the session's id, once it is kept (a resumed one, or from its first task)
+    workspace: str = ""  # the folder the agent works in, as a person reads it
+    clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
+
+    def begin(self, state: str) -> None:
+        """A run or a compaction starts now: its state, and the clock its elapsed time counts from."""
+        self.state, self.started = state, self.clock()
 
     def apply(self, event: StepEvent) -> None:
         """Keep up with one event of a run: its start, turns, usage, compactions and end."""
         match event:
             case RunStarted(model=model, loop=loop):
-                self.model, self.loop, self.state, self.turn = model, loop, "running", 0
+                self.model, self.loop, self.turn = model, loop, 0
+                self.session = event.session_id or self.session  # kept on disk from its first task on
+                self.begin("running")
             case TurnStarted(turn=turn):
                 self.turn = turn
             case UsageReported():
@@ -84,7 +98,8 @@ class RunStatus:
     def restart(self) -> None:
         """A fresh session: idle, nothing counted yet (model, strategy and mode stay as they are)."""
         self.state, self.turn, self.input_tokens, self.output_tokens, self.cost = "idle", 0, 0, 0, 0.0
-        self.context = None
+        self.context, self.context_tokens, self.window, self.started = None, 0, 0, None
+        self.session = ""  # it has no id to resume by until its first task
 
     def add_usage(self, usage: UsageReported) -> None:
         """Count one response's tokens and cost into the totals (which span every run)."""
@@ -93,8 +108,10 @@ class RunStatus:
         self.cost += usage.cost
         if usage.context_window and usage.context_tokens:
             self.context = usage.context_tokens / usage.context_window
+            self.context_tokens, self.window = usage.context_tokens, usage.context_window
 
     def compacted(self, done: CompactionDone) -> None:
         """The conversation was compacted: its size is the estimate after."""
         if self.context is not None and done.tokens_before:
             self.context *= done.tokens_after / done.tokens_before
+            self.context_tokens = round(self.context_tokens * done.tokens_after / done.tokens_before)

@@ -6,7 +6,8 @@ look the same, and tests drive it without a screen.
 
 Entries are what a person sees, in order: their message, steering, the
 model's text and thinking, tool calls with their results, plans, compactions,
-switches and new branches, and notices. Each has a fold state (thinking folds by default, a failed call
+switches and new branches, reflections, TreeOfThought's candidates (the one taken marked), reminders,
+checkpoints, and notices. Each has a fold state (thinking folds by default, a failed call
 unfolds) and a ``version`` that changes whenever the entry does, so a view can
 cache what it rendered and redo only what changed. What one model request
 streams belongs to an *attempt* until ``message_completed`` seals it; a retry
@@ -64,10 +65,10 @@ from chimera.core.events import (
     ignored,
 )
 from chimera.core.messages import content_blocks, prompt_text
-from chimera.core.tools.base import status_of_text
+from chimera.core.tools.base import describe_call, status_of_text
 from chimera.core.wording import describe_compaction, describe_ending, plural
 
-__all__ = ["LIVE_CHARS", "LIVE_LINES", "Entry", "Transcript"]
+__all__ = ["FOLDS", "LIVE_CHARS", "LIVE_LINES", "Entry", "Transcript"]
 
 _SERIALS = itertools.count()
 
@@ -77,17 +78,27 @@ NOT_SHOWN: frozenset[type[StepEvent]] = frozenset(
         UsageReported,
         PermissionRequested,  # asked on a screen of its own; its answer shows on the call
         PermissionDecided,
-        ReminderInjected,
         SteeringReturned,  # given back to the input
-        Reflected,
-        CandidateProposed,
-        CandidateChosen,
         ControlRejected,
-        CheckpointCreated,
     }
 )
 
-KINDS = ("user", "steering", "text", "thinking", "tool", "plan", "compaction", "switch", "notice")
+KINDS = (
+    "user",
+    "steering",
+    "text",
+    "thinking",
+    "tool",
+    "plan",
+    "compaction",
+    "switch",
+    "notice",
+    "reflection",  # Reflexion asked the model to look back at its work
+    "candidate",  # TreeOfThought: one answer sampled, and whether it was the one taken
+    "reminder",  # a reminder given to the model with the tools' results
+    "checkpoint",  # the workspace's files pinned at this point
+)
+FOLDS = frozenset({"thinking", "tool", "compaction", "reflection", "candidate", "reminder", "checkpoint"})
 LIVE_LINES = 200  # lines of a running call's output kept, at most (its end)
 LIVE_CHARS = 64 * 1024  # characters of it kept, at most
 _ENDED = {  # how a run that did not succeed ends on screen, by its state: its mark and severity
@@ -151,6 +162,8 @@ class Transcript:
         self._attempt: list[Entry] = []  # text and thinking of the request streaming now
         self._calls: dict[str, Entry] = {}  # running tool calls, by call id
         self._plan: Entry | None = None
+        self._candidates: list[Entry] = []  # the answers sampled for the turn being chosen
+        self._snapshot: str | None = None  # the workspace's last pinned snapshot in this run
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -161,6 +174,7 @@ class Transcript:
         self._attempt.clear()
         self._calls.clear()
         self._plan = None
+        self._candidates.clear()
 
     @property
     def running(self) -> bool:
@@ -190,6 +204,7 @@ class Transcript:
                     self._from_message(message)
                 self._seal()
             case RunStarted(task=task, notes=notes):
+                self._snapshot = None  # the task's own pin is where the run starts from, not news
                 self._add(Entry("user", task if isinstance(task, str) else prompt_text(task)))
                 for note in notes:
                     self._add(Entry("notice", note, severity="warning"))
@@ -238,6 +253,16 @@ class Transcript:
                 self._add(Entry("switch", "⑂ this task starts a new branch; the one it leaves is kept (chimera tree)"))
             case RunFinished():
                 self._finish_run(event)
+            case Reflected(text=text):
+                self._add(Entry("reflection", text.strip(), folded=True))
+            case ReminderInjected(text=text):
+                self._add(Entry("reminder", text.strip(), folded=True))
+            case CheckpointCreated(label=label, snapshot=snapshot):
+                self._checkpoint(label, snapshot)
+            case CandidateProposed(index=index, message=message, stop_reason=stop):
+                self._propose(index, message, stop)
+            case CandidateChosen(index=index, scores=scores, reason=reason):
+                self._choose(index, scores, reason)
             case _:
                 ignored(event, NOT_SHOWN)
 
@@ -336,6 +361,41 @@ class Transcript:
             call.touch()
         self._calls.clear()
 
+    def _checkpoint(self, label: str, snapshot: str) -> None:
+        """A named checkpoint, or the files pinned after a change of them (a pin that changed nothing,
+        such as the one at each task, shows nothing)."""
+        if label or (self._snapshot is not None and snapshot != self._snapshot):
+            self._add(Entry("checkpoint", snapshot, folded=True, name=label))
+        self._snapshot = snapshot
+
+    def _propose(self, index: int, message: dict[str, Any], stop_reason: str) -> None:
+        """One TreeOfThought candidate: its words and the calls it would make, folded."""
+        self._seal()
+        if index == 0:
+            self._candidates = []
+        lines = []
+        for block in content_blocks(message.get("content")):
+            if block.get("type") == "text" and str(block.get("text", "")).strip():
+                lines.append(str(block["text"]).strip())
+            elif block.get("type") == "tool_use":
+                args = block.get("input")
+                name = str(block.get("name", ""))
+                lines.append(f"→ {name} {describe_call(name, args if isinstance(args, dict) else {}, 80)}".rstrip())
+        data: dict[str, Any] = {"index": index, "stop_reason": stop_reason}
+        self._candidates.append(self._add(Entry("candidate", "\n\n".join(lines), folded=True, data=data)))
+
+    def _choose(self, index: int, scores: list[int | None], reason: str) -> None:
+        """The candidate taken is marked, each with its score, and the reason shown on the one taken."""
+        for candidate in self._candidates:
+            at = int(candidate.data["index"])
+            candidate.data["score"] = scores[at] if 0 <= at < len(scores) else None
+            candidate.data["chosen"] = at == index
+            candidate.data["of"] = len(self._candidates)
+            if at == index:
+                candidate.data["reason"] = reason
+            candidate.touch()
+        self._candidates = []
+
     def note(self, text: str, severity: str = "info") -> Entry:
         """A notice of the front end's own (a resumed session, a failure outside any run)."""
         return self._add(Entry("notice", text, severity=severity))
@@ -343,15 +403,15 @@ class Transcript:
     # --- folding ------------------------------------------------------------------------
 
     def toggle(self, index: int) -> None:
-        """Fold or unfold entry ``index`` (only thinking, tool calls and compactions fold)."""
+        """Fold or unfold entry ``index`` (only the kinds in :data:`FOLDS` fold)."""
         entry = self.entries[index]
-        if entry.kind in {"thinking", "tool", "compaction"}:
+        if entry.kind in FOLDS:
             entry.folded = not entry.folded
             entry.touch()
 
     def fold_all(self, folded: bool) -> None:
         for entry in self.entries:
-            if entry.kind in {"thinking", "tool", "compaction"} and entry.folded is not folded:
+            if entry.kind in FOLDS and entry.folded is not folded:
                 entry.folded = folded
                 entry.touch()
 

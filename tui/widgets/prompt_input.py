@@ -3,11 +3,14 @@
 While the text is a command being typed (it starts with ``/``), the ``CompletionList`` above the input
 offers its completions (from the ``completer`` the app gives): ``up``/``down`` move through them,
 ``tab`` takes one, ``escape`` puts them away. Otherwise ``tab`` queues the text as the next task. A ``?``
-typed into the empty input asks for the help screen instead of being typed.
+typed into the empty input asks for the help screen instead of being typed. A paste of several lines is
+kept whole: the input shows it folded to its first line and a count (``first line… [+12 lines]``), and
+:meth:`PromptInput.whole` gives back the whole text to send.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -24,6 +27,7 @@ from chimera.tui.widgets.completions import CompletionList
 __all__ = ["PromptInput"]
 
 _WHILE_COMPLETING = {"completion_move", "completion_hide"}
+_SHOWN = 40  # characters of a pasted text's first line shown in the input
 
 
 class PromptInput(Input):
@@ -63,6 +67,36 @@ class PromptInput(Input):
             id="prompt",
         )
         self.completer = completer
+        self.pasted: dict[str, str] = {}  # what the input shows for each multi-line paste -> the whole text
+        self._pastes = itertools.count(1)
+
+    def _on_paste(self, event: events.Paste) -> None:
+        """A paste of one line is typed in; of several, kept whole and shown folded (Textual's Input keeps
+        only the first line)."""
+        lines = event.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if len(lines) < 2:
+            return  # Input's own handler types it
+        event.stop()
+        event.prevent_default()
+        first = lines[0].strip()
+        more = f"+{len(lines) - 1} lines"
+        fold = f"{first[:_SHOWN]}{'…' if len(first) > _SHOWN else ''} [{more}]"
+        while fold in self.pasted or fold in self.value:  # the same paste twice: each its own
+            fold = f"{first[:_SHOWN]}… [{more} #{next(self._pastes)}]"
+        self.pasted[fold] = "\n".join(lines)
+        self.insert_text_at_cursor(fold)
+
+    def whole(self, text: str) -> str:
+        """``text`` as typed with each folded paste in it given back whole (what is sent)."""
+        for fold, whole in self.pasted.items():
+            text = text.replace(fold, whole)
+        return text
+
+    def forget_pastes(self) -> None:
+        """The text was sent: the pastes it held are done with."""
+        self.pasted.clear()
 
     @property
     def completions(self) -> CompletionList | None:

@@ -1,22 +1,25 @@
 """Provides ``StatusLine``: one line that shows a ``RunStatus`` (``tui.state.run_status``).
 
-State, model, permission mode, strategy, turn, context, and the session's tokens and cost
-(``session:``: every run since the workbench opened). The line draws the status it is
-given and nothing else; its fields (``state``, ``model``, ``turn``…) read and write that
-status, and :meth:`StatusLine.follow` folds one event into it.
+State (a spinner and the time elapsed while a run works), model, permission mode, strategy, turn,
+context used against the model's window, the session's tokens in and out and its cost (every run
+since the workbench opened), the session's short id and the workspace. Too narrow for all of it,
+whole parts are left out, least useful first (``tui.status_parts``): the tokens and the cost stay.
+The line draws the status it is given and nothing else; its fields (``state``, ``model``,
+``turn``…) read and write that status, and :meth:`StatusLine.follow` folds one event into it.
+The spinner ticks 8 times a second while a run works; idle, nothing redraws the line.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar, Generic, TypeVar
 
+from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
 from chimera.core.events import StepEvent
-from chimera.core.terminal_text import terminal_safe
-from chimera.core.wording import tokens
 from chimera.tui.state.run_status import RunStatus
+from chimera.tui.status_parts import SEPARATOR, SPIN_RATE, fit, parts_of, spinning
 
 __all__ = ["StatusLine"]
 
@@ -81,9 +84,23 @@ class StatusLine(Static):
     cost = _Shown[float]()
     context = _Shown["float | None"]()
 
-    def __init__(self, status: RunStatus | None = None, *, id: str | None = None) -> None:
+    def __init__(self, status: RunStatus | None = None, *, spin: bool = True, id: str | None = None) -> None:
         super().__init__(id=id)
         self.status = status if status is not None else RunStatus()
+        self.spin = spin  # a replay's line has no spinner: its run's time is the recording's, not this one's
+        self.ticks = 0  # spinner frames the ticker asked for
+        self.ticking = False  # whether the ticker runs (only while a run or a compaction works)
+
+    def on_mount(self) -> None:
+        self._ticker = self.set_interval(1 / SPIN_RATE, self._tick, pause=True)
+
+    def _tick(self) -> None:
+        if spinning(self.status):
+            self.ticks += 1
+            self.refresh()
+        else:
+            self._ticker.pause()
+            self.ticking = False
 
     def follow(self, event: StepEvent) -> None:
         """Fold one event into the status shown, and draw it."""
@@ -91,17 +108,23 @@ class StatusLine(Static):
         self.refresh()
 
     def render(self) -> Text:
-        """The line, most telling first (state, model, permission mode); cut with an ellipsis when narrow."""
+        """The parts that fit, most telling first (state, model, permission mode); whole parts left out
+        when narrow (the workspace first), never the tokens or the cost."""
         status = self.status
-        state_style = self.get_component_rich_style(f"status-line--{status.state}", partial=True)
-        return Text.assemble(
-            (status.state, state_style),
-            " · ",
-            (
-                terminal_safe(status.model, one_line=True),
-                self.get_component_rich_style("status-line--model", partial=True),
-            ),
-            f" · {status.mode} · {status.loop} · turn {status.turn}",
-            f" · context {status.context:.0%}" if status.context is not None else "",
-            f" · session: {tokens(status.input_tokens)} in / {tokens(status.output_tokens)} out, ${status.cost:.4f}",
+        if self.spin and spinning(status) and not self.ticking and hasattr(self, "_ticker"):
+            self._ticker.resume()  # it pauses itself once the run is over
+            self.ticking = True
+        shown = fit(
+            parts_of(status, status.clock(), spin=self.spin), max(1, self.content_region.width or self.size.width)
         )
+        pieces: list[tuple[str, Style | str] | str] = []
+        for part in shown:
+            if pieces:
+                pieces.append(SEPARATOR)
+            if part.name == "state":
+                pieces.append((part.text, self.get_component_rich_style(f"status-line--{status.state}", partial=True)))
+            elif part.name == "model":
+                pieces.append((part.text, self.get_component_rich_style("status-line--model", partial=True)))
+            else:
+                pieces.append(part.text)
+        return Text.assemble(*pieces)

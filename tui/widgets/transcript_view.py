@@ -34,7 +34,7 @@ from textual.theme import Theme
 
 from chimera.tui.highlight import ThemeSyntax
 from chimera.tui.look import BOLD, Look, look_of
-from chimera.tui.state import Entry, Transcript
+from chimera.tui.state import FOLDS, Entry, Transcript
 from chimera.tui.transcript_render import render_entry, settled_length
 
 __all__ = ["TranscriptView"]
@@ -88,6 +88,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._laid: list[_Laid] = []  # each entry's, at the last layout
         self._width = 0
         self._relayout_due = False
+        self._follow = False  # the person sent something: the next layout shows the end, wherever the view was
         self._settled: dict[int, tuple[tuple[int, int], list[Line]]] = {}  # a streaming answer's finished blocks
         self._frame: tuple[Style, int] | None = None  # while a frame is drawn: its style and width
         self._look: Look | None = None  # the app theme's colours, made when first needed
@@ -123,7 +124,8 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def refresh_entries(self) -> None:
         """The transcript changed: lay it out again (only changed entries are rendered) and redraw."""
-        following = self.scroll_offset.y >= self.max_scroll_y - 1  # at the end: stay there as it grows
+        following = self._follow or self.scroll_offset.y >= self.max_scroll_y - 1  # at the end: stay there
+        self._follow = False
         sized = self.scrollable_content_region.width > _GUTTER
         if following and sized:
             self._render_tail()
@@ -132,6 +134,11 @@ class TranscriptView(ScrollView, can_focus=True):
             self.scroll_end(animate=False, immediate=True, force=True)  # force: the scrollbar may not be up yet
         elif following:  # not laid out yet: once it is
             self.call_after_refresh(self.scroll_end, animate=False, immediate=True)
+
+    def follow(self) -> None:
+        """The person sent a message: go to the end now and follow what comes, even from higher up."""
+        self._follow = True
+        self.scroll_end(animate=False, immediate=True, force=True)
 
     def _render_tail(self) -> None:
         """Render the last screenful of entries, so the end a following view scrolls to is exact, not estimated."""
@@ -379,7 +386,7 @@ class TranscriptView(ScrollView, can_focus=True):
             self._reveal(self.cursor)
 
     def action_fold_all(self) -> None:
-        foldable = [e for e in self.transcript.entries if e.kind in {"thinking", "tool", "compaction"}]
+        foldable = [e for e in self.transcript.entries if e.kind in FOLDS]
         self.transcript.fold_all(not all(e.folded for e in foldable))
         self._layout()
 

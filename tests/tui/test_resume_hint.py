@@ -1,0 +1,95 @@
+"""After the real `chimera` quits in a terminal (tmux), it says how to come back to the session: one line,
+only when the session was kept (a quit before any task keeps none)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.cli_runner import chimera_command
+from tests.fake_anthropic import FakeAnthropic, message, text
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+SOCKET = f"chimera-hint-{uuid.uuid4().hex[:8]}"  # a private tmux server
+
+
+def tmux(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=check)
+
+
+def capture(session: str) -> str:
+    return tmux("capture-pane", "-p", "-S", "-", "-t", session).stdout
+
+
+def pane_dead(session: str) -> bool:
+    return tmux("display-message", "-p", "-t", session, "#{pane_dead}").stdout.strip() == "1"
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+    """Poll what only the terminal can show until it holds or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def start(session: str, home: Path, workdir: Path, model_env: dict[str, str]) -> None:
+    """The real chimera in a 80x24 pane that stays on screen after it exits (to read what it printed)."""
+    settings = [f"CHIMERA_HOME={home}", "NO_PROXY=127.0.0.1", *(f"{k}={v}" for k, v in model_env.items())]
+    command = " ".join(
+        [
+            "exec env",
+            *[f"-u {name}" for name in os.environ if name.startswith("ANTHROPIC_")],
+            *map(shlex.quote, settings),
+            *map(shlex.quote, chimera_command()),
+            "--workdir",
+            shlex.quote(str(workdir)),
+        ]
+    )
+    tmux("-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", check=True)
+    tmux("set-option", "-t", session, "remain-on-exit", "on", check=True)
+    tmux("respawn-pane", "-k", "-t", session, command, check=True)
+
+
+def test_quitting_after_a_task_says_how_to_resume(
+    api: FakeAnthropic, model_env: dict[str, str], isolated_env: Path, project: Path
+) -> None:
+    """A task done, ctrl+q: the terminal shows `Resume this session: chimera --resume ID` with the session's id."""
+    api.script(message(text("Hello there.")))
+    try:
+        start("hint", isolated_env, project, model_env)
+        assert wait_for(lambda: "Tell Chimera" in capture("hint")), capture("hint")
+        tmux("send-keys", "-t", "hint", "-l", "say hello", check=True)
+        tmux("send-keys", "-t", "hint", "Enter", check=True)
+        assert wait_for(lambda: "Hello there." in capture("hint")), capture("hint")
+        tmux("send-keys", "-t", "hint", "C-q", check=True)
+        assert wait_for(lambda: pane_dead("hint")), capture("hint")
+        (session_id,) = [p.name for p in (isolated_env / "sessions").iterdir()]
+        assert f"Resume this session: chimera --resume {session_id}" in capture("hint")
+    finally:
+        tmux("kill-server")
+
+
+def test_quitting_before_any_task_says_nothing_of_resuming(
+    api: FakeAnthropic, model_env: dict[str, str], isolated_env: Path, project: Path
+) -> None:
+    """Opened and quit at once: no session was kept, so there is nothing to resume and no line says so."""
+    try:
+        start("none", isolated_env, project, model_env)
+        assert wait_for(lambda: "Tell Chimera" in capture("none")), capture("none")
+        tmux("send-keys", "-t", "none", "C-q", check=True)
+        assert wait_for(lambda: pane_dead("none")), capture("none")
+        assert "Resume this session" not in capture("none")
+    finally:
+        tmux("kill-server")
