@@ -27,17 +27,39 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from chimera.core.errors import ChimeraError
+from chimera.core.redact import Redactor
 from chimera.core.sessions.files import ENTRIES, open_file
 from chimera.core.sessions.jsonl import append_line
 from chimera.core.sessions.records import ID, LAST_TIME
+from chimera.core.sessions.tree import SessionTree
 from chimera.core.strict_json import finite_number
 from chimera.core.wording import Ending
 
-if TYPE_CHECKING:
-    from chimera.core.sessions.store import SessionStore
+
+class CatalogedStore(Protocol):
+    """The parts of a ``SessionStore`` the catalog reads (a protocol: the store imports the catalog, not back)."""
+
+    folder: Path
+    meta: dict[str, Any]
+    updated: float
+    tree: SessionTree
+    redactor: Redactor
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def workdir(self) -> Path: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def on_disk(self) -> bool: ...
+
 
 __all__ = [
     "CATALOG",
@@ -82,7 +104,7 @@ class CatalogEntry:
         return all(word in haystack for word in words)
 
 
-def session_fields(store: SessionStore, *, size: int | None = None) -> dict[str, Any]:
+def session_fields(store: CatalogedStore, *, size: int | None = None) -> dict[str, Any]:
     """The catalog's fields for ``store`` as it is now; ``size``: the entries' bytes read (default: now)."""
     if size is None:
         size = os.lstat(store.folder / ENTRIES).st_size
@@ -97,7 +119,7 @@ def session_fields(store: SessionStore, *, size: int | None = None) -> dict[str,
     }
 
 
-def note_session(store: SessionStore, ending: Ending | None = None) -> None:
+def note_session(store: CatalogedStore, ending: Ending | None = None) -> None:
     """Bring ``store``'s line of the catalog up to date (with how its last run ended, when given);
     a session not on disk yet is left out. Never raises: a catalog that cannot be written only
     costs the picker a rebuild of this session later."""
