@@ -9,6 +9,7 @@ CLI's other commands.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from chimera.core.gc_pause import collecting_later
@@ -38,40 +39,68 @@ def tree_document(store: SessionStore) -> dict[str, Any]:
 
 
 def _document(store: SessionStore) -> dict[str, Any]:
-    tree = store.tree
+    return {**_head(store), "nodes": list(_nodes(store.tree)), "saved": _saved(store.tree)}
+
+
+def _head(store: SessionStore) -> dict[str, Any]:
+    return {"session_id": store.id, "leaf": store.tree.leaf}
+
+
+def _saved(tree: SessionTree) -> list[dict[str, Any]]:
+    return [{"name": name, "node": saved.node, "snapshot": saved.commit} for name, saved in tree.saved.items()]
+
+
+def _nodes(tree: SessionTree) -> Iterator[dict[str, Any]]:
     reader = Reader(tree)
     labelled = tree.labelled()
     restores: dict[str | None, str | None] = {None: None}
-    nodes = []
     for node in tree.nodes.values():  # parents come before their children
         restores[node.id] = tree.snapshots.get(node.id) or restores.get(node.parent_id)
         reading = reader.read(node.id)
-        nodes.append(
-            {
-                "id": node.id,
-                "parent_id": node.parent_id,
-                "kind": node.kind,
-                "part": reading.part,
-                "summary": summary(reading),
-                "label": names[-1] if (names := labelled.get(node.id)) else None,
-                "labels": labelled.get(node.id, []),
-                "checkpoint": tree.snapshots.get(node.id),
-                "restores": restores[node.id],
-            }
-        )
-    return {
-        "session_id": store.id,
-        "leaf": tree.leaf,
-        "nodes": nodes,
-        "saved": [{"name": name, "node": saved.node, "snapshot": saved.commit} for name, saved in tree.saved.items()],
-    }
+        yield {
+            "id": node.id,
+            "parent_id": node.parent_id,
+            "kind": node.kind,
+            "part": reading.part,
+            "summary": summary(reading),
+            "label": names[-1] if (names := labelled.get(node.id)) else None,
+            "labels": labelled.get(node.id, []),
+            "checkpoint": tree.snapshots.get(node.id),
+            "restores": restores[node.id],
+        }
+
+
+def _write_document(store: SessionStore, out: TextIO) -> None:
+    """The document of ``tree_document`` as one line, written a batch of nodes at a time.
+
+    Each batch is encoded while its objects are fresh, which costs a third of encoding the
+    whole document at the end, when its small objects lie scattered among the session's.
+    """
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    head = encode(_head(store))
+    out.write(inert_json(head[:-1]) + ', "nodes": [')
+    batch: list[dict[str, Any]] = []
+    first = True
+    for node in _nodes(store.tree):
+        batch.append(node)
+        if len(batch) == _BATCH:
+            out.write(("" if first else ", ") + inert_json(encode(batch)[1:-1]))
+            batch.clear()
+            first = False
+    if batch:
+        out.write(("" if first else ", ") + inert_json(encode(batch)[1:-1]))
+    out.write('], "saved": ' + inert_json(encode(_saved(store.tree))) + "}\n")
+
+
+_BATCH = 512
 
 
 def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
     with SessionStore.open(chimera_home(), session_id, writable=False) as store:
         warn_opened(store)
         if as_json:
-            out.write(inert_json(json.dumps(tree_document(store), ensure_ascii=False)) + "\n")
+            with collecting_later():
+                _write_document(store, out)
             return 0
         line(out, f"session {store.id}  ({plural(len(store.tree), 'node')}; ● marks the active path, ◆ the leaf)")
         for text in _lines(store.tree):
