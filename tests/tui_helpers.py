@@ -1,5 +1,5 @@
 """Driving the workbench under Textual's Pilot: what the screen shows, the conversation's entries, a task
-typed in, a wait for a condition or for the permission prompt, and the conversation view alone (``Harness``)."""
+typed in, a wait for a condition or for the permission question, and the conversation view alone (``Harness``)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from textual.pilot import Pilot
 
 from chimera.themes import DEFAULT_THEME, THEMES
 from chimera.tui.app import ChimeraApp
-from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.state import Entry, Transcript
+from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.transcript_view import TranscriptView
 
 __all__ = ["Harness", "asked", "colour_at", "entries", "in_palette", "said", "screen_text", "send", "toasts", "until"]
@@ -56,11 +56,12 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> 
 
 
 async def asked(pilot: Pilot[int], app: ChimeraApp) -> str:
-    """Wait until the permission prompt is up and drawn (a pushed screen draws a frame later); its text."""
+    """Wait until the permission question is on screen with the focus (it takes it once the person paused
+    typing for a second); the screen's text."""
     await until(
         pilot,
-        lambda: isinstance(app.screen, PermissionScreen) and bool(screen_text(app).strip()),
-        "the permission prompt on screen",
+        lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app),
+        "the permission question on screen",
     )
     return screen_text(app)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from textual import work
 from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.widgets import Input, OptionList
 from textual.worker import Worker, WorkerState
 
@@ -32,7 +33,9 @@ from chimera.tui.commands import find, is_command, literal, parse, unknown
 from chimera.tui.session_actions import SessionActions
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
+from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
+from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
 
@@ -83,6 +86,8 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
 class ChimeraApp(SessionActions):
     """The workbench: a conversation, an input and a status line over one session."""
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 (Textual's): the plan above, or beside
+
     def __init__(self, session: Session, options: RunOptions) -> None:
         super().__init__(session, options)
         self.history_shown = asyncio.Event()
@@ -90,7 +95,10 @@ class ChimeraApp(SessionActions):
     def compose(self) -> ComposeResult:
         if self.session.demo:
             yield DemoBanner(id="demo-banner")
-        yield TranscriptView(self.transcript, id="conversation")
+        with Horizontal(id="middle"):
+            yield TranscriptView(self.transcript, id="conversation")
+            yield PlanPanel(self.state.plan, id="plan")
+        yield QuestionPanel(id="question")  # above the input, the conversation still on screen above it
         yield StatusLine(self.state.status, id="status")
         yield CompletionList(id="completions")
         yield PromptInput(completer=self.complete)

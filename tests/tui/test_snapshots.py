@@ -20,8 +20,8 @@ from textual.screen import Screen
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.replay_app import ReplayApp
-from chimera.tui.screens.permission import PermissionScreen
-from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.widgets.plan_panel import PlanPanel
+from chimera.tui.widgets.question_panel import QuestionPanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.session_helpers import record_fixed_session
@@ -91,7 +91,7 @@ def test_the_permission_prompt(snap_compare: Snap, api: FakeAnthropic, tmp_path:
         await pilot.pause()  # laid out: the click lands on the input
         await send(pilot, "clean the build")
         await until(
-            pilot, lambda: isinstance(app.screen, PermissionScreen) and "make clean" in screen_text(app), "the prompt"
+            pilot, lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app), "the question"
         )
         await pilot.pause()
 
@@ -109,7 +109,7 @@ def test_the_plan_to_approve(snap_compare: Snap, api: FakeAnthropic, tmp_path: P
         await pilot.pause()
         await send(pilot, "fix the median")
         await until(
-            pilot, lambda: isinstance(app.screen, PlanScreen) and "Run the tests" in screen_text(app), "the plan"
+            pilot, lambda: isinstance(app.focused, PlanPanel) and "Run the tests" in screen_text(app), "the plan"
         )
         await pilot.pause()
 
