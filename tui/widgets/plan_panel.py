@@ -92,6 +92,7 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
         self.draft = ""  # an edit kept (escape left the editor): the plan answered by ``a``
         self.confirming = False  # "Cancel the plan? y/n" is asked
         self.waiting = False  # the plan waits for an answer
+        self._drawn: tuple[object, ...] = ()  # what the last draw showed
         self.mode = ""  # "editing" (the Markdown editor is open), "feedback" (what to change is asked) or ""
 
     @property
@@ -118,6 +119,23 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
             self.draft, self.confirming = "", False
         self.waiting = waiting
         plan = self.plan
+        drawn = (
+            plan.phase,
+            tuple(plan.steps),
+            tuple(plan.checks),
+            tuple(plan.failures.items()),
+            tuple(plan.changes),
+            tuple(plan.removed),
+            plan.why_replanned,
+            waiting,
+            self.draft,
+            self.confirming,
+            self.mode,
+            self.app.current_theme.name,
+        )
+        if drawn == self._drawn:  # nothing it shows changed (most batches of a run): no redraw, no layout
+            return
+        self._drawn = drawn
         self.set_class(plan.phase != "none", "-shown")
         if plan.phase == "none":
             return

@@ -96,6 +96,10 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         if question is None or (self.question is not None and question.request_id != self.question.request_id):
             for line in self.query("#question-reason"):
                 line.remove()
+        if (question, (number, waiting)) == (self.question, self.position) and self.has_class("-shown") == bool(
+            question
+        ):
+            return  # nothing it shows changed: no redraw
         self.question, self.position = question, (number, waiting)
         self.set_class(question is not None, "-shown")
         if question is None:
