@@ -86,6 +86,7 @@ def test_a_replay_paused_after_one_step(snap_compare: Snap, isolated_env: Path, 
 def test_the_permission_prompt(snap_compare: Snap, api: FakeAnthropic, tmp_path: Path) -> None:
     api.script(message(tool_use("t1", "bash", {"command": "make clean"}), stop_reason="tool_use"))
     app = build_app(RunOptions(workdir=tmp_path, model=MODEL))
+    app.state.transcript.clock = lambda: 0.0  # the call's time the same in every picture (the question waits 1 s)
 
     async def asked(pilot: Pilot[int]) -> None:
         await pilot.pause()  # laid out: the click lands on the input
