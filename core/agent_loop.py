@@ -315,12 +315,13 @@ class AgentLoop:
     def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
         """Answer an open question by its request id; False when it is not open (answered, or its run stopped).
 
-        A permission request takes ``allow``, ``always`` or ``deny``; a proposed plan takes
-        ``approve``, ``edit`` (with ``plan``, the edited Markdown) or ``cancel``.
+        A permission request takes ``allow``, ``always`` or ``deny`` (with ``plan``, the person's reason
+        for the model); a proposed plan takes ``approve``, ``edit`` (with ``plan``, the edited Markdown),
+        ``revise`` (with ``plan``, what to change: the model plans again) or ``cancel``.
         """
         if request_id in self._plans:
             return self._plans.answer(request_id, decision, plan)
-        return self.executor.answer(request_id, decision)
+        return self.executor.answer(request_id, decision, plan or "")
 
     @property
     def workdir(self) -> Path:

@@ -1,5 +1,5 @@
 """Driving the workbench under Textual's Pilot: what the screen shows, the conversation's entries, a task
-typed in, a wait for a condition or for the permission prompt, and the conversation view alone (``Harness``)."""
+typed in, a wait for a condition or for the permission question, and the conversation view alone (``Harness``)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,24 @@ from textual.pilot import Pilot
 
 from chimera.themes import DEFAULT_THEME, THEMES
 from chimera.tui.app import ChimeraApp
-from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.state import Entry, Transcript
+from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.transcript_view import TranscriptView
 
-__all__ = ["Harness", "asked", "colour_at", "entries", "in_palette", "said", "screen_text", "send", "toasts", "until"]
+__all__ = [
+    "Harness",
+    "asked",
+    "colour_at",
+    "entries",
+    "in_palette",
+    "pictured",
+    "said",
+    "screen_text",
+    "send",
+    "still",
+    "toasts",
+    "until",
+]
 
 
 def screen_text(app: object) -> str:
@@ -56,11 +69,12 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> 
 
 
 async def asked(pilot: Pilot[int], app: ChimeraApp) -> str:
-    """Wait until the permission prompt is up and drawn (a pushed screen draws a frame later); its text."""
+    """Wait until the permission question is on screen with the focus (it takes it once the person paused
+    typing for a second); the screen's text."""
     await until(
         pilot,
-        lambda: isinstance(app.screen, PermissionScreen) and bool(screen_text(app).strip()),
-        "the permission prompt on screen",
+        lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app),
+        "the permission question on screen",
     )
     return screen_text(app)
 
@@ -110,3 +124,21 @@ async def in_palette(pilot: Pilot[int], app: App[int], query: str, shown: str) -
     await until(pilot, lambda: shown in first(), f"{shown!r} first in the palette")
     await pilot.press("enter")
     await until(pilot, lambda: not isinstance(app.screen, CommandPalette), "the palette to close")
+
+
+def still(app: ChimeraApp) -> ChimeraApp:
+    """The app with its clocks stopped: a running call's time, the run's time and the spinner's frame are the
+    same in every picture taken of it."""
+    app.state.transcript.clock = lambda: 0.0
+    app.state.status.clock = lambda: 0.0
+    return app
+
+
+async def pictured(pilot: Pilot[int], app: ChimeraApp) -> None:
+    """Ready for a picture: the session and workspace shown by names that do not change, the conversation
+    scrolled to its end (it follows what comes), then one frame more."""
+    app.show_status(session="5e55102d", workspace="~/project")
+    view = app.query_one("#conversation")
+    await until(pilot, lambda: view.scroll_offset.y >= view.max_scroll_y, "the conversation at its end")
+    await pilot.pause()
+    await until(pilot, lambda: view.scroll_offset.y >= view.max_scroll_y, "the conversation at its end")

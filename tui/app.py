@@ -17,6 +17,7 @@ from pathlib import Path
 
 from textual import work
 from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.widgets import Input, OptionList
 from textual.worker import Worker, WorkerState
 
@@ -34,7 +35,9 @@ from chimera.tui.session_actions import SessionActions
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.key_footer import KeyFooter
+from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
+from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
 from chimera.tui.widgets.welcome import Welcome
@@ -85,6 +88,8 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
 class ChimeraApp(SessionActions):
     """The workbench: a conversation, an input and a status line over one session."""
 
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 (Textual's): the plan above, or beside
+
     def __init__(self, session: Session, options: RunOptions) -> None:
         super().__init__(session, options)
         self.history_shown = asyncio.Event()
@@ -97,7 +102,10 @@ class ChimeraApp(SessionActions):
             workdir = shown_path(self.session.env.workdir)
             mode = self.session.policy.mode
             yield Welcome(workdir, self.session.model, self.session.loop_name, mode, self.facts(), id="welcome")
-        yield TranscriptView(self.transcript, id="conversation")
+        with Horizontal(id="middle"):
+            yield TranscriptView(self.transcript, id="conversation")
+            yield PlanPanel(self.state.plan, id="plan")
+        yield QuestionPanel(id="question")  # above the input, the conversation still on screen above it
         yield StatusLine(self.state.status, id="status")
         yield CompletionList(id="completions")
         yield PromptInput(completer=self.complete)

@@ -30,7 +30,9 @@ from chimera.tui.command_views import WorkbenchCommands, command_bindings
 from chimera.tui.commands import Completion, Facts, available, complete, find, unknown
 from chimera.tui.question_app import QuestionApp
 from chimera.tui.screens.help import HelpScreen, Row
+from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
+from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.transcript_view import TranscriptView
 
 __all__ = ["CommandActions"]
@@ -133,13 +135,35 @@ class CommandActions(QuestionApp):
         self.start_run(task, loop="plan")
 
     def action_approve(self) -> None:
-        self.answer_plan("approve")
+        self.query_one(PlanPanel).approve()  # the edit kept in the panel, when there is one
 
     def action_cancel(self) -> None:
-        self.answer_plan("cancel")
+        self.cancel_plan()
 
     def action_edit(self) -> None:
         self.edit_plan()
+
+    def action_keep_planning(self, changes: str) -> None:
+        self.keep_planning(changes)
+
+    def action_question(self) -> None:
+        self.go_to_question()
+
+    def action_allow(self) -> None:
+        self.answer_permission("allow")
+
+    def action_always(self) -> None:
+        self.answer_permission("always")
+
+    def action_deny(self) -> None:
+        self.answer_permission("deny")
+
+    def action_deny_why(self, reason: str) -> None:
+        if reason.strip():
+            self.answer_permission("deny", reason.strip())
+        else:
+            self.go_to_question()
+            self.query_one(QuestionPanel).ask_reason()
 
     def action_loop(self, name: str) -> bool:
         return self._configure("loop", "strategy", loop=name)

@@ -12,14 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from chimera.tui.commands import COMMANDS, Command, Facts, available
 
-__all__ = ["CommandHost", "PaletteEntry", "WorkbenchCommands", "command_bindings", "palette_entries"]
+__all__ = ["CommandHost", "CommandKeys", "PaletteEntry", "WorkbenchCommands", "command_bindings", "palette_entries"]
 
 
 _EXACT = 1_000.0  # a typed name or "name choice" itself: above any fuzzy score (those grow with the query)
@@ -35,8 +35,22 @@ class CommandHost(Protocol):
     def prefill(self, text: str) -> None: ...
 
 
-def command_bindings() -> list[Binding]:
-    """A binding for every command with keys."""
+class CommandKeys:
+    """Mixed into a panel whose keys are registry commands (``command_bindings(scope)``): they run on the app,
+    and act only while the command works, as the app's own keys do."""
+
+    app: Any
+
+    async def action_command(self, name: str) -> None:
+        await cast(CommandHost, self.app).run_command(name)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        result: bool | None = self.app.check_action(action, parameters)
+        return result
+
+
+def command_bindings(scope: str = "app") -> list[Binding]:
+    """A binding for every command with keys bound in ``scope`` (the app's, or a panel's)."""
     return [
         Binding(
             command.keys,
@@ -46,7 +60,7 @@ def command_bindings() -> list[Binding]:
             priority=command.priority,
         )
         for command in COMMANDS
-        if command.keys
+        if command.keys and command.scope == scope
     ]
 
 

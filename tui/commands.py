@@ -67,6 +67,7 @@ class Command:
     keys: str = ""
     key_display: str = ""
     priority: bool = False  # its keys work over everything, even a question's screen
+    scope: str = "app"  # where its keys are bound: the app, or a panel ("plan", "question") when it has the focus
     completions: Callable[[Facts], Sequence[str]] | None = None
     unavailable: Callable[[Facts], str] = field(default=_always)
 
@@ -120,6 +121,16 @@ def _plan_waiting(facts: Facts) -> str:
     return ""
 
 
+def _permission_waiting(facts: Facts) -> str:
+    if not any(q.kind == "permission" for q in facts.state.questions.open):
+        return "has no question to answer: none is waiting."
+    return ""
+
+
+def _question_waiting(facts: Facts) -> str:
+    return "has no question to go to: none is waiting." if not len(facts.state.questions) else ""
+
+
 def _running(facts: Facts) -> str:
     return "has nothing to stop: no run is working." if not facts.running else ""
 
@@ -146,18 +157,81 @@ COMMANDS: tuple[Command, ...] = (
         argument="TASK",
         unavailable=_configurable,
     ),
-    Command("approve", "Approve the plan", "Approve the plan waiting for an answer", unavailable=_plan_waiting),
+    Command(
+        "approve",
+        "Approve the plan",
+        "Approve the plan waiting for an answer (as you edited it, when you did)",
+        keys="a",
+        scope="plan",
+        unavailable=_plan_waiting,
+    ),
     Command(
         "edit",
         "Edit the plan",
-        "Edit the plan waiting for an answer (ctrl+s uses it)",
+        "Edit the plan waiting for an answer as Markdown (ctrl+s uses it; esc keeps the edit for a to approve)",
+        keys="e",
+        scope="plan",
+        unavailable=_plan_waiting,
+    ),
+    Command(
+        "keep-planning",
+        "Keep planning",
+        "Say what to change in the plan waiting for an answer: the model revises it, and you answer again",
+        action="keep_planning",
+        argument="[CHANGES]",
+        keys="k",
+        scope="plan",
         unavailable=_plan_waiting,
     ),
     Command(
         "cancel",
         "Cancel the plan",
-        "Cancel the plan waiting for an answer (the run ends cancelled)",
+        "Cancel the plan waiting for an answer (the run ends cancelled; c asks first)",
+        keys="c",
+        scope="plan",
         unavailable=_plan_waiting,
+    ),
+    Command(
+        "question",
+        "Go to the question",
+        "Move to the oldest question waiting (it waits, unfocused, while you type)",
+        keys="ctrl+y",
+        priority=True,
+        unavailable=_question_waiting,
+    ),
+    Command(
+        "allow",
+        "Allow once",
+        "Let the call asked about run, this once",
+        keys="y",
+        scope="question",
+        unavailable=_permission_waiting,
+    ),
+    Command(
+        "always",
+        "Always allow",
+        "Let the call asked about run, and add the rule shown so the like of it runs unasked",
+        keys="a",
+        scope="question",
+        unavailable=_permission_waiting,
+    ),
+    Command(
+        "deny",
+        "Deny",
+        "Refuse the call asked about",
+        keys="n",
+        scope="question",
+        unavailable=_permission_waiting,
+    ),
+    Command(
+        "deny-why",
+        "Deny, saying why",
+        "Refuse the call asked about and tell the model why (REASON; d asks for it)",
+        action="deny_why",
+        argument="[REASON]",
+        keys="d",
+        scope="question",
+        unavailable=_permission_waiting,
     ),
     Command(
         "loop",

@@ -98,7 +98,7 @@ class SessionActions(CommandActions):
 
     def _show_session(self, session: Session) -> None:
         self.state.new_session()
-        self._aside.clear()
+        self.show_questions()
         self.show_status(model=session.model, loop=session.loop_name, mode=session.policy.mode)
         self.query_one(TranscriptView).refresh_entries()
         self.show_bus(session.bus)

@@ -24,6 +24,7 @@ from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing, plural
 from chimera.tui.highlight import code_markdown, highlight_read
+from chimera.tui.inline_markdown import inline_markdown
 from chimera.tui.look import BOLD, ITALIC, Look, default_look
 from chimera.tui.state import Entry
 
@@ -183,9 +184,9 @@ def _elapsed(seconds: int) -> str:
 
 def _plan_step(step: str, check: bool | None, look: Look) -> Text:
     if check is None:
-        return Text.assemble("☐ ", terminal_safe(step))
+        return Text.assemble("☐ ", inline_markdown(step, look))
     mark, style = ("☑", look["plan_checked"]) if check else ("☒", look["plan_failed"])
-    return Text.assemble((f"{mark} ", style), terminal_safe(step))
+    return Text.assemble((f"{mark} ", style), inline_markdown(step, look))
 
 
 def _arrow(entry: Entry) -> str:

@@ -43,7 +43,7 @@ __all__ = [
     "ended_by",
 ]
 
-PLAN_DECISIONS = ("approve", "edit", "cancel")
+PLAN_DECISIONS = ("approve", "edit", "revise", "cancel")
 
 _E = TypeVar("_E", bound=StepEvent)
 
@@ -123,7 +123,8 @@ class Steering:
 
 @dataclass(frozen=True, slots=True)
 class PlanAnswer:
-    """The person's answer to a proposed plan: ``approve``, ``edit`` (``plan`` is the edited text) or ``cancel``."""
+    """The person's answer to a proposed plan: ``approve``, ``edit`` (``plan`` is the edited text), ``revise``
+    (``plan`` says what to change) or ``cancel``."""
 
     decision: str
     plan: str = ""

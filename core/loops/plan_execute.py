@@ -3,8 +3,9 @@
 1. **Plan.** The model may look around, but only read-only tools are offered and
    the executor refuses anything else, whatever the model asks. It answers with
    a Markdown checklist, parsed into steps and published as ``plan_proposed``.
-2. **Decide.** The person approves, edits (the edited text becomes the plan) or
-   cancels, through ``answer(request_id, …)``. With ``approve`` (headless
+2. **Decide.** The person approves, edits (the edited text becomes the plan),
+   sends it back with what to change (``revise``: the model plans again, and
+   the new plan is asked afresh) or cancels, through ``answer(request_id, …)``. With ``approve`` (headless
    ``--approve-plan``) the plan is approved as proposed; with nobody to ask and
    no ``approve``, the run stops and says which flag would let it go on. Either
    way ``plan_proposed`` carries the steps first (with no ``request_id``: nothing
@@ -51,6 +52,10 @@ _RETRY = "Step {number} is not done: {why}\nFix it, then say it is done."
 _REPLAN = (
     "The plan no longer holds: {why}. Revise the remaining steps ({remaining}) as a Markdown checklist, one "
     "line per step. Change nothing yet."
+)
+_REVISE = (
+    "The person wants the plan changed before anything runs: {feedback}\nAnswer with the whole revised plan as a "
+    "Markdown checklist, one line per step. Change nothing yet."
 )
 _CHECK_TURNS = 3  # turns the model's own check may take to look
 _WRITERS = frozenset({"write", "edit"})
@@ -124,6 +129,13 @@ class PlanAndExecute(Strategy):
             core.emit(PlanCancelled(reason=why))
             return Outcome(False, "plan_cancelled", error=why)
         answer = await core.ask_plan(steps)
+        while answer.decision == "revise":  # the person says what to change: the model plans again, asked afresh
+            core.note(_REVISE.format(feedback=answer.plan.strip()))
+            revised = await self._checklist(core, "revising the plan", "the model answered without a revised checklist")
+            if isinstance(revised, Outcome):
+                return revised
+            plan, steps = revised, list(revised.steps)
+            answer = await core.ask_plan(steps)
         if answer.decision == "cancel":
             core.emit(PlanCancelled(reason="cancelled by the person"))
             return Outcome(False, "plan_cancelled", error="the person cancelled the plan")

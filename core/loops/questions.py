@@ -2,7 +2,7 @@
 
 A plan is published as a ``plan_proposed`` event carrying a request id; the run
 waits until a front end answers that id (``approve``, ``edit`` with the edited
-text, or ``cancel``). The event carries no future, so it serializes like any
+text, ``revise`` with what to change, or ``cancel``). The event carries no future, so it serializes like any
 other and every front end answers the same way. Permission requests are the
 executor's (``tools.executor``); the loop asks here first, then there.
 """
@@ -46,6 +46,8 @@ class PlanQuestions:
             raise ValueError(f"a plan answer is one of {', '.join(PLAN_DECISIONS)}, not {decision!r}")
         if decision == "edit" and not (plan or "").strip():
             raise ValueError("an edited plan needs its text")
+        if decision == "revise" and not (plan or "").strip():
+            raise ValueError("a plan to revise needs what to change")
         pending = self._pending.get(request_id)
         if pending is None or pending.done():
             return False

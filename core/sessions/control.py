@@ -80,12 +80,13 @@ class Control:
             case "plan":
                 decision = _choice(command, "decision", PLAN_DECISIONS)
                 plan = command.get("plan")
-                if decision == "edit" and not (isinstance(plan, str) and plan.strip()):
-                    raise ValueError('an edited plan needs its text in "plan"')
+                if decision in {"edit", "revise"} and not (isinstance(plan, str) and plan.strip()):
+                    what = "an edited plan" if decision == "edit" else "a revision"
+                    raise ValueError(f'{what} needs its text in "plan"')
                 request_id = session.agent.open_plan()
                 if request_id is None:
                     raise ValueError("no plan is waiting for an answer")
-                session.answer(request_id, decision, plan if decision == "edit" else None)
+                session.answer(request_id, decision, plan if decision in {"edit", "revise"} else None)
             case "permission":
                 request_id = command.get("request_id")
                 if not isinstance(request_id, str):

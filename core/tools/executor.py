@@ -150,7 +150,7 @@ class Executor:
         self.recorded = Recorded()
         self.observe: Callable[[ToolCall, ToolResult], None] | None = None
         self._on_done: Callable[[ToolOutcome], object] | None = None
-        self._questions: dict[str, asyncio.Future[str]] = {}  # open permission requests by id
+        self._questions: dict[str, asyncio.Future[tuple[str, str]]] = {}  # open requests by id: (verdict, why)
         self.planning = False  # while True only read-only tools run, whatever the policy says
         self._clocks: dict[str, list[float]] = {}  # when each running call started (or was let run)
 
@@ -270,7 +270,7 @@ class Executor:
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=reason))
             return ToolResult.error(f"not permitted: {reason}", "refused")
         request_id = f"{call.id}:{uuid.uuid4().hex[:8]}"
-        answer: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        answer: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
         self._questions[request_id] = answer  # before the request is out: an answer may come at once
         try:
             emit(
@@ -278,7 +278,7 @@ class Executor:
                     request_id=request_id, call_id=call.id, name=call.name, args=call.args, reason=decision.reason
                 )
             )
-            verdict = await answer
+            verdict, why_not = await answer
         except asyncio.CancelledError:
             moot = "the run stopped before an answer"
             emit(PermissionDecided(call_id=call.id, decision="cancelled", reason=moot, request_id=request_id))
@@ -293,6 +293,8 @@ class Executor:
             self.policy = self.policy.remembering(call.name, call.args, self.workspace)
         if verdict in {"allow", "always"}:
             return None
+        if why_not:  # the person said why: the model reads it as the call's result
+            return ToolResult.error(f"the person declined to run this {call.name} call: {why_not}", "declined")
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way", "declined")
 
     async def check(self, command: str, *, timeout: int = 600) -> ToolResult:
@@ -311,10 +313,11 @@ class Executor:
         self.can_ask = False
         for pending in self._questions.values():
             if not pending.done():
-                pending.set_result("deny")
+                pending.set_result(("deny", ""))
 
-    def answer(self, request_id: str, decision: str) -> bool:
-        """Answer an open permission request: ``allow``, ``always`` or ``deny``.
+    def answer(self, request_id: str, decision: str, reason: str = "") -> bool:
+        """Answer an open permission request: ``allow``, ``always`` or ``deny`` (with the person's
+        ``reason``, when given, which the model reads as the call's result).
 
         False when no request with that id is open (already answered, or its run stopped).
         """
@@ -323,7 +326,7 @@ class Executor:
         pending = self._questions.get(request_id)
         if pending is None or pending.done():
             return False
-        pending.set_result(decision)
+        pending.set_result((decision, reason.strip() if decision == "deny" else ""))
         return True
 
     def _mask(self, result: ToolResult) -> ToolResult:

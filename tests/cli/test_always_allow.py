@@ -20,7 +20,7 @@ from textual.pilot import Pilot
 from chimera.core.events import PermissionRequested
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
-from chimera.tui.screens.permission import PermissionScreen
+from chimera.tui.widgets.question_panel import QuestionPanel
 from tests.cli_runner import chimera_command
 from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic, Reply, message, text, tool_use
 
@@ -71,8 +71,8 @@ async def test_always_allow_edits_in_the_workbench_covers_write_and_edit(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.click("#prompt")
         await pilot.press(*"change both files", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PermissionScreen) and "Always" in prompt_text(app), "asked")
-        assert "Always allow edits (a)" in prompt_text(app)
+        await until(pilot, lambda: isinstance(app.focused, QuestionPanel) and "a always" in prompt_text(app), "asked")
+        assert "a adds the rule write and edit: every file" in prompt_text(app)
         await pilot.press("a")
         await until(pilot, lambda: app.run_shown.is_set() or len(asked) > 1, "the run's end, or a second question")
         assert [e.name for e in asked] == [first[0]]  # asked once, for the first change only

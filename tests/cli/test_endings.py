@@ -11,7 +11,7 @@ from chimera.core.sessions.start import RunOptions
 from chimera.core.sessions.store import SessionStore
 from chimera.tui.app import build_app
 from chimera.tui.replay_app import ReplayApp
-from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.status_line import StatusLine
 from tests.cli_runner import run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
@@ -80,10 +80,10 @@ async def test_cancelling_a_plan_in_the_workbench_ends_it_cancelled(
         await send(pilot, "write out.txt")
         await until(
             pilot,
-            lambda: isinstance(app.screen, PlanScreen) and "Write `out.txt`" in screen_text(app),
+            lambda: app.focused is app.query_one(PlanPanel) and "Write out.txt" in screen_text(app),
             "the plan on screen",
         )
-        await pilot.press("c")
+        await pilot.press("c", "y")  # c asks once
         await app.run_shown.wait()
         await until(pilot, lambda: "the plan was cancelled" in screen_text(app), "the ending on screen")
         shown = screen_text(app)

@@ -17,7 +17,7 @@ from chimera.core.providers.factory import create_provider
 from chimera.core.sessions.start import RunOptions
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.tui.app import build_app
-from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.widgets.plan_panel import PlanPanel
 from tests.cli_runner import run_chimera
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
@@ -180,18 +180,19 @@ async def test_the_workbench_shows_the_plan_to_approve_edit_or_cancel(
     app = build_app(RunOptions(workdir=notes_project, model=MODEL, loop="plan", permission_mode="bypass"))
     async with app.run_test(size=(100, 30)) as pilot:
         await send(pilot, "write out.txt")
-        await until(  # pushed is not yet drawn: wait for the steps on screen
+        await until(  # the steps on screen, the panel focused
             pilot,
-            lambda: isinstance(app.screen, PlanScreen) and "Add a second line to `out.txt`" in screen_text(app),
+            lambda: app.focused is app.query_one(PlanPanel) and "Add a second line to out.txt" in screen_text(app),
             "the plan on screen",
         )
         if answer == "edit":
             await pilot.press("e")
-            editor = app.screen.query_one("#plan-editor")
+            await until(pilot, lambda: bool(app.query("#plan-editor")), "the editor")
+            editor = app.query_one("#plan-editor")
             editor.text = "- [ ] Write `out.txt` saying hello"  # type: ignore[attr-defined]
             await pilot.press("ctrl+s")
         else:
-            await pilot.press(answer[0])
+            await pilot.press(*(["c", "y"] if answer == "cancel" else [answer[0]]))  # c asks once
         await app.run_shown.wait()
         await pilot.pause()
 

@@ -13,7 +13,7 @@ from textual.widgets import TextArea
 from chimera.core.events import PlanEdited, StepEvent
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
-from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text
@@ -23,11 +23,14 @@ PLAN = message(text("- [ ] say hello\n- [ ] say bye"))
 
 
 async def put_aside(pilot: Pilot[int], app: ChimeraApp) -> None:
-    """The plan asks; ``/`` puts it aside with a slash in the input."""
-    await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan to ask")
+    """The plan asks; ``/`` on it puts a slash in the input, to type a command."""
+    await until(pilot, lambda: app.focused is app.query_one(PlanPanel), "the plan to ask")
     await pilot.press("slash")
-    await until(pilot, lambda: app.query_one(PromptInput).value == "/", "the slash in the input")
-    assert not isinstance(app.screen, PlanScreen)
+    await until(
+        pilot,
+        lambda: app.query_one(PromptInput).value == "/" and isinstance(app.focused, PromptInput),
+        "the slash in the input, and the focus",
+    )
     assert app.state.questions.plan is not None  # still waiting for its answer
 
 
@@ -72,8 +75,8 @@ async def test_edit_by_command_opens_the_editor_and_the_edit_is_the_plan(api: Fa
         await send(pilot, "/plan greet")
         await put_aside(pilot, app)
         await pilot.press(*"edit", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PlanScreen) and bool(app.screen.query(TextArea)), "editor")
-        app.screen.query_one(TextArea).text = "- [ ] say hi"
+        await until(pilot, lambda: isinstance(app.focused, TextArea), "editor")
+        app.query_one("#plan-editor", TextArea).text = "- [ ] say hi"
         await pilot.press("ctrl+s")
         await app.run_shown.wait()
         await until(pilot, lambda: app.state.status.state == "done", "the edited plan carried out")

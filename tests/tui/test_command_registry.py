@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from chimera.core.events import PlanProposed
+from chimera.core.events import PermissionRequested, PlanProposed
 from chimera.tui.app import ChimeraApp
 from chimera.tui.command_views import palette_entries
 from chimera.tui.commands import (
@@ -24,6 +24,8 @@ from chimera.tui.commands import (
     unknown,
 )
 from chimera.tui.state import WorkbenchState
+from chimera.tui.widgets.plan_panel import PlanPanel
+from chimera.tui.widgets.question_panel import QuestionPanel
 
 IDLE = Facts(WorkbenchState(), recorded=True, themes=("chimera-dark", "chimera-light"), models=("claude-x",))
 
@@ -34,7 +36,18 @@ def plan_waiting() -> Facts:
     return replace(IDLE, state=state)
 
 
-SITUATIONS = {"idle": IDLE, "running": replace(IDLE, running=True), "a plan waits": plan_waiting()}
+def call_waiting() -> Facts:
+    state = WorkbenchState()
+    state.apply(PermissionRequested(request_id="r1", call_id="c1", name="bash", args={"command": "ls"}))
+    return replace(IDLE, state=state, running=True)
+
+
+SITUATIONS = {
+    "idle": IDLE,
+    "running": replace(IDLE, running=True),
+    "a plan waits": plan_waiting(),
+    "a call waits": call_waiting(),
+}
 
 
 def where_enabled(command: Command) -> Facts:
@@ -52,7 +65,8 @@ def test_every_command_is_reachable_by_slash_palette_and_its_keys(command: Comma
     assert callable(getattr(ChimeraApp, command.method, None)), command.method
     listed = {entry.command.id for entry in palette_entries(where_enabled(command))}
     assert command.id in listed
-    bound = [b for b in ChimeraApp.BINDINGS if getattr(b, "action", "") == f"command({command.id!r})"]
+    keys = {"app": ChimeraApp.BINDINGS, "plan": PlanPanel.BINDINGS, "question": QuestionPanel.BINDINGS}
+    bound = [b for b in keys[command.scope] if getattr(b, "action", "") == f"command({command.id!r})"]
     assert bool(bound) == bool(command.keys)
     if command.keys:
         assert bound[0].key == command.keys  # type: ignore[union-attr]

@@ -17,8 +17,9 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.commands import COMMANDS, find
 from chimera.tui.screens.help import HelpScreen
-from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
+from chimera.tui.widgets.question_panel import QuestionPanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.tui_helpers import entries, in_palette, screen_text, send, toasts, until
@@ -39,9 +40,53 @@ async def one_run(pilot: Pilot[int], app: ChimeraApp) -> None:
 
 
 async def a_plan_waits(pilot: Pilot[int], app: ChimeraApp) -> None:
-    """/plan greet: the plan's screen asks."""
+    """/plan greet: the plan's panel asks (it has the focus once the person paused typing)."""
     await send(pilot, "/plan greet")
-    await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan to ask")
+    await until(pilot, lambda: app.focused is app.query_one(PlanPanel), "the plan to ask")
+
+
+async def a_call_waits(pilot: Pilot[int], app: ChimeraApp) -> None:
+    """In ask mode a write waits for its permission (the question has the focus)."""
+    app.session.configure(mode="ask")
+    await send(pilot, "write it")
+    await until(pilot, lambda: isinstance(app.focused, QuestionPanel), "the question to ask")
+
+
+async def a_call_waits_unfocused(pilot: Pilot[int], app: ChimeraApp) -> None:
+    """The question waits while the person is back in the input."""
+    await a_call_waits(pilot, app)
+    await pilot.click("#prompt")
+
+
+def answered(decision: str, result: str) -> Step:
+    async def check(pilot: Pilot[int], app: ChimeraApp) -> None:
+        if decision == "deny-why":  # d, /deny-why or the palette's: the reason is asked in one line
+            await until(pilot, lambda: getattr(app.focused, "id", "") == "question-reason", "the reason asked")
+            await pilot.press(*"not now", "enter")
+        await app.run_shown.wait()
+        assert (app.session.env.workdir / "a.txt").exists() == (decision in {"allow", "always"})
+        assert result in str(shown_texts(app))
+
+    return check
+
+
+def shown_texts(app: ChimeraApp) -> list[object]:
+    return [e.text for e in app.transcript.entries]
+
+
+async def went_to_question(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await until(pilot, lambda: isinstance(app.focused, QuestionPanel), "the focus on the question")
+    app.answer_permission("deny")
+    await app.run_shown.wait()
+
+
+async def revising(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await until(pilot, lambda: getattr(app.focused, "id", "") == "plan-feedback", "what to change asked")
+    await pilot.press(*"add a wave", "enter")
+    await until(pilot, lambda: "added" in app.state.plan.changes, "the revised plan")
+    assert app.state.questions.plan is not None  # asked afresh
+    app.answer_plan("cancel")
+    await app.run_shown.wait()
 
 
 async def a_command_runs(pilot: Pilot[int], app: ChimeraApp) -> None:
@@ -57,23 +102,25 @@ async def ran_the_plan(pilot: Pilot[int], app: ChimeraApp) -> None:
 
 
 async def plan_asked(pilot: Pilot[int], app: ChimeraApp) -> None:
-    await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan to ask")
+    await until(pilot, lambda: app.focused is app.query_one(PlanPanel), "the plan to ask")
     assert app.state.questions.plan is not None
     assert app.state.status.loop == "plan"
-    await pilot.press("c")  # the run ends (cancelled)
+    await pilot.press("c", "y")  # the run ends (cancelled)
     await app.run_shown.wait()
 
 
 async def editing(pilot: Pilot[int], app: ChimeraApp) -> None:
-    await until(pilot, lambda: isinstance(app.screen, PlanScreen) and bool(app.screen.query("#plan-editor")), "editor")
-    app.action_cancel()  # the run still waits on the plan: end it
+    await until(pilot, lambda: app.query_one(PlanPanel).editing, "editor")
+    app.answer_plan("cancel")  # the run still waits on the plan: end it
     await app.run_shown.wait()
 
 
 async def cancelled(pilot: Pilot[int], app: ChimeraApp) -> None:
+    if app.query_one(PlanPanel).confirming:  # c asks once
+        await pilot.press("y")
     await app.run_shown.wait()
     await until(pilot, lambda: app.state.status.state == "cancelled", "the run to end cancelled")
-    assert not isinstance(app.screen, PlanScreen)
+    assert app.state.questions.plan is None
 
 
 async def interrupted(pilot: Pilot[int], app: ChimeraApp) -> None:
@@ -121,6 +168,11 @@ class Case:
 
 
 PLAN_REPLIES = (message(text("- [ ] say hello")), message(text("Hello.")), message(text("DONE")))
+REVISED_REPLIES = (message(text("- [ ] say hello")), message(text("- [ ] say hello\n- [ ] wave")))
+WRITE_REPLIES = (
+    message(tool_use("w1", "write", {"path": "a.txt", "content": "a"}), stop_reason="tool_use"),
+    message(text("Done.")),
+)
 WAITING = (message(tool_use("t1", "bash", {"command": "cat go.fifo"}), stop_reason="tool_use"),)
 
 CASES: dict[str, Case] = {
@@ -129,6 +181,12 @@ CASES: dict[str, Case] = {
     "approve": Case(before=a_plan_waits, after=ran_the_plan, replies=PLAN_REPLIES),
     "edit": Case(before=a_plan_waits, after=editing, replies=PLAN_REPLIES),
     "cancel": Case(before=a_plan_waits, after=cancelled, replies=PLAN_REPLIES),
+    "keep-planning": Case(before=a_plan_waits, after=revising, replies=REVISED_REPLIES),
+    "question": Case(before=a_call_waits_unfocused, after=went_to_question, replies=WRITE_REPLIES),
+    "allow": Case(before=a_call_waits, after=answered("allow", "Done."), replies=WRITE_REPLIES),
+    "always": Case(before=a_call_waits, after=answered("always", "Done."), replies=WRITE_REPLIES),
+    "deny": Case(before=a_call_waits, after=answered("deny", "Done."), replies=WRITE_REPLIES),
+    "deny-why": Case(before=a_call_waits, after=answered("deny-why", "Done."), replies=WRITE_REPLIES),
     "loop": Case(argument="reflexion", after=holds("the strategy", lambda a: a.state.status.loop, "reflexion")),
     "model": Case(argument=OTHER_MODEL, after=holds("the model", lambda a: a.state.status.model, OTHER_MODEL)),
     "mode": Case(argument="bypass", after=holds("the mode", lambda a: a.state.status.mode, "bypass")),
@@ -151,12 +209,7 @@ def test_every_command_has_a_case() -> None:
 
 
 async def by_slash(pilot: Pilot[int], app: ChimeraApp, name: str, argument: str) -> None:
-    if isinstance(app.screen, PlanScreen):
-        await pilot.press("slash")  # the plan waits aside; the input holds the slash
-        await until(pilot, lambda: app.query_one(PromptInput).value == "/", "the slash in the input")
-        await pilot.press(*f"{name} {argument}".strip(), "enter")
-    else:
-        await send(pilot, f"/{name} {argument}".strip())
+    await send(pilot, f"/{name} {argument}".strip())  # a question waits beside the input meanwhile
 
 
 async def by_palette(pilot: Pilot[int], app: ChimeraApp, name: str, argument: str) -> None:

@@ -20,12 +20,11 @@ from textual.screen import Screen
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.replay_app import ReplayApp
-from chimera.tui.screens.permission import PermissionScreen
-from chimera.tui.screens.plan import PlanScreen
+from chimera.tui.widgets.question_panel import QuestionPanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
-from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, tool_use
 from tests.session_helpers import record_fixed_session
-from tests.tui_helpers import entries, screen_text, send, until
+from tests.tui_helpers import entries, pictured, screen_text, send, still, until
 
 SIZE = (80, 24)
 Snap = Callable[..., bool]
@@ -85,35 +84,17 @@ def test_a_replay_paused_after_one_step(snap_compare: Snap, isolated_env: Path, 
 @pytest.mark.usefixtures("model_env")
 def test_the_permission_prompt(snap_compare: Snap, api: FakeAnthropic, tmp_path: Path) -> None:
     api.script(message(tool_use("t1", "bash", {"command": "make clean"}), stop_reason="tool_use"))
-    app = build_app(RunOptions(workdir=tmp_path, model=MODEL))
+    app = still(build_app(RunOptions(workdir=tmp_path, model=MODEL)))
 
     async def asked(pilot: Pilot[int]) -> None:
         await pilot.pause()  # laid out: the click lands on the input
         await send(pilot, "clean the build")
         await until(
-            pilot, lambda: isinstance(app.screen, PermissionScreen) and "make clean" in screen_text(app), "the prompt"
+            pilot, lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app), "the question"
         )
-        await pilot.pause()
+        await pictured(pilot, app)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=asked)
-
-
-@pytest.mark.usefixtures("model_env")
-def test_the_plan_to_approve(snap_compare: Snap, api: FakeAnthropic, tmp_path: Path) -> None:
-    api.script(
-        message(text("The plan:\n\n- [ ] Read `stats.py`\n- [ ] Fix `median` for even lists\n- [ ] Run the tests\n"))
-    )
-    app = build_app(RunOptions(workdir=tmp_path, model=MODEL, loop="plan", permission_mode="bypass"))
-
-    async def proposed(pilot: Pilot[int]) -> None:
-        await pilot.pause()
-        await send(pilot, "fix the median")
-        await until(
-            pilot, lambda: isinstance(app.screen, PlanScreen) and "Run the tests" in screen_text(app), "the plan"
-        )
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=SIZE, run_before=proposed)
 
 
 @pytest.mark.usefixtures("model_env")

@@ -15,8 +15,8 @@ from chimera.core.sessions.reading import read_node, summary
 from chimera.core.sessions.start import RunOptions
 from chimera.tui import conversation_app
 from chimera.tui.app import build_app
-from chimera.tui.screens.permission import PermissionScreen
 from chimera.tui.widgets.prompt_input import PromptInput
+from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import FakeAnthropic, message, stream_error, text, thinking, tool_use
 from tests.tui_helpers import asked, entries, said, screen_text, send, until
@@ -61,7 +61,7 @@ async def test_a_run_stopped_while_asking_closes_the_prompt(api: FakeAnthropic, 
         await asked(pilot, app)
         app.session.interrupt()
         await app.run_shown.wait()
-        await until(pilot, lambda: not isinstance(app.screen, PermissionScreen), "the prompt to close")
+        await until(pilot, lambda: not app.query_one(QuestionPanel).has_class("-shown"), "the question to close")
         assert not (tmp_path / "made-it").exists()
         assert "interrupted" in screen_text(app)
 

@@ -54,9 +54,7 @@ def test_a_saved_output_that_shrinks_while_shown_does_not_kill_the_viewer(tmp_pa
     the lines that are gone show empty."""
     saved = tmp_path / "toolu_1.txt"
     saved.write_text("".join(f"line {n}\n" for n in range(200_000)))
-    proc = subprocess.run(
-        [sys.executable, "-c", SHRINKING, str(saved)], capture_output=True, text=True, timeout=120
-    )
+    proc = subprocess.run([sys.executable, "-c", SHRINKING, str(saved)], capture_output=True, text=True, timeout=120)
     assert proc.returncode != -signal.SIGBUS, "the viewer died of SIGBUS"
     assert proc.returncode == 0, proc.stderr
     assert "shown: ''" in proc.stdout

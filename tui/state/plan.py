@@ -5,11 +5,14 @@ keeps the checks of the passed steps it leaves as they were); ``plan_approved`` 
 start the work; ``plan_step_checked`` marks a step passed or failed, with what the
 check said when it failed; ``plan_cancelled`` ends it. ``current`` is the step being
 worked on: the first one not yet passed, while the plan is being carried out.
-No Textual here.
+A plan that replaces another (a revision the person asked for, a re-plan)
+says what changed: ``changes[i]`` marks each step ``added``, ``changed`` or
+kept (""), and ``removed`` holds the steps it left out. No Textual here.
 """
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 from chimera.core import events as ev
@@ -68,6 +71,8 @@ class PlanState:
     failures: dict[int, str] = field(default_factory=dict)
     phase: str = "none"
     why_replanned: str = ""
+    changes: list[str] = field(default_factory=list)  # per step: "added", "changed" or "" (as before)
+    removed: list[str] = field(default_factory=list)  # the steps of the plan before that this one left out
 
     @property
     def current(self) -> int | None:
@@ -80,12 +85,15 @@ class PlanState:
         """Follow the plan through one event."""
         match event:
             case PlanProposed(steps=steps):
+                before = self.steps if self.phase == "proposed" else []  # a revision of the plan on screen
                 self._set(steps, "proposed")
+                self._compare(before)
             case PlanEdited(steps=steps):
                 self._set(steps, "working")
             case Replanned(steps=steps, why=why):
-                kept = self._done_before(steps)
+                kept, before = self._done_before(steps), self.steps
                 self._set(steps, "working")
+                self._compare(before)
                 self.checks[: len(kept)] = kept
                 self.why_replanned = why
             case PlanApproved():
@@ -118,9 +126,29 @@ class PlanState:
             kept.append(check)
         return kept
 
+    @property
+    def done(self) -> int:
+        """How many steps passed their check."""
+        return sum(1 for check in self.checks if check is True)
+
+    def _compare(self, before: list[str]) -> None:
+        """Mark what changed from ``before`` (nothing when there was no plan before)."""
+        if not before:
+            return
+        matcher = difflib.SequenceMatcher(a=before, b=self.steps, autojunk=False)
+        for tag, old_from, old_to, new_from, new_to in matcher.get_opcodes():
+            if tag == "equal":
+                continue
+            for i in range(new_from, new_to):
+                self.changes[i] = "changed" if tag == "replace" else "added"
+            if tag == "delete" or (tag == "replace" and old_to - old_from > new_to - new_from):
+                self.removed += before[old_from + (new_to - new_from) if tag == "replace" else old_from : old_to]
+
     def _set(self, steps: list[str], phase: str) -> None:
         self.steps = list(steps)
         self.checks = [None] * len(steps)
         self.failures = {}
         self.phase = phase
         self.why_replanned = ""
+        self.changes = [""] * len(steps)
+        self.removed = []

@@ -89,6 +89,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._width = 0
         self._relayout_due = False
         self._follow = False  # the person sent something: the next layout shows the end, wherever the view was
+        self._pinned = True  # the view shows the end (as of its last scroll): a resize keeps it there
         self._settled: dict[int, tuple[tuple[int, int], list[Line]]] = {}  # a streaming answer's finished blocks
         self._frame: tuple[Style, int] | None = None  # while a frame is drawn: its style and width
         self._look: Look | None = None  # the app theme's colours, made when first needed
@@ -151,7 +152,15 @@ class TranscriptView(ScrollView, can_focus=True):
                 break
 
     def on_resize(self) -> None:
+        """A new size (the plan panel opening or folding beside or above, say): the end stays in view if it was."""
+        pinned = self._pinned
         self._layout()
+        if pinned:
+            self.scroll_end(animate=False, immediate=True, force=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._pinned = new_value >= self.max_scroll_y - 1
 
     def _layout(self) -> None:
         """Where each entry starts. An entry drawn at this width counts its real lines; one never drawn

@@ -1,0 +1,178 @@
+"""Provides ``QuestionPanel``: the oldest permission question, in place above the input.
+
+It shows the call (its command, or the change as a diff), why it is asked when it is not a plain
+question, the rule an "always" adds, and how many questions wait ("1 of 2"). Its keys are the registry's
+(``tui.commands``, scope ``question``): ``y`` once, ``a`` always, ``n`` no, ``d`` no with a reason (typed in
+one line, sent to the model). It takes keys only while it has the focus: it never takes it while the person
+types (the app moves it there after a second's pause, or on ``ctrl+y``), so keys meant for the input never
+answer it. Everything the model wrote is shown with every character that could steer the terminal escaped.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, ClassVar, Protocol, cast
+
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical
+from textual.events import Key
+from textual.widgets import Input, Static
+
+from chimera.core.terminal_text import terminal_safe
+from chimera.core.tools.base import describe_call
+from chimera.tui.command_views import CommandKeys, command_bindings
+from chimera.tui.look import BOLD, look_of
+from chimera.tui.state.questions import Question
+
+__all__ = ["QuestionHost", "QuestionPanel", "always_rule"]
+
+PREVIEW_LINES = 8  # lines of a command or a change shown; the rest is counted
+
+
+class QuestionHost(Protocol):
+    """What the panel asks of the app."""
+
+    def answer_permission(self, verdict: str, reason: str = "") -> None: ...
+
+
+def always_rule(question: Question) -> str:
+    """What "always" lets run unasked, as the policy remembers it (``PermissionPolicy.remembering``): this exact
+    command; for ``write`` and ``edit`` every edit by either tool, or, asked about for a reason (a file inside
+    .git), edits to that file only; for any other tool, its every call."""
+    name = terminal_safe(question.name, one_line=True)
+    if question.name == "bash":
+        return f"bash: {terminal_safe(str(question.args.get('command', '')), one_line=True)}"
+    if question.name in ("write", "edit"):
+        path = terminal_safe(str(question.args.get("path", "")), one_line=True)
+        return f"write and edit: {path}" if question.reason else "write and edit: every file"
+    return f"{name}: every call"
+
+
+class QuestionPanel(CommandKeys, Vertical, can_focus=True):
+    """Allow once, always, or deny (with a reason) the oldest call waiting."""
+
+    DEFAULT_CSS = """
+    QuestionPanel {
+        height: auto;
+        max-height: 60%;
+        padding: 0 1;
+        border-left: thick $warning;
+        background: $surface;
+        display: none;
+    }
+    QuestionPanel.-shown { display: block; }
+    QuestionPanel:focus { background: $boost; }
+    QuestionPanel #question-detail { height: auto; max-height: 12; }
+    QuestionPanel #question-keys { color: $text-muted; }
+    QuestionPanel #question-reason { height: 3; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [*command_bindings("question")]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.question: Question | None = None
+        self.position = (0, 0)  # "1 of 2"
+
+    @property
+    def host(self) -> QuestionHost:
+        return cast(QuestionHost, self.app)
+
+    @property
+    def asking_reason(self) -> bool:
+        return bool(self.query("#question-reason"))
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="question-title")
+        yield Static(id="question-detail")
+        yield Static(id="question-keys")
+
+    def show(self, question: Question | None, number: int = 1, waiting: int = 1) -> None:
+        """Ask ``question`` (the ``number``-th of ``waiting``); None hides the panel."""
+        if question is None or (self.question is not None and question.request_id != self.question.request_id):
+            for line in self.query("#question-reason"):
+                line.remove()
+        if (question, (number, waiting)) == (self.question, self.position) and self.has_class("-shown") == bool(
+            question
+        ):
+            return  # nothing it shows changed: no redraw
+        self.question, self.position = question, (number, waiting)
+        self.set_class(question is not None, "-shown")
+        if question is None:
+            return
+        look = look_of(self.app.current_theme)
+        title = Text.assemble((f"Allow {terminal_safe(question.name, one_line=True)}?", BOLD))
+        if waiting > 1:
+            title.append(f"  ({number} of {waiting})", look["muted"])
+        if question.reason:
+            title.append(f"\nAsked because {terminal_safe(question.reason, one_line=True)}.", look["notice_warning"])
+        self.query_one("#question-title", Static).update(title)
+        self.query_one("#question-detail", Static).update(self._detail(question))
+        self.draw_keys()
+
+    def draw_keys(self) -> None:
+        if self.question is None:
+            return
+        look = look_of(self.app.current_theme)
+        rule = Text.assemble(("a adds the rule ", look["muted"]), (always_rule(self.question), BOLD))
+        if self.asking_reason:
+            keys = Text("enter refuses and tells the model why · esc goes back", look["muted"])
+        elif self.has_focus:
+            keys = Text("y once · a always · n no · d no, saying why · esc interrupts the run", look["muted"])
+        else:
+            keys = Text("ctrl+y answers it (you are typing: it waits)", look["notice_warning"])
+        self.query_one("#question-keys", Static).update(Group(rule, keys))
+
+    def _detail(self, question: Question) -> RenderableType:
+        args: dict[str, Any] = question.args
+        look = look_of(self.app.current_theme)
+
+        def shown(key: str) -> str:
+            return terminal_safe(str(args.get(key, "")))
+
+        def cut(lines: list[str]) -> str:
+            more = f"\n… {len(lines) - PREVIEW_LINES} more lines" if len(lines) > PREVIEW_LINES else ""
+            return "\n".join(lines[:PREVIEW_LINES]) + more
+
+        if question.name == "bash":
+            return Syntax(cut(shown("command").splitlines()), "bash", theme=look.syntax, word_wrap=True)
+        if question.name in ("write", "edit"):
+            path = terminal_safe(str(args.get("path", "")), one_line=True)
+            old, new = (shown("old"), shown("new")) if question.name == "edit" else ("", shown("content"))
+            diff = difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="")
+            return Syntax(cut(list(diff)), "diff", theme=look.syntax, word_wrap=True)
+        return Text(terminal_safe(describe_call(question.name, args), one_line=True))
+
+    def on_focus(self) -> None:
+        self.draw_keys()
+
+    def on_blur(self) -> None:
+        self.draw_keys()
+
+    def ask_reason(self) -> None:
+        """``d``: one line for the reason the model reads; enter refuses with it."""
+        if self.asking_reason:
+            return
+        line = Input(placeholder="Why not? The model reads this.", id="question-reason")
+        self.mount(line, before="#question-keys")
+        line.focus()
+        self.draw_keys()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id == "question-reason":
+            message.stop()
+            self.host.answer_permission("deny", message.value.strip())
+
+    def on_key(self, event: Key) -> None:
+        """``escape`` in the reason line goes back to the question (the run goes on)."""
+        if event.key == "escape" and self.asking_reason:
+            event.stop()
+            event.prevent_default()
+            for line in self.query("#question-reason"):
+                line.remove()
+            self.focus()
+            self.draw_keys()
