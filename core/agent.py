@@ -136,6 +136,26 @@ class Agent:
         if self._core is not None:
             self._core.executor.policy = replace(self._core.executor.policy, mode=mode)
 
+    @property
+    def kept(self) -> list[str]:
+        """What each "always" answered so far lets run unasked, oldest first, a line each."""
+        policy = self._core.executor.policy if self._core is not None else self.policy
+        return [kept.words for kept in policy.kept] if policy is not None else []
+
+    def forget(self, index: int) -> str:
+        """Take back the ``index``-th "always" (0 first; at any time: it only narrows what runs unasked);
+        what it allowed. IndexError when there is none."""
+        if self._core is not None:
+            executor = self._core.executor
+            words = executor.policy.kept[index].words
+            executor.policy = executor.policy.forgetting(index)
+            return words
+        if self.policy is None:
+            raise IndexError(index)
+        words = self.policy.kept[index].words
+        self.policy = self.policy.forgetting(index)
+        return words
+
     def _between_runs(self, what: str) -> None:
         if self.running:
             raise RuntimeError(f"{what} cannot change while a run is going")

@@ -69,6 +69,7 @@ class CommandActions(QuestionApp):
             recorded=len(self.session.store.tree) > 0,
             themes=tuple(sorted(self.available_themes)),
             models=tuple(dict.fromkeys([self.session.model, resolve_model(), DEFAULT_MODEL])),
+            kept=len(self.session.kept),
         )
 
     def complete(self, text: str) -> list[Completion]:
@@ -155,6 +156,9 @@ class CommandActions(QuestionApp):
     def action_always(self) -> None:
         self.answer_permission("always")
 
+    def action_always_rule(self, rule: str) -> None:
+        self.always_with_rule(rule)
+
     def action_deny(self) -> None:
         self.answer_permission("deny")
 
@@ -172,7 +176,33 @@ class CommandActions(QuestionApp):
         return self._configure("model", "model", model=name)
 
     def action_mode(self, name: str) -> bool:
+        """``/mode NAME`` chooses the mode; ``/mode`` alone shows it and the answers kept by "always";
+        ``/mode forget N`` takes the N-th of those back."""
+        words = name.split()
+        if not words:
+            return self._show_kept()
+        if words[0] == "forget":
+            number = words[1] if len(words) == 2 else ""
+            if not number.isdigit():
+                return self._refuse("/mode forget takes the number of a kept answer: /mode lists them.")
+            try:
+                gone = self.session.forget(int(number))
+            except ConfigError as err:
+                return self._refuse(f"/mode forget: {err}")
+            self.say(terminal_safe(f"Asked again from now on: {gone}.", one_line=True))
+            return True
         return self._configure("mode", "permission mode", mode=name)
+
+    def _show_kept(self) -> bool:
+        kept = self.session.kept
+        lines = [f"Permission mode {self.session.policy.mode}."]
+        if kept:
+            lines.append('Allowed unasked by an "always" this session (/mode forget N takes one back):')
+            lines += [f"  {n}. {terminal_safe(words, one_line=True)}" for n, words in enumerate(kept, start=1)]
+        else:
+            lines.append('No "always" answered this session.')
+        self.say("\n".join(lines))
+        return True
 
     def _configure(self, command: str, what: str, **choice: str) -> bool:
         try:

@@ -80,11 +80,9 @@ def palette_entries(facts: Facts) -> list[PaletteEntry]:
     entries: list[PaletteEntry] = []
     for command in available(facts):
         about = f"{command.usage}: {command.help}"
+        choices = command.choices(facts) if command.argument else ()
+        entries += [PaletteEntry(f"{command.title}: {c}", f"{command.slash} {c}", command, c) for c in choices]
         if command.needs_argument:
-            entries += [
-                PaletteEntry(f"{command.title}: {c}", f"{command.slash} {c}", command, c)
-                for c in command.choices(facts)
-            ]
             entries.append(PaletteEntry(f"{command.title}…", about, command, None))  # free words, typed in the input
         else:
             entries.append(PaletteEntry(command.title, about, command, ""))

@@ -47,6 +47,7 @@ class Facts:
     recorded: bool = False  # the session holds something to replay or export
     themes: tuple[str, ...] = ()  # the themes the app knows
     models: tuple[str, ...] = ()  # model names to offer (the one in use first)
+    kept: int = 0  # answers kept by "always" this session
 
 
 def _always(_: Facts) -> str:
@@ -216,6 +217,16 @@ COMMANDS: tuple[Command, ...] = (
         unavailable=_permission_waiting,
     ),
     Command(
+        "always-rule",
+        "Always allow, by a rule you write",
+        "Let the call asked about run, and keep RULE (such as bash(make *)) instead of the rule shown (e edits it)",
+        action="always_rule",
+        argument="[RULE]",
+        keys="e",
+        scope="question",
+        unavailable=_permission_waiting,
+    ),
+    Command(
         "deny",
         "Deny",
         "Refuse the call asked about",
@@ -252,9 +263,10 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "mode",
         "Permission mode",
-        f"Choose the permission mode of the next runs ({', '.join(MODES)})",
-        argument="NAME",
-        completions=lambda _: MODES,
+        f'Choose the permission mode of the next runs ({", ".join(MODES)}); alone, show it and what "always" '
+        "answers allow (forget N takes one back)",
+        argument="[NAME | forget N]",
+        completions=lambda facts: (*MODES, *(f"forget {n}" for n in range(1, facts.kept + 1))),
         unavailable=_configurable,
     ),
     Command(

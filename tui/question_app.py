@@ -17,7 +17,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input
 
+from chimera.core.errors import ConfigError
 from chimera.core.sessions.session import Session
+from chimera.core.terminal_text import terminal_safe
 from chimera.tui.conversation_app import ConversationApp
 from chimera.tui.state.questions import Question
 from chimera.tui.widgets.plan_panel import PlanPanel
@@ -116,14 +118,29 @@ class QuestionApp(ConversationApp):
             self.notify("Sent: the model revises the plan; you answer again.", timeout=4)
         self._after_answer()
 
-    def answer_permission(self, verdict: str, reason: str = "") -> None:
-        """Answer the oldest permission question (``allow``, ``always``, ``deny`` with the person's reason)."""
+    def answer_permission(self, verdict: str, words: str = "") -> bool:
+        """Answer the oldest permission question: ``allow``, ``always`` (with ``words``, the rule to keep instead
+        of the one shown), ``deny`` (with ``words``, the person's reason). False, said in a line and the question
+        still open, when the rule written cannot be kept."""
         question = next((q for q in self.state.questions.open if q.kind == "permission"), None)
         if question is None:
-            return
-        self.session.answer(question.request_id, verdict, reason or None)
+            return False
+        try:
+            self.session.answer(question.request_id, verdict, words or None)
+        except ConfigError as err:
+            self.notify(terminal_safe(str(err), one_line=True), severity="error", timeout=8, markup=False)
+            return False
         self.state.questions.close(question.request_id)
         self._after_answer()
+        return True
+
+    def always_with_rule(self, rule: str = "") -> None:
+        """Always allow, keeping ``rule`` (``/always-rule RULE``), or open the rule shown to edit it (``e``)."""
+        if rule.strip():
+            self.answer_permission("always", rule.strip())
+        elif any(q.kind == "permission" for q in self.state.questions.open):
+            self.go_to_question()
+            self.query_one(QuestionPanel).edit_rule()
 
     def _after_answer(self) -> None:
         self._asked = None

@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.core.errors import ConfigError, WorkspaceError
 from chimera.core.permissions.git_dirs import git_owned, names_git
+from chimera.core.permissions.kept import Kept
 from chimera.core.permissions.own_state import own_state
 from chimera.core.permissions.rule_text import disguised
 from chimera.core.tools.paths import resolve_in_workspace, shown_name
@@ -204,6 +205,7 @@ class PermissionPolicy:
     allow: tuple[Rule, ...] = field(default_factory=tuple)
     deny: tuple[Rule, ...] = field(default_factory=tuple)
     approved: frozenset[tuple[str, str]] = frozenset()
+    kept: tuple[Kept, ...] = ()  # each "always" answered, in order: what it added (``kept``, ``forgetting``)
     # Chimera's own state (CHIMERA_HOME): never changed unasked (own_state.py). Where it is, not a rule.
     home: Path | None = field(default=None, compare=False)
 
@@ -278,11 +280,47 @@ class PermissionPolicy:
         state = own_state(self.home, workspace)
         own = state is not None and state.holds(call.path)
         if tool == "bash" or (tool in _EDIT_TOOLS and own):
-            return replace(self, approved=self.approved | {(tool, call.key)})
+            return self._keep(Kept(f"{tool}: {call.key}", approved=frozenset({(tool, call.key)})))
         if tool in _EDIT_TOOLS and git_owned(call.path, workspace):
-            return replace(self, approved=self.approved | {(edit, call.key) for edit in sorted(_EDIT_TOOLS)})
-        added = [Rule(name) for name in (sorted(_EDIT_TOOLS) if tool in _EDIT_TOOLS else [tool])]
-        return replace(self, allow=(*self.allow, *added))
+            pairs = frozenset((edit, call.key) for edit in sorted(_EDIT_TOOLS))
+            return self._keep(Kept(f"write and edit: {call.key}", approved=pairs))
+        if tool in _EDIT_TOOLS:
+            return self._keep(Kept("write and edit: every file", rules=tuple(Rule(t) for t in sorted(_EDIT_TOOLS))))
+        return self._keep(Kept(f"{tool}: every call", rules=(Rule(tool),)))
+
+    def keeping(self, text: str, tool: str, tools: Collection[str] | None = None) -> PermissionPolicy:
+        """This policy after the person answered "always" to a ``tool`` call with a rule of their own, ``text``
+        (``tool`` or ``tool(pattern)``, as ``--allow`` takes it). The rule must name that tool (for ``write`` or
+        ``edit``, either: it then covers both, as "always" does). ConfigError saying why otherwise."""
+        rule = Rule.parse(text, tools)
+        family = _EDIT_TOOLS if tool in _EDIT_TOOLS else frozenset({tool})
+        if rule.tool not in family:
+            raise ConfigError(
+                f"the rule {str(rule)!r} is not about {tool}: an answer to this question keeps a rule for "
+                f"{' or '.join(sorted(family))}, such as {sorted(family)[0]}(PATTERN)"
+            )
+        rules = tuple(Rule(name, rule.pattern) for name in sorted(family))
+        return self._keep(
+            Kept(str(rule) if len(family) == 1 else f"write and edit: {rule.pattern or 'every file'}", rules=rules)
+        )
+
+    def forgetting(self, index: int) -> PermissionPolicy:
+        """This policy without the ``index``-th "always" (0 first): what it added runs asked again, unless a
+        rule given at start or another "always" still allows it. IndexError when there is no such answer."""
+        gone = self.kept[index]
+        allow = list(self.allow)
+        for rule in gone.rules:
+            allow.reverse()
+            allow.remove(rule)  # the latest copy: a rule given at start comes first and stays
+            allow.reverse()
+        kept = self.kept[:index] + self.kept[index + 1 :]
+        still = frozenset().union(*(k.approved for k in kept))
+        return replace(self, allow=tuple(allow), approved=self.approved - (gone.approved - still), kept=kept)
+
+    def _keep(self, kept: Kept) -> PermissionPolicy:
+        return replace(
+            self, allow=(*self.allow, *kept.rules), approved=self.approved | kept.approved, kept=(*self.kept, kept)
+        )
 
     def withheld(self, workspace: Path) -> Callable[[str], bool] | None:
         """A test of workspace-relative paths a ``read`` deny rule covers (None when there are none).

@@ -169,6 +169,20 @@ class Session:
         edited text); False when it is no longer open."""
         return self.agent.answer(request_id, decision, plan)
 
+    @property
+    def kept(self) -> list[str]:
+        """What each "always" answered this session lets run unasked, oldest first, a line each."""
+        return self.agent.kept
+
+    def forget(self, number: int) -> str:
+        """Take back the ``number``-th "always" (1 first, as ``kept`` lists them); what it allowed, which is
+        asked about again. ConfigError naming the choices when there is no such answer."""
+        kept = self.agent.kept
+        if not 1 <= number <= len(kept):
+            choices = f"give 1 to {len(kept)}" if kept else "no call has been allowed always yet"
+            raise ConfigError(f"there is no kept answer {number}: {choices}")
+        return self.agent.forget(number - 1)
+
     def switch(self, ref: str, confirm: Callable[[SwitchPlan], bool] = lambda _: True) -> SwitchDone | None:
         """Move to ``ref`` (a node, a checkpoint or saved files' name) with its files; between runs only.
 

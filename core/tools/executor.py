@@ -150,7 +150,8 @@ class Executor:
         self.recorded = Recorded()
         self.observe: Callable[[ToolCall, ToolResult], None] | None = None
         self._on_done: Callable[[ToolOutcome], object] | None = None
-        self._questions: dict[str, asyncio.Future[tuple[str, str]]] = {}  # open requests by id: (verdict, why)
+        # open requests by id: the future of (verdict, the reason for a deny or the rule for an always) and the tool
+        self._questions: dict[str, tuple[asyncio.Future[tuple[str, str]], str]] = {}
         self.planning = False  # while True only read-only tools run, whatever the policy says
         self._clocks: dict[str, list[float]] = {}  # when each running call started (or was let run)
 
@@ -271,14 +272,14 @@ class Executor:
             return ToolResult.error(f"not permitted: {reason}", "refused")
         request_id = f"{call.id}:{uuid.uuid4().hex[:8]}"
         answer: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
-        self._questions[request_id] = answer  # before the request is out: an answer may come at once
+        self._questions[request_id] = (answer, call.name)  # before the request is out: an answer may come at once
         try:
             emit(
                 PermissionRequested(
                     request_id=request_id, call_id=call.id, name=call.name, args=call.args, reason=decision.reason
                 )
             )
-            verdict, why_not = await answer
+            verdict, words = await answer
         except asyncio.CancelledError:
             moot = "the run stopped before an answer"
             emit(PermissionDecided(call_id=call.id, decision="cancelled", reason=moot, request_id=request_id))
@@ -287,12 +288,15 @@ class Executor:
             del self._questions[request_id]
         who = "answered by the person" if self.can_ask else "nobody can answer any more (the control channel closed)"
         emit(PermissionDecided(call_id=call.id, decision=verdict, reason=who, request_id=request_id))
-        if verdict == "always":
+        if verdict == "always" and words:  # the rule the person wrote (checked when they answered)
+            self.policy = self.policy.keeping(words, call.name, self.tools.names)
+        elif verdict == "always":
             # Not again this session: this exact command, this file inside .git (by write or edit), or
             # every edit (write and edit both), or every call of another tool.
             self.policy = self.policy.remembering(call.name, call.args, self.workspace)
         if verdict in {"allow", "always"}:
             return None
+        why_not = words
         if why_not:  # the person said why: the model reads it as the call's result
             return ToolResult.error(f"the person declined to run this {call.name} call: {why_not}", "declined")
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way", "declined")
@@ -311,22 +315,27 @@ class Executor:
     def stop_asking(self) -> None:
         """Nobody answers from here on: open requests are denied, and later calls that need asking are refused."""
         self.can_ask = False
-        for pending in self._questions.values():
+        for pending, _ in self._questions.values():
             if not pending.done():
                 pending.set_result(("deny", ""))
 
-    def answer(self, request_id: str, decision: str, reason: str = "") -> bool:
-        """Answer an open permission request: ``allow``, ``always`` or ``deny`` (with the person's
-        ``reason``, when given, which the model reads as the call's result).
+    def answer(self, request_id: str, decision: str, words: str = "") -> bool:
+        """Answer an open permission request: ``allow``, ``always`` or ``deny``. ``words``: for a deny, the
+        person's reason (the model reads it as the call's result); for an always, the rule to keep instead of
+        the one "always" adds (``PermissionPolicy.keeping``: ConfigError, the question still open, when it is
+        not a rule for the call's tool).
 
         False when no request with that id is open (already answered, or its run stopped).
         """
         if decision not in DECISIONS:
             raise ValueError(f"a permission answer is one of {', '.join(DECISIONS)}, not {decision!r}")
-        pending = self._questions.get(request_id)
+        pending, tool = self._questions.get(request_id, (None, ""))
         if pending is None or pending.done():
             return False
-        pending.set_result((decision, reason.strip() if decision == "deny" else ""))
+        words = words.strip() if decision in {"deny", "always"} else ""
+        if decision == "always" and words:
+            self.policy.keeping(words, tool, self.tools.names)  # a rule that cannot be kept is said now, not after
+        pending.set_result((decision, words))
         return True
 
     def _mask(self, result: ToolResult) -> ToolResult:

@@ -63,8 +63,11 @@ def answered(decision: str, result: str) -> Step:
         if decision == "deny-why":  # d, /deny-why or the palette's: the reason is asked in one line
             await until(pilot, lambda: getattr(app.focused, "id", "") == "question-reason", "the reason asked")
             await pilot.press(*"not now", "enter")
+        if decision == "always-rule" and app.query("#question-rule"):  # e: the rule is offered to edit
+            await until(pilot, lambda: getattr(app.focused, "id", "") == "question-rule", "the rule to edit")
+            await pilot.press("enter")
         await app.run_shown.wait()
-        assert (app.session.env.workdir / "a.txt").exists() == (decision in {"allow", "always"})
+        assert (app.session.env.workdir / "a.txt").exists() == (decision in {"allow", "always", "always-rule"})
         assert result in str(shown_texts(app))
 
     return check
@@ -185,6 +188,9 @@ CASES: dict[str, Case] = {
     "question": Case(before=a_call_waits_unfocused, after=went_to_question, replies=WRITE_REPLIES),
     "allow": Case(before=a_call_waits, after=answered("allow", "Done."), replies=WRITE_REPLIES),
     "always": Case(before=a_call_waits, after=answered("always", "Done."), replies=WRITE_REPLIES),
+    "always-rule": Case(
+        before=a_call_waits, argument="write(a.*)", after=answered("always-rule", "Done."), replies=WRITE_REPLIES
+    ),
     "deny": Case(before=a_call_waits, after=answered("deny", "Done."), replies=WRITE_REPLIES),
     "deny-why": Case(before=a_call_waits, after=answered("deny-why", "Done."), replies=WRITE_REPLIES),
     "loop": Case(argument="reflexion", after=holds("the strategy", lambda a: a.state.status.loop, "reflexion")),
@@ -219,7 +225,7 @@ async def by_palette(pilot: Pilot[int], app: ChimeraApp, name: str, argument: st
         await in_palette(pilot, app, name, f"{command.title}…")
         await until(pilot, lambda: app.query_one(PromptInput).value == f"/{name} ", "the command in the input")
         await pilot.press(*argument, "enter")
-    elif argument:
+    elif argument in command.choices(app.facts()):
         await in_palette(pilot, app, f"{name} {argument}", f"{command.title}: {argument}")
     else:
         await in_palette(pilot, app, name, command.title)

@@ -2,8 +2,9 @@
 
 It shows the call (its command, or the change as a diff), why it is asked when it is not a plain
 question, the rule an "always" adds, and how many questions wait ("1 of 2"). Its keys are the registry's
-(``tui.commands``, scope ``question``): ``y`` once, ``a`` always, ``n`` no, ``d`` no with a reason (typed in
-one line, sent to the model). It takes keys only while it has the focus: it never takes it while the person
+(``tui.commands``, scope ``question``): ``y`` once, ``a`` always, ``e`` always with the rule edited first
+(kept as written, when it is a rule for the call's tool), ``n`` no, ``d`` no with a reason (typed in one line,
+sent to the model). It takes keys only while it has the focus: it never takes it while the person
 types (the app moves it there after a second's pause, or on ``ctrl+y``), so keys meant for the input never
 answer it. Everything the model wrote is shown with every character that could steer the terminal escaped.
 """
@@ -28,7 +29,9 @@ from chimera.tui.command_views import CommandKeys, command_bindings
 from chimera.tui.look import BOLD, look_of
 from chimera.tui.state.questions import Question
 
-__all__ = ["QuestionHost", "QuestionPanel", "always_rule"]
+__all__ = ["QuestionHost", "QuestionPanel", "always_rule", "rule_text"]
+
+_LINES = ("question-reason", "question-rule")  # the one-line inputs the panel opens: a reason, a rule
 
 PREVIEW_LINES = 8  # lines of a command or a change shown; the rest is counted
 
@@ -36,7 +39,7 @@ PREVIEW_LINES = 8  # lines of a command or a change shown; the rest is counted
 class QuestionHost(Protocol):
     """What the panel asks of the app."""
 
-    def answer_permission(self, verdict: str, reason: str = "") -> None: ...
+    def answer_permission(self, verdict: str, words: str = "") -> bool: ...
 
 
 def always_rule(question: Question) -> str:
@@ -50,6 +53,15 @@ def always_rule(question: Question) -> str:
         path = terminal_safe(str(question.args.get("path", "")), one_line=True)
         return f"write and edit: {path}" if question.reason else "write and edit: every file"
     return f"{name}: every call"
+
+
+def rule_text(question: Question) -> str:
+    """The rule "always" keeps, written as ``--allow`` takes it, for the person to edit (``e``)."""
+    if question.name == "bash":
+        return f"bash({' '.join(str(question.args.get('command', '')).split())})"
+    if question.name in ("write", "edit"):
+        return f"edit({question.args.get('path', '')})" if question.reason else "edit"
+    return question.name
 
 
 class QuestionPanel(CommandKeys, Vertical, can_focus=True):
@@ -86,6 +98,15 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
     def asking_reason(self) -> bool:
         return bool(self.query("#question-reason"))
 
+    @property
+    def editing_rule(self) -> bool:
+        return bool(self.query("#question-rule"))
+
+    def _close_lines(self) -> None:
+        for name in _LINES:
+            for line in self.query(f"#{name}"):
+                line.remove()
+
     def compose(self) -> ComposeResult:
         yield Static(id="question-title")
         yield Static(id="question-detail")
@@ -94,8 +115,7 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
     def show(self, question: Question | None, number: int = 1, waiting: int = 1) -> None:
         """Ask ``question`` (the ``number``-th of ``waiting``); None hides the panel."""
         if question is None or (self.question is not None and question.request_id != self.question.request_id):
-            for line in self.query("#question-reason"):
-                line.remove()
+            self._close_lines()
         if (question, (number, waiting)) == (self.question, self.position) and self.has_class("-shown") == bool(
             question
         ):
@@ -121,8 +141,11 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         rule = Text.assemble(("a adds the rule ", look["muted"]), (always_rule(self.question), BOLD))
         if self.asking_reason:
             keys = Text("enter refuses and tells the model why · esc goes back", look["muted"])
+        elif self.editing_rule:
+            rule = Text("a rule as --allow takes it: tool(pattern), * matches any words", look["muted"])
+            keys = Text("enter allows and keeps this rule · esc goes back", look["muted"])
         elif self.has_focus:
-            keys = Text("y once · a always · n no · d no, saying why · esc interrupts the run", look["muted"])
+            keys = Text("y once · a always · e edit rule · n no · d no, why · esc interrupts the run", look["muted"])
         else:
             keys = Text("ctrl+y answers it (you are typing: it waits)", look["notice_warning"])
         self.query_one("#question-keys", Static).update(Group(rule, keys))
@@ -155,9 +178,16 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
 
     def ask_reason(self) -> None:
         """``d``: one line for the reason the model reads; enter refuses with it."""
-        if self.asking_reason:
+        self._open_line(Input(placeholder="Why not? The model reads this.", id="question-reason"))
+
+    def edit_rule(self) -> None:
+        """``e``: the rule "always" keeps, in one line to edit; enter allows the call and keeps the rule."""
+        if self.question is not None:
+            self._open_line(Input(rule_text(self.question), placeholder="tool(pattern)", id="question-rule"))
+
+    def _open_line(self, line: Input) -> None:
+        if self.asking_reason or self.editing_rule:
             return
-        line = Input(placeholder="Why not? The model reads this.", id="question-reason")
         self.mount(line, before="#question-keys")
         line.focus()
         self.draw_keys()
@@ -166,13 +196,17 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         if message.input.id == "question-reason":
             message.stop()
             self.host.answer_permission("deny", message.value.strip())
+        elif message.input.id == "question-rule" and self.question is not None:
+            message.stop()
+            written = message.value.strip()
+            unchanged = written == rule_text(self.question)  # the rule shown: kept as "always" keeps it
+            self.host.answer_permission("always", "" if unchanged else written)  # refused: the line stays
 
     def on_key(self, event: Key) -> None:
-        """``escape`` in the reason line goes back to the question (the run goes on)."""
-        if event.key == "escape" and self.asking_reason:
+        """``escape`` in the reason or rule line goes back to the question (the run goes on)."""
+        if event.key == "escape" and (self.asking_reason or self.editing_rule):
             event.stop()
             event.prevent_default()
-            for line in self.query("#question-reason"):
-                line.remove()
+            self._close_lines()
             self.focus()
             self.draw_keys()

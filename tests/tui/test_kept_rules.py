@@ -1,0 +1,93 @@
+"""The rule an "always" keeps, edited before it is kept (``e``), refused in a line when it is not a rule for the
+call, and the kept answers listed and taken back by ``/mode``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from chimera.core.sessions.start import RunOptions
+from chimera.tui.app import build_app
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.tui_helpers import asked, screen_text, send, toasts, until
+
+
+def bash(call_id: str, command: str) -> object:
+    return message(tool_use(call_id, "bash", {"command": command}), stop_reason="tool_use")
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_an_edited_rule_is_kept_listed_and_taken_back(api: FakeAnthropic, project: Path) -> None:
+    """e opens bash(touch made-1) to edit; kept as bash(touch made-*), the next match runs unasked; /mode lists
+    it; /mode forget 1 takes it back, and the same kind of command is asked about again."""
+    api.script(bash("b1", "touch made-1"), bash("b2", "touch made-2"), message(text("Both made.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "make two files")
+        await asked(pilot, app)
+        await pilot.press("e")
+        line = app.query_one("#question-rule", Input)
+        await until(pilot, lambda: app.focused is line, "the rule to edit")
+        assert line.value == "bash(touch made-1)"
+        assert "enter allows and keeps this rule" in screen_text(app)
+        line.value = "bash(touch made-*)"
+        await pilot.press("enter")
+        await app.run_shown.wait()
+        assert (project / "made-2").exists()  # ran unasked under the rule
+        await send(pilot, "/mode")
+        await until(pilot, lambda: "1. bash(touch made-*)" in screen_text(app), "the kept answer listed")
+        await send(pilot, "/mode forget 1")
+        await until(pilot, lambda: "Asked again from now on: bash(touch made-*)" in screen_text(app), "forgotten")
+        api.script(bash("b3", "touch made-3"), message(text("Made.")))
+        await send(pilot, "one more")
+        await asked(pilot, app)  # asked again
+        await pilot.press("n")
+        await app.run_shown.wait()
+    assert not (project / "made-3").exists()
+    assert len(api.requests) == 5
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_rule_for_another_tool_is_refused_in_a_line_and_the_question_stays(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """A rule naming another tool: one line says why, the question and the text written stay; escape goes back
+    to the question, and y still answers it."""
+    api.script(bash("b1", "touch made"), message(text("Made.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "make a file")
+        await asked(pilot, app)
+        await pilot.press("e")
+        line = app.query_one("#question-rule", Input)
+        await until(pilot, lambda: app.focused is line, "the rule to edit")
+        line.value = "read"
+        await pilot.press("enter")
+        await until(pilot, lambda: "is not about bash" in toasts(app), "the refusal")
+        assert app.query_one("#question-rule", Input).value == "read"
+        assert not (project / "made").exists()
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.query("#question-rule"), "back to the question")
+        assert app.running  # escape left the line, not the run
+        await pilot.press("y")
+        await app.run_shown.wait()
+    assert (project / "made").exists()
+    assert app.session.kept == []
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_mode_alone_says_when_nothing_is_kept_and_forget_names_the_choices(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """/mode with nothing kept says so; /mode forget 3 says there is none and how; no request is sent."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "/mode")
+        await until(pilot, lambda: 'No "always" answered this session.' in screen_text(app), "nothing kept")
+        assert "Permission mode ask." in screen_text(app)
+        await send(pilot, "/mode forget 3")
+        await until(pilot, lambda: "no call has been allowed always yet" in toasts(app), "the refusal")
+    assert api.requests == []
