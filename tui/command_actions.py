@@ -41,6 +41,7 @@ _REGISTRY_HAS = {"Theme", "Quit", "Keys"}  # Textual's own palette commands the 
 _TYPING: list[Row] = [
     ("enter", "", "Send a task; while a run works, steer it (read after its current step)"),
     ("tab", "", "Queue what is typed as the next task; on a /command, take the completion"),
+    ("ctrl+j", "", "A new line in the message, shown as ⏎ (shift+enter too, where the terminal tells it apart)"),
     ("//", "", "Start with // to send words that begin with a slash (//etc/hosts sends /etc/hosts)"),
 ]
 

@@ -263,9 +263,8 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "mode",
         "Permission mode",
-        f'Choose the permission mode of the next runs ({", ".join(MODES)}); alone, show it and what "always" '
-        "answers allow (forget N takes one back)",
-        argument="[NAME | forget N]",
+        f'Choose the permission mode of the next runs ({", ".join(MODES)}); alone, list what "always" allows',
+        argument="[NAME]",
         completions=lambda facts: (*MODES, *(f"forget {n}" for n in range(1, facts.kept + 1))),
         unavailable=_configurable,
     ),

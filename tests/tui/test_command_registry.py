@@ -106,7 +106,7 @@ def test_a_double_slash_is_words_and_a_slash_is_a_command() -> None:
 
 def test_completion_ranks_the_exact_name_first() -> None:
     """`/mode` offers /mode before /model; `/mod` offers both, in the registry's order; `/loop p` offers plan."""
-    assert [c.label for c in complete("/mode", IDLE)][:2] == ["/mode [NAME | forget N]", "/model NAME"]
+    assert [c.label for c in complete("/mode", IDLE)][:2] == ["/mode [NAME]", "/model NAME"]
     assert [c.text for c in complete("/mod", IDLE)] == ["/model ", "/mode "]
     assert [c.text for c in complete("/loop p", IDLE)] == ["/loop plan"]
     assert [c.text for c in complete("/theme chimera-d", IDLE)] == ["/theme chimera-dark"]

@@ -110,7 +110,7 @@ async def test_typing_a_command_offers_completions_the_exact_name_first(api: Fak
         assert "/approve" not in offered(app)
         assert "/help" in screen_text(app)
         await pilot.press(*"mode")
-        await until(pilot, lambda: offered(app)[:2] == ["/mode [NAME | forget N]", "/model NAME"], "/mode first")
+        await until(pilot, lambda: offered(app)[:2] == ["/mode [NAME]", "/model NAME"], "/mode first")
         await pilot.press("tab")
         prompt = app.query_one(PromptInput)
         assert prompt.value == "/mode "

@@ -37,7 +37,7 @@ async def test_a_new_session_is_welcomed_until_its_first_task(api: FakeAnthropic
             "enter send",
             "ctrl+q quit",
             "?/F1 keys and commands",
-            "/plan TASK  plan TASK first",
+            "/plan TASK   plan TASK first",
             "/loop NAME",
         ):
             assert hint in shown

@@ -5,12 +5,15 @@ offers its completions (from the ``completer`` the app gives): ``up``/``down`` m
 ``tab`` takes one, ``escape`` puts them away. Otherwise ``tab`` queues the text as the next task. A ``?``
 typed into the empty input asks for the help screen instead of being typed. A paste of several lines is
 kept whole: the input shows it folded to its first line and a count (``first line… [+12 lines]``), and
-:meth:`PromptInput.whole` gives back the whole text to send.
+:meth:`PromptInput.whole` gives back the whole text to send. ``ctrl+j`` (or ``shift+enter`` where the terminal
+tells it from ``enter``) starts a new line, shown as ``⏎``; a ``⏎`` that was pasted or typed as a character
+is kept as that character, never taken for a new line.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -28,6 +31,7 @@ __all__ = ["PromptInput"]
 
 _WHILE_COMPLETING = {"completion_move", "completion_hide"}
 _SHOWN = 40  # characters of a pasted text's first line shown in the input
+NEW_LINE = "⏎"  # how a new line typed with ctrl+j shows in the one-line input
 
 
 class PromptInput(Input):
@@ -49,6 +53,7 @@ class PromptInput(Input):
         Binding("down", "completion_move(1)", "Next completion", show=False),
         Binding("up", "completion_move(-1)", "Previous completion", show=False),
         Binding("escape", "completion_hide", "Hide completions", show=False),
+        Binding("ctrl+j,shift+enter", "new_line", "New line", show=False),
     ]
 
     class Queued(Message):
@@ -69,6 +74,12 @@ class PromptInput(Input):
         self.completer = completer
         self.pasted: dict[str, str] = {}  # what the input shows for each multi-line paste -> the whole text
         self._pastes = itertools.count(1)
+        self._new_lines = False  # a new line was typed (ctrl+j): each ⏎ in the text is one, but a kept ⏎
+
+    def action_new_line(self) -> None:
+        """A new line in the message (sent with the rest on enter)."""
+        self.insert_text_at_cursor(NEW_LINE)
+        self._new_lines = True
 
     def _on_paste(self, event: events.Paste) -> None:
         """A paste of one line is typed in; of several, kept whole and shown folded (Textual's Input keeps
@@ -76,27 +87,39 @@ class PromptInput(Input):
         lines = event.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
         while lines and not lines[-1].strip():
             lines.pop()
-        if len(lines) < 2:
+        if len(lines) < 2 and NEW_LINE not in event.text:
             return  # Input's own handler types it
         event.stop()
         event.prevent_default()
+        if len(lines) < 2:  # one line holding a ⏎ of its own: kept as written, not read as a new line
+            shown = lines[0].strip().replace(NEW_LINE, " ")[:_SHOWN]
+            self._keep_whole(event.text.strip("\r\n"), f"{shown}… [pasted]")
+            return
         first = lines[0].strip()
         more = f"+{len(lines) - 1} lines"
-        fold = f"{first[:_SHOWN]}{'…' if len(first) > _SHOWN else ''} [{more}]"
+        self._keep_whole("\n".join(lines), f"{first[:_SHOWN]}{'…' if len(first) > _SHOWN else ''} [{more}]")
+
+    def _keep_whole(self, text: str, fold: str) -> None:
+        """Show ``fold`` in the input for ``text``, which is sent whole."""
+        base = fold.removesuffix("]")
         while fold in self.pasted or fold in self.value:  # the same paste twice: each its own
-            fold = f"{first[:_SHOWN]}… [{more} #{next(self._pastes)}]"
-        self.pasted[fold] = "\n".join(lines)
+            fold = f"{base} #{next(self._pastes)}]"
+        self.pasted[fold] = text
         self.insert_text_at_cursor(fold)
 
     def whole(self, text: str) -> str:
-        """``text`` as typed with each folded paste in it given back whole (what is sent)."""
-        for fold, whole in self.pasted.items():
-            text = text.replace(fold, whole)
-        return text
+        """``text`` as typed, each folded paste in it given back whole and each ⏎ typed as a new line one
+        (what is sent)."""
+        if not self.pasted and not self._new_lines:
+            return text
+        parts = sorted(self.pasted, key=len, reverse=True) + ([NEW_LINE] if self._new_lines else [])
+        folds = re.compile("|".join(map(re.escape, parts)))
+        return folds.sub(lambda m: self.pasted.get(m.group(), "\n"), text)
 
     def forget_pastes(self) -> None:
-        """The text was sent: the pastes it held are done with."""
+        """The text was sent: the pastes and new lines it held are done with."""
         self.pasted.clear()
+        self._new_lines = False
 
     @property
     def completions(self) -> CompletionList | None:
@@ -119,6 +142,10 @@ class PromptInput(Input):
             event.stop()
             event.prevent_default()
             self.post_message(self.HelpAsked())
+        elif event.character == NEW_LINE:  # the character itself, typed: kept as written
+            event.stop()
+            event.prevent_default()
+            self._keep_whole(NEW_LINE, f"{NEW_LINE} [typed]")
 
     def on_input_changed(self, event: Input.Changed) -> None:
         completions = self.completions
