@@ -55,3 +55,17 @@ async def test_a_pasted_or_typed_return_sign_is_kept_as_written(api: FakeAnthrop
         await pilot.press("enter")
         await app.run_shown.wait()
     assert first_message(api) == "press ⏎ to send\n⏎"
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_new_line_in_a_burst_of_keys_lands_where_it_was_typed(api: FakeAnthropic, project: Path) -> None:
+    """Keys arriving together, as a fast typist's or a terminal's do: the new line sits between the words it was
+    typed between (in a real terminal it once landed after them)."""
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.click("#prompt")
+        prompt = app.query_one(PromptInput)
+        burst = [events.Key(c, c) for c in "first"] + [events.Key("ctrl+j", None)] + [events.Key(c, c) for c in "two"]
+        for key in burst:
+            prompt.post_message(key)
+        await until(pilot, lambda: prompt.value == "first⏎two", "the burst typed in order")

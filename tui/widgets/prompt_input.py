@@ -32,6 +32,7 @@ __all__ = ["PromptInput"]
 _WHILE_COMPLETING = {"completion_move", "completion_hide"}
 _SHOWN = 40  # characters of a pasted text's first line shown in the input
 NEW_LINE = "⏎"  # how a new line typed with ctrl+j shows in the one-line input
+_NEW_LINE_KEYS = frozenset({"ctrl+j", "shift+enter"})
 
 
 class PromptInput(Input):
@@ -53,7 +54,6 @@ class PromptInput(Input):
         Binding("down", "completion_move(1)", "Next completion", show=False),
         Binding("up", "completion_move(-1)", "Previous completion", show=False),
         Binding("escape", "completion_hide", "Hide completions", show=False),
-        Binding("ctrl+j,shift+enter", "new_line", "New line", show=False),
     ]
 
     class Queued(Message):
@@ -142,6 +142,10 @@ class PromptInput(Input):
             event.stop()
             event.prevent_default()
             self.post_message(self.HelpAsked())
+        elif event.key in _NEW_LINE_KEYS:  # here, not by a binding: a binding's action runs after the keys
+            event.stop()  # typed on behind it, and the new line would land after them
+            event.prevent_default()
+            self.action_new_line()
         elif event.character == NEW_LINE:  # the character itself, typed: kept as written
             event.stop()
             event.prevent_default()
