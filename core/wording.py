@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = [
     "Ending",
@@ -142,3 +143,11 @@ def describe_ending(success: bool, reason: str, error: str = "") -> Ending:
 def point_name(node: str | None) -> str:
     """How a point of a session's tree is named to a person: its id, or "the point before the first message"."""
     return "the point before the first message" if node is None else node
+
+
+def shown_path(path: Path) -> str:
+    """A folder as a person reads it: under their home, from ``~``."""
+    try:
+        return "~/" + str(path.relative_to(Path.home()))
+    except ValueError:
+        return str(path)

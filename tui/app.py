@@ -28,7 +28,7 @@ from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import is_blank, terminal_safe
-from chimera.core.wording import plural
+from chimera.core.wording import plural, shown_path
 from chimera.tui.commands import find, is_command, literal, parse, unknown
 from chimera.tui.footer_hints import hints
 from chimera.tui.session_actions import SessionActions
@@ -42,7 +42,7 @@ from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
 from chimera.tui.widgets.welcome import Welcome
 
-__all__ = ["ChimeraApp", "build_app", "shown_path"]
+__all__ = ["ChimeraApp", "build_app"]
 
 DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
 DEMO_FOLLOW_UP = (
@@ -99,9 +99,7 @@ class ChimeraApp(SessionActions):
         if self.session.demo:
             yield DemoBanner(id="demo-banner")
         if not self.session.demo and not self.options.resume:  # a new session: how to start, until its first task
-            workdir = shown_path(self.session.env.workdir)
-            mode = self.session.policy.mode
-            yield Welcome(workdir, self.session.model, self.session.loop_name, mode, self.facts(), id="welcome")
+            yield Welcome.of(self.session, self.facts())
         with Horizontal(id="middle"):
             yield TranscriptView(self.transcript, id="conversation")
             yield PlanPanel(self.state.plan, id="plan")
@@ -247,14 +245,6 @@ class ChimeraApp(SessionActions):
 
     async def on_unmount(self) -> None:
         await self.session.close()
-
-
-def shown_path(path: Path) -> str:
-    """A folder as a person reads it: under their home, from ``~``."""
-    try:
-        return "~/" + str(path.relative_to(Path.home()))
-    except ValueError:
-        return str(path)
 
 
 def build_app(options: RunOptions, *, demo_pace: float = DEMO_PACE) -> ChimeraApp:

@@ -21,6 +21,7 @@ from chimera.core.wording import command
 from chimera.tui.command_actions import CommandActions
 from chimera.tui.screens.sessions import SessionPicker
 from chimera.tui.widgets.transcript_view import TranscriptView
+from chimera.tui.widgets.welcome import Welcome
 
 __all__ = ["SessionActions"]
 
@@ -103,3 +104,5 @@ class SessionActions(CommandActions):
         self.query_one(TranscriptView).refresh_entries()
         self.show_bus(session.bus)
         self.say(f"New session {session.id} in {terminal_safe(str(session.env.workdir), one_line=True)}")
+        if not self.query(Welcome):  # how to start, again, until its first task
+            self.mount(Welcome.of(session, self.facts()), before="#middle")

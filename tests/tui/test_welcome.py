@@ -50,6 +50,21 @@ async def test_a_new_session_is_welcomed_until_its_first_task(api: FakeAnthropic
 
 
 @pytest.mark.usefixtures("model_env")
+async def test_a_new_session_from_new_is_welcomed_again(api: FakeAnthropic, project: Path) -> None:
+    """/new after a task: the welcome is back above the empty conversation, with the session's choices."""
+    api.script(message(text("Hi there.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, loop="reflexion", permission_mode="bypass"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "hello")
+        await app.run_shown.wait()
+        await until(pilot, lambda: not app.query(Welcome), "the welcome gone")
+        await send(pilot, "/new")
+        await until(pilot, lambda: "Welcome to Chimera" in screen_text(app), "the welcome again")
+        assert "strategy reflexion · mode bypass" in screen_text(app)
+        assert "Hi there." not in screen_text(app)
+
+
+@pytest.mark.usefixtures("model_env")
 async def test_a_resumed_session_has_no_welcome(api: FakeAnthropic, isolated_env: Path, tmp_path: Path) -> None:
     """A resumed session shows its history, not a welcome."""
     session = record_fixed_session(isolated_env, tmp_path)

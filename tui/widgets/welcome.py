@@ -15,7 +15,9 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from chimera.core.sessions.session import Session
 from chimera.core.terminal_text import terminal_safe
+from chimera.core.wording import shown_path
 from chimera.tui.commands import Facts, find, key_hints
 
 __all__ = ["WELCOME_COMMANDS", "Welcome"]
@@ -45,6 +47,12 @@ class Welcome(Static):
     ) -> None:
         super().__init__(id=id)
         self.workspace, self.model, self.loop, self.mode, self.facts = workspace, model, loop, mode, facts
+
+    @classmethod
+    def of(cls, session: Session, facts: Facts) -> Welcome:
+        """The welcome to ``session``, a new one (its workspace, model, strategy and mode)."""
+        workdir = shown_path(session.env.workdir)
+        return cls(workdir, session.model, session.loop_name, session.policy.mode, facts, id="welcome")
 
     def render(self) -> Group:
         title = self.get_component_rich_style("welcome--title", partial=True)
