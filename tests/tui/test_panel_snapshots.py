@@ -48,7 +48,7 @@ def test_the_plan_proposed(snap_compare: Snap, api: FakeAnthropic, project: Path
     assert snap_compare(app, terminal_size=size, run_before=proposed)
 
 
-@pytest.mark.parametrize("size", [(120, 40)], ids=sized)  # 80x24: where the conversation is scrolled to varies
+@pytest.mark.parametrize("size", SIZES, ids=sized)
 @pytest.mark.usefixtures("model_env")
 def test_the_plan_with_a_failed_check(
     snap_compare: Snap, api: FakeAnthropic, project: Path, size: tuple[int, int]

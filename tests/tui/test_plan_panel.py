@@ -13,7 +13,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
-from chimera.core.events import PlanEdited, StepEvent
+from chimera.core.events import PlanEdited, PlanStepChecked, StepEvent
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.widgets.plan_panel import PlanPanel
@@ -173,11 +173,50 @@ async def test_the_steps_tick_off_live_and_a_failed_check_says_why(api: FakeAnth
         await proposed(pilot, app)
         await pilot.press("a")
         await until(pilot, reached.is_set, "the retry of step 2 streaming")
-        await until(pilot, lambda: "☒ 2. say bye" in screen_text(app), "step 2 failed, on screen")
+        await until(pilot, lambda: "▶ 2. say bye" in screen_text(app), "step 2 failed, worked on again")
         shown = screen_text(app)
+        assert "✗ NOT DONE: nobody heard it" in shown  # why its check failed, under it
         assert "☑ 1. say hello to everyone" in shown
         assert "nobody heard it" in shown
         assert "1 of 2 done" in shown
         release.set()
         await carried_out(pilot, app)
     assert app.state.plan.checks == [True, True]
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_replan_shows_why_and_what_changed(api: FakeAnthropic, project: Path) -> None:
+    """A file the plan names is deleted while step 1 works: the panel says why the plan changed and marks the
+    changed step, which is the one worked on next."""
+    (project / "notes.txt").write_text("the notes\n")
+    release, reached = threading.Event(), threading.Event()
+    api.script(
+        message(text("- [ ] Read `notes.txt`\n- [ ] Summarize `notes.txt` into `summary.txt`")),
+        message(text("Read it.")),
+        message(text("DONE")),
+        message(text("- [ ] Write `summary.txt` saying the notes are gone")),  # the revised plan
+        paused(message(text("Writing.")), release, reached),
+        message(text("DONE")),
+    )
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+
+    def person(event: StepEvent) -> None:
+        if isinstance(event, PlanStepChecked) and event.index == 0:
+            (project / "notes.txt").unlink(missing_ok=True)  # deleted while the agent works
+
+    app.session.bus.subscribe(person)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "/plan summarize the notes")
+        panel = app.query_one(PlanPanel)
+        await until(pilot, lambda: app.focused is panel, "the plan asked")
+        await pilot.press("a")
+        await until(pilot, reached.is_set, "the revised step worked on")
+        await until(pilot, lambda: "Re-planned" in screen_text(app), "the re-plan on screen")
+        shown = screen_text(app)
+        assert "Re-planned: notes.txt, which the plan names, is" in shown  # (wrapped in the panel)
+        assert "~ ▶ 2. Write summary.txt saying the notes are" in shown  # changed, and worked on now
+        assert "☑ 1. Read notes.txt" in shown
+        assert app.state.plan.changes == ["", "changed"]
+        release.set()
+        await carried_out(pilot, app)
+

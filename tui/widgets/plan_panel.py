@@ -164,10 +164,10 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
             check = plan.checks[i] if i < len(plan.checks) else None
             if check is True:
                 mark, style = "☑ ", look["plan_checked"]
+            elif i == plan.current:  # worked on: for the first time, or again after a failed check (said below)
+                mark, style = "▶ ", look["marker"] + BOLD
             elif check is False:
                 mark, style = "☒ ", look["plan_failed"]
-            elif i == plan.current:
-                mark, style = "▶ ", look["marker"] + BOLD
             else:
                 mark, style = "☐ ", Style.null()
             line = Text.assemble((_MARK[plan.changes[i] if i < len(plan.changes) else ""], look["diff_added"]))
