@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import subprocess
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,28 +15,12 @@ from chimera.core.sessions.store import SessionStore
 from tests.cli_runner import chimera_command
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic
+from tests.terminal_helpers import Terminal, needs_tmux, wait_for
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+pytestmark = needs_tmux
 
-SOCKET = f"chimera-picker-{uuid.uuid4().hex[:8]}"  # a private tmux server, apart from the person's own
-
-
-def tmux(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=check)
-
-
-def capture(name: str) -> str:
-    return tmux("capture-pane", "-p", "-t", name).stdout
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
-    """Poll what only the terminal can show, until it holds or time runs out."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
+tmux = Terminal("chimera-picker")  # a private tmux server, apart from the person's own
+capture = tmux.capture
 
 
 def session_folders(home: Path) -> list[str]:

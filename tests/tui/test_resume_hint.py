@@ -5,43 +5,20 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import subprocess
-import time
-import uuid
-from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from tests.cli_runner import chimera_command
 from tests.fake_anthropic import FakeAnthropic, message, text
+from tests.terminal_helpers import Terminal, needs_tmux, wait_for
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+pytestmark = needs_tmux
 
-SOCKET = f"chimera-hint-{uuid.uuid4().hex[:8]}"  # a private tmux server
-
-
-def tmux(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=check)
+tmux = Terminal("chimera-hint")  # a private tmux server, apart from the person's own
+pane_dead = tmux.pane_dead
 
 
 def capture(session: str) -> str:
     return tmux("capture-pane", "-p", "-S", "-", "-t", session).stdout
-
-
-def pane_dead(session: str) -> bool:
-    return tmux("display-message", "-p", "-t", session, "#{pane_dead}").stdout.strip() == "1"
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
-    """Poll what only the terminal can show until it holds or time runs out."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
 
 
 def start(session: str, home: Path, workdir: Path, model_env: dict[str, str]) -> None:

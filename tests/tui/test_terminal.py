@@ -4,44 +4,18 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
-import subprocess
-import time
-import uuid
-from collections.abc import Callable
 from pathlib import Path
-
-import pytest
 
 from tests.cli_runner import chimera_command
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.terminal_helpers import Terminal, needs_tmux, wait_for
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-SOCKET = f"chimera-test-{uuid.uuid4().hex[:8]}"  # a private tmux server, apart from the person's own
+pytestmark = needs_tmux
 
 
-def tmux(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=check)
-
-
-def capture(session: str) -> str:
-    return tmux("capture-pane", "-p", "-t", session).stdout
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
-    """Poll a condition that only the terminal can show, until it holds or time runs out."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
-
-
-def session_alive(session: str) -> bool:
-    return tmux("has-session", "-t", session).returncode == 0
+tmux = Terminal("chimera-test")  # a private tmux server, apart from the person's own
+capture = tmux.capture
+session_alive = tmux.alive
 
 
 def test_demo_in_a_real_terminal(isolated_env: Path) -> None:

@@ -1,0 +1,47 @@
+"""Driving the real `chimera` in a real terminal: a private tmux server, what its pane shows, and a wait for what
+only the terminal can show."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Callable
+
+import pytest
+
+__all__ = ["Terminal", "needs_tmux", "wait_for"]
+
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+class Terminal:
+    """A tmux server of its own (apart from the person's), called as ``tmux`` is: ``terminal("kill-server")``."""
+
+    def __init__(self, name: str) -> None:
+        self.socket = f"{name}-{uuid.uuid4().hex[:8]}"
+
+    def __call__(self, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check)
+
+    def capture(self, session: str, *, history: bool = False) -> str:
+        """What the pane of ``session`` shows (with ``history``, what scrolled off it too)."""
+        return self("capture-pane", "-p", *(["-S", "-"] if history else []), "-t", session).stdout
+
+    def alive(self, session: str) -> bool:
+        return self("has-session", "-t", session).returncode == 0
+
+    def pane_dead(self, session: str) -> bool:
+        """The program in the pane has ended (the pane is kept to read what it left)."""
+        return self("display-message", "-p", "-t", session, "#{pane_dead}").stdout.strip() == "1"
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> bool:
+    """Poll a condition that only the terminal can show, until it holds or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
