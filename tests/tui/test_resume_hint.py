@@ -18,7 +18,7 @@ pane_dead = tmux.pane_dead
 
 
 def capture(session: str) -> str:
-    return tmux("capture-pane", "-p", "-S", "-", "-t", session).stdout
+    return tmux.capture(session, history=True)
 
 
 def start(session: str, home: Path, workdir: Path, model_env: dict[str, str]) -> None:
