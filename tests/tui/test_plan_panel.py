@@ -220,3 +220,19 @@ async def test_a_replan_shows_why_and_what_changed(api: FakeAnthropic, project: 
         release.set()
         await carried_out(pilot, app)
 
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_the_next_task_puts_the_finished_plan_away(api: FakeAnthropic, project: Path) -> None:
+    """The plan's folded line stays after its run, and goes when the next task starts (it was that task's plan)."""
+    api.script(PLAN, *CARRIED_OUT, message(text("You are welcome.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await proposed(pilot, app)
+        await pilot.press("a")
+        await carried_out(pilot, app)
+        await until(pilot, lambda: "The plan (2 steps) done" in screen_text(app), "the plan folded")
+        await send(pilot, "thanks")
+        await until(pilot, lambda: "You are welcome." in screen_text(app), "the next answer")
+        assert "The plan (2 steps) done" not in screen_text(app)
+        assert not app.query_one(PlanPanel).has_class("-shown")

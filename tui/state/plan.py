@@ -24,6 +24,7 @@ from chimera.core.events import (
     PlanStepChecked,
     Replanned,
     RunFinished,
+    RunStarted,
     StepEvent,
     ignored,
 )
@@ -45,7 +46,6 @@ NOT_PLANNED: frozenset[type[ev.StepEvent]] = frozenset(
         ev.Reflected,
         ev.ReminderInjected,
         ev.RetryScheduled,
-        ev.RunStarted,  # a run may or may not plan: the last plan stays until another comes
         ev.SteeringDelivered,
         ev.SteeringReturned,
         ev.Switched,
@@ -107,6 +107,9 @@ class PlanState:
                         self.failures[index] = detail or "its check failed"
             case PlanCancelled():
                 self.phase = "cancelled"
+            case RunStarted():
+                if self.phase not in {"proposed", "working"}:  # a new task: the last one's plan is history now
+                    self.clear()
             case RunFinished():
                 if self.phase in {"proposed", "working"}:
                     self.phase = "over"
