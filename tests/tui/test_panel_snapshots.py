@@ -139,3 +139,23 @@ def test_two_questions_waiting(snap_compare: Snap, api: FakeAnthropic, project: 
         await pictured(pilot, app)
 
     assert snap_compare(app, terminal_size=size, run_before=two)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=sized)
+@pytest.mark.usefixtures("model_env")
+def test_the_rule_an_always_keeps_being_edited(
+    snap_compare: Snap, api: FakeAnthropic, project: Path, size: tuple[int, int]
+) -> None:
+    """`e` on a question: the rule in one line to edit, what a rule is and the keys, the call still shown."""
+    api.script(message(tool_use("b1", "bash", {"command": "make clean"}), stop_reason="tool_use"))
+    app = still(build_app(RunOptions(workdir=project, model=MODEL)))
+
+    async def editing(pilot: Pilot[int]) -> None:
+        await pilot.pause()
+        await send(pilot, "clean the build")
+        await until(pilot, lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app), "asked")
+        await pilot.press("e")
+        await until(pilot, lambda: "enter allows and keeps this rule" in screen_text(app), "the rule to edit")
+        await pictured(pilot, app)
+
+    assert snap_compare(app, terminal_size=size, run_before=editing)
