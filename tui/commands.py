@@ -147,6 +147,10 @@ def _movable(facts: Facts) -> str:
     return _DEMO if facts.demo else "" if facts.recorded else "has nothing to move to yet: give Chimera a task first."
 
 
+def _has_tree(facts: Facts) -> str:
+    return "" if facts.recorded else "has nothing to show yet: give Chimera a task first."
+
+
 def _tree_work(facts: Facts) -> str:
     """Naming and branching: a recorded session, between runs."""
     return _movable(facts) or _between_runs(facts)
@@ -292,7 +296,7 @@ COMMANDS: tuple[Command, ...] = (
         "Show or hide the session's tree: see where you are, switch, branch, name checkpoints, go back",
         keys="ctrl+t",
         key_display="^t",
-        unavailable=_recorded,
+        unavailable=_has_tree,
     ),
     Command(
         "switch",

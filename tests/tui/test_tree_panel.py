@@ -27,9 +27,9 @@ async def test_the_panel_draws_branches_names_and_the_leaf(isolated_env: Path, p
     ids = branched_session(isolated_env, project)
     app = build_app(RunOptions(resume="s1", model=MODEL))
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.history_shown.wait()
+        await until(pilot, app.history_shown.is_set, "history shown")
         await send(pilot, "/tree")
-        await app.tree_shown.wait()
+        await until(pilot, app.tree_shown.is_set, "tree shown")
         await pilot.pause()
         text = screen_text(app)
         assert "▾ • chimera  Fixed it.  [stable]" in text  # the branch point folds
@@ -53,9 +53,9 @@ async def test_ctrl_t_and_the_palette_toggle_the_panel_over_the_conversation_whe
     branched_session(isolated_env, project)
     app = build_app(RunOptions(resume="s1", model=MODEL))
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.history_shown.wait()
+        await until(pilot, app.history_shown.is_set, "history shown")
         await pilot.press("ctrl+t")
-        await app.tree_shown.wait()
+        await until(pilot, app.tree_shown.is_set, "tree shown")
         panel = app.query_one(TreePanel)
         await until(pilot, lambda: panel.region.width == 80, "the panel across the screen")
         assert "try another way" in screen_text(app)
@@ -72,9 +72,9 @@ async def test_fold_filters_and_search(isolated_env: Path, project: Path) -> Non
     ids = branched_session(isolated_env, project)
     app = build_app(RunOptions(resume="s1", model=MODEL))
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.history_shown.wait()
+        await until(pilot, app.history_shown.is_set, "history shown")
         await send(pilot, "/tree")
-        await app.tree_shown.wait()
+        await until(pilot, app.tree_shown.is_set, "tree shown")
         await pilot.press("home", "down", "space")
         assert _lines_shown(app) == [ids["u1"], ids["a1"]]
         await pilot.press("space", "f")
