@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import chimera
+from tests.cli_runner import assert_one_line_error, chimera, run_chimera
 from tests.tree_helpers import MODEL, answered, branched_session, said
 
 
@@ -68,3 +68,15 @@ def test_lines_are_cut_at_the_terminal_width_never_wrapped(
     assert all(len(line) <= 40 for line in lines)
     assert lines[1].endswith("…")
     assert lines[2].endswith("…")
+
+
+@pytest.mark.parametrize("command", [("switch", "s1", "stable", "--yes"), ("checkpoint", "s1", "mine")])
+def test_a_switch_or_checkpoint_while_the_workbench_has_the_session_says_what_works(
+    isolated_env: Path, tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """With the session open elsewhere (as the workbench holds it), `chimera switch`/`checkpoint` refuse in one
+    line that names the workbench's own commands, which work without closing it."""
+    branched_session(isolated_env, tmp_path)
+    with SessionStore.open(isolated_env, "s1"):
+        proc = run_chimera(*command)
+    assert_one_line_error(proc, "open in another Chimera", "/switch", "/checkpoint")
