@@ -122,8 +122,7 @@ class ChimeraApp(TreeActions):
         self.sub_title = terminal_safe(str(self.session.env.workdir), one_line=True)
         self.show_bus(self.session.bus)
         self.query_one(PromptInput).focus()
-        for warning in self.session.warnings:
-            self.notify(terminal_safe(warning), severity="warning", timeout=8, markup=False)
+        self.warn_once(self.session.warnings)
         if self.session.demo:
             self.say(DEMO_NOTICE, "warning")  # the banner folds to one line as the demo starts: the words stay here
             self.start_run(self.session.demo_task)

@@ -27,7 +27,7 @@ from chimera.core.sessions.switch_preview import SwitchPreview, preview_switch
 from chimera.core.sessions.switching import name_checkpoint
 from chimera.core.sessions.tree_lines import TreeLines
 from chimera.core.terminal_text import terminal_safe
-from chimera.core.wording import plural, point_name
+from chimera.core.wording import command, plural, point_name
 from chimera.tui.commands import Facts
 from chimera.tui.session_actions import SessionActions
 from chimera.tui.widgets.prompt_input import PromptInput
@@ -55,6 +55,17 @@ class TreeActions(SessionActions):
         names = tuple(tree.names)
         ids = tuple(list(tree.nodes)[-_OFFERED:][::-1])
         return replace(super().facts(), points=names + ids)
+
+    def warn_once(self, warnings: list[str]) -> None:
+        """What opening the session found damaged, in one notice however much it is (the first, and a count)."""
+        if not warnings:
+            return
+        more = (
+            f" (and {plural(len(warnings) - 1, 'more problem')}: {command('tree', self.session.id)} lists them)"
+            if len(warnings) > 1
+            else ""
+        )
+        self.notify(terminal_safe(warnings[0] + more), severity="warning", timeout=8, markup=False)
 
     @property
     def tree_panel(self) -> TreePanel:

@@ -12,7 +12,8 @@ from chimera.tui.app import build_app
 from chimera.tui.widgets.tree_panel import TreePanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.tree_helpers import branched_session
-from tests.tui_helpers import in_palette, screen_text, send, until
+from tests.session_helpers import node, sound_start
+from tests.tui_helpers import in_palette, screen_text, send, toasts, until
 
 
 def _lines_shown(app: object) -> list[str]:
@@ -85,3 +86,23 @@ async def test_fold_filters_and_search(isolated_env: Path, project: Path) -> Non
         await until(pilot, lambda: _lines_shown(app) == [ids["u2"], ids["a2"]], "the lines holding 'tests'")
         await pilot.press("escape")
         assert len(_lines_shown(app)) == 6
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_crafted_session_opens_the_panel_with_one_notice(isolated_env: Path, project: Path) -> None:
+    """Records in a loop, a repeated id and a missing parent: the workbench opens with one notice, and the
+    tree panel draws what is sound, never hanging."""
+    sound_start(isolated_env, "s1", project)
+    with (isolated_env / "sessions" / "s1" / "entries.jsonl").open("ab") as fh:
+        fh.write(node("x1", "x2", "user", "in a loop"))
+        fh.write(node("x2", "x1", "user", "in a loop too"))
+        fh.write(node("u1", "a1", "user", "the same id again"))
+        fh.write(node("o1", "gone", "user", "an orphan"))
+    app = build_app(RunOptions(resume="s1", model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.history_shown.is_set, "the history")
+        await send(pilot, "/tree")
+        await until(pilot, app.tree_shown.is_set, "the tree")
+        assert _lines_shown(app) == ["u1", "a1"]
+        assert len(app._notifications) == 1
+        assert "and 3 more problems" in toasts(app)
