@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from textual import work
@@ -49,6 +51,7 @@ class TreeActions(SessionActions):
         self.tree_shown = asyncio.Event()  # the panel drew the tree as it is now
         self.moved = asyncio.Event()  # a move finished (told in the conversation)
         self._notice_told: str | None = None
+        self.tree_clock: Callable[[], float] = time.time  # now, for the tree's ages
 
     def facts(self) -> Facts:
         tree = self.session.store.tree
@@ -104,10 +107,10 @@ class TreeActions(SessionActions):
     def _lay_out(self) -> TreeLines:
         for _ in range(3):
             try:
-                return TreeLines(self.session.store.tree)
+                return TreeLines(self.session.store.tree, clock=self.tree_clock)
             except RuntimeError:  # the run added a node while it was read: read it again
                 continue
-        return TreeLines(self.session.store.tree)
+        return TreeLines(self.session.store.tree, clock=self.tree_clock)
 
     def tree_selected(self, node: str) -> None:
         self.preview_at(node)
