@@ -103,6 +103,7 @@ class TreeActions(SessionActions):
             self._notice_told = model.notice
             self.notify(terminal_safe(model.notice, one_line=True), severity="warning", timeout=8, markup=False)
         self.tree_shown.set()
+        await asyncio.to_thread(model.read_words)  # what each line says, read before the first search
 
     def _lay_out(self) -> TreeLines:
         for _ in range(3):

@@ -19,7 +19,7 @@ lists the lines shown under a filter (all, the person's turns, named) and the fo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from chimera.core.sessions.reading import Answer, Reader, Reading, Steer, Summary, Task, summary
@@ -100,6 +100,7 @@ class TreeLines:
         self._texts: dict[str, str] = {}
         self._lower: dict[str, str] = {}
         self._named = tree.labelled()
+        self._last_match: tuple[str, set[int]] = ("", set())
         self._lay_out()
 
     # --- laying out -----------------------------------------------------------------------
@@ -233,6 +234,21 @@ class TreeLines:
             ).lower()
         return query in lower
 
+    def read_words(self) -> None:
+        """Read what every line says now, for searches to come (run it off the screen's thread)."""
+        for line in self.lines:
+            self.matches(line, "")
+
+    def matching(self, query: str) -> set[int]:
+        """The indexes of the lines holding ``query`` (any case). A query that goes on from the last one
+        looks only among the lines that held that one."""
+        low = query.lower()
+        last, found = self._last_match
+        pool: Iterable[int] = found if last and low.startswith(last) else range(len(self.lines))
+        matched = {index for index in pool if self.matches(self.lines[index], low)}
+        self._last_match = (low, matched)
+        return matched
+
     def plain(self, line: TreeLine, *, ids: bool = True) -> str:
         """The line as text: connectors, mark, id, who, age, words, names."""
         names = self.names(line)
@@ -248,20 +264,18 @@ class TreeLines:
         folds = set(folded)
         shown: list[int] = []
         index, count = 0, len(self.lines)
-        low = query.lower()
+        found = self.matching(query) if query else None
         while index < count:
             line = self.lines[index]
-            if self._fits(line, view, low):
+            if (found is None or index in found) and self._fits(line, view):
                 shown.append(index)
             index = line.end + 1 if index in folds and line.end > index else index + 1
         return shown
 
-    def _fits(self, line: TreeLine, view: str, query: str) -> bool:
-        if view == "turns" and self.who(line) not in {"you", "steering"}:
-            return False
-        if view == "named" and line.node not in self._named:
-            return False
-        return not query or self.matches(line, query)
+    def _fits(self, line: TreeLine, view: str) -> bool:
+        if view == "turns":
+            return self.who(line) in {"you", "steering"}
+        return view != "named" or line.node in self._named
 
 
 def _branches(kids: list[str], below: str, parent: int) -> list[tuple[str, str, str, int]]:

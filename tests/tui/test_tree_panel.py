@@ -11,8 +11,8 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.tree_panel import TreePanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
-from tests.tree_helpers import branched_session
 from tests.session_helpers import node, sound_start
+from tests.tree_helpers import branched_session
 from tests.tui_helpers import in_palette, screen_text, send, toasts, until
 
 
