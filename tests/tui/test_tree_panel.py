@@ -106,3 +106,14 @@ async def test_a_crafted_session_opens_the_panel_with_one_notice(isolated_env: P
         assert _lines_shown(app) == ["u1", "a1"]
         assert len(app._notifications) == 1
         assert "and 3 more problems" in toasts(app)
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_switch_and_branch_complete_names_and_node_ids(isolated_env: Path, project: Path) -> None:
+    """Typing /switch st offers /switch stable first; a node id's beginning completes to the id."""
+    ids = branched_session(isolated_env, project)
+    app = build_app(RunOptions(resume="s1", model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.history_shown.is_set, "the history")
+        assert [c.text for c in app.complete("/switch st")][:1] == ["/switch stable"]
+        assert f"/branch {ids['u2']}" in [c.text for c in app.complete(f"/branch {ids['u2'][:6]}")]
