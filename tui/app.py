@@ -31,7 +31,7 @@ from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural, shown_path
 from chimera.tui.commands import find, is_command, literal, parse, unknown
 from chimera.tui.footer_hints import hints
-from chimera.tui.session_actions import SessionActions
+from chimera.tui.tree_actions import TreeActions
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.key_footer import KeyFooter
@@ -40,6 +40,7 @@ from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
+from chimera.tui.widgets.tree_panel import TreePanel
 from chimera.tui.widgets.welcome import Welcome
 
 __all__ = ["ChimeraApp", "build_app"]
@@ -85,7 +86,7 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
 )
 
 
-class ChimeraApp(SessionActions):
+class ChimeraApp(TreeActions):
     """The workbench: a conversation, an input and a status line over one session."""
 
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 (Textual's): the plan above, or beside
@@ -103,6 +104,7 @@ class ChimeraApp(SessionActions):
         with Horizontal(id="middle"):
             yield TranscriptView(self.transcript, id="conversation")
             yield PlanPanel(self.state.plan, id="plan")
+            yield TreePanel(id="tree")
         yield QuestionPanel(id="question")  # above the input, the conversation still on screen above it
         yield StatusLine(self.state.status, id="status")
         yield CompletionList(id="completions")
@@ -118,8 +120,7 @@ class ChimeraApp(SessionActions):
         self.sub_title = terminal_safe(str(self.session.env.workdir), one_line=True)
         self.show_bus(self.session.bus)
         self.query_one(PromptInput).focus()
-        for warning in self.session.warnings:
-            self.notify(terminal_safe(warning), severity="warning", timeout=8, markup=False)
+        self.warn_once(self.session.warnings)
         if self.session.demo:
             self.say(DEMO_NOTICE, "warning")  # the banner folds to one line as the demo starts: the words stay here
             self.start_run(self.session.demo_task)
@@ -160,6 +161,8 @@ class ChimeraApp(SessionActions):
                     self.show_branch(event)
                 case RunFinished():
                     self.run_shown.set()
+                    if self.tree_panel.has_class("-shown"):  # the run grew the tree
+                        self.load_tree()
                 case RunStarted():
                     for welcome in self.query(Welcome):  # the first task is sent: the conversation takes its place
                         welcome.remove()

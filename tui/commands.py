@@ -48,6 +48,7 @@ class Facts:
     themes: tuple[str, ...] = ()  # the themes the app knows
     models: tuple[str, ...] = ()  # model names to offer (the one in use first)
     kept: int = 0  # answers kept by "always" this session
+    points: tuple[str, ...] = ()  # the session's checkpoint names and node ids to offer, names first
 
 
 def _always(_: Facts) -> str:
@@ -140,6 +141,24 @@ def _recorded(facts: Facts) -> str:
     if not facts.recorded:
         return "has nothing to work with yet: give Chimera a task first."
     return _between_runs(facts)
+
+
+def _movable(facts: Facts) -> str:
+    """The leaf can move (a switch asked while a run works offers to interrupt it first)."""
+    return _DEMO if facts.demo else "" if facts.recorded else "has nothing to move to yet: give Chimera a task first."
+
+
+def _has_tree(facts: Facts) -> str:
+    return "" if facts.recorded else "has nothing to show yet: give Chimera a task first."
+
+
+def _tree_work(facts: Facts) -> str:
+    """Naming and branching: a recorded session, between runs."""
+    return _movable(facts) or _between_runs(facts)
+
+
+def _points(facts: Facts) -> tuple[str, ...]:
+    return facts.points
 
 
 COMMANDS: tuple[Command, ...] = (
@@ -281,6 +300,51 @@ COMMANDS: tuple[Command, ...] = (
         "Summarize the older part of the conversation now, attending to [focus]",
         argument="[focus]",
         unavailable=_configurable,
+    ),
+    Command(
+        "tree",
+        "Session tree",
+        "Show or hide the session's tree: see where you are, switch, branch, name checkpoints, go back",
+        keys="ctrl+t",
+        key_display="^t",
+        unavailable=_has_tree,
+    ),
+    Command(
+        "switch",
+        "Switch to a point",
+        "Move to NODE (an id or a checkpoint's name) with its files, after its preview and a y",
+        argument="NODE|NAME",
+        completions=_points,
+        unavailable=_movable,
+    ),
+    Command(
+        "branch",
+        "Branch from a point",
+        "Continue from NODE (an id or a name): the next task grows a new branch there; the files stay as they are",
+        argument="NODE|NAME",
+        completions=_points,
+        unavailable=_tree_work,
+    ),
+    Command(
+        "checkpoint",
+        "Name a checkpoint",
+        "Name the point you are at NAME (checkpoint-N when not given), the files pinned as they are now",
+        argument="[NAME]",
+        unavailable=_tree_work,
+    ),
+    Command(
+        "label",
+        "Label a point",
+        "Put a label on NODE (an id or a name): it shows in the tree and names the point",
+        argument="NODE TEXT",
+        unavailable=_tree_work,
+    ),
+    Command(
+        "back",
+        "Go back",
+        "Return to where you were before the last switch or branch (u in the tree)",
+        action="go_back",
+        unavailable=_movable,
     ),
     Command("sessions", "Sessions", "Choose a session to resume (this workspace's first)"),
     Command(

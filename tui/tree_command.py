@@ -9,15 +9,20 @@ CLI's other commands.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
+
+from rich.cells import cell_len, set_cell_size
 
 from chimera.core.gc_pause import collecting_later
 from chimera.core.home import chimera_home
 from chimera.core.sessions.reading import Reader, summary
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import SessionTree
-from chimera.core.terminal_text import inert_json
+from chimera.core.sessions.tree_lines import TreeLines
+from chimera.core.terminal_text import inert_json, terminal_safe
 from chimera.core.wording import command, plural, point_name
 from chimera.tui.printing import line, warn_opened
 
@@ -102,8 +107,13 @@ def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
             with collecting_later():
                 _write_document(store, out)
             return 0
-        line(out, f"session {store.id}  ({plural(len(store.tree), 'node')}; ● marks the active path, ◆ the leaf)")
-        for text in _lines(store.tree):
+        width = output_width(out)
+        head = f"session {store.id}  ({plural(len(store.tree), 'node')}; • marks the active path, ◆ the leaf)"
+        line(out, cut(terminal_safe(head, one_line=True), width) if width else head)
+        tree_lines = TreeLines(store.tree)
+        if tree_lines.notice:
+            line(sys.stderr, f"chimera: session {store.id}: {tree_lines.notice}")
+        for text in _lines(tree_lines, width):
             line(out, text)
         for name, saved in store.tree.saved.items():
             switch = command("switch", store.id, name)
@@ -111,25 +121,26 @@ def print_tree(session_id: str, out: TextIO, *, as_json: bool) -> int:
     return 0
 
 
-def _lines(tree: SessionTree) -> list[str]:
-    """The tree, one node a line; indentation grows only where the conversation branches."""
-    active = {node.id for node in tree.path()} if tree.leaf else set()
-    reader = Reader(tree)
-    labelled = tree.labelled()
-    lines: list[str] = []
-    stack: list[tuple[str, int]] = [(child, 0) for child in reversed(tree.children.get(None, []))]
-    shown: set[str] = set()
-    while stack:
-        node_id, depth = stack.pop()
-        node = tree.nodes.get(node_id)
-        if node is None or node_id in shown:  # never for a tree the store built; a walk that cannot loop
-            continue
-        shown.add(node_id)
-        mark = "◆" if node_id == tree.leaf else "●" if node_id in active else "○"
-        label = f"  [{', '.join(labelled[node_id])}]" if node_id in labelled else ""
-        reading = reader.read(node_id)
-        lines.append(f"{'  ' * depth}{mark} {node_id}  {reading.part:<12} {summary(reading)}{label}")
-        children = tree.children.get(node_id, [])
-        step = 1 if len(children) > 1 else 0
-        stack.extend((child, depth + step) for child in reversed(children))
-    return lines
+def _lines(lines: TreeLines, width: int | None) -> list[str]:
+    """The tree as ``TreeLines`` lays it out, one line a node that matters, shown safe (what could steer a
+    terminal as an escape) and cut (never wrapped) at ``width`` columns (None: as long as it is)."""
+    out = [terminal_safe(lines.plain(line), one_line=True) for line in lines.lines]
+    return [cut(text, width) for text in out] if width else out
+
+
+def output_width(out: TextIO) -> int | None:
+    """The columns to cut lines at: ``COLUMNS`` when set, else the terminal's when ``out`` is one, else None."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(out.fileno()).columns if out.isatty() else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` cut to ``width`` cells (an ellipsis ends what was cut)."""
+    if cell_len(text) <= width:
+        return text
+    return set_cell_size(text, max(0, width - 1)) + "…"

@@ -490,7 +490,8 @@ def _lock(folder: Path, session_id: str) -> int:
         holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
         os.close(fd)
         raise ConfigError(
-            f"session {session_id} is open in another Chimera (pid {holder}): close it there first"
+            f"session {session_id} is open in another Chimera (pid {holder}): close it there first, or, in its "
+            "workbench, use /switch, /branch, /checkpoint or /label (/tree shows the points)"
         ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)

@@ -121,9 +121,7 @@ class SessionReaders(RuleBasedStateMachine):
         stop=st.booleans(),
         pick=st.integers(0, 10**6),
     )
-    def act(
-        self, action: str, n: int, tool: str, steer: int | None, follow: int | None, stop: bool, pick: int
-    ) -> None:
+    def act(self, action: str, n: int, tool: str, steer: int | None, follow: int | None, stop: bool, pick: int) -> None:
         """One thing the person does (runs twice as likely as each move between them)."""
         if action == "run":
             self.run(n, tool)

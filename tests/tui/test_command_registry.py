@@ -123,5 +123,5 @@ def test_completion_offers_only_what_works_now() -> None:
 
 
 def test_the_footer_hints_are_the_commands_with_keys_that_work_now() -> None:
-    assert key_hints(IDLE) == [("?/F1", "Keys and commands"), ("ctrl+q", "Quit")]
+    assert key_hints(IDLE) == [("?/F1", "Keys and commands"), ("^t", "Session tree"), ("ctrl+q", "Quit")]
     assert ("esc", "Interrupt") in key_hints(SITUATIONS["running"])

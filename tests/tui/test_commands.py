@@ -156,6 +156,26 @@ async def exported(pilot: Pilot[int], app: ChimeraApp) -> None:
     assert str(path) in screen_text(app).replace("\n", "")
 
 
+async def a_named_run(pilot: Pilot[int], app: ChimeraApp) -> None:
+    """A task done, its answer named ``hi``."""
+    await one_run(pilot, app)
+    app.session.checkpoint("hi")
+
+
+async def a_branch_made(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await a_named_run(pilot, app)
+    app.moved.clear()
+    app.branch_at("hi")
+    await app.moved.wait()
+    app.moved.clear()
+
+
+async def switched_after_yes(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await until(pilot, lambda: "Switch to" in screen_text(app), "the switch asked")
+    await pilot.press("y")
+    await until(pilot, lambda: "Switched to" in toasts(app), "the switch")
+
+
 async def quitted(pilot: Pilot[int], app: ChimeraApp) -> None:
     await until(pilot, lambda: app.return_code == 0, "the app to quit")
 
@@ -203,6 +223,19 @@ CASES: dict[str, Case] = {
     "replay": Case(before=one_run, after=shown("chimera replay"), replies=(message(text("Hi.")),)),
     "new": Case(after=shown("New session")),
     "interrupt": Case(before=a_command_runs, after=interrupted, replies=WAITING),
+    "tree": Case(before=one_run, after=shown("Session tree · 2 lines"), replies=(message(text("Hi.")),)),
+    "switch": Case(before=a_named_run, argument="hi", after=switched_after_yes, replies=(message(text("Hi.")),)),
+    "branch": Case(before=a_named_run, argument="hi", after=shown("branches from"), replies=(message(text("Hi.")),)),
+    "checkpoint": Case(before=one_run, after=shown("Checkpoint 'checkpoint-1'"), replies=(message(text("Hi.")),)),
+    "label": Case(
+        before=a_named_run,
+        argument="hi first answer",
+        after=holds("the label", lambda a: "first answer" in a.session.store.tree.names, True),
+        replies=(message(text("Hi.")),),
+    ),
+    "back": Case(
+        before=a_branch_made, after=holds("no move left", lambda a: a.moves, []), replies=(message(text("Hi.")),)
+    ),
     "quit": Case(after=quitted),
 }
 

@@ -88,6 +88,21 @@ class ShadowRepo:
         present = self._write_tree()
         return plan(self.workspace, self._diff(present, self._tree_of(target)), target, set(known), folders)[0]
 
+    def line_counts(self, target: str) -> dict[str, tuple[int, int]]:
+        """Per path restoring ``target`` would change: the lines it adds and removes ((0, 0) for a binary file)."""
+        present = self._write_tree()
+        out = self._git("diff-tree", "-r", "-z", "--numstat", "--no-renames", present, self._tree_of(target))
+        counts: dict[str, tuple[int, int]] = {}
+        for record in out.split(b"\0"):
+            added, _, rest = record.partition(b"\t")
+            removed, _, path = rest.partition(b"\t")
+            if path:
+                counts[os.fsdecode(path)] = (
+                    int(added) if added.isdigit() else 0,
+                    int(removed) if removed.isdigit() else 0,
+                )
+        return counts
+
     def restore(
         self,
         target: str,

@@ -1,0 +1,229 @@
+"""Provides ``TreePanel``: the session's tree beside the conversation (over it when narrow), and its moves.
+
+The lines are a :class:`TreeView`; under them the preview of what a switch to the selected line would do
+(the app works it out off the screen's thread and gives it to :meth:`TreePanel.show_preview`), and one
+line for a question or for what is typed. Keys: ``up``/``down`` (``k``/``j``), ``pageup``/``pagedown``,
+``home``/``end`` move; ``space`` (or ``left``/``right``) folds; ``f`` goes through the filters (all, the
+person's turns, named); ``/`` searches as you type; ``enter`` switches there after a ``y``; ``b`` branches
+there (the files as they are); ``c`` names a checkpoint there, ``l`` a label; ``u`` goes back to where the
+leaf was before the last move; ``escape`` leaves what is typed, or the panel. The panel changes nothing
+itself: it asks the app (:class:`TreeHost`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, Protocol, cast
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import Input, Static
+
+from chimera.core.sessions.tree_lines import FILTERS, TreeLines
+from chimera.core.terminal_text import terminal_safe
+from chimera.tui.widgets.tree_view import TreeView
+
+__all__ = ["TreeHost", "TreePanel"]
+
+_FILTER_NAMES = {"all": "all", "turns": "your turns", "named": "named"}
+_KEYS = "enter switch · b branch · c checkpoint · l label · u back · / search · f filter · space fold"
+_ASKS = {"search": "/", "checkpoint": "Checkpoint name: ", "label": "Label: "}
+
+
+class TreeHost(Protocol):
+    """What the panel asks of the app."""
+
+    def tree_selected(self, node: str) -> None: ...
+
+    def tree_switch(self, node: str) -> None: ...
+
+    def tree_branch(self, node: str) -> None: ...
+
+    def tree_name(self, node: str, name: str, *, checkpoint: bool) -> None: ...
+
+    def tree_back(self) -> None: ...
+
+
+class TreePanel(Vertical, can_focus=True):
+    """The tree, the preview of a move, and the question or words a move needs."""
+
+    DEFAULT_CSS = """
+    TreePanel {
+        padding: 0 1;
+        border-left: thick $accent;
+        background: $surface;
+        display: none;
+    }
+    TreePanel.-shown { display: block; }
+    TreePanel:focus-within { border-left: thick $primary; }
+    TreePanel #tree-title { height: 1; }
+    TreePanel #tree-keys { color: $text-muted; height: auto; }
+    TreePanel #tree-preview { height: auto; max-height: 8; color: $text; }
+    TreePanel #tree-ask { height: auto; color: $warning; }
+    TreePanel #tree-input { display: none; height: 1; border: none; padding: 0; }
+    TreePanel #tree-input.-shown { display: block; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "ends(0)", "First", show=False),
+        Binding("end", "ends(1)", "Last", show=False),
+        Binding("space,left,right", "fold", "Fold", show=False),
+        Binding("f", "filter", "Filter", show=False),
+        Binding("slash", "ask('search')", "Search", show=False),
+        Binding("enter", "switch", "Switch here", show=False),
+        Binding("b", "branch", "Branch here", show=False),
+        Binding("c", "ask('checkpoint')", "Checkpoint", show=False),
+        Binding("l", "ask('label')", "Label", show=False),
+        Binding("u", "back", "Back", show=False),
+        Binding("y", "answer(True)", "Yes", show=False),
+        Binding("n", "answer(False)", "No", show=False),
+        Binding("escape", "leave", "Leave", show=False),
+    ]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.asking: tuple[str, Callable[[], object]] | None = None  # a question waiting for y/n, and its yes
+        self.typing = ""  # "search", "checkpoint", "label" or ""
+        self.notice: str | None = None
+
+    @property
+    def host(self) -> TreeHost:
+        return cast(TreeHost, self.app)
+
+    @property
+    def view(self) -> TreeView:
+        return self.query_one(TreeView)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="tree-title")
+        yield Static(_KEYS, id="tree-keys")
+        yield TreeView(id="tree-lines")
+        yield Static(id="tree-ask")
+        yield Static(id="tree-preview")
+        yield Input(id="tree-input")
+
+    # --- what it shows --------------------------------------------------------------------
+
+    def show_model(self, model: TreeLines, *, at: str | None = None) -> None:
+        """Draw the tree of ``model``; the cursor on node ``at`` (the leaf's when None)."""
+        self.notice = model.notice
+        self.view.show_model(model, at=at)
+        self._title()
+        self._selected()
+
+    def show_preview(self, node: str, text: str) -> None:
+        """What a switch to ``node`` would do (shown while ``node`` is still the one selected)."""
+        line = self.view.selected
+        if line is not None and line.node == node:
+            self.query_one("#tree-preview", Static).update(text)
+
+    def ask(self, question: str, on_yes: Callable[[], object]) -> None:
+        """Ask ``question`` (y/n) in the panel; ``on_yes`` runs on a ``y``."""
+        self.asking = (question, on_yes)
+        self.query_one("#tree-ask", Static).update(terminal_safe(f"{question} y/n", one_line=True))
+        self.focus()
+
+    def _title(self) -> None:
+        view = self.view
+        count = len(view.shown)
+        what = _FILTER_NAMES[view.view] + (f", holding {view.search_text!r}" if view.search_text else "")
+        self.query_one("#tree-title", Static).update(
+            terminal_safe(f"Session tree · {count} line{'s' if count != 1 else ''} · {what}", one_line=True)
+        )
+
+    def _selected(self) -> None:
+        line = self.view.selected
+        self.query_one("#tree-preview", Static).update("" if line is None else "…")
+        if line is not None:
+            self.host.tree_selected(line.node)
+
+    # --- keys -----------------------------------------------------------------------------
+
+    def action_move(self, step: int) -> None:
+        self.view.move(step)
+        self._selected()
+
+    def action_page(self, direction: int) -> None:
+        self.action_move(direction * max(1, self.view.size.height - 1))
+
+    def action_ends(self, last: int) -> None:
+        self.view.go_to(len(self.view.shown) - 1 if last else 0)
+        self._selected()
+
+    def action_fold(self) -> None:
+        self.view.fold()
+        self._title()
+
+    def action_filter(self) -> None:
+        view = self.view
+        view.set_view(FILTERS[(FILTERS.index(view.view) + 1) % len(FILTERS)])
+        self._title()
+        self._selected()
+
+    def action_switch(self) -> None:
+        line = self.view.selected
+        if line is not None:
+            self.host.tree_switch(line.node)
+
+    def action_branch(self) -> None:
+        line = self.view.selected
+        if line is not None:
+            self.host.tree_branch(line.node)
+
+    def action_back(self) -> None:
+        self.host.tree_back()
+
+    def action_answer(self, yes: bool) -> None:
+        asking, self.asking = self.asking, None
+        self.query_one("#tree-ask", Static).update("")
+        if asking is not None and yes:
+            asking[1]()
+
+    def action_ask(self, what: str) -> None:
+        """Type words in the panel's line: a search (as you type), a checkpoint's name or a label."""
+        field = self.query_one("#tree-input", Input)
+        self.typing = what
+        field.placeholder = _ASKS[what]
+        field.value = self.view.search_text if what == "search" else ""
+        field.add_class("-shown")
+        field.focus()
+
+    async def action_leave(self) -> None:
+        """Leave what is typed (a search left clears), the question asked, or else the panel."""
+        if self.typing:
+            if self.typing == "search":
+                self.view.search("")
+                self._title()
+            self._close_input()
+            return
+        if self.asking is not None:
+            self.action_answer(False)
+            return
+        await self.app.run_action("command('tree')")
+
+    def _close_input(self) -> None:
+        field = self.query_one("#tree-input", Input)
+        field.remove_class("-shown")
+        self.typing = ""
+        self.focus()
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        message.stop()
+        if self.typing == "search":
+            self.view.search(message.value)
+            self._title()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        message.stop()
+        typing, words = self.typing, message.value.strip()
+        self._close_input()
+        line = self.view.selected
+        if typing in {"checkpoint", "label"} and words and line is not None:
+            self.host.tree_name(line.node, words, checkpoint=typing == "checkpoint")
+        elif typing == "search":
+            self._selected()
