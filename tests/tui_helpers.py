@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from chimera.themes import DEFAULT_THEME, THEMES
 from chimera.tui.app import ChimeraApp
@@ -135,9 +136,11 @@ def still(app: ChimeraApp) -> ChimeraApp:
 
 
 async def pictured(pilot: Pilot[int], app: ChimeraApp) -> None:
-    """Ready for a picture: the session and workspace shown by names that do not change, the conversation
-    scrolled to its end (it follows what comes), then one frame more."""
+    """Ready for a picture: the session and workspace shown by names that do not change, the cursors not
+    blinking, the conversation scrolled to its end (it follows what comes), then one frame more."""
     app.show_status(session="5e55102d", workspace="~/project")
+    for line in app.query(Input):
+        line.cursor_blink = False  # a blinking cursor is on or off as the picture is taken: held on
     view = app.query_one("#conversation")
     await until(pilot, lambda: view.scroll_offset.y >= view.max_scroll_y, "the conversation at its end")
     await pilot.pause()
