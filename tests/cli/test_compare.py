@@ -4,13 +4,18 @@ branch; `chimera switch` brings a variant's files; `chimera diff` shows what dif
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera
 from tests.fake_anthropic import FakeAnthropic, Reply, by_model, message, text, tool_use
+from tests.helpers_loop import PidFifo
+from tests.processes import Reaper
 from tests.switch_helpers import answer_node, folder_digest, two_runs
 
 
@@ -153,3 +158,42 @@ def test_points_without_files_are_refused(isolated_env: Path, project: Path) -> 
     assert_one_line_error(diff, "no files pinned", node.id)
     compare = run_chimera("compare", "s1", "--from", node.id, "--try", "model=m1", env={"ANTHROPIC_API_KEY": "k"})
     assert_one_line_error(compare, "no files pinned", node.id)
+
+
+def test_ctrl_c_stops_every_variant_and_leaves_nothing_behind(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path, tmp_path: Path, reaper: Reaper
+) -> None:
+    """Ctrl-C while a variant's command sleeps: the command is killed, the rows still come (that variant
+    stopped), exit 1, no scratch copy is left and the workspace is untouched."""
+    session_id = named_session(api, model_env, project, isolated_env)
+    before = folder_digest(project)
+    fifo = PidFifo(tmp_path / "pid.fifo")
+    sleepy = message(tool_use("t1", "bash", {"command": fifo.command(30)}), stop_reason="tool_use", model="sleepy")
+    api.responder = by_model({"sleepy": [sleepy], "quick": writes("a.txt", "A\n", "done", "quick")})
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    args = ["compare", session_id, "--from", "before-v2", "--try", "model=sleepy", "--try", "model=quick", "--json"]
+    proc = subprocess.Popen(
+        [*chimera_command(), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, **model_env, "TMPDIR": str(scratch)},
+    )
+    try:
+        pid = fifo.pid(timeout=60)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        fifo.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, err
+    rows = {row["label"]: row for row in json.loads(out.splitlines()[-1])["rows"]}
+    assert rows["sleepy"]["outcome"] == "stopped"
+    reaper.assert_killed(pid)
+    assert list(scratch.iterdir()) == []
+    assert folder_digest(project) == before
+    assert "Traceback" not in err

@@ -55,7 +55,9 @@ class ShadowRepo:
     One ``ShadowRepo`` per index at a time (the session's writer lock covers it): the first
     call removes an ``index.lock`` a killed git left behind. ``index`` is the git dir's own
     by default; a scratch copy snapshotted into the same store (a compared variant) keeps an
-    index of its own, so its snapshots land among the session's and a switch finds them.
+    index of its own, so its snapshots land among the session's and a switch finds them. Such
+    a guest leaves the store's files alone (its excludes are the session's, as the workspace's
+    snapshots last wrote them), so guests and the workspace's own snapshots can work at once.
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class ShadowRepo:
         check_places(self.workspace, self.git_dir)
         check_contents(self.git_dir)
         self._git = Git(self.workspace, self.git_dir, timeout, index)
+        self._guest = index is not None
         # Chimera's own state (this store, the sessions) stays out of snapshots even when it lives in the workspace.
         self._header = _EXCLUDE_HEADER + b"".join(_anchored(self.workspace, d) for d in (self.git_dir, chimera_home()))
         self._ready = False
@@ -280,7 +283,8 @@ class ShadowRepo:
         """Bring the shadow index up to the workspace (only what changed is hashed); its tree id."""
         self._git.check_workspace()
         self._ensure_repo()
-        self._sync_excludes()
+        if not self._guest:
+            self._sync_excludes()
         listed = self._git("ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
         excluded: list[str] = []  # nested repositories and large files
         untrack: list[bytes] = []  # tracked files that grew too large
