@@ -11,8 +11,7 @@ true, false, or None when there was no command or no files to check).
 
 from __future__ import annotations
 
-import threading
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from chimera.core.events import RunFinished, StepEvent, ToolCallFinished, TurnStarted, UsageReported
@@ -69,23 +68,21 @@ class Tally:
     output_tokens: int = 0
     cost_usd: float = 0.0
     finished: RunFinished | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __call__(self, event: StepEvent) -> None:
-        with self._lock:
-            match event:
-                case TurnStarted():
-                    self.turns += 1
-                case ToolCallFinished():
-                    self.tool_calls += 1
-                    self.failed_calls += event.is_error
-                case UsageReported():
-                    self.input_tokens += event.input_tokens + event.cache_read_tokens + event.cache_write_tokens
-                    self.output_tokens += event.output_tokens
-                    self.cost_usd += event.cost
-                case RunFinished():
-                    self.finished = event
-                    self.turns = max(self.turns, event.steps)
-                    self.cost_usd = max(self.cost_usd, event.cost)
-                case _:
-                    pass
+        match event:
+            case TurnStarted():
+                self.turns += 1
+            case ToolCallFinished():
+                self.tool_calls += 1
+                self.failed_calls += event.is_error
+            case UsageReported():
+                self.input_tokens += event.input_tokens + event.cache_read_tokens + event.cache_write_tokens
+                self.output_tokens += event.output_tokens
+                self.cost_usd += event.cost
+            case RunFinished():
+                self.finished = event
+                self.turns = max(self.turns, event.steps)
+                self.cost_usd = max(self.cost_usd, event.cost)
+            case _:
+                pass

@@ -172,8 +172,12 @@ class Comparison:
         slots = asyncio.Semaphore(self.jobs)
         try:
             with tempfile.TemporaryDirectory(prefix="chimera-compare-", dir=self.scratch_root) as scratch:
-                runs = [self._run(v, Path(scratch) / str(n), slots) for n, v in enumerate(self.variants, 1)]
-                return list(await asyncio.gather(*runs))
+                async with asyncio.TaskGroup() as group:  # one that raises stops the others before the copies go
+                    runs = [
+                        group.create_task(self._run(variant, Path(scratch) / str(n), slots))
+                        for n, variant in enumerate(self.variants, 1)
+                    ]
+                return [run.result() for run in runs]
         finally:
             if self.store.tree.leaf != leaf:  # the person's place in the session, as they left it
                 self.store.move_leaf(leaf)
@@ -187,8 +191,9 @@ class Comparison:
                 return variant.row
             try:
                 variant.row = await self._work(variant, folder)
-            except ChimeraError as err:  # it could not start (a model name the server refuses, git failing)
-                variant.row = Row(variant.label, None, "failed", error=str(err))
+            except (ChimeraError, OSError) as err:  # it could not start or end (git failing, a full disk)
+                why = str(err) if isinstance(err, ChimeraError) else f"{err.strerror or err} ({err.filename or ''})"
+                variant.row = Row(variant.label, None, "failed", error=why)
             return variant.row
 
     async def _work(self, variant: Variant, folder: Path) -> Row:
@@ -214,8 +219,8 @@ class Comparison:
             )
             variant._agent = agent
             core = agent.core_for(env, session_id=self.store.id)
-            if variant.stopped:
-                core.interrupt()
+            if variant.stopped:  # stopped while its copy was made: nothing runs (no await from here to the run)
+                return Row(variant.label, None, "stopped")
             result = await agent.arun(self.task, env, session_id=self.store.id)
             seconds = time.monotonic() - started
             end = core.node_id if core.node_id != self.point.node else None

@@ -185,3 +185,41 @@ def test_specs_name_their_variants() -> None:
         VariantSpec("tot", loop="tot", candidates=2),
         VariantSpec("plan-2", loop="plan"),
     ]
+
+
+async def test_variants_follow_the_sessions_permission_mode(
+    api: FakeAnthropic, project: Path, isolated_env: Path, tmp_path: Path
+) -> None:
+    """A session in plan mode (read-only): a variant's write is refused as the session's would be; nothing changes."""
+    (project / "seed.txt").write_text("seed\n")
+    api.script(message(text("Nothing to change.")))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="plan"))
+    try:
+        await session.run("look around")
+    finally:
+        await session.close()
+    api.responder = by_model({"m": writes("a.txt", "A\n", "I could not write.", model="m")})
+    with SessionStore.open(isolated_env, session.id) as store:
+        ref = next(n.id for n in store.tree.nodes.values() if n.kind == "user")
+        compare = Comparison(
+            store, ref, parse_specs(["model=m"]), policy=session_policy(store, isolated_env), scratch_root=tmp_path
+        )
+        [row] = await compare.run()
+    assert (row.outcome, row.tool_calls, row.failed_calls, row.files) == ("completed", 1, 1, ())
+    assert not (project / "a.txt").exists()
+
+
+async def test_a_variant_stopped_while_it_waits_for_its_turn_never_runs(
+    api: FakeAnthropic, project: Path, isolated_env: Path, tmp_path: Path
+) -> None:
+    """With one job at a time, a variant stopped before its turn comes ends as stopped with no branch; no request."""
+    session_id = await recorded_session(api, project)
+    api.responder = by_model({"first": writes("a.txt", "A\n", "done", model="first")})
+    with SessionStore.open(isolated_env, session_id) as store:
+        compare = comparison(store, isolated_env, ["model=first", "model=second"], tmp_path, jobs=1)
+        compare.variant("second").stop()
+        rows = await compare.run()
+        assert not any(name.endswith("-second") for name in store.tree.names)
+    assert [(r.label, r.outcome, r.node) for r in rows[1:]] == [("second", "stopped", None)]
+    assert rows[0].outcome == "completed"
+    assert all(r.body["model"] != "second" for r in api.requests)
