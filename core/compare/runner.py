@@ -28,6 +28,7 @@ from pathlib import Path
 from chimera.core.agent import Agent
 from chimera.core.agent_loop import AgentLoop
 from chimera.core.bus import EventBus
+from chimera.core.compare.branch import BranchRecorder
 from chimera.core.compare.point import StartPoint, start_point
 from chimera.core.compare.row import FileChange, Row, Tally
 from chimera.core.compare.spec import VariantSpec
@@ -83,6 +84,12 @@ class Variant:
         self.row: Row | None = None
         self.stopped = False
         self._agent: Agent | None = None
+        self._branch: BranchRecorder | None = None
+
+    @property
+    def nodes(self) -> set[str]:
+        """The session nodes this variant recorded so far."""
+        return set(self._branch.nodes) if self._branch is not None else set()
 
     @property
     def label(self) -> str:
@@ -179,7 +186,8 @@ class Comparison:
                     ]
                 return [run.result() for run in runs]
         finally:
-            if self.store.tree.leaf != leaf:  # the person's place in the session, as they left it
+            ours = set().union(*(variant.nodes for variant in self.variants))
+            if self.store.tree.leaf in ours:  # the person's place in the session, as they left it
                 self.store.move_leaf(leaf)
             for variant in self.variants:
                 await variant.bus.close()
@@ -205,6 +213,7 @@ class Comparison:
         await asyncio.to_thread(remove_links_out, files)  # nothing run there reaches outside through a link
         provider = self.provider_for(variant.spec.model)
         env = LocalEnvironment(files, spill_dir=folder / "output")
+        variant._branch = BranchRecorder(self.store)
         try:
             agent = Agent(
                 provider,
@@ -213,7 +222,7 @@ class Comparison:
                 bus=variant.bus,
                 policy=self.policy,
                 can_ask=self.can_ask,
-                recorder=self.store,
+                recorder=variant._branch,
                 context=self.point.context.fork(),
                 pins=WorkspacePins(repo, self.store),
             )
