@@ -157,7 +157,7 @@ class Comparison:
         self.policy = policy
         self.can_ask = can_ask
         self.provider_for = provider_for
-        self.scratch_root = scratch_root
+        self.scratch_root = _outside(store.workdir, scratch_root)
         self.number = 1 + max((int(m.group(1)) for name in store.tree.names if (m := _NUMBERED.match(name))), default=0)
         self.variants = [Variant(spec, f"compare-{self.number}-{spec.label}") for spec in specs]
 
@@ -275,3 +275,14 @@ class Comparison:
         if self.verify is not None:
             verified, _ = await core.check(self.verify)
         return changes, verified
+
+
+def _outside(workspace: Path, root: Path | None) -> Path | None:
+    """``root`` (None: the system's temporary folder), refused when it lies in the person's workspace."""
+    where = Path(root if root is not None else tempfile.gettempdir()).resolve()
+    if where.is_relative_to(workspace.resolve()):
+        raise ConfigError(
+            f"scratch copies would be made in {where}, inside the workspace {workspace}, which a comparison never "
+            "writes: set TMPDIR to a folder outside it"
+        )
+    return root

@@ -197,3 +197,20 @@ def test_ctrl_c_stops_every_variant_and_leaves_nothing_behind(
     assert list(scratch.iterdir()) == []
     assert folder_digest(project) == before
     assert "Traceback" not in err
+
+
+def test_scratch_copies_are_never_made_inside_the_workspace(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
+) -> None:
+    """TMPDIR inside the workspace: compare is refused in one line naming it (exit 2); nothing runs or changes."""
+    session_id = named_session(api, model_env, project, isolated_env)
+    inside = project / "tmp"
+    inside.mkdir()
+    before = folder_digest(project)
+    sent = len(api.requests)
+    proc = run_chimera(
+        "compare", session_id, "--from", "before-v2", "--try", "model=m1", env={**model_env, "TMPDIR": str(inside)}
+    )
+    assert_one_line_error(proc, "inside the workspace", "set TMPDIR")
+    assert folder_digest(project) == before
+    assert len(api.requests) == sent
