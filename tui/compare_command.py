@@ -6,8 +6,9 @@ object a line carrying ``"variant": LABEL``, then one ``compare_finished``
 object with a row per variant; without it, a table. The exit code is 0 when
 every variant completed, 1 when one did not, 2 for bad input (nothing run).
 Ctrl-C stops every variant; the rows so far are still printed. ``diff`` prints
-the unified diff of the two points' pinned files. What a session holds is
-untrusted: nothing it holds reaches the terminal raw.
+the unified diff of the two points' pinned files: exactly, for a program (a
+pipe, a file), and for a terminal with every character that could steer it
+shown as an escape (what a session holds is untrusted).
 """
 
 from __future__ import annotations
@@ -146,9 +147,13 @@ def diff_session(session_id: str, first: str, second: str, out: TextIO) -> int:
         old = files_at(store, first)[1]
         new = files_at(store, second)[1]
         patch = store.checkpoints().patch(old, new) if old != new else b""
-    text = patch.decode(errors="replace")
-    if not text:
+    if not patch:
         line(sys.stderr, f"chimera: {first} and {second} have the same files")
-    for diff_line in text.splitlines():
-        line(out, diff_line)
+    buffer = getattr(out, "buffer", None)
+    if buffer is not None and not out.isatty():  # for a program (`git apply`, a file): the diff exactly
+        out.flush()
+        buffer.write(patch)
+        return 0
+    for diff_line in patch.decode(errors="replace").splitlines():  # for a person: nothing steers the terminal
+        out.write("\t".join(terminal_safe(part, one_line=True) for part in diff_line.split("\t")) + "\n")
     return 0

@@ -98,7 +98,7 @@ def test_compare_prints_a_table_without_json(
 
 
 def test_diff_shows_what_differs_between_two_points(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path, tmp_path: Path
 ) -> None:
     """`chimera diff ID A B` prints the unified diff of the files pinned at two points; the workspace untouched."""
     session_id = named_session(api, model_env, project, isolated_env)
@@ -110,6 +110,11 @@ def test_diff_shows_what_differs_between_two_points(
     assert "+v2" in proc.stdout.splitlines()
     assert "+++ b/b.txt" in proc.stdout
     assert folder_digest(project) == before
+    copy = tmp_path / "copy"  # piped, it is a patch that takes A's files to B's
+    copy.mkdir()
+    (copy / "a.txt").write_text("v1\n")
+    subprocess.run(["git", "apply", "-"], input=proc.stdout, text=True, cwd=copy, check=True)
+    assert folder_digest(copy) == folder_digest(project)
 
 
 @pytest.mark.parametrize(
