@@ -9,7 +9,7 @@ session for one, the way ``chimera compare`` does.
 
 from __future__ import annotations
 
-from chimera.core.compare.opening import open_comparison, session_policy
+from chimera.core.compare.opening import open_comparison, session_comparison, session_policy
 from chimera.core.compare.point import StartPoint, files_at, start_point
 from chimera.core.compare.row import FileChange, Row, Tally
 from chimera.core.compare.runner import MAX_JOBS, Comparison, Variant, strategy_for
@@ -29,6 +29,7 @@ __all__ = [
     "open_comparison",
     "parse_spec",
     "parse_specs",
+    "session_comparison",
     "session_policy",
     "start_point",
     "strategy_for",

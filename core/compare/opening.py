@@ -1,4 +1,5 @@
-"""Provides ``open_comparison``: a stored session opened for a comparison, as ``chimera compare`` opens it.
+"""Provides ``open_comparison``: a stored session opened for a comparison, as ``chimera compare`` opens it;
+and ``session_comparison``: one inside a live ``Session`` (the workbench's).
 
 The session is opened for writing under its lock, so one open in another
 Chimera is refused with the usual words; the workspace's lock is held shared,
@@ -21,11 +22,12 @@ from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider
 from chimera.core.sessions.lock import WorkspaceLock
+from chimera.core.sessions.session import Session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import interrupted_switch
 from chimera.core.tool_group import DEFAULT_TOOLS
 
-__all__ = ["open_comparison", "session_policy"]
+__all__ = ["open_comparison", "session_comparison", "session_policy"]
 
 
 def session_policy(store: SessionStore, home: Path) -> PermissionPolicy:
@@ -72,3 +74,30 @@ def open_comparison(
                 policy=session_policy(store, home),
                 provider_for=provider_for,
             )
+
+
+def session_comparison(
+    session: Session,
+    ref: str,
+    specs: Sequence[VariantSpec],
+    *,
+    task: str | None = None,
+    verify: str | None = None,
+    jobs: int | None = None,
+) -> Comparison:
+    """A ``Comparison`` in live ``session`` from ``ref``: its store, its permissions (questions are asked, through
+    ``variant.answer``, when the session asks them). Between runs only; ConfigError otherwise, or in the demo."""
+    if session.demo:
+        raise ConfigError("the demo plays a recording: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) to compare")
+    if session.agent.running:
+        raise ConfigError("a run is going: interrupt it or let it finish before comparing")
+    return Comparison(
+        session.store,
+        ref,
+        specs,
+        task=task,
+        verify=verify,
+        jobs=jobs,
+        policy=session.policy,
+        can_ask=session.agent.can_ask,
+    )

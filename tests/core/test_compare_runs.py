@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from chimera.core.compare import Comparison, VariantSpec, parse_specs, session_policy
+from chimera.core.compare import Comparison, VariantSpec, parse_specs, session_comparison, session_policy
 from chimera.core.events import TextDelta
 from chimera.core.loops.plan_execute import PLANNING_PROMPT
 from chimera.core.sessions.reading import Task, read_node
@@ -223,3 +223,31 @@ async def test_a_variant_stopped_while_it_waits_for_its_turn_never_runs(
     assert [(r.label, r.outcome, r.node) for r in rows[1:]] == [("second", "stopped", None)]
     assert rows[0].outcome == "completed"
     assert all(r.body["model"] != "second" for r in api.requests)
+
+
+async def test_a_comparison_in_a_live_session_leaves_its_conversation_where_it_was(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """Compared from a live session (the workbench's way), the variants are its branches; its next run goes on
+    from the person's leaf, not from a variant's."""
+    (project / "seed.txt").write_text("seed\n")
+    api.script(*writes("a.txt", "hello\n", "Wrote it."), *writes("a.txt", "HELLO\n", "Shouted."))
+    session = start_session(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    try:
+        await session.run("write the greeting")
+        await session.run("shout it")
+        leaf = session.store.tree.leaf
+        api.responder = by_model({"m": writes("a.txt", "Hi!\n", "Variant done.", model="m")})
+        [row] = await session_comparison(session, second_task(session.store), parse_specs(["model=m"])).run()
+        assert row.outcome == "completed"
+        assert session.store.tree.names["compare-1-m"] == row.node
+        assert session.store.tree.leaf == leaf
+        api.responder = None
+        api.script(message(text("Still loud.")))
+        await session.run("how is it?")
+    finally:
+        await session.close()
+    sent = json.dumps(api.requests[-1].messages)
+    assert "HELLO" in sent
+    assert "Variant done." not in sent
+    assert (project / "a.txt").read_text() == "HELLO\n"
