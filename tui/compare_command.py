@@ -24,12 +24,12 @@ from typing import TextIO
 
 from chimera.core import credentials
 from chimera.core.compare import Comparison, Row, files_at, open_comparison, parse_specs
-from chimera.core.events import StepEvent
+from chimera.core.events import RunFinished, StepEvent
 from chimera.core.home import chimera_home
 from chimera.core.redact import Redactor
 from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import inert_json, terminal_safe
-from chimera.core.wording import plural
+from chimera.core.wording import describe_ending, plural
 from chimera.tui.printing import line, warn_opened
 
 __all__ = ["compare_session", "diff_session", "rows_table"]
@@ -55,6 +55,7 @@ def compare_session(
         else:
             labels = ", ".join(v.label for v in comparison.variants)
             line(sys.stderr, f"chimera: comparing {plural(len(variants), 'variant')} ({labels}) from {ref}")
+            _print_endings(comparison)
         rows = asyncio.run(_run(comparison))
     mask = Redactor(credentials.values()).mask
     if as_json:
@@ -92,6 +93,25 @@ def _print_events(comparison: Comparison, out: TextIO) -> None:
 
     for variant in comparison.variants:
         variant.bus.subscribe(printer(variant.label), name=f"compare-printer:{variant.label}")
+
+
+def _print_endings(comparison: Comparison) -> None:
+    """A line on stderr as each variant's run ends, in words (the table comes when all have)."""
+    lock = threading.Lock()
+    mask = Redactor(credentials.values()).mask
+
+    def printer(label: str) -> Callable[[StepEvent], None]:
+        def write(event: StepEvent) -> None:
+            if isinstance(event, RunFinished):
+                ending = describe_ending(event.success, event.reason, event.error)
+                words = f"{ending.state}: {ending.why}" if ending.why else ending.state
+                with lock:
+                    line(sys.stderr, mask(f"chimera: {label} {words} after {plural(event.steps, 'turn')}"))
+
+        return write
+
+    for variant in comparison.variants:
+        variant.bus.subscribe(printer(variant.label), name=f"compare-endings:{variant.label}")
 
 
 @contextlib.contextmanager

@@ -95,6 +95,7 @@ def test_compare_prints_a_table_without_json(
     assert head.split()[:3] == ["variant", "outcome", "turns"]
     assert row.split()[:3] == ["first", "completed", "2"]
     assert "first: compare-1-first" in proc.stdout
+    assert "chimera: first finished after 2 turns" in proc.stderr.splitlines()
 
 
 def test_diff_shows_what_differs_between_two_points(
