@@ -45,6 +45,7 @@ __all__ = [
     "FakeAnthropic",
     "Received",
     "Reply",
+    "by_model",
     "corrupt",
     "dropped",
     "message",
@@ -305,6 +306,26 @@ def corrupt(
     events = _opening(blocks, model)
     events.append(("content_block_delta", garbage))
     return Reply(events=events)
+
+
+def by_model(scripts: dict[str, list[Reply]]) -> Callable[[Any], Reply]:
+    """A ``responder`` answering each request from the script of the model it names, in order: variants
+    running side by side each get their own replies, whichever asks first. A model with none left gets a 400."""
+    queues = {model: deque(replies) for model, replies in scripts.items()}
+
+    def respond(body: Any) -> Reply:
+        model = body.get("model") if isinstance(body, dict) else None
+        queue = queues.get(str(model))
+        try:
+            return queue.popleft() if queue is not None else _no_reply(f"no script for model {model!r}")
+        except IndexError:
+            return _no_reply(f"the script of model {model!r} has no reply left")
+
+    return respond
+
+
+def _no_reply(why: str) -> Reply:
+    return status(400, "invalid_request_error", f"fake server: {why}")
 
 
 # --- the server ---------------------------------------------------------------------

@@ -23,6 +23,7 @@ __all__ = ["main"]
 
 from chimera.core.loop_config import LOOPS
 from chimera.core.permissions.policy import MODES as PERMISSION_MODES
+from chimera.tui.compare_args import add_compare_commands
 
 
 class _Parser(argparse.ArgumentParser):
@@ -243,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         commands, "export", "write a session as Markdown", "Write a session's active path as Markdown.", _export
     )
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
+    add_compare_commands(commands, _session_command, _positive)
     return parser
 
 

@@ -74,7 +74,7 @@ class Change:
 class Git:
     """Runs git on one shadow repository (``git_dir``) whose work tree is ``workspace``."""
 
-    def __init__(self, workspace: Path, git_dir: Path, timeout: float) -> None:
+    def __init__(self, workspace: Path, git_dir: Path, timeout: float, index: Path | None = None) -> None:
         exe = git_executable()
         if exe is None:
             raise ConfigError("git is needed for checkpoints and is not on PATH: install git to pin the workspace")
@@ -82,6 +82,7 @@ class Git:
         self.workspace = workspace
         self.git_dir = git_dir
         self.timeout = timeout
+        self.index = index if index is not None else git_dir / "index"
 
     def __call__(
         self, *args: str, input: bytes = b"", ok: tuple[int, ...] = (0,), work_tree: bool = True, bare: bool = False
@@ -92,7 +93,7 @@ class Git:
         ``bare`` runs with no repository at all (``init``).
         """
         env = {
-            "GIT_INDEX_FILE": str(self.git_dir / "index"),
+            "GIT_INDEX_FILE": str(self.index),
             "GIT_NO_REPLACE_OBJECTS": "1",
             "GIT_AUTHOR_DATE": FIXED_DATE,
             "GIT_COMMITTER_DATE": FIXED_DATE,

@@ -52,19 +52,30 @@ _EXCLUDE_HEADER = f"# Written by Chimera, then the workspace's .git/info/exclude
 class ShadowRepo:
     """A git repository outside the workspace (its own git dir and index; the workspace is the work tree).
 
-    One ``ShadowRepo`` per git dir at a time (the session's writer lock covers it): the first
-    call removes an ``index.lock`` a killed git left behind.
+    One ``ShadowRepo`` per index at a time (the session's writer lock covers it): the first
+    call removes an ``index.lock`` a killed git left behind. ``index`` is the git dir's own
+    by default; a scratch copy snapshotted into the same store (a compared variant) keeps an
+    index of its own, so its snapshots land among the session's and a switch finds them. Such
+    a guest leaves the store's files alone (its excludes are the session's, as the workspace's
+    snapshots last wrote them), so guests and the workspace's own snapshots can work at once.
     """
 
     def __init__(
-        self, workspace: Path, git_dir: Path, *, max_file_bytes: int = 10_000_000, timeout: float = 120.0
+        self,
+        workspace: Path,
+        git_dir: Path,
+        *,
+        max_file_bytes: int = 10_000_000,
+        timeout: float = 120.0,
+        index: Path | None = None,
     ) -> None:
         self.workspace = Path(workspace).absolute()
         self.git_dir = Path(git_dir).absolute()
         self.max_file_bytes = max_file_bytes
         check_places(self.workspace, self.git_dir)
         check_contents(self.git_dir)
-        self._git = Git(self.workspace, self.git_dir, timeout)
+        self._git = Git(self.workspace, self.git_dir, timeout, index)
+        self._guest = index is not None
         # Chimera's own state (this store, the sessions) stays out of snapshots even when it lives in the workspace.
         self._header = _EXCLUDE_HEADER + b"".join(_anchored(self.workspace, d) for d in (self.git_dir, chimera_home()))
         self._ready = False
@@ -139,6 +150,31 @@ class ShadowRepo:
         archive = self._git("archive", "--format=tar", self._tree_of(commit), work_tree=False)
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(folder, filter="tar")
+
+    def numstat(self, old: str, new: str) -> list[tuple[str, int, int]]:
+        """Each path that differs from snapshot ``old`` to ``new``, with its lines added and removed (0 and 0
+        for a binary file), in path order."""
+        trees = self._tree_of(old), self._tree_of(new)
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--numstat", *trees, work_tree=False)
+        rows = []
+        for record in split(out):
+            added, removed, path = record.split(b"\t", 2)
+            rows.append((os.fsdecode(path), _count(added), _count(removed)))
+        return sorted(rows)
+
+    def patch(self, old: str, new: str) -> bytes:
+        """The unified diff from snapshot ``old`` to ``new`` (``a/`` and ``b/`` paths, binary files named)."""
+        return self._git(
+            "diff-tree",
+            "-r",
+            "-p",
+            "--no-renames",
+            "--no-color",
+            "--no-ext-diff",
+            self._tree_of(old),
+            self._tree_of(new),
+            work_tree=False,
+        )
 
     def files(self, commit: str) -> set[str]:
         """The paths a snapshot holds (files and symlinks)."""
@@ -262,7 +298,8 @@ class ShadowRepo:
         """Bring the shadow index up to the workspace (only what changed is hashed); its tree id."""
         self._git.check_workspace()
         self._ensure_repo()
-        self._sync_excludes()
+        if not self._guest:
+            self._sync_excludes()
         listed = self._git("ls-files", "-z", "-t", "--others", "--modified", "--exclude-standard")
         excluded: list[str] = []  # nested repositories and large files
         untrack: list[bytes] = []  # tracked files that grew too large
@@ -304,7 +341,7 @@ class ShadowRepo:
             info = private_dir(self.git_dir / "info")
             _write_own(info / "attributes", _ATTRIBUTES)
             _write_own(info / "exclude", self._header)
-        (self.git_dir / "index.lock").unlink(missing_ok=True)  # left by a git killed mid-write
+        Path(f"{self._git.index}.lock").unlink(missing_ok=True)  # left by a git killed mid-write
         self._ready = True
 
     def _sync_excludes(self) -> None:
@@ -355,6 +392,11 @@ class ShadowRepo:
                     yield item, out[header_end + 1 : header_end + 1 + size_of]
                     pos = header_end + 1 + size_of + 1
                 batch, weight = [], 0
+
+
+def _count(lines: bytes) -> int:
+    """A ``--numstat`` count: ``-`` (a binary file) counts 0."""
+    return int(lines) if lines.isdigit() else 0
 
 
 def _write_own(path: Path, data: bytes, *, append: bool = False) -> None:

@@ -1,0 +1,43 @@
+"""Provides ``BranchRecorder``: the session store as one compared variant's recorder.
+
+Every message goes to the session as the store records it; the recorder also
+knows which nodes are the variant's own, so a comparison can tell its branches
+from anything else that moved the session's leaf meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chimera.core.sessions.store import SessionStore
+
+__all__ = ["BranchRecorder"]
+
+
+class BranchRecorder:
+    """The session store as one variant's recorder: it keeps every message, and knows which nodes are its own."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self.nodes: set[str] = set()
+
+    def record(
+        self, kind: str, message: dict[str, Any], *, parent: str | None, sync: bool = False, queued: str | None = None
+    ) -> str:
+        node = self.store.record(kind, message, parent=parent, sync=sync, queued=queued)
+        self.nodes.add(node)
+        return node
+
+    def record_compaction(self, message: dict[str, Any], *, parent: str | None, keep: str | None) -> str:
+        node = self.store.record_compaction(message, parent=parent, keep=keep)
+        self.nodes.add(node)
+        return node
+
+    def unqueue(self, queue_id: str) -> None:
+        self.store.unqueue(queue_id)
+
+    def record_result(self, parent_id: str, block: dict[str, Any]) -> None:
+        self.store.record_result(parent_id, block)
+
+    def children_of(self, node_id: str | None) -> int:
+        return self.store.children_of(node_id)

@@ -1,0 +1,73 @@
+"""Provides the arguments of ``chimera compare`` and ``chimera diff``, and their handlers.
+
+Declaring them imports nothing heavy: the handlers import the commands' code when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["add_compare_commands"]
+
+
+def add_compare_commands(
+    commands: argparse._SubParsersAction[Any],
+    session_command: Callable[..., argparse.ArgumentParser],
+    positive: Callable[[str], int],
+) -> None:
+    """Declare ``compare`` and ``diff`` among ``commands`` (``session_command`` makes a command taking ID)."""
+    compare = session_command(
+        commands,
+        "compare",
+        "run variants of a task side by side from one point",
+        "Run variants of a task (another model, loop or limits) side by side from REF of a session, each on a "
+        "scratch copy of REF's files, each recorded as a branch ending in a checkpoint compare-N-LABEL. "
+        "The workspace is untouched: `chimera switch ID compare-N-LABEL` brings a variant's files.",
+        _compare,
+    )
+    compare.add_argument("--from", dest="ref", required=True, metavar="REF", help="the node or checkpoint to start at")
+    compare.add_argument(
+        "--try",
+        dest="specs",
+        action="append",
+        required=True,
+        metavar="SPEC",
+        help="a variant, key=value[,key=value] with keys loop, model, candidates, reflect-every, max-turns, label",
+    )
+    compare.add_argument("--task", metavar="TEXT", help="what to do (default: the person's message right after REF)")
+    compare.add_argument("--verify", metavar="CMD", help="a command run on each variant's files at its end")
+    compare.add_argument("--jobs", type=positive, metavar="N", help="variants at once (default: all, at most 4)")
+    compare.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
+    diff = session_command(
+        commands,
+        "diff",
+        "show the file diff between two points",
+        "Show the diff between the files pinned at two points of a session (node ids or checkpoint names).",
+        _diff,
+    )
+    diff.add_argument("first", metavar="A", help="the point to diff from")
+    diff.add_argument("second", metavar="B", help="the point to diff to")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from chimera.tui.compare_command import compare_session
+
+    return compare_session(
+        args.session,
+        args.ref,
+        args.specs,
+        task=args.task,
+        verify=args.verify,
+        jobs=args.jobs,
+        as_json=args.json,
+        out=sys.stdout,
+    )
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from chimera.tui.compare_command import diff_session
+
+    return diff_session(args.session, args.first, args.second, sys.stdout)
