@@ -101,18 +101,7 @@ class ShadowRepo:
 
     def line_counts(self, target: str) -> dict[str, tuple[int, int]]:
         """Per path restoring ``target`` would change: the lines it adds and removes ((0, 0) for a binary file)."""
-        present = self._write_tree()
-        out = self._git("diff-tree", "-r", "-z", "--numstat", "--no-renames", present, self._tree_of(target))
-        counts: dict[str, tuple[int, int]] = {}
-        for record in out.split(b"\0"):
-            added, _, rest = record.partition(b"\t")
-            removed, _, path = rest.partition(b"\t")
-            if path:
-                counts[os.fsdecode(path)] = (
-                    int(added) if added.isdigit() else 0,
-                    int(removed) if removed.isdigit() else 0,
-                )
-        return counts
+        return {path: (added, removed) for path, added, removed in self._numstat(self._write_tree(), target)}
 
     def restore(
         self,
@@ -154,8 +143,11 @@ class ShadowRepo:
     def numstat(self, old: str, new: str) -> list[tuple[str, int, int]]:
         """Each path that differs from snapshot ``old`` to ``new``, with its lines added and removed (0 and 0
         for a binary file), in path order."""
-        trees = self._tree_of(old), self._tree_of(new)
-        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--numstat", *trees, work_tree=False)
+        return self._numstat(self._tree_of(old), new, work_tree=False)
+
+    def _numstat(self, old_tree: str, new: str, *, work_tree: bool = True) -> list[tuple[str, int, int]]:
+        trees = old_tree, self._tree_of(new)
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--numstat", *trees, work_tree=work_tree)
         rows = []
         for record in split(out):
             added, removed, path = record.split(b"\t", 2)
