@@ -141,6 +141,13 @@ def _recorded(facts: Facts) -> str:
     return _between_runs(facts)
 
 
+def _comparable(facts: Facts) -> str:
+    """Between runs, with a model, once a task was given (its node is where the variants start)."""
+    if facts.demo or facts.running:
+        return _configurable(facts)
+    return "has no task to run again: give Chimera a task first." if not facts.recorded else ""
+
+
 COMMANDS: tuple[Command, ...] = (
     Command(
         "help",
@@ -270,6 +277,14 @@ COMMANDS: tuple[Command, ...] = (
         "Summarize the older part of the conversation now, attending to [focus]",
         argument="[focus]",
         unavailable=_configurable,
+    ),
+    Command(
+        "compare",
+        "Compare variants",
+        "Run the last task again as variants side by side (SPEC as chimera compare --try: loop=plan, "
+        "model=NAME…); adopt the one you like",
+        argument="SPEC [SPEC ...]",
+        unavailable=_comparable,
     ),
     Command("sessions", "Sessions", "Choose a session to resume (this workspace's first)"),
     Command(
