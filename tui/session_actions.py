@@ -117,7 +117,7 @@ class SessionActions(CommandActions):
             return self._refuse(f"/compare: {err}")
         self.running = True  # the session's other commands wait for the comparison, as for a run
         self.show_keys()
-        self.push_screen(CompareScreen(self.session, comparison), self._compared)
+        self.push_screen(CompareScreen(self.session, comparison, clock=self.state.status.clock), self._compared)
         return True
 
     def _last_task(self) -> str:

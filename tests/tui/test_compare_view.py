@@ -165,3 +165,28 @@ async def test_compare_before_any_task_is_refused(api: FakeAnthropic, project: P
         await send(pilot, "/compare loop=plan")
         await until(pilot, lambda: "give Chimera a task first" in toasts(app), "the refusal")
         assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_a_variant_s_question_names_it_and_y_answers_it(api: FakeAnthropic, project: Path) -> None:
+    """In ask mode a variant's write waits on a question naming the variant; y lets it run, and it completes
+    with its file, the workspace untouched."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        api.script(message(text("Hi.")))
+        await send(pilot, "write the greeting")
+        await app.run_shown.wait()
+        await until(pilot, lambda: not app.running, "the first run to end")
+        api.responder = by_model(
+            {
+                "model-a": writes("a.txt", "hello\n", "A done.", model="model-a"),
+                "model-b": [message(text("Nothing to write."), model="model-b")],
+            }
+        )
+        view = await compared(pilot, app, "model=model-a model=model-b")
+        await until(pilot, lambda: "model-a asks to run write" in screen_text(app), "the question with its label")
+        await pilot.press("y")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        first, second = view.rows or []
+        assert (first.outcome, [f.path for f in first.files]) == ("completed", ["a.txt"])
+        assert second.outcome == "completed"
+        assert not (project / "a.txt").exists()

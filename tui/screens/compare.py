@@ -12,6 +12,8 @@ switches to its branch with its files); ``escape`` goes back to the workbench, t
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.table import Table
@@ -93,7 +95,8 @@ class CompareScreen(Screen[None]):
     }
     CompareScreen #variants {
         height: auto;
-        max-height: 50%;
+        max-height: 75%;
+        overflow-y: auto;
     }
     CompareScreen.-narrow #variants {
         layout: vertical;
@@ -146,11 +149,13 @@ class CompareScreen(Screen[None]):
         Binding("escape", "leave", "Back"),
     ]
 
-    def __init__(self, session: Session, comparison: Comparison) -> None:
+    def __init__(
+        self, session: Session, comparison: Comparison, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__()
         self.session = session
         self.comparison = comparison
-        self.progress = [VariantProgress(v.label) for v in comparison.variants]
+        self.progress = [VariantProgress(v.label, clock=clock) for v in comparison.variants]
         self.chosen = 0
         self.rows: list[Row] | None = None
         self.diff_from: int | None = None  # the first of two variants to diff, once d is pressed with 3 or more
