@@ -128,6 +128,14 @@ class SessionActions(CommandActions):
                 return node.id
         raise ConfigError("there is no task to run again: give Chimera a task first")
 
+    def action_interrupt(self) -> None:
+        """While a comparison runs, interrupting stops every variant (each ends as stopped); else the run."""
+        if isinstance(self.screen, CompareScreen):
+            self.screen.comparison.stop()
+            self.notify("Stopping every variant…", timeout=2)
+            return
+        super().action_interrupt()
+
     def _compared(self, _: None = None) -> None:
         self.running = False
         self.show_keys()

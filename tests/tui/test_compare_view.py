@@ -4,6 +4,7 @@ the other completes; against the loopback Messages API."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -190,3 +191,48 @@ async def test_a_variant_s_question_names_it_and_y_answers_it(api: FakeAnthropic
         assert (first.outcome, [f.path for f in first.files]) == ("completed", ["a.txt"])
         assert second.outcome == "completed"
         assert not (project / "a.txt").exists()
+
+
+async def test_compare_is_refused_while_a_run_works(api: FakeAnthropic, project: Path) -> None:
+    """Typed while a run works, /compare says it waits for the run; no view opens, nothing reaches the model."""
+    os.mkfifo(project / "go.fifo")
+    api.script(message(tool_use("t1", "bash", {"command": "cat go.fifo"}), stop_reason="tool_use"), message(text("ok")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "wait for it")
+        await until(pilot, lambda: app.running and app.session.agent.running, "the run to work")
+        await send(pilot, "/compare loop=plan")
+        await until(pilot, lambda: "/compare waits for the run" in toasts(app), "the refusal")
+        assert not isinstance(app.screen, CompareScreen)
+        (project / "go.fifo").write_text("")
+        await app.run_shown.wait()
+    assert "/compare" not in str([r.messages for r in api.requests])
+
+
+async def test_compare_is_refused_in_the_demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo plays a recording: /compare says how to connect a model instead."""
+    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"):  # no model: the demo
+        monkeypatch.delenv(name)
+    demo = build_app(RunOptions(), demo_pace=0)
+    async with demo.run_test(size=(120, 40)) as pilot:
+        await demo.run_shown.wait()
+        await send(pilot, "/compare loop=plan")
+        await until(pilot, lambda: "does not work in the demo" in toasts(demo), "the refusal")
+        assert not isinstance(demo.screen, CompareScreen)
+
+
+async def test_interrupt_stops_every_variant(api: FakeAnthropic, project: Path) -> None:
+    """/interrupt (the palette's) while variants run stops them all: each ends as stopped."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        api.responder = by_model({m: [stalled(text("thinking"), model=m)] for m in ("one", "two")})
+        view = await compared(pilot, app, "model=one model=two")
+
+        def waiting() -> bool:
+            return all(p.turn == 1 for p in view.progress) and len(api.requests) >= 4
+
+        await until(pilot, waiting, "both variants waiting on their replies")
+        assert await app.run_command("interrupt")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        assert [r.outcome for r in view.rows or []] == ["stopped", "stopped"]
