@@ -161,6 +161,13 @@ def _points(facts: Facts) -> tuple[str, ...]:
     return facts.points
 
 
+def _comparable(facts: Facts) -> str:
+    """Between runs, with a model, once a task was given (its node is where the variants start)."""
+    if facts.demo or facts.running:
+        return _configurable(facts)
+    return "has no task to run again: give Chimera a task first." if not facts.recorded else ""
+
+
 COMMANDS: tuple[Command, ...] = (
     Command(
         "help",
@@ -345,6 +352,14 @@ COMMANDS: tuple[Command, ...] = (
         "Return to where you were before the last switch or branch (u in the tree)",
         action="go_back",
         unavailable=_movable,
+    ),
+    Command(
+        "compare",
+        "Compare variants",
+        "Run the last task again as variants side by side (SPEC as chimera compare --try: loop=plan, "
+        "model=NAME…); adopt the one you like",
+        argument="SPEC [SPEC ...]",
+        unavailable=_comparable,
     ),
     Command("sessions", "Sessions", "Choose a session to resume (this workspace's first)"),
     Command(

@@ -3,7 +3,8 @@
 ``/sessions`` opens the session picker over the workbench (the session chosen opens next),
 ``/export [FILE]`` writes the session as Markdown and says
 where, ``/replay`` says how to watch it again (``chimera replay ID``: a replay is an app of its own),
-``/new`` closes the session and opens a fresh one in the same workspace with the same choices.
+``/new`` closes the session and opens a fresh one in the same workspace with the same choices,
+``/compare SPEC ...`` runs the last task again as variants side by side (``CompareScreen``).
 """
 
 from __future__ import annotations
@@ -12,13 +13,16 @@ import asyncio
 from dataclasses import replace
 from pathlib import Path
 
-from chimera.core.errors import ChimeraError
+from chimera.core.compare import parse_specs, session_comparison
+from chimera.core.errors import ChimeraError, ConfigError
 from chimera.core.sessions.export import export_markdown
+from chimera.core.sessions.reading import Task, read_node
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import start_session
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import command
 from chimera.tui.command_actions import CommandActions
+from chimera.tui.screens.compare import CompareScreen
 from chimera.tui.screens.sessions import SessionPicker
 from chimera.tui.widgets.transcript_view import TranscriptView
 from chimera.tui.widgets.welcome import Welcome
@@ -27,7 +31,7 @@ __all__ = ["SessionActions"]
 
 
 class SessionActions(CommandActions):
-    """``/sessions``, ``/export``, ``/replay`` and ``/new``."""
+    """``/sessions``, ``/export``, ``/replay``, ``/new`` and ``/compare``."""
 
     resume_next: str | None = None  # a session chosen with /sessions, opened when this one closes
 
@@ -106,3 +110,35 @@ class SessionActions(CommandActions):
         self.say(f"New session {session.id} in {terminal_safe(str(session.env.workdir), one_line=True)}")
         if not self.query(Welcome):  # how to start, again, until its first task
             self.mount(Welcome.of(session, self.facts()), before="#middle")
+
+    def action_compare(self, argument: str) -> bool:
+        """``/compare SPEC ...``: the person's last task again, as variants side by side from the point before it."""
+        try:
+            specs = parse_specs(argument.split())
+            comparison = session_comparison(self.session, self._last_task(), specs)
+        except ChimeraError as err:
+            return self._refuse(f"/compare: {err}")
+        self.running = True  # the session's other commands wait for the comparison, as for a run
+        self.show_keys()
+        self.push_screen(CompareScreen(self.session, comparison, clock=self.state.status.clock), self._compared)
+        return True
+
+    def _last_task(self) -> str:
+        """The node of the person's last message on the active path: the variants start just before it."""
+        for node in reversed(self.session.store.tree.path()):
+            reading = read_node(node)
+            if node.kind == "user" and isinstance(reading, Task) and reading.text.strip():
+                return node.id
+        raise ConfigError("there is no task to run again: give Chimera a task first")
+
+    def action_interrupt(self) -> None:
+        """While a comparison runs, interrupting stops every variant (each ends as stopped); else the run."""
+        if isinstance(self.screen, CompareScreen):
+            self.screen.comparison.stop()
+            self.notify("Stopping every variant…", timeout=2)
+            return
+        super().action_interrupt()
+
+    def _compared(self, _: None = None) -> None:
+        self.running = False
+        self.show_keys()

@@ -16,6 +16,7 @@ from chimera.core.providers.factory import DEFAULT_MODEL as OTHER_MODEL
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.commands import COMMANDS, find
+from chimera.tui.screens.compare import CompareScreen
 from chimera.tui.screens.help import HelpScreen
 from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
@@ -145,6 +146,12 @@ def holds(what: str, value: Callable[[ChimeraApp], object], expected: object) ->
     return check
 
 
+async def compared(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await until(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare view")
+    assert isinstance(app.screen, CompareScreen)
+    await until(pilot, lambda: "completed" in screen_text(app) and app.screen.rows is not None, "its rows")
+
+
 async def help_up(pilot: Pilot[int], app: ChimeraApp) -> None:
     await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
 
@@ -222,6 +229,9 @@ CASES: dict[str, Case] = {
     "export": Case(before=one_run, after=exported, replies=(message(text("Hi.")),)),
     "replay": Case(before=one_run, after=shown("chimera replay"), replies=(message(text("Hi.")),)),
     "new": Case(after=shown("New session")),
+    "compare": Case(
+        before=one_run, argument="label=one label=two", after=compared, replies=(message(text("Hi.")),) * 3
+    ),
     "interrupt": Case(before=a_command_runs, after=interrupted, replies=WAITING),
     "tree": Case(before=one_run, after=shown("Session tree · 2 lines"), replies=(message(text("Hi.")),)),
     "switch": Case(before=a_named_run, argument="hi", after=switched_after_yes, replies=(message(text("Hi.")),)),

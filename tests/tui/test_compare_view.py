@@ -1,0 +1,238 @@
+"""The compare view: ``/compare SPEC ...`` in the workbench runs the last task again as variants side by side,
+live, then their rows; the workspace untouched until one is adopted; a variant stopped alone, or failing, while
+the other completes; against the loopback Messages API."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from chimera.core.sessions.start import RunOptions
+from chimera.tui.app import ChimeraApp, build_app
+from chimera.tui.screens.compare import CompareScreen
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
+from tests.fake_anthropic import FakeAnthropic, Reply, by_model, message, stalled, status, text, tool_use
+from tests.tui_helpers import screen_text, send, toasts, until
+
+pytestmark = pytest.mark.usefixtures("model_env")
+
+
+def writes(path: str, content: str, answer: str, *, model: str = MODEL) -> list[Reply]:
+    return [
+        message(tool_use("w", "write", {"path": path, "content": content}), stop_reason="tool_use", model=model),
+        message(text(answer), model=model),
+    ]
+
+
+async def first_task(pilot: Pilot[int], app: ChimeraApp, api: FakeAnthropic) -> None:
+    """The person's task ran: a.txt holds "hello"."""
+    api.script(*writes("a.txt", "hello\n", "Wrote it."))
+    await send(pilot, "write the greeting")
+    await app.run_shown.wait()
+    await until(pilot, lambda: not app.running, "the first run to end")
+
+
+async def compared(pilot: Pilot[int], app: ChimeraApp, specs: str) -> CompareScreen:
+    await send(pilot, f"/compare {specs}")
+    await until(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare view")
+    assert isinstance(app.screen, CompareScreen)
+    return app.screen
+
+
+async def test_two_variants_run_side_by_side_and_the_one_adopted_brings_its_files(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """Both variants show with their rows at the end; the workspace is untouched until one is adopted (y), then
+    it holds that variant's files; nothing typed as a command reached the model."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        api.responder = by_model(
+            {
+                "model-a": writes("a.txt", "Hello!\n", "A done.", model="model-a"),
+                "model-b": writes("b.txt", "bee\n", "B done.", model="model-b"),
+            }
+        )
+        view = await compared(pilot, app, "model=model-a model=model-b")
+        await until(pilot, lambda: "1 +1 -0" in screen_text(app), "the rows at the end")
+        shown = screen_text(app)
+        assert "model-a" in shown
+        assert "model-b" in shown
+        assert [(r.label, r.outcome, r.tool_calls) for r in view.rows or []] == [
+            ("model-a", "completed", 1),
+            ("model-b", "completed", 1),
+        ]
+        assert (project / "a.txt").read_text() == "hello\n"
+        assert not (project / "b.txt").exists()
+        await pilot.press("right", "enter")
+        await until(pilot, lambda: "Adopt model-b?" in screen_text(app), "the adoption asked")
+        assert not (project / "b.txt").exists()  # nothing changes before the y
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "back in the workbench")
+        assert (project / "b.txt").read_text() == "bee\n"
+        assert not (project / "a.txt").exists()  # the task run again from before it: model-b wrote b.txt only
+        assert not app.running
+    assert "/compare" not in str([r.messages for r in api.requests])
+
+
+async def test_d_shows_the_diff_between_the_two_variants(api: FakeAnthropic, project: Path) -> None:
+    """d shows the file diff from one variant's branch to the other's, as chimera diff does."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        api.responder = by_model(
+            {
+                "model-a": writes("a.txt", "Hello!\n", "A done.", model="model-a"),
+                "model-b": writes("b.txt", "bee\n", "B done.", model="model-b"),
+            }
+        )
+        view = await compared(pilot, app, "model=model-a model=model-b")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        await pilot.press("d")
+        await until(pilot, lambda: "+bee" in screen_text(app), "the diff")
+        assert "-Hello!" in screen_text(app)
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "back in the workbench")
+        assert not (project / "b.txt").exists()
+        assert (project / "a.txt").read_text() == "hello\n"
+
+
+async def test_one_variant_is_stopped_alone(api: FakeAnthropic, project: Path) -> None:
+    """s on the chosen variant stops it alone: it ends stopped, the other completes."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        api.responder = by_model(
+            {
+                "slow": [stalled(text("thinking about it"), model="slow")],
+                "fast": writes("b.txt", "bee\n", "B done.", model="fast"),
+            }
+        )
+        view = await compared(pilot, app, "model=slow model=fast")
+        asked = lambda: any(r.body.get("model") == "slow" for r in api.requests)  # noqa: E731
+        await until(
+            pilot, lambda: asked() and view.progress[0].turn == 1, "the slow variant to be waiting on its reply"
+        )
+        await pilot.press("s")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        assert [(r.label, r.outcome) for r in view.rows or []] == [("slow", "stopped"), ("fast", "completed")]
+        assert "stopped" in screen_text(app)
+
+
+async def test_a_variant_the_server_fails_shows_failed_while_the_other_completes(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """A 500 on every request of one variant: it shows how it ended and why; the other completes."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        failing = [status(500, "api_error", "Internal server error", headers={"retry-after": "0"}) for _ in range(10)]
+        api.responder = by_model({"broken": failing, "fine": writes("b.txt", "bee\n", "B done.", model="fine")})
+        view = await compared(pilot, app, "model=broken model=fine")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        broken, fine = view.rows or []
+        assert broken.outcome not in ("completed", "stopped")
+        assert fine.outcome == "completed"
+        shown = screen_text(app)
+        assert broken.outcome in shown
+        assert "500" in shown or "server" in shown.lower()
+
+
+@pytest.mark.parametrize(
+    ("typed", "says"),
+    [
+        ("/compare", "/compare needs SPEC"),
+        ("/compare model", "is not key=value"),
+        ("/compare loop=nope", "loop='nope' is unknown"),
+    ],
+)
+async def test_compare_refuses_bad_input_in_one_line(api: FakeAnthropic, project: Path, typed: str, says: str) -> None:
+    """A missing or bad SPEC is one line naming it; nothing runs, no view opens."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        await send(pilot, typed)
+        await until(pilot, lambda: says in toasts(app), says)
+        assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_compare_before_any_task_is_refused(api: FakeAnthropic, project: Path) -> None:
+    """With no task given yet there is nothing to run again: one line says so."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "/compare loop=plan")
+        await until(pilot, lambda: "give Chimera a task first" in toasts(app), "the refusal")
+        assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_a_variant_s_question_names_it_and_y_answers_it(api: FakeAnthropic, project: Path) -> None:
+    """In ask mode a variant's write waits on a question naming the variant; y lets it run, and it completes
+    with its file, the workspace untouched."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        api.script(message(text("Hi.")))
+        await send(pilot, "write the greeting")
+        await app.run_shown.wait()
+        await until(pilot, lambda: not app.running, "the first run to end")
+        api.responder = by_model(
+            {
+                "model-a": writes("a.txt", "hello\n", "A done.", model="model-a"),
+                "model-b": [message(text("Nothing to write."), model="model-b")],
+            }
+        )
+        view = await compared(pilot, app, "model=model-a model=model-b")
+        await until(pilot, lambda: "model-a asks to run write" in screen_text(app), "the question with its label")
+        await pilot.press("y")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        first, second = view.rows or []
+        assert (first.outcome, [f.path for f in first.files]) == ("completed", ["a.txt"])
+        assert second.outcome == "completed"
+        assert not (project / "a.txt").exists()
+
+
+async def test_compare_is_refused_while_a_run_works(api: FakeAnthropic, project: Path) -> None:
+    """Typed while a run works, /compare says it waits for the run; no view opens, nothing reaches the model."""
+    os.mkfifo(project / "go.fifo")
+    api.script(message(tool_use("t1", "bash", {"command": "cat go.fifo"}), stop_reason="tool_use"), message(text("ok")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "wait for it")
+        await until(pilot, lambda: app.running and app.session.agent.running, "the run to work")
+        await send(pilot, "/compare loop=plan")
+        await until(pilot, lambda: "/compare waits for the run" in toasts(app), "the refusal")
+        assert not isinstance(app.screen, CompareScreen)
+        (project / "go.fifo").write_text("")
+        await app.run_shown.wait()
+    assert "/compare" not in str([r.messages for r in api.requests])
+
+
+async def test_compare_is_refused_in_the_demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo plays a recording: /compare says how to connect a model instead."""
+    for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"):  # no model: the demo
+        monkeypatch.delenv(name)
+    demo = build_app(RunOptions(), demo_pace=0)
+    async with demo.run_test(size=(120, 40)) as pilot:
+        await demo.run_shown.wait()
+        await send(pilot, "/compare loop=plan")
+        await until(pilot, lambda: "does not work in the demo" in toasts(demo), "the refusal")
+        assert not isinstance(demo.screen, CompareScreen)
+
+
+async def test_interrupt_stops_every_variant(api: FakeAnthropic, project: Path) -> None:
+    """/interrupt (the palette's) while variants run stops them all: each ends as stopped."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        api.responder = by_model({m: [stalled(text("thinking"), model=m)] for m in ("one", "two")})
+        view = await compared(pilot, app, "model=one model=two")
+
+        def waiting() -> bool:
+            return all(p.turn == 1 for p in view.progress) and len(api.requests) >= 4
+
+        await until(pilot, waiting, "both variants waiting on their replies")
+        assert await app.run_command("interrupt")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        assert [r.outcome for r in view.rows or []] == ["stopped", "stopped"]
