@@ -13,7 +13,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, TextArea
 
-from chimera.core.events import PlanEdited, PlanStepChecked, StepEvent
+from chimera.core.events import PlanEdited, StepEvent
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.widgets.plan_panel import PlanPanel
@@ -189,27 +189,25 @@ async def test_a_replan_shows_why_and_what_changed(api: FakeAnthropic, project: 
     """A file the plan names is deleted while step 1 works: the panel says why the plan changed and marks the
     changed step, which is the one worked on next."""
     (project / "notes.txt").write_text("the notes\n")
+    working, worked = threading.Event(), threading.Event()
     release, reached = threading.Event(), threading.Event()
     api.script(
         message(text("- [ ] Read `notes.txt`\n- [ ] Summarize `notes.txt` into `summary.txt`")),
-        message(text("Read it.")),
+        paused(message(text("Read it.")), working, worked),  # step 1 at work: the person deletes the file
         message(text("DONE")),
         message(text("- [ ] Write `summary.txt` saying the notes are gone")),  # the revised plan
         paused(message(text("Writing.")), release, reached),
         message(text("DONE")),
     )
     app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
-
-    def person(event: StepEvent) -> None:
-        if isinstance(event, PlanStepChecked) and event.index == 0:
-            (project / "notes.txt").unlink(missing_ok=True)  # deleted while the agent works
-
-    app.session.bus.subscribe(person)
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "/plan summarize the notes")
         panel = app.query_one(PlanPanel)
         await until(pilot, lambda: app.focused is panel, "the plan asked")
         await pilot.press("a")
+        await until(pilot, worked.is_set, "step 1 at work")
+        (project / "notes.txt").unlink()
+        working.set()
         await until(pilot, reached.is_set, "the revised step worked on")
         await until(pilot, lambda: "Re-planned" in screen_text(app), "the re-plan on screen")
         shown = screen_text(app)
