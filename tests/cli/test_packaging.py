@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+_NOT_SOURCE = (".venv", ".git", "build", "*.egg-info", "__pycache__", "__snapshots__", "snapshot_report.html")
 FOLDERS = {"core": "chimera.core", "tui": "chimera.tui", "themes": "chimera.themes"}
 
 
@@ -37,6 +39,10 @@ def test_every_python_folder_is_a_listed_package() -> None:
 def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A new venv with the wheel installed; the dependencies come from this environment."""
     tmp = tmp_path_factory.mktemp("wheel")
+    # Built from a copy: a build writes build/ and *.egg-info beside the sources, and two workers of the suite
+    # (each with this fixture) building in one tree at once break each other's build.
+    source = tmp / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
     subprocess.run(
         [
             sys.executable,
@@ -48,7 +54,7 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-q",
             "-w",
             str(tmp),
-            str(ROOT),
+            str(source),
         ],
         check=True,
         capture_output=True,
