@@ -7,18 +7,28 @@ An answer adds allow rules (every edit, every call of a tool, or the rule the pe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from chimera.core.permissions.policy import Rule
+__all__ = ["Kept", "KeptRule"]
 
-__all__ = ["Kept"]
+
+class KeptRule(Protocol):
+    """What of a ``policy.Rule`` an answer keeps (a protocol: the policy imports this module, not back)."""
+
+    @property
+    def tool(self) -> str: ...
+
+    @property
+    def pattern(self) -> str | None: ...
+
+
+R = TypeVar("R", bound=KeptRule)
 
 
 @dataclass(frozen=True, slots=True)
-class Kept:
+class Kept(Generic[R]):
     """One "always": the ``rules`` and exact ``approved`` pairs it added, and ``words`` saying what runs unasked."""
 
     words: str
-    rules: tuple[Rule, ...] = ()
+    rules: tuple[R, ...] = ()
     approved: frozenset[tuple[str, str]] = frozenset()

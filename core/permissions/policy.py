@@ -205,7 +205,7 @@ class PermissionPolicy:
     allow: tuple[Rule, ...] = field(default_factory=tuple)
     deny: tuple[Rule, ...] = field(default_factory=tuple)
     approved: frozenset[tuple[str, str]] = frozenset()
-    kept: tuple[Kept, ...] = ()  # each "always" answered, in order: what it added (``kept``, ``forgetting``)
+    kept: tuple[Kept[Rule], ...] = ()  # each "always" answered, in order: what it added (``kept``, ``forgetting``)
     # Chimera's own state (CHIMERA_HOME): never changed unasked (own_state.py). Where it is, not a rule.
     home: Path | None = field(default=None, compare=False)
 
@@ -317,7 +317,7 @@ class PermissionPolicy:
         still = frozenset().union(*(k.approved for k in kept))
         return replace(self, allow=tuple(allow), approved=self.approved - (gone.approved - still), kept=kept)
 
-    def _keep(self, kept: Kept) -> PermissionPolicy:
+    def _keep(self, kept: Kept[Rule]) -> PermissionPolicy:
         return replace(
             self, allow=(*self.allow, *kept.rules), approved=self.approved | kept.approved, kept=(*self.kept, kept)
         )
