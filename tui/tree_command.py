@@ -60,7 +60,9 @@ def _nodes(tree: SessionTree) -> Iterator[dict[str, Any]]:
     labelled = tree.labelled()
     restores: dict[str | None, str | None] = {None: None}
     for node in tree.nodes.values():  # parents come before their children
-        restores[node.id] = tree.snapshots.get(node.id) or restores.get(node.parent_id)
+        snapshot = tree.snapshots.get(node.id)
+        restores[node.id] = snapshot or restores.get(node.parent_id)
+        names = labelled.get(node.id) or []
         reading = reader.read(node.id)
         yield {
             "id": node.id,
@@ -68,9 +70,9 @@ def _nodes(tree: SessionTree) -> Iterator[dict[str, Any]]:
             "kind": node.kind,
             "part": reading.part,
             "summary": summary(reading),
-            "label": names[-1] if (names := labelled.get(node.id)) else None,
-            "labels": labelled.get(node.id, []),
-            "checkpoint": tree.snapshots.get(node.id),
+            "label": names[-1] if names else None,
+            "labels": names,
+            "checkpoint": snapshot,
             "restores": restores[node.id],
         }
 

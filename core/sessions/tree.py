@@ -62,8 +62,7 @@ def message_problem(kind: str, message: object) -> str | None:
     if not isinstance(message, dict):
         return "not a message"
     role = message.get("role")
-    expected = {"assistant": ("assistant",)}.get(kind, ("user",))
-    if role not in expected:
+    if role != ("assistant" if kind == "assistant" else "user"):
         return f"a {kind} message with role {role!r}"
     return _content_problem(message.get("content"), nested=False)
 
@@ -74,12 +73,13 @@ def _content_problem(content: object, *, nested: bool) -> str | None:
     if not isinstance(content, list):
         return "its content is neither text nor a list of blocks"
     for block in content:
-        if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(kind, str):
             return "a content block is not an object with a type"
-        for name, kind_of in _BLOCK_FIELDS.get(block["type"], ()):
+        for name, kind_of in _BLOCK_FIELDS.get(kind, ()):
             if not isinstance(block.get(name), kind_of):
-                return f"a {block['type']} block has no {name}"
-        if block["type"] == "tool_result":
+                return f"a {kind} block has no {name}"
+        if kind == "tool_result":
             if nested:
                 return "a tool_result block inside another"
             problem = _content_problem(block.get("content", ""), nested=True)
@@ -151,7 +151,7 @@ class Node:
 def _message_of(record: bytes, at: int) -> object:
     """The message of a node's ``record``: the JSON from ``at`` on when the message ends the record, as the store
     writes it (the record is not decoded twice); otherwise (a key after it, say) from the whole record."""
-    body = record.rstrip()
+    body = record if record.endswith(b"}") else record.rstrip()
     if at and body.endswith(b"}"):
         try:
             return loads_clean(body[at:-1])
