@@ -8,14 +8,14 @@ that publishes every event on the agent's bus, and returns an :class:`AgentResul
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 from chimera.core.agent_loop import AgentLoop, LoopStrategy, Pins, Recorder
 from chimera.core.bus import EventBus
 from chimera.core.context import Context
 from chimera.core.env import Environment
-from chimera.core.events import CompactionDone
+from chimera.core.events import BranchSummarized, CompactionDone
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.base import Steering
@@ -206,6 +206,18 @@ class Agent:
             raise RuntimeError("the conversation cannot be compacted while a run is going")
         core = self.core_for(env, session_id=session_id)
         done = await core.compact(focus)
+        self.context = core.context
+        return done
+
+    async def carry_branch(
+        self, env: Environment, left: Sequence[Message], from_node: str, *, session_id: str | None = None
+    ) -> BranchSummarized:
+        """Summarize ``left``, the branch the person left, into a note after the leaf, between runs (see
+        ``AgentLoop.carry_branch``)."""
+        if self.running:
+            raise RuntimeError("a branch cannot be summarized while a run is going")
+        core = self.core_for(env, session_id=session_id)
+        done = await core.carry_branch(left, from_node)
         self.context = core.context
         return done
 

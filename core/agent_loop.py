@@ -55,6 +55,7 @@ from chimera.core.context import Context
 from chimera.core.env import Environment
 from chimera.core.events import (
     BranchCreated,
+    BranchSummarized,
     CheckpointCreated,
     CompactionDone,
     MessageCompleted,
@@ -81,6 +82,7 @@ from chimera.core.loops.base import (
     ended_by,
 )
 from chimera.core.loops.batches import results_message, sendable
+from chimera.core.loops.branch_notes import carried_message, summarize_branch
 from chimera.core.loops.compaction import Compaction
 from chimera.core.loops.compactor import Compactor
 from chimera.core.loops.guards import StuckDetector, over_budget
@@ -631,6 +633,13 @@ class AgentLoop:
             return None
         self.context, event = compacted
         return self.emit(event)
+
+    async def carry_branch(self, left: Sequence[Message], from_node: str) -> BranchSummarized:
+        """Summarize ``left``, a branch the person left (its leaf ``from_node``), and carry the summary into the
+        conversation as a note after the leaf (see ``loops.branch_notes``); the ``branch_summary`` event says so."""
+        summary = await summarize_branch(self._model, left, self._compactor.policy)
+        self._append("user", carried_message(summary), sync=True)
+        return self.emit(BranchSummarized(summary=summary, from_node=from_node, messages=len(left)))
 
 
 def new_id() -> str:

@@ -21,6 +21,7 @@ __all__ = [
     "EVENT_TYPES",
     "AssistantMessage",
     "BranchCreated",
+    "BranchSummarized",
     "CandidateChosen",
     "CandidateProposed",
     "CheckpointCreated",
@@ -444,6 +445,19 @@ class Switched(StepEvent):
     changed_paths: list[str] = field(default_factory=list)
 
 
+@register
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BranchSummarized(StepEvent):
+    """The branch the person left (from ``from_node``, its leaf, back to where it meets the path they came to)
+    was summarized by the model; the summary is carried into the new path as a note (``node_id``).
+    ``messages``: how many of the branch's messages it stands for."""
+
+    type: ClassVar[str] = "branch_summary"
+    summary: str
+    from_node: str = ""
+    messages: int = 0
+
+
 # --- the closed set -------------------------------------------------------------
 
 
@@ -479,6 +493,7 @@ Event = (
     | CheckpointCreated
     | BranchCreated
     | Switched
+    | BranchSummarized
 )
 """Every kind of event there is. A reader that matches on events ends its ``match`` in :func:`ignored`,
 naming the kinds it does not show, so a new kind cannot pass it unseen."""

@@ -4,6 +4,7 @@ The loop writes them, the session keeps them, and every reader of a stored
 session (``sessions.reading``) tells them apart with these, so the words of a
 message are defined in one place: a reminder block (the loop's own note), the
 steering block that delivers the person's words sent while the loop worked, the
+note that carries the summary of a branch the person left into the path they came to, the
 continue prompt sent after a response cut by the output limit, and the blocks a
 compaction's message is made of.
 
@@ -20,12 +21,15 @@ from typing import Any
 from chimera.core.providers.base import Message
 
 __all__ = [
+    "CARRIED_LEAD",
     "COMPACTION_HEADER",
     "CONTINUE_PROMPT",
     "REMINDER_OPEN",
     "STEERING_LEAD",
     "SUMMARY_PREFIX",
     "Prompt",
+    "carried_block",
+    "carried_text",
     "content_blocks",
     "is_continue_prompt",
     "is_loop_note",
@@ -42,6 +46,10 @@ Prompt = str | list[dict[str, Any]]  # what the person says: text, or content bl
 
 CONTINUE_PROMPT = "Your last response was cut off by the output limit. Continue exactly where it stopped."
 STEERING_LEAD = "The person sent this while you were working. Take it into account, then go on:"
+CARRIED_LEAD = (
+    "The person left a branch of this conversation and came back to this earlier point: the files are as they "
+    "were here, not as that branch left them. What happened on that branch, summarized:"
+)
 REMINDER_OPEN = "<system-reminder>"
 _REMINDER_CLOSE = "</system-reminder>"
 COMPACTION_HEADER = (
@@ -77,6 +85,19 @@ def steering_text(block: dict[str, Any]) -> str | None:
         return None
     inner = str(block.get("text", "")).removeprefix(REMINDER_OPEN).removesuffix(_REMINDER_CLOSE)
     return inner.removeprefix(STEERING_LEAD).strip() if inner.startswith(STEERING_LEAD) else None
+
+
+def carried_block(summary: str) -> dict[str, Any]:
+    """The summary of a branch the person left, as the loop note that carries it into the path they came to."""
+    return reminder_block(f"{CARRIED_LEAD}\n\n{summary}")
+
+
+def carried_text(block: dict[str, Any]) -> str | None:
+    """The summary in a block :func:`carried_block` made, or None for any other block."""
+    if not is_reminder(block):
+        return None
+    inner = str(block.get("text", "")).removeprefix(REMINDER_OPEN).removesuffix(_REMINDER_CLOSE)
+    return inner.removeprefix(CARRIED_LEAD).strip() if inner.startswith(CARRIED_LEAD) else None
 
 
 def is_reminder(block: dict[str, Any]) -> bool:

@@ -28,6 +28,7 @@ from typing import TextIO
 
 from chimera.core import events as ev
 from chimera.core.events import (
+    BranchSummarized,
     CompactionDone,
     ControlRejected,
     MessageCompleted,
@@ -144,6 +145,8 @@ class Printer:
                 self._say(f"chimera: tip: {reason}")
             case CompactionDone(reason=reason, tokens_before=before, tokens_after=after):
                 self._say(f"  ⇣ {describe_compaction(reason, before, after)}")
+            case BranchSummarized(summary=summary):
+                self._say(f"  ⑂ the branch left behind, summarized: {summary}")
             case MessageCompleted(message=message):
                 self._complete(joined_text(message))
             case ToolCallStarted(call_id=call_id, name=name, args=args):

@@ -5,6 +5,9 @@
 mode = "ask"                                   # ask | accept-edits | plan | bypass
 allow = ["bash(git status*)", "bash(pytest*)"]
 deny = ["bash(rm -rf *)"]
+
+[tree]
+summarize_left = false                         # true: leaving a branch summarizes it (one key says not to)
 ```
 
 Flags override the mode and add to the rules. A file that cannot be read, a
@@ -32,7 +35,10 @@ from chimera.core.tools.files import NotRegularFile, open_regular
 __all__ = ["CONFIG_NAME", "Settings", "load_settings"]
 
 CONFIG_NAME = "config.toml"
-KNOWN: dict[str, frozenset[str]] = {"permissions": frozenset({"mode", "allow", "deny"})}
+KNOWN: dict[str, frozenset[str]] = {
+    "permissions": frozenset({"mode", "allow", "deny"}),
+    "tree": frozenset({"summarize_left"}),
+}
 LARGEST = 1 << 20  # bytes: settings are a few lines, so a bigger file is not settings
 
 
@@ -41,6 +47,7 @@ class Settings:
     permission_mode: str | None = None
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    summarize_left: bool = False  # leaving a branch summarizes it by default
 
 
 def _strings(value: object, where: str, path: Path) -> tuple[str, ...]:
@@ -118,4 +125,10 @@ def load_settings(home: Path) -> Settings:
                 Rule.parse(rule, DEFAULT_TOOLS.names)
             except ConfigError as err:
                 raise ConfigError(f"{path}: {where}: {err}") from None
-    return Settings(permission_mode=mode, allow=allow, deny=deny)
+    tree = data.get("tree", {})
+    if not isinstance(tree, dict):
+        raise ConfigError(f"{path}: [tree] must be a table")
+    summarize_left = tree.get("summarize_left", False)
+    if not isinstance(summarize_left, bool):
+        raise ConfigError(f"{path}: tree.summarize_left must be true or false")
+    return Settings(permission_mode=mode, allow=allow, deny=deny, summarize_left=summarize_left)

@@ -23,6 +23,7 @@ from chimera.core.messages import content_blocks
 from chimera.core.sessions.history import read_log
 from chimera.core.sessions.reading import (
     Answer,
+    Carried,
     Continuation,
     Damaged,
     Note,
@@ -79,6 +80,8 @@ def _told(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
             return []
         case Summary(summary=summary):
             return ["## Summary of earlier turns", "", summary, ""]
+        case Carried(summary=summary):
+            return ["## Summary of a branch left behind", "", summary, ""]
         case Damaged(why=why):
             return [f"*({why})*", ""]  # one damaged message: said where it was, the rest kept
         case Answer():

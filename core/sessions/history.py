@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from chimera.core.errors import ChimeraError
 from chimera.core.events import (
+    BranchSummarized,
     CompactionDone,
     MessageCompleted,
     RetryScheduled,
@@ -39,6 +40,7 @@ from chimera.core.sessions.files import EVENTS, open_file
 from chimera.core.sessions.jsonl import lines_backwards, read_all
 from chimera.core.sessions.reading import (
     Answer,
+    Carried,
     Continuation,
     Damaged,
     Note,
@@ -100,6 +102,8 @@ def _told(reading: Reading, finished: Calls, model: str, continued: int) -> list
             return [_finished(result, finished.get(result.call.key, {})) for result in results]
         case Summary(summary=summary):
             return [CompactionDone(summary=summary, reason="")]
+        case Carried(summary=summary):
+            return [BranchSummarized(summary=summary)]
         case Note() | Damaged():
             return []
 

@@ -14,6 +14,7 @@ and vanish from another:
 - :class:`Answer` the model's message, with its tool calls;
 - :class:`Results` the tool calls' results (and the loop's notes sent with them);
 - :class:`Summary` a compaction, which stands for what came before it;
+- :class:`Carried` the summary of a branch the person left, carried into the path they came to;
 - :class:`Damaged` a record that no longer decodes (the rest of the session still reads).
 
 A tool call is known by its place in the tree (the node of the message that made
@@ -33,6 +34,7 @@ from chimera.core.errors import SessionError
 from chimera.core.messages import (
     REMINDER_OPEN,
     SUMMARY_PREFIX,
+    carried_text,
     content_blocks,
     is_continue_prompt,
     is_reminder,
@@ -43,6 +45,7 @@ from chimera.core.sessions.tree import Node, SessionTree
 __all__ = [
     "Answer",
     "Call",
+    "Carried",
     "Continuation",
     "Damaged",
     "Note",
@@ -156,6 +159,15 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class Carried:
+    """The model's ``summary`` of a branch the person left, carried as a note into the path they came to."""
+
+    node: Node
+    summary: str
+    part: ClassVar[str] = "branch_summary"
+
+
+@dataclass(frozen=True, slots=True)
 class Damaged:
     """A node whose record no longer decodes; ``why`` says so in a line."""
 
@@ -164,7 +176,7 @@ class Damaged:
     part: ClassVar[str] = "damaged"
 
 
-Reading = Task | Steer | Note | Continuation | Answer | Results | Summary | Damaged
+Reading = Task | Steer | Note | Continuation | Answer | Results | Summary | Carried | Damaged
 
 
 def read_node(node: Node, asked: tuple[Call, ...] = ()) -> Reading:
@@ -188,6 +200,9 @@ def read_node(node: Node, asked: tuple[Call, ...] = ()) -> Reading:
     words = [str(b.get("text", "")) for b in blocks if b.get("type") == "text" and not is_reminder(b)]
     if words or any(b.get("type") not in {"text", "tool_result"} for b in blocks):  # an image is the person's too
         return Task(node, "\n\n".join(words), message.get("content"))
+    carried = [text for text in map(carried_text, blocks) if text is not None]
+    if carried:
+        return Carried(node, "\n\n".join(carried))
     steering = tuple(text for text in map(steering_text, blocks) if text is not None)
     if steering:
         return Steer(node, steering)
@@ -252,6 +267,8 @@ def summary(reading: Reading) -> str:
             line = " ".join("[error]" if r.is_error else "[result]" for r in results)
         case Summary(summary=text):
             line = "[summary] " + text
+        case Carried(summary=text):
+            line = "[branch left] " + text
         case Damaged():
             line = "[damaged record]"
     head = line[: _SUMMARY_WIDTH * 4]  # only what can show: a long answer costs what is shown

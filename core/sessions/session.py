@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from chimera.core.agent import Agent, AgentResult
 from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
-from chimera.core.errors import ConfigError
-from chimera.core.events import BranchCreated, CheckpointCreated, CompactionDone
+from chimera.core.errors import ConfigError, SessionError
+from chimera.core.events import BranchCreated, BranchSummarized, CheckpointCreated, CompactionDone
 from chimera.core.loop_config import LOOPS
 from chimera.core.loops.base import LoopStrategy, Steering
 from chimera.core.permissions.policy import MODES, PermissionPolicy
@@ -61,6 +61,7 @@ class Session:
     _retired: list[Provider] = field(default_factory=list)  # models used before a change, closed with the session
     _follow_ups: deque[tuple[str, str]] = field(default_factory=deque)  # (queue id, task), in order
     _carried: list[Steering] = field(default_factory=list)  # steering a stopped process never delivered
+    summarize_left_default: bool = False  # settings: a move away from a branch summarizes it unless asked not to
 
     def __post_init__(self) -> None:
         """Words the person queued before the process stopped are taken up again: steering goes to
@@ -234,6 +235,30 @@ class Session:
         it is. ``focus``: what the summary should attend to. None when there is nothing to summarize."""
         self._idle("compacting")
         return await self.agent.compact(self.env, focus, session_id=self.id)
+
+    async def summarize_left(self, left: str | None) -> BranchSummarized | None:
+        """Summarize the branch the person left, from ``left`` (the leaf before a switch or a branch) back to
+        where it meets the path the leaf is on now, and carry the summary into this path as a note after the
+        leaf (a node of its own: the tree shows it, the next run's model reads it). Between runs only.
+
+        None when nothing was left behind (``left`` is on the path: the move went forward, or nowhere).
+        ProviderError when the model cannot give the summary: the move stands, nothing is added.
+        """
+        self._idle("summarizing a branch")
+        tree = self.store.tree
+        if left is None or left not in tree:
+            return None
+        here = {node.id for node in tree.path()}
+        branch = [node for node in tree.path(left) if node.id not in here]
+        if not branch:
+            return None
+        messages = []
+        for node in branch:
+            with contextlib.suppress(SessionError):  # a damaged record is left out: the rest is summarized
+                messages.append(node.message)
+        if not messages:
+            return None
+        return await self.agent.carry_branch(self.env, messages, left, session_id=self.id)
 
     def configure(self, *, loop: str | None = None, model: str | None = None, mode: str | None = None) -> None:
         """Choose what the next runs use: the strategy (``loop``: react, plan, reflexion, tot), the ``model``,

@@ -198,6 +198,7 @@ def start_session(options: RunOptions) -> Session:
         lock=lock,
         redactor=redactor,
         strategy_for=lambda name: _strategy(replace(options, loop=name), config),
+        summarize_left_default=settings.summarize_left,
     )
 
 

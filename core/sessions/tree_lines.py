@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from chimera.core.sessions.reading import Answer, Reader, Reading, Steer, Summary, Task, summary
+from chimera.core.sessions.reading import Answer, Carried, Reader, Reading, Steer, Summary, Task, summary
 from chimera.core.sessions.tree import SessionTree
 
 __all__ = ["FILTERS", "TreeLine", "TreeLines", "age", "who_spoke"]
@@ -60,7 +60,8 @@ class TreeLine:
 
 def who_spoke(reading: Reading) -> str:
     """Who a line is from, in one word: ``you``, ``steering`` (the person, while it worked), ``chimera``,
-    ``summary`` (a compaction), ``loop`` (the loop's own notes), ``tools`` (results) or ``damaged``."""
+    ``summary`` (a compaction), ``left`` (the summary of a branch left behind), ``loop`` (the loop's own
+    notes), ``tools`` (results) or ``damaged``."""
     match reading:
         case Task():
             return "you"
@@ -70,6 +71,8 @@ def who_spoke(reading: Reading) -> str:
             return "chimera"
         case Summary():
             return "summary"
+        case Carried():
+            return "left"
         case _:
             return {"results": "tools", "damaged": "damaged"}.get(reading.part, "loop")
 
@@ -171,7 +174,7 @@ class TreeLines:
     def _matters(self, node_id: str) -> bool:
         reading = self.reader.read(node_id)
         match reading:
-            case Task() | Steer() | Summary():
+            case Task() | Steer() | Summary() | Carried():
                 return True
             case Answer(text=text):
                 return bool(text.strip())
