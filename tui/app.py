@@ -55,6 +55,7 @@ DEMO_FOLLOW_UP = (
 NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
     {  # what the workbench's app leaves to its state (and the views of it)
         ev.BranchCreated,
+        ev.BranchSummarized,
         ev.CandidateChosen,
         ev.CandidateProposed,
         ev.CheckpointCreated,

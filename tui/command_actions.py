@@ -56,7 +56,8 @@ class CommandActions(QuestionApp):
         super().__init__(session)
         self.options = options
         self.running = False
-        self.compacting = False
+        self.compacting = False  # a summary asked between runs (a compaction, a branch left behind) works
+        self.stopped_note = ""  # what stopping it says
         self.run_shown = asyncio.Event()
 
     # --- the registry, on the app ---------------------------------------------------------
@@ -229,7 +230,7 @@ class CommandActions(QuestionApp):
         if self.compacting:  # nothing is recorded until the summary is in: stopping loses nothing
             self.workers.cancel_group(self, "run")
             self.show_status(state="interrupted")
-            self.notify("Compaction stopped: the conversation is as it was.", timeout=3)
+            self.notify(self.stopped_note, timeout=3)
         elif self.running:
             self.session.interrupt()  # words the run never read come back as events (see events_shown)
             unsent = self.session.take_follow_ups()
@@ -265,6 +266,7 @@ class CommandActions(QuestionApp):
     async def compact_conversation(self, focus: str) -> None:
         """``/compact [focus]``: summarize the older part of the conversation now."""
         self.running = self.compacting = True
+        self.stopped_note = "Compaction stopped: the conversation is as it was."
         self.show_keys()
         self.state.status.begin("compacting")  # the status line spins, with the time it takes
         self.show_status()

@@ -25,7 +25,7 @@ SEPARATOR = " · "
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_RATE = 8  # spinner frames a second: the line redraws no more often, and only while a run works
 DROP_ORDER = ("workspace", "session", "turn", "mode", "loop", "context", "model")  # dropped first to last
-SPINNING = frozenset({"running", "compacting"})
+SPINNING = frozenset({"running", "compacting", "summarizing"})
 
 
 @dataclass(frozen=True, slots=True)

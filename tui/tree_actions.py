@@ -5,7 +5,9 @@ first; ``/branch NODE|NAME`` continues from a point with the files as they are; 
 names the point you are at (the files pinned); ``/label NODE TEXT`` names any point; ``/back`` returns
 to where the leaf was before the last switch or branch (every move is kept). A switch asked while a run
 works offers to interrupt it and switch once it has stopped, never under it; a name already on another
-point asks before it moves. After a move the conversation is told again along the new path.
+point asks before it moves. After a move the conversation is told again along the new path. Leaving a
+branch can summarize it (``s`` at a switch's question; ``[tree] summarize_left`` in the settings makes it
+the default): the model's summary joins the new path as a note, a node of the tree.
 Everything that reads or writes the files (a preview, a switch, a checkpoint) runs off the screen's
 thread, one at a time.
 """
@@ -135,7 +137,15 @@ class TreeActions(SessionActions):
                 "A run is working: interrupt it, then switch there?", lambda: self.interrupt_and_switch(node)
             )
             return
-        self.tree_panel.ask(f"Switch to {node}? (the preview below says what changes)", lambda: self.switch_at(node))
+        summarize = self.session.summarize_left_default  # the settings' default; s does the other
+        self.tree_panel.ask(
+            f"Switch to {node}, summarizing the branch left?" if summarize else f"Switch to {node}?",
+            lambda: self.switch_at(node, summarize=summarize),
+            other=(
+                "switch without a summary" if summarize else "switch and summarize the branch left",
+                lambda: self.switch_at(node, summarize=not summarize),
+            ),
+        )
 
     def tree_branch(self, node: str) -> None:
         self.branch_at(node)
@@ -199,7 +209,8 @@ class TreeActions(SessionActions):
     # --- the moves ------------------------------------------------------------------------
 
     @work(group="tree-move", exclusive=True, exit_on_error=False)
-    async def switch_at(self, node: str, *, remember: bool = True) -> None:
+    async def switch_at(self, node: str, *, remember: bool = True, summarize: bool = False) -> None:
+        """Switch to ``node`` (the question was answered); ``summarize``: then summarize the branch left behind."""
         before = self.session.store.tree.leaf
         try:
             async with self.files_busy:
@@ -217,6 +228,32 @@ class TreeActions(SessionActions):
             )
         )
         self.load_tree(done.plan.node)
+        if summarize:
+            self.summarize_left(before)
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def summarize_left(self, left: str | None) -> None:
+        """The branch the leaf left (``left``: the leaf before the move) summarized by the model and carried
+        into the path it is on now as a note, which the tree shows; escape stops it (the move stands)."""
+        self.running = self.compacting = True
+        self.stopped_note = "Summary stopped: the move stands, and nothing was added to the conversation."
+        self.show_keys()
+        self.state.status.begin("summarizing")
+        self.show_status()
+        try:
+            done = await self.session.summarize_left(left)
+        except ChimeraError as err:
+            self.say(terminal_safe(f"✗ the branch left behind was not summarized: {err}", one_line=True), "error")
+            self.show_status(state="idle")
+            return
+        finally:
+            self.running = self.compacting = False
+            self.show_keys()
+        self.show_status(state="idle")
+        if done is None:
+            self.notify("Nothing was left behind to summarize: the move went forward.", timeout=4)
+            return
+        self.load_tree(self.session.store.tree.leaf)
 
     @work(group="tree-move", exclusive=True, exit_on_error=False)
     async def interrupt_and_switch(self, node: str) -> None:
@@ -225,7 +262,7 @@ class TreeActions(SessionActions):
         for worker in [w for w in self.workers if w.group == "run"]:
             with contextlib.suppress(Exception):
                 await worker.wait()
-        self.switch_at(node)
+        self.switch_at(node, summarize=self.session.summarize_left_default)
 
     def branch_at(self, node: str, *, remember: bool = True) -> None:
         if self.running:
@@ -241,6 +278,8 @@ class TreeActions(SessionActions):
             self.moves.append(("branch", before))
         self.show_path(f"⑂ from here the next task branches from {node}; the files stay as they are")
         self.load_tree(node)
+        if remember and self.session.summarize_left_default:  # going back undoes a move: nothing to carry
+            self.summarize_left(before)
 
     def go_back(self) -> None:
         if not self.moves:

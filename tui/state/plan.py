@@ -34,6 +34,7 @@ __all__ = ["NOT_PLANNED", "PlanState"]
 NOT_PLANNED: frozenset[type[ev.StepEvent]] = frozenset(
     {  # the kinds that do not change the plan
         ev.BranchCreated,
+        ev.BranchSummarized,
         ev.CandidateChosen,
         ev.CandidateProposed,
         ev.CheckpointCreated,

@@ -31,6 +31,7 @@ __all__ = ["NOT_ASKED", "Question", "Questions"]
 NOT_ASKED: frozenset[type[ev.StepEvent]] = frozenset(
     {  # the kinds that neither ask nor answer
         ev.BranchCreated,
+        ev.BranchSummarized,
         ev.CandidateChosen,
         ev.CandidateProposed,
         ev.CheckpointCreated,

@@ -23,6 +23,7 @@ __all__ = ["NOT_FOLLOWED", "RunStatus"]
 NOT_FOLLOWED: frozenset[type[ev.StepEvent]] = frozenset(
     {  # what the run's status does not count
         ev.BranchCreated,
+        ev.BranchSummarized,
         ev.CandidateChosen,
         ev.CandidateProposed,
         ev.CheckpointCreated,

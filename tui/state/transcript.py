@@ -31,6 +31,7 @@ from typing import Any
 
 from chimera.core.events import (
     BranchCreated,
+    BranchSummarized,
     CandidateChosen,
     CandidateProposed,
     CheckpointCreated,
@@ -246,6 +247,9 @@ class Transcript:
             case CompactionDone(summary=summary, reason=reason, tokens_before=before, tokens_after=after):
                 line = describe_compaction(reason, before, after)
                 self._add(Entry("compaction", summary, folded=True, name=f"⇣ {line}"))
+            case BranchSummarized(summary=summary, messages=count):
+                of = f" · {plural(count, 'message')}" if count else ""
+                self._add(Entry("compaction", summary, folded=True, name=f"⑂ the branch left behind, summarized{of}"))
             case Switched(to_node=node, changed_paths=changed):
                 files = plural(len(changed), "file") + " brought back" if changed else "no file changed"
                 self._add(Entry("switch", f"⇄ switched to {node}: {files}"))

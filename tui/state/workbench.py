@@ -27,6 +27,7 @@ __all__ = ["NOT_KEPT", "WorkbenchState"]
 NOT_KEPT: frozenset[type[ev.StepEvent]] = frozenset(
     {  # the kinds only the parts read
         ev.BranchCreated,
+        ev.BranchSummarized,
         ev.CandidateChosen,
         ev.CandidateProposed,
         ev.CheckpointCreated,

@@ -47,6 +47,7 @@ class StatusLine(Static):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "status-line--running",
         "status-line--compacting",
+        "status-line--summarizing",
         "status-line--done",
         "status-line--failed",
         "status-line--interrupted",
@@ -66,6 +67,7 @@ class StatusLine(Static):
     }
     StatusLine > .status-line--running { color: $accent; text-style: bold; }
     StatusLine > .status-line--compacting { color: $accent; text-style: bold; }
+    StatusLine > .status-line--summarizing { color: $accent; text-style: bold; }
     StatusLine > .status-line--done { color: $success; }
     StatusLine > .status-line--failed { color: $error; text-style: bold; }
     StatusLine > .status-line--interrupted { color: $warning; }

@@ -5,7 +5,8 @@ The lines are a :class:`TreeView`; under them the preview of what a switch to th
 line for a question or for what is typed. Keys: ``up``/``down`` (``k``/``j``), ``pageup``/``pagedown``,
 ``home``/``end`` move; ``space`` (or ``left``/``right``) folds; ``f`` goes through the filters (all, the
 person's turns, named); ``/`` searches as you type; ``enter`` switches there after a ``y``; ``b`` branches
-there (the files as they are); ``c`` names a checkpoint there, ``l`` a label; ``u`` goes back to where the
+there (the files as they are); a switch's question may offer ``s`` (switch and summarize the branch left
+behind, or not, when that is the default); ``c`` names a checkpoint there, ``l`` a label; ``u`` goes back to where the
 leaf was before the last move; ``escape`` leaves what is typed, or the panel. The panel changes nothing
 itself: it asks the app (:class:`TreeHost`).
 """
@@ -82,12 +83,14 @@ class TreePanel(Vertical, can_focus=True):
         Binding("u", "back", "Back", show=False),
         Binding("y", "answer(True)", "Yes", show=False),
         Binding("n", "answer(False)", "No", show=False),
+        Binding("s", "other", "The other answer", show=False),
         Binding("escape", "leave", "Leave", show=False),
     ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.asking: tuple[str, Callable[[], object]] | None = None  # a question waiting for y/n, and its yes
+        self.other: tuple[str, Callable[[], object]] | None = None  # what s answers instead, when offered
         self.typing = ""  # "search", "checkpoint", "label" or ""
         self.notice: str | None = None
 
@@ -122,10 +125,15 @@ class TreePanel(Vertical, can_focus=True):
         if line is not None and line.node == node:
             self.query_one("#tree-preview", Static).update(text)
 
-    def ask(self, question: str, on_yes: Callable[[], object]) -> None:
-        """Ask ``question`` (y/n) in the panel; ``on_yes`` runs on a ``y``."""
+    def ask(
+        self, question: str, on_yes: Callable[[], object], *, other: tuple[str, Callable[[], object]] | None = None
+    ) -> None:
+        """Ask ``question`` (y/n) in the panel; ``on_yes`` runs on a ``y``. ``other``: what ``s`` does instead
+        (its words, shown after the question, and what it runs)."""
         self.asking = (question, on_yes)
-        self.query_one("#tree-ask", Static).update(terminal_safe(f"{question} y/n", one_line=True))
+        self.other = other
+        offer = f" · s {other[0]}" if other is not None else ""
+        self.query_one("#tree-ask", Static).update(terminal_safe(f"{question} y/n{offer}", one_line=True))
         self.focus()
 
     def _title(self) -> None:
@@ -179,10 +187,19 @@ class TreePanel(Vertical, can_focus=True):
         self.host.tree_back()
 
     def action_answer(self, yes: bool) -> None:
-        asking, self.asking = self.asking, None
+        asking, self.asking, self.other = self.asking, None, None
         self.query_one("#tree-ask", Static).update("")
         if asking is not None and yes:
             asking[1]()
+
+    def action_other(self) -> None:
+        """``s``: the other answer the question offers (switch and summarize what is left behind)."""
+        other = self.other
+        if self.asking is None or other is None:
+            return
+        self.asking = self.other = None
+        self.query_one("#tree-ask", Static).update("")
+        other[1]()
 
     def action_ask(self, what: str) -> None:
         """Type words in the panel's line: a search (as you type), a checkpoint's name or a label."""
