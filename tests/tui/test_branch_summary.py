@@ -4,6 +4,7 @@ with ``[tree] summarize_left = true`` a ``y`` does so and ``s`` switches without
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,9 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.widgets.tree_panel import TreePanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
-from tests.fake_anthropic import FakeAnthropic, message, text
+from tests.fake_anthropic import FakeAnthropic, message, paused, text
 from tests.tree_helpers import branched_session
-from tests.tui_helpers import screen_text, until
+from tests.tui_helpers import screen_text, toasts, until
 
 
 def _asked(app: ChimeraApp) -> str:
@@ -96,3 +97,30 @@ async def test_with_the_setting_y_summarizes_and_s_does_not(
         await until(pilot, lambda: "[branch left] Tried another way" in screen_text(app), "the note in the tree")
         assert len(api.requests) == 1
         assert tree.nodes[tree.leaf or ""].parent_id == ids["a2"]
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_stopping_the_summary_keeps_the_switch_and_adds_nothing(
+    api: FakeAnthropic, isolated_env: Path, project: Path
+) -> None:
+    """Interrupted while the model writes the summary (escape leaves the panel, escape again stops it): the
+    switch stands, no note is added, and the status line is not left spinning."""
+    ids = branched_session(isolated_env, project)
+    release, reached = threading.Event(), threading.Event()
+    api.script(paused(message(text(SUMMARY)), release, reached))
+    app = build_app(RunOptions(resume="s1", model=MODEL))
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await _ask_switch(pilot, app, ids["a2"])
+            await pilot.press("s")
+            await until(pilot, reached.is_set, "the summary streaming")
+            assert "summarizing" in screen_text(app)
+            await pilot.press("escape", "escape")
+            await until(pilot, lambda: "Summary stopped: the move stands" in toasts(app), "stopped")
+            await until(pilot, lambda: not app.running, "idle")
+            tree = app.session.store.tree
+            assert tree.leaf == ids["a2"]
+            assert len(tree) == 8
+            assert "summarizing" not in screen_text(app)
+    finally:
+        release.set()
