@@ -1,5 +1,6 @@
-"""The session tree in the workbench: the panel drawn from a recorded session with branches and names, by
-/tree, its key and the palette; folding, filters and search; a crafted session's damage told once."""
+"""The session tree in the workbench: the panel drawn from a recorded session with branches and names (and a
+TreeOfThought turn's candidates), by /tree, its key and the palette; folding, filters and search; a crafted
+session's damage told once."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.tree_panel import TreePanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
+from tests.fake_anthropic import FakeAnthropic, message, text
 from tests.session_helpers import node, sound_start
 from tests.tree_helpers import branched_session
 from tests.tui_helpers import in_palette, screen_text, send, toasts, until
@@ -117,3 +119,28 @@ async def test_switch_and_branch_complete_names_and_node_ids(isolated_env: Path,
         await until(pilot, app.history_shown.is_set, "the history")
         assert [c.text for c in app.complete("/switch st")][:1] == ["/switch stable"]
         assert f"/branch {ids['u2']}" in [c.text for c in app.complete(f"/branch {ids['u2'][:6]}")]
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_the_candidates_of_a_tree_of_thought_turn_show_as_branches(api: FakeAnthropic, project: Path) -> None:
+    """A TreeOfThought turn of three candidates, the second scored best: the tree shows the three as branches
+    of the task, the one taken first and on the active path (the leaf), the two not taken beside it."""
+    api.script(
+        message(text("Use a dict.")),
+        message(text("Use a set, it is faster.")),
+        message(text("Use a list.")),
+        message(text("1: 4\n2: 9\n3: 2")),
+    )
+    app = build_app(RunOptions(workdir=project, model=MODEL, loop="tot", candidates=3, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "how do I dedupe?")
+        await until(pilot, lambda: not app.running and "Use a set" in screen_text(app), "the run done")
+        await send(pilot, "/tree")
+        await until(pilot, app.tree_shown.is_set, "tree shown")
+        await pilot.pause()
+        text_shown = screen_text(app)
+        assert "▾ • you      how do I dedupe?" in text_shown
+        assert "├─ ◆ chimera  Use a set, it is faster." in text_shown  # the leaf, under the cursor
+        assert "├─ ○ chimera  Use a dict." in text_shown
+        assert "└─ ○ chimera  Use a list." in text_shown
+        assert text_shown.index("Use a set") < text_shown.index("Use a dict") < text_shown.index("Use a list")
