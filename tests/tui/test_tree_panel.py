@@ -143,4 +143,5 @@ async def test_the_candidates_of_a_tree_of_thought_turn_show_as_branches(api: Fa
         assert "├─ ◆ chimera  Use a set, it is faster." in text_shown  # the leaf, under the cursor
         assert "├─ ○ chimera  Use a dict." in text_shown
         assert "└─ ○ chimera  Use a list." in text_shown
-        assert text_shown.index("Use a set") < text_shown.index("Use a dict") < text_shown.index("Use a list")
+        taken, other = text_shown.index("◆ chimera  Use a set"), text_shown.index("○ chimera  Use a dict")
+        assert taken < other  # the branch taken comes first
