@@ -38,6 +38,7 @@ from chimera.core.errors import ConfigError
 from chimera.core.events import Switched
 from chimera.core.sessions.checkpoints import CheckpointError, Preview, ShadowRepo
 from chimera.core.sessions.checkpoints.restore import Version
+from chimera.core.sessions.reading import Carried, read_node
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import PendingSwitch, SavedFiles, SessionTree
 from chimera.core.tools.paths import shown_name
@@ -130,6 +131,8 @@ def _new_saved_name(tree: SessionTree) -> str:
 
 def _landing(tree: SessionTree, requested: str) -> tuple[str | None, str]:
     node = tree.nodes[requested]
+    if node.kind == "user" and isinstance(read_node(node), Carried):  # context to keep, not a task to ask again
+        return requested, "with the summary of the branch left there"
     if node.kind == "user":
         return node.parent_id, "just before this message: the next task branches beside it"
     if node.kind == "assistant" and node.tool_calls:

@@ -139,3 +139,24 @@ def test_the_setting_makes_it_the_default_and_a_typo_is_named(isolated_env: Path
     config.write_text('[tree]\nsummarize_left = "yes"\n')
     with pytest.raises(ConfigError, match=r"tree\.summarize_left must be true or false"):
         load_settings(isolated_env)
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_switch_to_the_summary_lands_on_it(api: FakeAnthropic, project: Path) -> None:
+    """The summary is context to keep, not a task to ask again: a switch to its node lands on it (a person's
+    message lands just before it), so coming back to it keeps what it says."""
+    session, _, first = await _two_runs(api, project)
+    try:
+        left = session.store.tree.leaf
+        assert session.switch(first) is not None
+        api.script(message(text(SUMMARY)))
+        done = await session.summarize_left(left)
+        assert done is not None
+        note = session.store.tree.leaf or ""
+        assert session.switch(left or "") is not None
+        moved = session.switch(note)
+        assert moved is not None
+        assert moved.plan.node == note
+        assert session.store.tree.leaf == note
+    finally:
+        await session.close()
