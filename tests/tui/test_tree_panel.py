@@ -136,8 +136,7 @@ async def test_the_candidates_of_a_tree_of_thought_turn_show_as_branches(api: Fa
         await send(pilot, "how do I dedupe?")
         await until(pilot, lambda: not app.running and "Use a set" in screen_text(app), "the run done")
         await send(pilot, "/tree")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
-        await pilot.pause()
+        await until(pilot, lambda: "├─ ◆ chimera  Use a set" in screen_text(app), "the candidates in the tree")
         text_shown = screen_text(app)
         assert "▾ • you      how do I dedupe?" in text_shown
         assert "├─ ◆ chimera  Use a set, it is faster." in text_shown  # the leaf, under the cursor
