@@ -28,6 +28,7 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.theme import Theme
@@ -36,6 +37,7 @@ from chimera.tui.highlight import ThemeSyntax
 from chimera.tui.look import BOLD, Look, look_of
 from chimera.tui.state import FOLDS, Entry, Transcript
 from chimera.tui.transcript_render import render_entry, settled_length
+from chimera.tui.widgets.quick_scrollbar import QuickScrollBar
 
 __all__ = ["TranscriptView"]
 
@@ -100,6 +102,16 @@ class TranscriptView(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._recolour)
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """The scrollbar, a :class:`QuickScrollBar` (made as Textual makes its own: hidden, then started)."""
+        if self._vertical_scrollbar is None:
+            bar = QuickScrollBar(vertical=True, name="vertical", thickness=self.scrollbar_size_vertical)
+            bar.display = False
+            self._vertical_scrollbar = bar
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     def _recolour(self, theme: Theme) -> None:
         """The theme changed (or the one in use was changed): every line is drawn again in its colours."""
