@@ -23,7 +23,16 @@ from textual.worker import Worker, WorkerState
 
 from chimera.core import events as ev
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.events import RunFinished, RunStarted, StepEvent, Switched, ignored
+from chimera.core.events import (
+    RunFinished,
+    RunStarted,
+    StepEvent,
+    Switched,
+    TextDelta,
+    ThinkingDelta,
+    ToolOutputDelta,
+    ignored,
+)
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
@@ -42,6 +51,9 @@ from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
 from chimera.tui.widgets.tree_panel import TreePanel
 from chimera.tui.widgets.welcome import Welcome
+
+# The events that come many a second while a model or a command streams, and only add to what is shown.
+STREAMED: frozenset[type[StepEvent]] = frozenset({TextDelta, ThinkingDelta, ToolOutputDelta})
 
 __all__ = ["ChimeraApp", "build_app"]
 
@@ -154,7 +166,8 @@ class ChimeraApp(TreeActions):
             self.notify("Not delivered: your words are back in the input.", timeout=4)
         if self.session.demo and self.state.status.state != "idle":
             self.query_one(DemoBanner).folded = True
-        self.show_questions()
+        if any(type(event) not in STREAMED for event in events):  # streamed words change no question, no plan
+            self.show_questions()
         for event in events:
             match event:
                 case Switched():

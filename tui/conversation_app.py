@@ -27,6 +27,7 @@ from chimera.themes import APP_CSS
 from chimera.tui.messages import BusEvents
 from chimera.tui.screens.output import OutputScreen, saved_output
 from chimera.tui.state import Transcript, WorkbenchState
+from chimera.tui.state.run_status import NOT_FOLLOWED
 from chimera.tui.theme_keeper import ThemeKeeper
 from chimera.tui.transcript_render import summary_line
 from chimera.tui.widgets.status_line import StatusLine
@@ -94,7 +95,8 @@ class ConversationApp(App[int]):
         except NoMatches:  # a batch that arrives as the app closes: there is no screen left to show it on
             return
         view.refresh_entries()
-        status.refresh()
+        if any(type(event) not in NOT_FOLLOWED for event in message.events):  # streamed words change no status
+            status.refresh()
         self._keep_time()
         self.events_shown(message.events)
 
