@@ -330,8 +330,9 @@ class SessionStore:
     def children_of(self, node_id: str | None) -> int:
         return len(self.tree.children.get(node_id, []))
 
-    def move_leaf(self, node_id: str | None, *, undo: str | None = None) -> None:
-        """Make ``node_id`` the leaf (None: before the first message); recorded and synced.
+    def move_leaf(self, node_id: str | None, *, undo: str | None = None, sync: bool = True) -> None:
+        """Make ``node_id`` the leaf (None: before the first message); recorded (and synced, unless ``sync`` is
+        False: a record that only puts the leaf back where it was, after a message recorded beside it).
 
         ``undo`` is the snapshot of the files as they were at the leaf being left.
         """
@@ -340,7 +341,7 @@ class SessionStore:
         record: dict[str, Any] = {"t": "leaf", "id": node_id, "ts": time.time()}
         if undo is not None:
             record.update({"from": self.tree.leaf, "undo": undo})
-        self._write(record, sync=True)
+        self._write(record, sync=sync)
         apply_record(record, self.meta, self.tree)
 
     def begin_switch(self, to_node: str | None, undo: str, target: str) -> None:
