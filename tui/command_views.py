@@ -80,7 +80,8 @@ def palette_entries(facts: Facts) -> list[PaletteEntry]:
     entries: list[PaletteEntry] = []
     for command in available(facts):
         about = f"{command.usage}: {command.help}"
-        choices = command.choices(facts) if command.argument else ()
+        # a choice that is the whole argument runs as it is; one that begins it (/label NODE TEXT) is taken in the input
+        choices = command.choices(facts) if command.argument and " " not in command.argument else ()
         entries += [PaletteEntry(f"{command.title}: {c}", f"{command.slash} {c}", command, c) for c in choices]
         if command.needs_argument:
             entries.append(PaletteEntry(f"{command.title}…", about, command, None))  # free words, typed in the input

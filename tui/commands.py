@@ -344,6 +344,7 @@ COMMANDS: tuple[Command, ...] = (
         "Label a point",
         "Put a label on NODE (an id or a name): it shows in the tree and names the point",
         argument="NODE TEXT",
+        completions=_points,
         unavailable=_tree_work,
     ),
     Command(
@@ -448,8 +449,10 @@ def complete(text: str, facts: Facts) -> list[Completion]:
     command = find(name)
     if command is None or not command.enabled(facts):
         return []
+    more = " " if " " in (command.argument or "") else ""  # words follow the one completed (/label NODE TEXT)
     return [
-        Completion(f"{command.slash} {choice}", choice) for choice in _ranked(argument.strip(), command.choices(facts))
+        Completion(f"{command.slash} {choice}{more}", choice)
+        for choice in _ranked(argument.strip(), command.choices(facts))
     ]
 
 

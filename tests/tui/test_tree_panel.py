@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input
 
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
@@ -111,14 +112,20 @@ async def test_a_crafted_session_opens_the_panel_with_one_notice(isolated_env: P
 
 
 @pytest.mark.usefixtures("model_env")
-async def test_switch_and_branch_complete_names_and_node_ids(isolated_env: Path, project: Path) -> None:
-    """Typing /switch st offers /switch stable first; a node id's beginning completes to the id."""
+async def test_switch_branch_and_label_complete_names_and_node_ids(isolated_env: Path, project: Path) -> None:
+    """Typing /switch st offers /switch stable first; a node id's beginning completes to the id; /label's
+    point completes by tab, leaving room for its text, and the label lands on that point."""
     ids = branched_session(isolated_env, project)
     app = build_app(RunOptions(resume="s1", model=MODEL))
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.history_shown.is_set, "the history")
         assert [c.text for c in app.complete("/switch st")][:1] == ["/switch stable"]
         assert f"/branch {ids['u2']}" in [c.text for c in app.complete(f"/branch {ids['u2'][:6]}")]
+        await pilot.click("#prompt")
+        await pilot.press(*f"/label {ids['u2'][:6]}", "tab")
+        await until(pilot, lambda: app.query_one("#prompt", Input).value == f"/label {ids['u2']} ", "completed")
+        await pilot.press(*"tests next", "enter")
+        await until(pilot, lambda: app.session.store.tree.names.get("tests next") == ids["u2"], "labelled")
 
 
 @pytest.mark.usefixtures("model_env")
