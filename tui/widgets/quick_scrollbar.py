@@ -33,15 +33,19 @@ class QuickScrollBar(ScrollBar):
         style = drawn.style if isinstance(drawn, ScrollBarRender) and isinstance(drawn.style, Style) else Style()
         width, height = self.size
         window = self.window_size if self.window_size < self.window_virtual_size else 0
-        under = self.rich_style  # the widget's own colours, under the bar's (as Textual's drawing puts them)
-        key = (width, height, ceil(self.window_virtual_size), ceil(window), self.position, style, under)
-        if self._drawn is None or self._drawn[0] != key:
-            strips = self._strips(style, width, height, ceil(self.window_virtual_size), ceil(window))
-            self._drawn = (key, [strip.apply_style(under) for strip in strips])
-        strips = self._drawn[1]
-        return [strip.crop(crop.x, crop.right) for strip in strips[crop.y : crop.bottom]]
+        key = (width, height, ceil(self.window_virtual_size), ceil(window), self.position, style)
+        if self._drawn is None or self._drawn[0] != key:  # a new theme changes the bar's colours: drawn again
+            under = self.rich_style  # the widget's own colours, under the bar's (as Textual's drawing puts them)
+            virtual = ceil(self.window_virtual_size)
+            self._drawn = (key, self._strips(style, under, width, height, virtual, ceil(window)))
+        strips = self._drawn[1][crop.y : crop.bottom]
+        if crop.x == 0 and crop.right >= width:  # the whole width, as a bar one cell wide always is
+            return strips
+        return [strip.crop(crop.x, crop.right) for strip in strips]
 
-    def _strips(self, style: Style, width: int, height: int, virtual: int, window: int) -> list[Strip]:
+    def _strips(self, style: Style, under: Style, width: int, height: int, virtual: int, window: int) -> list[Strip]:
+        """The bar's rows: a strip for each kind of row (above the thumb, the thumb's ends and body, below),
+        shared by the rows that look alike."""
         bar = self.renderer.render_bar(
             size=height,
             virtual_size=virtual,
@@ -52,5 +56,11 @@ class QuickScrollBar(ScrollBar):
             back_color=style.bgcolor or Color.default(),  # Rich colours, as Textual passes them (the theme's)
             bar_color=style.color or Color.default(),
         )
-        rows: list[Segment] = list(bar.segments)
-        return [Strip([row], width) for row in rows[:height]]
+        made: dict[Segment, Strip] = {}
+        rows = []
+        for row in list(bar.segments)[:height]:
+            strip = made.get(row)
+            if strip is None:
+                strip = made[row] = Strip([Segment(row.text, under + row.style if row.style else under)], width)
+            rows.append(strip)
+        return rows
