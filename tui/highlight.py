@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from functools import cache, lru_cache
 from pathlib import PurePath
 
+from markdown_it import MarkdownIt
 from markdown_it.token import Token as MarkdownToken
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
@@ -142,9 +143,26 @@ def syntax_theme(theme: Theme) -> ThemeSyntax:
 # --- Markdown -----------------------------------------------------------------------------
 
 
+# The parser Rich's Markdown makes for every text it is given (compiling its link patterns each time: most of
+# what drawing a streamed answer's tail cost a frame), made once. Parsing keeps no state between texts.
+_PARSER = MarkdownIt().enable("strikethrough").enable("table")
+
+
 class _ThemedMarkdown(Markdown):
+    """Rich's Markdown with the theme's code colours, parsed by the one parser."""
+
     syntax: ThemeSyntax
     highlight: bool
+
+    def __init__(self, markup: str) -> None:  # Rich's, with its defaults, but the parser made once
+        self.markup = markup
+        self.parsed = _PARSER.parse(markup)
+        self.code_theme = "monokai"
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = True
+        self.inline_code_lexer = None
+        self.inline_code_theme = self.code_theme
 
 
 class _CodeBlock(CodeBlock):

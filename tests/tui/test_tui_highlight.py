@@ -4,6 +4,7 @@ in the app theme's palette, a theme switch recolours them, and highlighting cost
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 
 import pytest
@@ -250,3 +251,24 @@ def test_coloured_lines_wrap_as_plain_text_does() -> None:
         return ["".join(segment.text for segment in line).rstrip() for line in drawn]
 
     assert lines(coloured) == lines(Text(output))
+
+
+def test_an_answer_is_drawn_as_richs_markdown_draws_it() -> None:
+    """The workbench's Markdown (its parser made once) draws an answer's headings, lists, links, tables,
+    struck and inline code exactly as Rich's own Markdown does."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from chimera.tui.highlight import code_markdown
+    from chimera.tui.look import default_look
+
+    answer = (
+        "# Done\n\nI changed **two** things in `parser.py` and ~~one~~ none else:\n\n"
+        "1. the tokenizer, see https://example.com/docs and [the spec](https://example.com/spec)\n"
+        "2. its tests\n   - a nested point\n\n> a quote\n\n| file | lines |\n|---|---|\n| a.py | 3 |\n\n---\n\nThe end."
+    )
+    console = Console(width=60, record=True, color_system="truecolor")
+    console.print(Markdown(answer))
+    theirs = re.sub(r"id=\d+;", "", console.export_text(styles=True))  # a link's id is new each time it is drawn
+    console.print(code_markdown(answer, default_look().syntax))
+    assert re.sub(r"id=\d+;", "", console.export_text(styles=True)) == theirs
