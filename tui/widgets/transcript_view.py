@@ -99,6 +99,7 @@ class TranscriptView(ScrollView, can_focus=True):
         # line -> what it showed (its words, the cursor's mark, style, width, scroll) and the strip made of it:
         # a frame redraws every line it scrolls, and most show what they showed
         self._strips: dict[int, tuple[Line, bool, Style, int, int, Strip]] = {}
+        self.lines_drawn = 0  # lines drawn anew (not as they were last drawn), for counting what a frame costs
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._recolour)
@@ -299,19 +300,29 @@ class TranscriptView(ScrollView, can_focus=True):
     def render_lines(self, crop: Region) -> list[Strip]:
         """A frame's lines. Their style and width are the same for all of them: worked out once here,
         not per line (the widget's style alone costs ~50 µs to work out)."""
-        self._frame = (self.rich_style, self.scrollable_content_region.width)
+        self._frame = (self.rich_style, self.size.width)  # the gutter too: a line fills its row
         bar = self.vertical_scrollbar if self.show_vertical_scrollbar else None
         if bar is not None and bar.position != self.scroll_y:  # it was hidden when the view last scrolled
             bar.position = self.scroll_y
         try:
-            return super().render_lines(crop)
+            strips = [self.render_line(y) for y in crop.line_range]
         finally:
             self._frame = None
+        # Straight from the lines kept (Textual's generic path makes a new strip of each line it redraws, and a
+        # following view redraws every line each time it scrolls): the view has no border, padding or tint.
+        filters = self.get_line_filters()
+        if filters:
+            background = self.background_colors[1]
+            for line_filter in filters:
+                strips = [strip.apply_filter(line_filter, background) for strip in strips]
+        if crop.x or crop.right < self.size.width:
+            strips = [strip.crop(crop.x, crop.right) for strip in strips]
+        return strips
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         line = scroll_y + y
-        style, width = self._frame or (self.rich_style, self.scrollable_content_region.width)
+        style, width = self._frame or (self.rich_style, self.size.width)
         index = bisect_right(self._starts, line) - 1
         if index < 0 or not self.transcript.entries:
             return Strip.blank(width, style)
@@ -331,6 +342,7 @@ class TranscriptView(ScrollView, can_focus=True):
         shown = self._strips.get(line)
         if span is None and shown is not None and shown[0] is words and shown[1:5] == (marked, style, width, scroll_x):
             return shown[5]
+        self.lines_drawn += 1
         content = Strip(words).apply_offsets(0, line)  # where a mouse press lands, for selecting text
         if span is not None:
             content = _selected(content, span, self.screen.get_component_rich_style("screen--selection"))
