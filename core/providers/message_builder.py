@@ -137,6 +137,8 @@ def _token_count(value: Any) -> int | None:
     The server is untrusted (a local one may be buggy or hostile): whatever it sends, the totals
     built from these counts stay finite, non-negative whole numbers.
     """
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 10:
+        value = int(value)  # a whole count sent in quotes reads as the number, as the SDK's own types read it
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, float) and not value.is_integer():  # NaN and infinities are not whole either
