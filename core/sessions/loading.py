@@ -14,7 +14,7 @@ from typing import Any
 from chimera.core.errors import ConfigError
 from chimera.core.sessions.files import ENTRIES
 from chimera.core.sessions.jsonl import is_json_object, read_all, repair_tail
-from chimera.core.sessions.records import apply_record, parse_record
+from chimera.core.sessions.records import add_plain_node, apply_record, parse_record
 from chimera.core.sessions.tree import SessionTree
 
 __all__ = ["MAX_WARNINGS", "load_entries"]
@@ -46,7 +46,8 @@ def load_entries(fd: int, folder: Path, *, repair: bool) -> tuple[dict[str, Any]
         if not line.strip():
             continue
         try:
-            apply_record(parse_record(line), meta, tree)
+            if not add_plain_node(line, meta, tree):  # a message laid out as the store writes it: most lines
+                apply_record(parse_record(line), meta, tree)
         except (ValueError, KeyError, TypeError, RecursionError) as err:
             damaged += 1
             if damaged <= MAX_WARNINGS:

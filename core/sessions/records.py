@@ -30,7 +30,7 @@ from chimera.core.sessions.tree import (
 )
 from chimera.core.strict_json import finite_number, loads_clean
 
-__all__ = ["ID", "add_node", "apply_record", "parse_record"]
+__all__ = ["ID", "add_node", "add_plain_node", "apply_record", "parse_record"]
 
 ID = re.compile(r"[\w.:-]{1,128}", re.ASCII)  # session and node ids
 _COMMIT = re.compile(r"[0-9a-f]{7,64}")
@@ -79,6 +79,29 @@ def parse_record(line: bytes) -> dict[str, Any]:
         raise ValueError(f"a JSON {type(parsed).__name__}, not a record")
     parsed.pop("raw", None)  # only a record read up to its message carries its line
     return parsed
+
+
+def add_plain_node(line: bytes, meta: dict[str, Any], tree: SessionTree) -> bool:
+    """Add the node of ``line`` when it is laid out as the store writes it (the most of any session), with the
+    checks :func:`apply_record` makes and none of its record's dict; False, adding nothing, for any other line
+    (read it with :func:`parse_record` and :func:`apply_record`). ValueError, adding nothing, for a node that
+    fails a check, in the words :func:`apply_record` would use."""
+    plain = _PLAIN_HEAD.match(line)
+    if plain is None:
+        return False
+    raw_id, raw_parent, raw_kind, raw_ts = plain.groups()
+    node_id, kind, ts = raw_id.decode(), raw_kind.decode(), float(raw_ts)
+    parent = None if raw_parent is None else raw_parent.decode()
+    if node_id in tree.nodes:
+        raise ValueError(f"it repeats the id of node {node_id}")
+    if parent is not None and parent not in tree.nodes:
+        raise ValueError(f"its parent names node {parent[:40]!r}, which the session does not hold")
+    if kind not in MESSAGE_KINDS:
+        raise ValueError("its kind is not a message kind")
+    if not 0 <= ts < LAST_TIME:
+        raise ValueError("its time is not a time")
+    add_node(Node(node_id, parent, kind, ts, raw=line, at=plain.end() - 1), meta, tree)
+    return True
 
 
 def _text(record: dict[str, Any], key: str) -> str:
