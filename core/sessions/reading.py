@@ -17,6 +17,9 @@ and vanish from another:
 - :class:`Carried` the summary of a branch the person left, carried into the path they came to;
 - :class:`Damaged` a record that no longer decodes (the rest of the session still reads).
 
+Readings are values (nothing changes one once made) kept as plain slotted dataclasses, not frozen ones:
+a long session makes them by the hundred thousand, and a frozen one costs twice as much to make.
+
 A tool call is known by its place in the tree (the node of the message that made
 it, :attr:`Call.key`), never by the provider's ``tool_use`` id alone: a local
 server numbers ids from 1 at every start, so ids repeat within a session. A
@@ -66,7 +69,7 @@ _SUMMARY_WIDTH = 80
 _REMINDER_CLOSE = "</system-reminder>"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Call:
     """A tool call as the session holds it: made by the message at ``node``, ``id`` as the provider named it."""
 
@@ -81,7 +84,7 @@ class Call:
         return (self.node, self.id)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Result:
     """A call's result: ``text`` as the model saw it; ``call`` is the call it answers (found by place)."""
 
@@ -90,7 +93,7 @@ class Result:
     is_error: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Task:
     """The person's prompt: ``text`` their words, ``content`` as it was sent (text, or blocks)."""
 
@@ -100,7 +103,7 @@ class Task:
     part: ClassVar[str] = "prompt"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Steer:
     """The person's words, sent while the loop worked (one message each)."""
 
@@ -109,7 +112,7 @@ class Steer:
     part: ClassVar[str] = "steering"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Note:
     """A note of the loop's own, in the person's turn (a reflection, a plan's next step)."""
 
@@ -118,7 +121,7 @@ class Note:
     part: ClassVar[str] = "note"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Continuation:
     """The loop asking the model to go on after a response cut by the output limit."""
 
@@ -126,7 +129,7 @@ class Continuation:
     part: ClassVar[str] = "continuation"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Answer:
     """The model's message: its text, its thinking, the tool calls it makes."""
 
@@ -138,7 +141,7 @@ class Answer:
     part: ClassVar[str] = "answer"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Results:
     """The results of the calls the parent message made, and the loop's notes sent after them."""
 
@@ -148,7 +151,7 @@ class Results:
     part: ClassVar[str] = "results"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Summary:
     """A compaction: the model's ``summary`` of what came before; ``text`` the whole message it sent."""
 
@@ -158,7 +161,7 @@ class Summary:
     part: ClassVar[str] = "compaction"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Carried:
     """The model's ``summary`` of a branch the person left, carried as a note into the path they came to."""
 
@@ -167,7 +170,7 @@ class Carried:
     part: ClassVar[str] = "branch_summary"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Damaged:
     """A node whose record no longer decodes; ``why`` says so in a line."""
 
