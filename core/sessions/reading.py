@@ -255,7 +255,11 @@ def _reminder_text(block: dict[str, Any]) -> str:
 
 def summary(reading: Reading) -> str:
     """One line saying what the node holds, at most 80 characters."""
-    match reading:
+    match reading:  # the kinds most nodes are, first
+        case Answer(text=text, calls=calls):
+            line = " ".join([text, *(f"[{c.name}]" for c in calls)])
+        case Results(results=results):
+            line = " ".join("[error]" if r.is_error else "[result]" for r in results)
         case Task(text=text):
             line = text or "[attachment]"
         case Steer(texts=texts):
@@ -264,10 +268,6 @@ def summary(reading: Reading) -> str:
             line = "[loop] " + " / ".join(texts)
         case Continuation():
             line = "[continue after the output limit]"
-        case Answer(text=text, calls=calls):
-            line = " ".join([text, *(f"[{c.name}]" for c in calls)])
-        case Results(results=results):
-            line = " ".join("[error]" if r.is_error else "[result]" for r in results)
         case Summary(summary=text):
             line = "[summary] " + text
         case Carried(summary=text):
