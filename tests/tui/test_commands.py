@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 
 from chimera.core.providers.factory import DEFAULT_MODEL as OTHER_MODEL
 from chimera.core.sessions.start import RunOptions
+from chimera.tui import question_app
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.commands import COMMANDS, find
 from chimera.tui.screens.compare import CompareScreen
@@ -26,6 +27,13 @@ from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.tui_helpers import entries, in_palette, screen_text, send, toasts, until
 
 Step = Callable[[Pilot[int], ChimeraApp], Awaitable[None]]
+
+
+@pytest.fixture(autouse=True)
+def quick_to_ask(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A question takes the focus 0.2 s after the last key, not 1 s: these cases type, then wait for it (that
+    typing never answers a question is tests/tui/test_questions_in_place.py's)."""
+    monkeypatch.setattr(question_app, "TYPING_PAUSE", 0.2)
 
 
 async def nothing(pilot: Pilot[int], app: ChimeraApp) -> None:
