@@ -105,7 +105,7 @@ def test_diff_shows_what_differs_between_two_points(
     session_id = named_session(api, model_env, project, isolated_env)
     before = folder_digest(project)
     leaf = str(json.loads(run_here("tree", session_id, "--json").stdout)["leaf"])
-    proc = run_here("diff", session_id, "before-v2", leaf)
+    proc = run_chimera("diff", session_id, "before-v2", leaf)  # the real command: its patch goes to a pipe
     assert proc.returncode == 0, proc.stderr
     assert "-v1" in proc.stdout.splitlines()
     assert "+v2" in proc.stdout.splitlines()

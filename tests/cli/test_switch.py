@@ -119,7 +119,7 @@ def test_a_named_checkpoint_pins_the_files_and_switch_finds_it_by_name(
     """`chimera checkpoint ID NAME` names the leaf with the files as they are; `switch ID NAME` returns there."""
     session_id = two_runs(api, model_env, git_project)
     (git_project / "a.txt").write_text("hand-edited\n")
-    named = run_here("checkpoint", session_id, "before-cleanup")
+    named = run_chimera("checkpoint", session_id, "before-cleanup")
     assert named.returncode == 0, named.stderr
     document = json.loads(run_here("tree", session_id, "--json").stdout)
     (leaf,) = [n for n in document["nodes"] if n["id"] == document["leaf"]]
