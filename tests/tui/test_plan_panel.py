@@ -18,7 +18,7 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text
 from tests.tui_helpers import in_palette, screen_text, send, until
@@ -148,7 +148,7 @@ async def test_cancel_asks_once_and_ends_cancelled(
         assert "cancelled" in screen_text(app)
         assert "failed" not in screen_text(app)
         assert app.query_one(PromptInput).value == ""
-    listed = run_chimera("sessions", env=model_env)
+    listed = run_here("sessions", env=model_env)
     assert "cancelled" in listed.stdout
     assert "failed" not in listed.stdout
     assert len(api.requests) == 1
