@@ -14,7 +14,6 @@ from textual.pilot import Pilot
 
 from chimera.core.providers.factory import DEFAULT_MODEL as OTHER_MODEL
 from chimera.core.sessions.start import RunOptions
-from chimera.tui import question_app
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.commands import COMMANDS, find
 from chimera.tui.screens.compare import CompareScreen
@@ -29,11 +28,7 @@ from tests.tui_helpers import entries, in_palette, screen_text, send, toasts, un
 Step = Callable[[Pilot[int], ChimeraApp], Awaitable[None]]
 
 
-@pytest.fixture(autouse=True)
-def quick_to_ask(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A question takes the focus 0.2 s after the last key, not 1 s: these cases type, then wait for it (that
-    typing never answers a question is tests/tui/test_questions_in_place.py's)."""
-    monkeypatch.setattr(question_app, "TYPING_PAUSE", 0.2)
+pytestmark = pytest.mark.usefixtures("quick_to_ask")  # these cases type, then wait for the question
 
 
 async def nothing(pilot: Pilot[int], app: ChimeraApp) -> None:

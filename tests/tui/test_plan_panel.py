@@ -23,6 +23,8 @@ from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text
 from tests.tui_helpers import in_palette, screen_text, send, until
 
+pytestmark = pytest.mark.usefixtures("quick_to_ask")  # they type, then wait for the question
+
 PLAN = message(text("- [ ] say `hello` to **everyone**\n- [ ] say bye"))
 CARRIED_OUT = [message(text("Hello.")), message(text("DONE")), message(text("Bye.")), message(text("DONE"))]
 
