@@ -1,7 +1,8 @@
 """`chimera run --control -`: a script steers, answers and queues work over stdin while the run goes.
 
 Each test runs the real command against the loopback Messages API, reads its JSON
-events as they come and writes control lines in answer to them.
+events as they come and writes control lines in answer to them (a resume after a crash runs the command's
+``main`` in the test's process).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """A key is masked before anything is cut, and wherever it sits: an object's key, a long line, an echoed line.
 
-Each test runs the real `chimera` against the loopback Messages API with a key
+Each test runs `chimera` (the real command for the first, its ``main`` in the test's process for the
+others) against the loopback Messages API with a key
 the model or the workspace repeats, and looks for any part of the key long enough
 to matter in everything Chimera wrote: stdout, stderr, every file under
 CHIMERA_HOME, and every request the model server received.

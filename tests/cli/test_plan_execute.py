@@ -1,5 +1,5 @@
-"""PlanAndExecute end to end: the real `chimera run --loop plan`, the Python API and the workbench,
-against the loopback Messages API with the real client."""
+"""PlanAndExecute end to end: `chimera run --loop plan` (its ``main``, in the test's process), the Python API and
+the workbench, against the loopback Messages API with the real client."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """A permission rule says what it looks like: one holding a character that only looks like another is refused.
 
 `deny bash(rm\u00a0-rf *)` shows as `rm -rf *` but, before, never matched `rm -rf`,
-so the command it was written to stop ran. Each test runs the real `chimera`
-with such a rule, from a flag or from `config.toml`, and expects exit 2 and one
+so the command it was written to stop ran. Each test runs `chimera` (its ``main``, in the
+test's process) with such a rule, from a flag or from `config.toml`, and expects exit 2 and one
 line naming the character, before any model request.
 """
 

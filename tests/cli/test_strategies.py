@@ -1,4 +1,5 @@
-"""Each loop strategy end to end: the real `chimera run` against the loopback Messages API."""
+"""Each loop strategy end to end: `chimera run` against the loopback Messages API (the real command for
+reflexion and tree-of-thought, its ``main`` in the test's process for the rest)."""
 
 from __future__ import annotations
 
