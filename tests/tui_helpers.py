@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import textual._wait
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
 from textual.widgets import Input
@@ -28,7 +27,6 @@ __all__ = [
     "send",
     "still",
     "toasts",
-    "type_in",
     "until",
 ]
 
@@ -85,24 +83,7 @@ async def asked(pilot: Pilot[int], app: ChimeraApp) -> str:
 async def send(pilot: Pilot[int], task: str) -> None:
     """Click the prompt, type ``task`` and press enter."""
     await pilot.click("#prompt")
-    await type_in(pilot, task)
-    await pilot.press("enter")
-
-
-async def type_in(pilot: Pilot[int], keys: str) -> None:
-    """Press each character of ``keys`` in turn, as a person types them.
-
-    After each key Pilot waits until this process looks idle, sleeping a slice at a time until one passes with
-    almost no CPU used: Textual's slice is 20 ms (long enough to see a frame drawn), which made typing cost
-    ~65 ms a key. The keys are handled in the order pressed whatever the wait, so while they are typed the
-    slice is 5 ms (the same idle ratio); the key pressed after them waits as usual.
-    """
-    slice_, idle = textual._wait.SLEEP_GRANULARITY, textual._wait.SLEEP_IDLE
-    textual._wait.SLEEP_GRANULARITY, textual._wait.SLEEP_IDLE = 1 / 200, 1 / 4000
-    try:
-        await pilot.press(*keys)
-    finally:
-        textual._wait.SLEEP_GRANULARITY, textual._wait.SLEEP_IDLE = slice_, idle
+    await pilot.press(*task, "enter")
 
 
 class Harness(App[None]):
@@ -135,7 +116,7 @@ async def in_palette(pilot: Pilot[int], app: App[int], query: str, shown: str) -
 
     await pilot.press("ctrl+p")
     await until(pilot, lambda: isinstance(app.screen, CommandPalette), "the palette")
-    await type_in(pilot, query)
+    await pilot.press(*query)
 
     def first() -> str:
         hits = app.screen.query_one(CommandList)

@@ -21,8 +21,6 @@ from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
 from tests.tui_helpers import pictured, screen_text, send, still, until
 
-pytestmark = pytest.mark.usefixtures("quick_to_ask")  # they type, then wait for the question
-
 Snap = Callable[..., bool]
 SIZES = [(80, 24), (120, 40)]
 PLAN = message(text("- [ ] Read `stats.py`\n- [ ] Fix **median** for even lists\n- [ ] Run the tests"))
