@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 __all__ = ["answer_node", "folder_digest", "nodes", "two_runs"]
@@ -35,17 +35,17 @@ def two_runs(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> st
         message(text("Now v2, and b.")),
     )
     bypass = ("--permission-mode", "bypass", "--json")
-    first = run_chimera("run", "write v1", "--workdir", str(project), *bypass, env=model_env)
+    first = run_here("run", "write v1", "--workdir", str(project), *bypass, env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
-    second = run_chimera("run", "make it v2", "--resume", session_id, *bypass, env=model_env)
+    second = run_here("run", "make it v2", "--resume", session_id, *bypass, env=model_env)
     assert second.returncode == 0, second.stderr
     return session_id
 
 
 def nodes(home: Path, session_id: str) -> list[dict[str, object]]:
     """The session's nodes, as `chimera tree ID --json` lists them (in the CHIMERA_HOME of this process)."""
-    proc = run_chimera("tree", session_id, "--json")
+    proc = run_here("tree", session_id, "--json")
     assert proc.returncode == 0, proc.stderr
     return list(json.loads(proc.stdout)["nodes"])
 

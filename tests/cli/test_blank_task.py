@@ -14,7 +14,7 @@ import pytest
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.prompt_input import PromptInput
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_here
 from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic, message, text
 
 BLANKS = ["", "   ", "\n\t \n", "\u00a0\u3000", "\u200b\ufeff\u200d", " \u200e "]
@@ -25,7 +25,7 @@ def test_a_blank_task_is_one_line_and_exit_2_with_nothing_sent(
     api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path, task: str
 ) -> None:
     """`chimera run TASK` with only spaces, line breaks or invisible characters: exit 2, one line, no request."""
-    proc = run_chimera("run", task, "--workdir", str(project), env=model_env)
+    proc = run_here("run", task, "--workdir", str(project), env=model_env)
     assert_one_line_error(proc, "task")
     assert "chimera run" in proc.stderr  # the line shows what a task looks like
     assert api.requests == []
@@ -38,13 +38,13 @@ def test_a_blank_task_for_a_resumed_session_changes_nothing(
 ) -> None:
     """`chimera run --resume ID` with a blank task: exit 2, one line, no request, the session as it was."""
     api.script(message(text("Hello.")))
-    first = run_chimera("run", "say hello", "--workdir", str(project), "--json", env=model_env)
+    first = run_here("run", "say hello", "--workdir", str(project), "--json", env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
     (folder,) = (isolated_env / "sessions").iterdir()
     before = {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
 
-    proc = run_chimera("run", task, "--resume", session_id, "--workdir", str(project), env=model_env)
+    proc = run_here("run", task, "--resume", session_id, "--workdir", str(project), env=model_env)
     assert_one_line_error(proc, "task")
     assert len(api.requests) == 1  # only the first run's
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before

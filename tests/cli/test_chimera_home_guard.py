@@ -2,8 +2,8 @@
 
 A workspace of `~` holds Chimera's state (`.local/share/chimera`: `config.toml`,
 the sessions). Before, the agent's `write` rewrote `config.toml` to `bypass` in
-`accept-edits` without a question. Each test runs the real `chimera` headless
-(where a question is refused) with CHIMERA_HOME inside the workspace, and checks
+`accept-edits` without a question. Each test runs `chimera run` headless (its
+``main``, in the test's process; a question is refused) with CHIMERA_HOME inside the workspace, and checks
 that Chimera's files are as they were and that the refusal says why.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 STATE = ".local/share/chimera"
@@ -36,7 +36,7 @@ def run_with(
 ) -> list[dict[str, Any]]:
     api.script(message(call, stop_reason="tool_use"), message(text("Done.")))
     env = {**model_env, "CHIMERA_HOME": str(home), "HOME": str(project)}
-    proc = run_chimera("run", "x", "--json", "--workdir", str(project), *flags, env=env)
+    proc = run_here("run", "x", "--json", "--workdir", str(project), *flags, env=env)
     assert proc.returncode == 0, proc.stderr
     return [json.loads(line) for line in proc.stdout.splitlines()]
 

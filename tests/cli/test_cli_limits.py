@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_chimera, run_here
 from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
 from tests.helpers_loop import PidFifo
 from tests.processes import Reaper
@@ -38,7 +38,7 @@ def test_max_tokens_stops_the_run_and_names_the_flag(
 ) -> None:
     """--max-tokens 200 at 150 tokens a response: the second one ends the run (budget, exit 1); its call never runs."""
     api.script(*globbing(4))
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--max-tokens", "200", env=model_env)
+    proc = run_here("run", "x", "--json", "--workdir", str(tmp_path), "--max-tokens", "200", env=model_env)
     assert proc.returncode == 1, proc.stderr
     events = events_of(proc.stdout)
     done = events[-1]
@@ -56,7 +56,7 @@ def test_max_cost_stops_the_run_and_names_the_flag(
 ) -> None:
     """--max-cost 0.5 at $0.315 a response (100k in, 1k out on Sonnet): the run stops after the second, at $0.63."""
     api.script(*globbing(4, input_tokens=100_000, output_tokens=1_000))
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--max-cost", "0.5", env=model_env)
+    proc = run_here("run", "x", "--json", "--workdir", str(tmp_path), "--max-cost", "0.5", env=model_env)
     assert proc.returncode == 1, proc.stderr
     done = events_of(proc.stdout)[-1]
     assert (done["success"], done["reason"], done["steps"], done["cost"]) == (False, "budget", 2, 0.63)
@@ -113,4 +113,4 @@ def test_max_time_stops_a_sleeping_command_and_kills_it(
 )
 def test_a_bad_limit_is_one_line_and_exit_2(isolated_env: Path, flag: str, value: str) -> None:
     """A limit that is not a number, or not above 0, gets one line naming the flag and the value."""
-    assert_one_line_error(run_chimera("run", "x", flag, value), flag, value)
+    assert_one_line_error(run_here("run", "x", flag, value), flag, value)

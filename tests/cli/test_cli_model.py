@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_chimera, run_here
 from tests.fake_anthropic import FakeAnthropic, message, page, status, text, tool_use
 
 SECRET = "sk-ant-test-0123456789-do-not-leak"
@@ -61,7 +61,7 @@ def test_default_model_is_sent_when_none_is_configured(api: FakeAnthropic, tmp_p
     """With neither --model nor CHIMERA_MODEL, the request and run_started carry the documented default model."""
     api.script(message(text("Hello.")))
     env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": SECRET}
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), env=env)
+    proc = run_here("run", "x", "--json", "--workdir", str(tmp_path), env=env)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     assert events[0]["type"] == "run_started"
@@ -78,14 +78,14 @@ def test_a_resumed_run_that_fails_at_the_first_request_loses_nothing_recorded(
         message(text("Looking."), tool_use("t1", "glob", {"pattern": "*"}), stop_reason="tool_use"),
         message(text("Noted: 42.")),
     )
-    first = run_chimera("run", "remember 42", "--json", "--workdir", str(tmp_path), env=model_env)
+    first = run_here("run", "remember 42", "--json", "--workdir", str(tmp_path), env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
     path_before, before = recorded(isolated_env, session_id)
     assert [before[i][1] for i in path_before] == ["user", "assistant", "tool_result", "assistant"]
 
     api.script(status(401, "authentication_error", "invalid x-api-key"))
-    second = run_chimera("run", "more", "--resume", session_id, env=model_env)
+    second = run_here("run", "more", "--resume", session_id, env=model_env)
     assert_one_line_error(second, "ANTHROPIC_API_KEY", "401")
     assert len(api.requests) == 3
 
@@ -97,7 +97,7 @@ def test_a_resumed_run_that_fails_at_the_first_request_loses_nothing_recorded(
 def test_rejected_key_is_one_line_and_exit_2(api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path) -> None:
     """A 401 ends the run at once with one line telling how to fix the key, exit 2."""
     api.script(status(401, "authentication_error", "invalid x-api-key"))
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env)
+    proc = run_here("run", "x", "--workdir", str(tmp_path), env=model_env)
     assert_one_line_error(proc, "ANTHROPIC_API_KEY", "401")
     assert len(api.requests) == 1
 
@@ -105,7 +105,7 @@ def test_rejected_key_is_one_line_and_exit_2(api: FakeAnthropic, model_env: dict
 def test_unknown_model_is_one_line_and_exit_2(api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path) -> None:
     """A 404 for the model ends with one line naming the model and the flag to change it, exit 2."""
     api.script(status(404, "not_found_error", "model: claude-nope"))
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--model", "claude-nope", env=model_env)
+    proc = run_here("run", "x", "--workdir", str(tmp_path), "--model", "claude-nope", env=model_env)
     assert_one_line_error(proc, "claude-nope", "--model")
 
 
@@ -114,7 +114,7 @@ def test_a_web_page_where_the_api_should_be_is_one_line_and_exit_2(
 ) -> None:
     """A 200 HTML page at ANTHROPIC_BASE_URL ends at once, not retried: one line naming the URL and the fix, exit 2."""
     api.fallback = page("<!doctype html>\n<html><body>Welcome to nginx!</body></html>\n")
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env)
+    proc = run_here("run", "x", "--workdir", str(tmp_path), env=model_env)
     assert_one_line_error(proc, f"{api.url}/v1/messages answered with an HTML page", "ANTHROPIC_BASE_URL")
     assert len(api.requests) == 1
 
@@ -122,7 +122,7 @@ def test_a_web_page_where_the_api_should_be_is_one_line_and_exit_2(
 def test_bad_request_fails_the_run_with_exit_1(api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path) -> None:
     """A 400 is not retried: the run fails (exit 1) with the server's reason on stderr."""
     api.script(status(400, "invalid_request_error", "messages: roles must alternate"))
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=model_env)
+    proc = run_here("run", "x", "--workdir", str(tmp_path), env=model_env)
     assert proc.returncode == 1
     assert "roles must alternate" in proc.stderr
     assert "Traceback" not in proc.stderr
@@ -132,7 +132,7 @@ def test_bad_request_fails_the_run_with_exit_1(api: FakeAnthropic, model_env: di
 def test_max_turns_fails_the_run_with_exit_1(api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path) -> None:
     """Hitting --max-turns exits 1 and says how to let it go on."""
     api.script(*[message(tool_use(f"t{i}", "glob", {"pattern": "*"}), stop_reason="tool_use") for i in range(2)])
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), "--max-turns", "2", "--json", env=model_env)
+    proc = run_here("run", "x", "--workdir", str(tmp_path), "--max-turns", "2", "--json", env=model_env)
     assert proc.returncode == 1
     finished = json.loads(proc.stdout.splitlines()[-1])
     assert (finished["success"], finished["reason"], finished["steps"]) == (False, "max_turns", 2)
@@ -147,7 +147,7 @@ def test_headless_ask_refuses_with_the_flag_that_allows(
         message(tool_use("t1", "bash", {"command": "touch made-it"}), stop_reason="tool_use"),
         message(text("I could not run it.")),
     )
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), env=model_env)
+    proc = run_here("run", "x", "--json", "--workdir", str(tmp_path), env=model_env)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     decided = next(e for e in events if e["type"] == "permission_decided")
@@ -171,7 +171,7 @@ def test_allow_rule_lets_a_matching_command_run(api: FakeAnthropic, model_env: d
         message(text("Done.")),
     )
     (tmp_path / "other").write_text("keep me")
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--allow", "bash(touch *)", env=model_env)
+    proc = run_here("run", "x", "--json", "--workdir", str(tmp_path), "--allow", "bash(touch *)", env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "made-it").exists()
     assert (tmp_path / "other").read_text() == "keep me"
@@ -192,7 +192,7 @@ def test_plan_mode_refuses_writes_whatever_the_model_sends(
         ),
         message(text("Planned.")),
     )
-    proc = run_chimera(
+    proc = run_here(
         "run",
         "x",
         "--json",

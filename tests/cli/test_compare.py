@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera
+from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera, run_here
 from tests.fake_anthropic import FakeAnthropic, Reply, by_model, message, text, tool_use
 from tests.helpers_loop import PidFifo
 from tests.processes import Reaper
@@ -29,7 +29,7 @@ def writes(path: str, content: str, answer: str, model: str) -> list[Reply]:
 def named_session(api: FakeAnthropic, model_env: dict[str, str], project: Path, home: Path) -> str:
     """Two recorded runs (a.txt v1, then v2 and b.txt), the point between them named ``before-v2``."""
     session_id = two_runs(api, model_env, project)
-    named = run_chimera("checkpoint", session_id, "before-v2", "--node", answer_node(home, session_id, "Wrote v1."))
+    named = run_here("checkpoint", session_id, "before-v2", "--node", answer_node(home, session_id, "Wrote v1."))
     assert named.returncode == 0, named.stderr
     return session_id
 
@@ -87,7 +87,7 @@ def test_compare_prints_a_table_without_json(
     """Without --json the rows are a table, one line a variant, with the checkpoint that ends its branch."""
     session_id = named_session(api, model_env, project, isolated_env)
     api.responder = by_model({"m1": writes("a.txt", "A\n", "done", "m1")})
-    proc = run_chimera(
+    proc = run_here(
         "compare", session_id, "--from", "before-v2", "--try", "model=m1,label=first", env=model_env
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -104,8 +104,8 @@ def test_diff_shows_what_differs_between_two_points(
     """`chimera diff ID A B` prints the unified diff of the files pinned at two points; the workspace untouched."""
     session_id = named_session(api, model_env, project, isolated_env)
     before = folder_digest(project)
-    leaf = str(json.loads(run_chimera("tree", session_id, "--json").stdout)["leaf"])
-    proc = run_chimera("diff", session_id, "before-v2", leaf)
+    leaf = str(json.loads(run_here("tree", session_id, "--json").stdout)["leaf"])
+    proc = run_chimera("diff", session_id, "before-v2", leaf)  # the real command: its patch goes to a pipe
     assert proc.returncode == 0, proc.stderr
     assert "-v1" in proc.stdout.splitlines()
     assert "+v2" in proc.stdout.splitlines()
@@ -132,14 +132,14 @@ def test_diff_shows_what_differs_between_two_points(
 )
 def test_a_bad_spec_is_one_line_and_runs_nothing(spec: str, needle: str, api: FakeAnthropic) -> None:
     """A spec with an unknown key or a bad value: exit 2, one line naming it and the fix; nothing is sent."""
-    proc = run_chimera("compare", "nosuch", "--from", "x", "--try", spec)
+    proc = run_here("compare", "nosuch", "--from", "x", "--try", spec)
     assert_one_line_error(proc, needle, "--try")
     assert api.requests == []
 
 
 def test_two_variants_with_one_label_are_refused() -> None:
     """Two --try with the same label: exit 2, one line saying to give each its own."""
-    proc = run_chimera("compare", "nosuch", "--from", "x", "--try", "model=a,label=x", "--try", "model=b,label=x")
+    proc = run_here("compare", "nosuch", "--from", "x", "--try", "model=a,label=x", "--try", "model=b,label=x")
     assert_one_line_error(proc, "two variants are labelled 'x'", "label of its own")
 
 
@@ -149,7 +149,7 @@ def test_compare_refuses_a_session_open_elsewhere(
     """While another Chimera holds the session, compare is refused with the usual words; nothing is recorded."""
     session_id = named_session(api, model_env, project, isolated_env)
     with SessionStore.open(isolated_env, session_id):
-        proc = run_chimera("compare", session_id, "--from", "before-v2", "--try", "model=m1", env=model_env)
+        proc = run_here("compare", session_id, "--from", "before-v2", "--try", "model=m1", env=model_env)
     assert_one_line_error(proc, "is open in another Chimera", "close it there first")
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         assert not any(name.startswith("compare-") for name in store.tree.names)
@@ -160,9 +160,9 @@ def test_points_without_files_are_refused(isolated_env: Path, project: Path) -> 
     store = SessionStore.create(isolated_env, "s1", workdir=project, model="m")
     node = store.add("user", {"role": "user", "content": "hello"}, sync=True)
     store.close()
-    diff = run_chimera("diff", "s1", node.id, node.id)
+    diff = run_here("diff", "s1", node.id, node.id)
     assert_one_line_error(diff, "no files pinned", node.id)
-    compare = run_chimera("compare", "s1", "--from", node.id, "--try", "model=m1", env={"ANTHROPIC_API_KEY": "k"})
+    compare = run_here("compare", "s1", "--from", node.id, "--try", "model=m1", env={"ANTHROPIC_API_KEY": "k"})
     assert_one_line_error(compare, "no files pinned", node.id)
 
 
@@ -214,7 +214,7 @@ def test_scratch_copies_are_never_made_inside_the_workspace(
     inside.mkdir()
     before = folder_digest(project)
     sent = len(api.requests)
-    proc = run_chimera(
+    proc = run_here(
         "compare", session_id, "--from", "before-v2", "--try", "model=m1", env={**model_env, "TMPDIR": str(inside)}
     )
     assert_one_line_error(proc, "inside the workspace", "set TMPDIR")

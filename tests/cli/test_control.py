@@ -1,7 +1,8 @@
 """`chimera run --control -`: a script steers, answers and queues work over stdin while the run goes.
 
 Each test runs the real command against the loopback Messages API, reads its JSON
-events as they come and writes control lines in answer to them.
+events as they come and writes control lines in answer to them (a resume after a crash runs the command's
+``main`` in the test's process).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.cli_runner import chimera_command, run_chimera
+from tests.cli_runner import chimera_command, run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 DEADLINE = 30.0  # a guard against a hung run, never reached by a passing test
@@ -238,7 +239,7 @@ def test_a_crash_keeps_the_queued_steer_and_follow_up_for_the_resumed_session(
 
     api.requests.clear()
     api.script(message(text("Picked up.")), message(text("Hello.")))
-    proc = run_chimera("run", "go on", "--resume", started["session_id"], "--json", env=model_env)
+    proc = run_here("run", "go on", "--resume", started["session_id"], "--json", env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert "2 queued messages from when Chimera last stopped" in proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -250,7 +251,7 @@ def test_a_crash_keeps_the_queued_steer_and_follow_up_for_the_resumed_session(
     assert second.count("now say hello") == 1
 
     api.script(message(text("Nothing pending.")))
-    again = run_chimera("run", "and now?", "--resume", started["session_id"], "--json", env=model_env)
+    again = run_here("run", "and now?", "--resume", started["session_id"], "--json", env=model_env)
     assert again.returncode == 0, again.stderr
     assert "queued" not in again.stderr  # taken once, never again
     assert "name it made-it" not in json.dumps(api.requests[-1].messages[-1])

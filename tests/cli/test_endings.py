@@ -13,7 +13,7 @@ from chimera.tui.app import build_app
 from chimera.tui.replay_app import ReplayApp
 from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.status_line import StatusLine
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.tui_helpers import screen_text, send, until
 
@@ -22,8 +22,8 @@ CODES = ("plan_cancelled", "recording_ended", "max_turns")
 
 
 def sessions_listed() -> tuple[str, list[dict[str, object]]]:
-    shown = run_chimera("sessions")
-    listed = run_chimera("sessions", "--json")
+    shown = run_here("sessions")
+    listed = run_here("sessions", "--json")
     assert shown.returncode == listed.returncode == 0, shown.stderr + listed.stderr
     return shown.stdout, json.loads(listed.stdout)
 
@@ -34,7 +34,7 @@ def test_a_headless_plan_left_unapproved_ends_cancelled(
     """`chimera run --loop plan` without --approve-plan: stderr says the plan was cancelled and why, in words;
     `chimera sessions` lists the run as cancelled."""
     api.script(message(text(PLAN)))
-    proc = run_chimera("run", "write out.txt", "--workdir", str(project), "--loop", "plan", env=model_env)
+    proc = run_here("run", "write out.txt", "--workdir", str(project), "--loop", "plan", env=model_env)
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()[-1:]
     assert line.startswith("chimera: the plan was cancelled:")
@@ -50,7 +50,7 @@ def test_a_run_at_the_turn_limit_is_listed_as_failed_in_words(
 ) -> None:
     """A run stopped by --max-turns: `chimera sessions` says it reached the turn limit, not `max_turns`."""
     api.script(message(tool_use("g1", "glob", {"pattern": "*"}), stop_reason="tool_use"))
-    proc = run_chimera("run", "look", "--workdir", str(project), "--max-turns", "1", env=model_env)
+    proc = run_here("run", "look", "--workdir", str(project), "--max-turns", "1", env=model_env)
     assert proc.returncode == 1
     assert "max_turns" not in proc.stderr
     shown, listed = sessions_listed()

@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 
 FORGED = "Forged by the tool"
 ATTACKS = {
@@ -64,7 +64,7 @@ def html_tokens(tokens: list[Token]) -> list[str]:
 def test_a_tool_output_stays_inside_its_code_block(attack: str, isolated_env: Path, project: Path) -> None:
     """Whatever fence or HTML a tool prints, the export's headings are its own and the output is one code block."""
     output = ATTACKS[attack]
-    proc = run_chimera("export", session_with(isolated_env, project, output))
+    proc = run_here("export", session_with(isolated_env, project, output))
     assert proc.returncode == 0, proc.stderr
     tokens = parsed(proc.stdout)
     assert headings(tokens) == ["show the notes", "You", "Chimera", "Chimera"]
@@ -76,7 +76,7 @@ def test_a_tool_output_stays_inside_its_code_block(attack: str, isolated_env: Pa
 def test_a_tool_name_and_argument_are_shown_as_text(isolated_env: Path, project: Path) -> None:
     """A tool the model named `<img src=x onerror=alert(1)>` and a command with backticks show as written, inert."""
     name = "<img src=x onerror=alert(1)>"
-    proc = run_chimera("export", session_with(isolated_env, project, "notes", name=name))
+    proc = run_here("export", session_with(isolated_env, project, "notes", name=name))
     tokens = parsed(proc.stdout)
     assert html_tokens(tokens) == []
     shown = "".join(t.content for t in tokens if t.type in {"text", "code_inline"})
@@ -87,7 +87,7 @@ def test_a_tool_name_and_argument_are_shown_as_text(isolated_env: Path, project:
 def test_thinking_cannot_close_the_details_it_is_folded_in(isolated_env: Path, project: Path) -> None:
     """Thinking that writes `</details>` and a heading of its own stays inside its fold (its Markdown is its own)."""
     thinking = f"</details>\n\n## {FORGED}\n\n<details>"
-    proc = run_chimera("export", session_with(isolated_env, project, "notes", thinking=thinking))
+    proc = run_here("export", session_with(isolated_env, project, "notes", thinking=thinking))
     tokens = parsed(proc.stdout)
     assert html_tokens(tokens) == ["<details><summary>thinking</summary>\n", "</details>\n"]
     opened, closed = (i for i, t in enumerate(tokens) if t.type == "html_block")

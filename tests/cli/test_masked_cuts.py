@@ -1,6 +1,7 @@
 """A key is masked before anything is cut, and wherever it sits: an object's key, a long line, an echoed line.
 
-Each test runs the real `chimera` against the loopback Messages API with a key
+Each test runs `chimera` (the real command for the first, its ``main`` in the test's process for the
+others) against the loopback Messages API with a key
 the model or the workspace repeats, and looks for any part of the key long enough
 to matter in everything Chimera wrote: stdout, stderr, every file under
 CHIMERA_HOME, and every request the model server received.
@@ -14,7 +15,7 @@ import subprocess
 from pathlib import Path
 
 from chimera.core.redact import MASK
-from tests.cli_runner import chimera_command, run_chimera
+from tests.cli_runner import chimera_command, run_chimera, run_here
 from tests.fake_anthropic import FakeAnthropic, message, status, text, tool_use
 
 KEY = "sk-ant-api03-cut0123456789abcdefghijKLMNOPQRSTUVWXYZ-do-not-leak"
@@ -74,7 +75,7 @@ def test_a_long_line_read_with_the_key_at_its_cut_is_masked_first(
         message(tool_use("t1", "read", {"path": "notes.txt"}), stop_reason="tool_use"),
         message(text("Read it.")),
     )
-    proc = run_chimera("run", "x", "--json", "--workdir", str(project), env=key_env(model_env))
+    proc = run_here("run", "x", "--json", "--workdir", str(project), env=key_env(model_env))
     assert proc.returncode == 0, proc.stderr
     (finished,) = [e for e in events(proc) if e["type"] == "tool_call_finished"]
     assert str(finished["output"]).startswith("     1\t" + "x" * 1980 + MASK)
@@ -88,7 +89,7 @@ def test_invalid_tool_input_quoting_the_key_at_its_cut_is_masked_first(
     """Input that is not JSON is quoted back cut at 200 characters: the key straddling the cut is masked."""
     raw = '{"command": "' + "a" * 170 + KEY + '"'
     api.script(message(tool_use("t1", "bash", raw_json=raw), stop_reason="tool_use"), message(text("Oops.")))
-    proc = run_chimera("run", "x", "--json", "--workdir", str(project), env=key_env(model_env))
+    proc = run_here("run", "x", "--json", "--workdir", str(project), env=key_env(model_env))
     assert proc.returncode == 0, proc.stderr
     (finished,) = [e for e in events(proc) if e["type"] == "tool_call_finished"]
     assert "were not valid JSON" in str(finished["output"])
@@ -121,7 +122,7 @@ def test_agents_md_cut_with_the_key_at_its_end_is_masked_first(
     """AGENTS.md is cut at 20,000 characters for the system prompt: a key straddling the cut never reaches the model."""
     (project / "AGENTS.md").write_text("z" * 19_980 + KEY + "\n")
     api.script(message(text("Hello.")))
-    proc = run_chimera("run", "x", "--json", "--workdir", str(project), env=key_env(model_env))
+    proc = run_here("run", "x", "--json", "--workdir", str(project), env=key_env(model_env))
     assert proc.returncode == 0, proc.stderr
     assert MASK in json.dumps(api.requests[0].body["system"])
     assert_no_piece_of_the_key(everything(proc, isolated_env, api))
@@ -132,7 +133,7 @@ def test_a_server_error_quoting_the_key_at_its_cut_is_masked_first(
 ) -> None:
     """A server's error message is cut at 300 characters: a key straddling the cut shows nowhere."""
     api.script(status(403, "permission_error", "c" * 280 + KEY + " may not use this model"))
-    proc = run_chimera("run", "x", "--json", "--workdir", str(project), env=key_env(model_env))
+    proc = run_here("run", "x", "--json", "--workdir", str(project), env=key_env(model_env))
     assert proc.returncode == 2, proc.stderr
     assert_no_piece_of_the_key(everything(proc, isolated_env, api))
 
@@ -143,10 +144,10 @@ def test_a_replay_naming_a_call_it_keeps_masks_its_command_before_cutting_it(
     """A recorded command holding the replaying process's key, named as not re-run (cut at 100): no part shows."""
     command = 'echo "' + "a" * 80 + KEY + '"'
     api.script(message(tool_use("t1", "bash", {"command": command}), stop_reason="tool_use"), message(text("Ok.")))
-    run = run_chimera("run", "x", "--json", "--workdir", str(project), env=model_env)  # recorded with another key
+    run = run_here("run", "x", "--json", "--workdir", str(project), env=model_env)  # recorded with another key
     assert run.returncode == 0, run.stderr
     session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
-    proc = run_chimera("replay", session_id, "--rerun-tools", env=key_env(model_env))
+    proc = run_here("replay", session_id, "--rerun-tools", env=key_env(model_env))
     assert proc.returncode == 0, proc.stderr
     assert "not re-run" in proc.stderr
     assert_no_piece_of_the_key({"stdout": proc.stdout, "stderr": proc.stderr})

@@ -1,5 +1,5 @@
-"""PlanAndExecute end to end: the real `chimera run --loop plan`, the Python API and the workbench,
-against the loopback Messages API with the real client."""
+"""PlanAndExecute end to end: `chimera run --loop plan` (its ``main``, in the test's process), the Python API and
+the workbench, against the loopback Messages API with the real client."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from chimera.core.sessions.start import RunOptions
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.tui.app import build_app
 from chimera.tui.widgets.plan_panel import PlanPanel
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.tui_helpers import screen_text, send, until
@@ -35,7 +35,7 @@ def notes_project(project: Path) -> Path:
 
 
 def run_plan(model_env: dict[str, str], project: Path, *flags: str) -> tuple[int, list[dict[str, Any]], str]:
-    proc = run_chimera(
+    proc = run_here(
         "run", "write out.txt", "--workdir", str(project), "--loop", "plan", "--json",
         "--permission-mode", "bypass", *flags, env=model_env,
     )  # fmt: skip

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 PLAN = "The plan:\n\n- [ ] Write `out.txt` saying hello\n"
@@ -17,7 +17,7 @@ STEPS = ["Write `out.txt` saying hello"]
 
 
 def plan_run(project: Path, env: dict[str, str], *flags: str) -> tuple[int, list[dict[str, Any]], str]:
-    proc = run_chimera(
+    proc = run_here(
         "run", "write out.txt", "--workdir", str(project), "--loop", "plan", "--json",
         "--permission-mode", "bypass", *flags, env=env,
     )  # fmt: skip

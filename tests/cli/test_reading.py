@@ -15,7 +15,7 @@ from chimera.core.events import SteeringDelivered, ToolCallFinished
 from chimera.core.messages import steering_block
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 
@@ -30,10 +30,10 @@ def two_runs_reusing_an_id(api: FakeAnthropic, project: Path, model_env: dict[st
     (project / "a.txt").write_text("one\n")
     api.script(*edit_then_answer("one", "two", "Now two."), *edit_then_answer("two", "three", "Now three."))
     flags = ["--json", "--workdir", str(project), "--permission-mode", "bypass"]
-    first = run_chimera("run", "make it two", *flags, env=model_env)
+    first = run_here("run", "make it two", *flags, env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
-    second = run_chimera("run", "make it three", *flags, "--resume", session_id, env=model_env)
+    second = run_here("run", "make it three", *flags, "--resume", session_id, env=model_env)
     assert second.returncode == 0, second.stderr
     assert (project / "a.txt").read_text() == "three\n"
     return session_id
@@ -59,7 +59,7 @@ def test_export_shows_each_reused_id_with_its_own_diff(
 ) -> None:
     """`chimera export` of the same session: the first edit's diff is one→two, the second's two→three."""
     session_id = two_runs_reusing_an_id(api, project, model_env)
-    proc = run_chimera("export", session_id)
+    proc = run_here("export", session_id)
     assert proc.returncode == 0, proc.stderr
     first, second = proc.stdout.split("make it three")
     assert "+two" in first
@@ -73,7 +73,7 @@ def test_a_replay_serves_each_reused_id_its_own_result(
 ) -> None:
     """`chimera replay --json`: each replayed `toolu_1` carries its own recorded diff, in order."""
     session_id = two_runs_reusing_an_id(api, project, model_env)
-    proc = run_chimera("replay", session_id, "--json")
+    proc = run_here("replay", session_id, "--json")
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     diffs = [e["data"].get("diff", "") for e in events if e["type"] == "tool_call_finished"]
@@ -108,22 +108,22 @@ def test_steering_shows_in_history_export_and_the_tree(isolated_env: Path, proje
     words = "only the text files, please"
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         assert [e.text for e in branch_events(store) if isinstance(e, SteeringDelivered)] == [words]
-    exported = run_chimera("export", session_id)
+    exported = run_here("export", session_id)
     assert exported.returncode == 0, exported.stderr
     assert f"## You, while it worked\n\n{words}" in exported.stdout
     assert "system-reminder" not in exported.stdout
-    tree = run_chimera("tree", session_id, "--json")
+    tree = run_here("tree", session_id, "--json")
     nodes = json.loads(tree.stdout)["nodes"]
     assert [n["part"] for n in nodes] == ["prompt", "answer", "results", "steering", "answer"]
     assert words in nodes[3]["summary"]
-    shown = run_chimera("tree", session_id)
+    shown = run_here("tree", session_id)
     assert any("steering" in line and words in line for line in shown.stdout.splitlines())
 
 
 def test_a_replay_delivers_steering_where_the_person_sent_it(isolated_env: Path, project: Path) -> None:
     """`chimera replay --json` of a steered session: the words arrive after the glob's result, before the answer."""
     session_id = steered_session(isolated_env, project)
-    proc = run_chimera("replay", session_id, "--json")
+    proc = run_here("replay", session_id, "--json")
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     told = {"tool_call_finished", "steering_delivered", "message_completed"}
@@ -154,11 +154,11 @@ def test_a_compaction_shows_in_replay_export_and_the_tree(
     )
     env = {**model_env, "CHIMERA_CONTEXT_WINDOW": "10000"}
     flags = ["--json", "--workdir", str(project), "--permission-mode", "bypass"]
-    proc = run_chimera("run", "read both files", *flags, env=env)
+    proc = run_here("run", "read both files", *flags, env=env)
     assert proc.returncode == 0, proc.stderr
     session_id = str(json.loads(proc.stdout.splitlines()[0])["session_id"])
 
-    replay = run_chimera("replay", session_id, "--json")
+    replay = run_here("replay", session_id, "--json")
     assert replay.returncode == 0, replay.stderr
     events = [json.loads(line) for line in replay.stdout.splitlines()]
     [compaction] = [e for e in events if e["type"] == "compaction"]
@@ -169,9 +169,9 @@ def test_a_compaction_shows_in_replay_export_and_the_tree(
     assert events[-1]["type"] == "run_finished"
     assert events[-1]["success"]
 
-    exported = run_chimera("export", session_id).stdout
+    exported = run_here("export", session_id).stdout
     assert "## Summary of earlier turns\n\nSUMMARY: a.txt was read." in exported
-    nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
+    nodes = json.loads(run_here("tree", session_id, "--json").stdout)["nodes"]
     [summary_node] = [n for n in nodes if n["part"] == "compaction"]
     assert "SUMMARY: a.txt was read." in summary_node["summary"]
 
@@ -184,7 +184,7 @@ def test_a_replay_plays_the_turn_late_words_got(isolated_env: Path, project: Pat
         store.add("user", {"role": "user", "content": [steering_block("and say hi")]})
         store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "Hi."}]})
         store.sync()
-    proc = run_chimera("replay", "late", "--json")
+    proc = run_here("replay", "late", "--json")
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     told = [(e["type"], e.get("text", "")) for e in events if e["type"] in {"steering_delivered", "message_completed"}]

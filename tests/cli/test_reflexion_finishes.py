@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.loops.reflexion import CONTINUE_PROMPT, REFLECTION_PROMPT
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
 
 BUG = "def add(a, b):\n    return a - b\n"
@@ -19,7 +19,7 @@ FIXED = "def add(a, b):\n    return a + b\n"
 
 
 def reflexion(project: Path, env: dict[str, str], *flags: str) -> tuple[int, list[dict[str, Any]], str]:
-    proc = run_chimera(
+    proc = run_here(
         "run", "add() in calc.py subtracts: fix it", "--workdir", str(project), "--loop", "reflexion",
         "--reflect-every", "1", "--permission-mode", "bypass", "--json", *flags, env=env,
     )  # fmt: skip

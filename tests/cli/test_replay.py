@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_chimera, run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.switch_helpers import folder_digest
 
 
 def demo_session() -> tuple[str, list[dict[str, object]]]:
-    proc = run_chimera("run", "x", "--json")
+    proc = run_here("run", "x", "--json")
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     return str(events[0]["session_id"]), events
@@ -48,7 +48,7 @@ def test_replay_rerunning_tools_matches_and_leaves_the_workspace_alone(isolated_
     session_id, recorded = demo_session()
     workdir = Path(str(recorded[0]["workdir"]))
     before = folder_digest(workdir)
-    proc = run_chimera("replay", session_id, "--rerun-tools")
+    proc = run_here("replay", session_id, "--rerun-tools")
     assert proc.returncode == 0, proc.stderr
     assert "5 tool results matched" in proc.stderr
     assert "All 3 tests pass now." in proc.stdout
@@ -66,7 +66,7 @@ def test_replay_stops_at_the_first_divergence_with_a_report(
         message(tool_use("t2", "bash", {"command": 'echo "$WEATHER"'}), stop_reason="tool_use"),
         message(text("It is sunny.")),
     )
-    run = run_chimera(
+    run = run_here(
         "run",
         "weather?",
         "--json",
@@ -78,7 +78,7 @@ def test_replay_stops_at_the_first_divergence_with_a_report(
     )
     assert run.returncode == 0, run.stderr
     session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
-    proc = run_chimera("replay", session_id, "--rerun-tools", "--json", env={"WEATHER": "rainy"})
+    proc = run_here("replay", session_id, "--rerun-tools", "--json", env={"WEATHER": "rainy"})
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]
     assert "replay stopped (diverged)" in last
@@ -90,7 +90,7 @@ def test_replay_stops_at_the_first_divergence_with_a_report(
 
 def test_replay_of_an_unknown_session_is_one_line(isolated_env: Path) -> None:
     """An unknown id gets one line, exit 2."""
-    proc = run_chimera("replay", "nope")
+    proc = run_here("replay", "nope")
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0
     assert "nope" in proc.stderr
@@ -101,7 +101,7 @@ def test_replay_of_an_unknown_session_is_one_line(isolated_env: Path) -> None:
 
 def recorded_run(model_env: dict[str, str], workdir: Path, task: str, *flags: str) -> str:
     """Run ``task`` against the scripted server; the session id."""
-    proc = run_chimera("run", task, "--json", "--workdir", str(workdir), *flags, env=model_env)
+    proc = run_here("run", task, "--json", "--workdir", str(workdir), *flags, env=model_env)
     assert proc.returncode == 0, proc.stderr
     return str(json.loads(proc.stdout.splitlines()[0])["session_id"])
 
@@ -125,7 +125,7 @@ def test_rerun_runs_only_what_ran_when_recorded_and_only_in_the_scratch_copy(
     assert not marker.exists()  # refused when recorded
     (workdir / "note.txt").write_text("the person's own words\n")
 
-    proc = run_chimera("replay", session_id, "--rerun-tools")
+    proc = run_here("replay", session_id, "--rerun-tools")
     assert proc.returncode == 0, proc.stderr
     assert not marker.exists()
     assert (workdir / "note.txt").read_text() == "the person's own words\n"
@@ -142,7 +142,7 @@ def test_rerun_runs_only_what_ran_when_recorded_and_only_in_the_scratch_copy(
     entries = isolated_env / "sessions" / session_id / "entries.jsonl"
     lines = [line for line in entries.read_text().splitlines(keepends=True) if '"permissions"' not in line]
     entries.write_text("".join(lines))
-    older = run_chimera("replay", session_id, "--rerun-tools")
+    older = run_here("replay", session_id, "--rerun-tools")
     assert older.returncode == 0, older.stderr
     assert "call t3" in older.stderr
     assert "ask first, and a replay cannot ask" in older.stderr
@@ -220,36 +220,34 @@ def test_replay_plays_every_branch_of_a_switched_and_resumed_session(
     session_id = recorded_run(model_env, workdir, "task A", "--permission-mode", "bypass")
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         first = [node.id for node in store.tree.path()]  # user, assistant, tool_result, assistant
-    assert run_chimera("switch", session_id, first[2], "--yes").returncode == 0
-    assert run_chimera("checkpoint", session_id, "after-write", "--node", first[2]).returncode == 0
+    assert run_here("switch", session_id, first[2], "--yes").returncode == 0
+    assert run_here("checkpoint", session_id, "after-write", "--node", first[2]).returncode == 0
     api.script(
         message(tool_use("b1", "bash", {"command": "cat a.txt"}), stop_reason="tool_use"),
         message(text("Task B done: it says one.")),
     )
-    resumed = run_chimera(
-        "run", "task B", "--json", "--resume", session_id, "--permission-mode", "bypass", env=model_env
-    )
+    resumed = run_here("run", "task B", "--json", "--resume", session_id, "--permission-mode", "bypass", env=model_env)
     assert resumed.returncode == 0, resumed.stderr
 
     def ends(events: list[dict[str, object]]) -> list[tuple[object, ...]]:
         return [(e["reason"], e["answer"]) for e in events if e["type"] == "run_finished"]
 
-    proc = run_chimera("replay", session_id, "--json")
+    proc = run_here("replay", session_id, "--json")
     assert ends(replayed(proc)) == [("recording_ended", ""), ("completed", "Task B done: it says one.")]
     assert "replay completed: 2 runs" in proc.stderr
-    other = run_chimera("replay", session_id, "--json", "--node", first[3])
+    other = run_here("replay", session_id, "--json", "--node", first[3])
     assert ends(replayed(other)) == [("completed", "Task A done.")]
-    rerun = run_chimera("replay", session_id, "--rerun-tools")
+    rerun = run_here("replay", session_id, "--rerun-tools")
     assert rerun.returncode == 0, rerun.stderr
     assert "2 runs, 2 tool results matched, 0 kept as recorded" in rerun.stderr
     assert "it says one." in rerun.stdout
     # Stopping at a node mid-run is where that branch's recording stops: said so, with nothing to raise.
-    mid = run_chimera("replay", session_id, "--node", "after-write")
+    mid = run_here("replay", session_id, "--node", "after-write")
     assert mid.returncode == 0, mid.stderr
     last = mid.stderr.strip().splitlines()[-1]
     assert f"replay completed: 1 run; it ends at node {first[2]}" in last
     assert "--max-turns" not in mid.stderr + mid.stdout
-    assert_one_line_error(run_chimera("replay", session_id, "--node", "nope"), "nope", f"chimera tree {session_id}")
+    assert_one_line_error(run_here("replay", session_id, "--node", "nope"), "nope", f"chimera tree {session_id}")
 
 
 # --- replay masks the key as a live run does -------------------------------------------------
@@ -272,21 +270,19 @@ def test_rerun_compares_masked_outputs_and_never_shows_the_key(
         message(text("Done.")),
     )
     env = {**model_env, "ANTHROPIC_API_KEY": KEY, "WEATHER": "sunny"}
-    run = run_chimera("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
+    run = run_here("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
     assert run.returncode == 0, run.stderr
     session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
     outputs = [e["output"] for e in map(json.loads, run.stdout.splitlines()) if e["type"] == "tool_call_finished"]
     assert outputs == ["[secret removed]\n", "sunny [secret removed]\n"]  # as the live run recorded them
 
-    same = run_chimera(
-        "replay", session_id, "--rerun-tools", "--json", env={"ANTHROPIC_API_KEY": KEY, "WEATHER": "sunny"}
-    )
+    same = run_here("replay", session_id, "--rerun-tools", "--json", env={"ANTHROPIC_API_KEY": KEY, "WEATHER": "sunny"})
     assert same.returncode == 0, same.stderr
     assert "2 tool results matched" in same.stderr
     assert KEY not in same.stdout + same.stderr
     assert "[secret removed]" in same.stdout
 
-    other = run_chimera("replay", session_id, "--rerun-tools", env={"ANTHROPIC_API_KEY": KEY, "WEATHER": "rainy"})
+    other = run_here("replay", session_id, "--rerun-tools", env={"ANTHROPIC_API_KEY": KEY, "WEATHER": "rainy"})
     assert other.returncode == 1
     assert KEY not in other.stdout + other.stderr
     last = other.stderr.strip().splitlines()[-1]
@@ -299,7 +295,7 @@ def test_plain_replay_masks_a_key_the_recording_holds(isolated_env: Path, tmp_pa
         store.add("user", {"role": "user", "content": f"use {KEY}"}, sync=True)
         store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": f"The key is {KEY}."}]})
     for flags in ([], ["--json"]):
-        proc = run_chimera("replay", "s1", *flags, env={"ANTHROPIC_API_KEY": KEY})
+        proc = run_here("replay", "s1", *flags, env={"ANTHROPIC_API_KEY": KEY})
         assert proc.returncode == 0, proc.stderr
         assert KEY not in proc.stdout + proc.stderr
         assert "The key is [secret removed]." in proc.stdout

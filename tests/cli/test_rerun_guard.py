@@ -19,7 +19,7 @@ from chimera.core.sessions.replay import why_not_rerun
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.base import ToolResult
 from chimera.core.tools.executor import ToolCall
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 WENT_HOME = {
@@ -47,7 +47,7 @@ def test_commands_that_went_home_are_not_rerun_and_touch_nothing_outside(
         ),
         message(text("Done.")),
     )
-    run = run_chimera("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
+    run = run_here("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
     assert run.returncode == 0, run.stderr
     made = sorted(p.name for p in home.iterdir())
     assert made == ["made-by-builtin", "made-by-comment", "made-by-group", "made-by-if"]  # they did go home
@@ -55,7 +55,7 @@ def test_commands_that_went_home_are_not_rerun_and_touch_nothing_outside(
         path.unlink()
     session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
 
-    proc = run_chimera("replay", session_id, "--rerun-tools", env=env)
+    proc = run_here("replay", session_id, "--rerun-tools", env=env)
     assert proc.returncode == 0, proc.stderr
     assert list(home.iterdir()) == []
     assert not any(p.name.startswith("made-by") for p in temp.rglob("*"))
@@ -80,13 +80,13 @@ def test_a_link_out_made_by_one_rerun_call_is_gone_before_the_next_follows_it(
         message(tool_use("t2", "bash", {"command": "touch h/made-through-link"}), stop_reason="tool_use"),
         message(text("Done.")),
     )
-    run = run_chimera("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
+    run = run_here("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
     assert run.returncode == 0, run.stderr
     assert (home / "made-through-link").exists()  # as recorded, it went through the link
     (home / "made-through-link").unlink()
     session_id = json.loads(run.stdout.splitlines()[0])["session_id"]
 
-    proc = run_chimera("replay", session_id, "--rerun-tools", env=env)
+    proc = run_here("replay", session_id, "--rerun-tools", env=env)
     assert list(home.iterdir()) == []
     assert "the link h leads outside the workspace" in proc.stderr
     assert proc.returncode == 1  # the second call could not write through a link that is gone: a divergence

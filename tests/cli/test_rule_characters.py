@@ -1,8 +1,8 @@
 """A permission rule says what it looks like: one holding a character that only looks like another is refused.
 
 `deny bash(rm\u00a0-rf *)` shows as `rm -rf *` but, before, never matched `rm -rf`,
-so the command it was written to stop ran. Each test runs the real `chimera`
-with such a rule, from a flag or from `config.toml`, and expects exit 2 and one
+so the command it was written to stop ran. Each test runs `chimera` (its ``main``, in the
+test's process) with such a rule, from a flag or from `config.toml`, and expects exit 2 and one
 line naming the character, before any model request.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 # (how the rule is spelled, the code point the error must name)
@@ -45,7 +45,7 @@ def test_a_deny_flag_with_a_disguised_character_is_refused_naming_it(
     rule: str, code: str, api: FakeAnthropic, model_env: dict[str, str], project: Path
 ) -> None:
     """`--deny` with a character that looks like another: exit 2, one line naming the flag and the code point."""
-    proc = run_chimera("run", "x", "--workdir", str(project), "--permission-mode", "bypass", "--deny", rule)
+    proc = run_here("run", "x", "--workdir", str(project), "--permission-mode", "bypass", "--deny", rule)
     assert_one_line_error(proc, "--deny", code)
     assert not api.requests
 
@@ -55,7 +55,7 @@ def test_a_disguised_rule_in_config_toml_is_refused_naming_the_file(
 ) -> None:
     """config.toml's deny list with a no-break space: exit 2, one line naming the file and U+00A0, nothing sent."""
     (isolated_env / "config.toml").write_text('[permissions]\ndeny = ["bash(rm\\u00a0-rf *)"]\n')
-    proc = run_chimera("run", "x", "--workdir", str(project), "--permission-mode", "bypass")
+    proc = run_here("run", "x", "--workdir", str(project), "--permission-mode", "bypass")
     assert_one_line_error(proc, "config.toml", "permissions.deny", "U+00A0", "NO-BREAK SPACE")
     assert not api.requests
 
@@ -64,7 +64,7 @@ def test_an_allow_flag_with_a_disguised_character_is_refused(
     api: FakeAnthropic, model_env: dict[str, str], project: Path
 ) -> None:
     """`--allow` is held to the same: a zero-width space in an allow rule is refused, not silently inert."""
-    proc = run_chimera("run", "x", "--workdir", str(project), "--allow", "bash(git\u200b status)")
+    proc = run_here("run", "x", "--workdir", str(project), "--allow", "bash(git\u200b status)")
     assert_one_line_error(proc, "--allow", "U+200B")
 
 
@@ -77,7 +77,7 @@ def test_plain_rules_and_real_words_outside_latin_still_load(
         message(tool_use("t1", "bash", {"command": "rm -rf keep"}), stop_reason="tool_use"),
         message(text("Done.")),
     )
-    proc = run_chimera(
+    proc = run_here(
         "run",
         "x",
         "--json",

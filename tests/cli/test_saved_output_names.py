@@ -9,7 +9,7 @@ from typing import Any
 from chimera.core.events import ToolCallFinished
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 
@@ -23,7 +23,7 @@ def _run(api: FakeAnthropic, env: dict[str, str], project: Path, command: str, *
         message(tool_use("toolu_1", "bash", {"command": command}), stop_reason="tool_use"),
         message(text("Counted.")),
     )
-    proc = run_chimera(
+    proc = run_here(
         "run", "count", "--json", "--workdir", str(project), "--permission-mode", "bypass", *resume,
         env={**env, "CHIMERA_MAX_TOOL_OUTPUT": "200"},
     )  # fmt: skip
@@ -49,7 +49,7 @@ def test_two_runs_with_the_same_tool_id_keep_both_saved_outputs(
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         resumed = [e for e in branch_events(store) if isinstance(e, ToolCallFinished)]
     assert [e.data["full_output"] for e in resumed] == [str(p) for p in saved]
-    replay = run_chimera("replay", session_id, "--json")
+    replay = run_here("replay", session_id, "--json")
     assert replay.returncode == 0, replay.stderr
     replayed = [json.loads(line) for line in replay.stdout.splitlines()]
     played = [e["data"].get("full_output") for e in replayed if e["type"] == "tool_call_finished"]

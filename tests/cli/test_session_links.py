@@ -23,7 +23,7 @@ from chimera.core.errors import ConfigError
 from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import chimera, run_chimera
+from tests.cli_runner import chimera, run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.session_helpers import sound_start
 
@@ -268,13 +268,13 @@ def test_a_session_file_that_could_block_is_refused_at_once(
     sound_start(isolated_env, "s1", tmp_path)
     spoil(isolated_env / "sessions" / "s1")
 
-    listed = run_chimera("sessions", "--json", timeout=20)
+    listed = run_here("sessions", "--json", timeout=20)
     assert listed.returncode == 0, listed.stderr
     assert [info["id"] for info in json.loads(listed.stdout)] == ["good"]
     (line,) = listed.stderr.strip().splitlines()
     assert named in line
     for args in (("tree", "s1"), ("export", "s1"), ("run", "go on", "--resume", "s1")):
-        proc = run_chimera(*args, env=model_env, timeout=20)
+        proc = run_here(*args, env=model_env, timeout=20)
         assert proc.returncode == 2, (args, proc.stderr)
         (line,) = proc.stderr.strip().splitlines()
         assert named in line

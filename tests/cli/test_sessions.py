@@ -17,7 +17,7 @@ from chimera.core.errors import ConfigError
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_chimera, run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.processes import Reaper
@@ -61,7 +61,7 @@ def test_resume_of_an_unknown_session_is_one_line(
     isolated_env: Path, api: FakeAnthropic, model_env: dict[str, str]
 ) -> None:
     """--resume with an id that does not exist gets one line pointing at `chimera sessions`, exit 2."""
-    assert_one_line_error(run_chimera("run", "x", "--resume", "nope", env=model_env), "nope", "chimera sessions")
+    assert_one_line_error(run_here("run", "x", "--resume", "nope", env=model_env), "nope", "chimera sessions")
 
 
 def _session_with_two_turns(home: Path, workdir: Path) -> SessionStore:
@@ -94,7 +94,7 @@ def test_a_torn_last_record_is_set_aside_on_open(isolated_env: Path, tmp_path: P
 
 def test_a_torn_event_line_is_set_aside_when_the_log_is_next_opened(isolated_env: Path) -> None:
     """events.jsonl cut mid-line (a 200 KB event) is cut back to whole lines, the piece kept beside it."""
-    first = run_chimera("run", "fix it", "--json")
+    first = run_here("run", "fix it", "--json")
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
     events = isolated_env / "sessions" / session_id / "events.jsonl"
     whole = events.read_bytes()
@@ -230,7 +230,7 @@ def test_kill_while_the_first_answer_streams_keeps_the_prompt(
     seen = kill_when(start_run(model_env, tmp_path), lambda e: e["type"] == "text_delta")
     session_id = str(seen[0]["session_id"])
     assert node_kinds(isolated_env, session_id) == ["user"]
-    resumed = run_chimera("run", "continue", "--json", "--resume", session_id, env=model_env)
+    resumed = run_here("run", "continue", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     assert user_texts(api.requests[-1].messages) == ["go", "continue"]  # the half answer is gone
 
@@ -241,7 +241,7 @@ def test_kill_during_a_tool_keeps_every_finished_result(
     """kill -9 mid-batch: the call that finished keeps its result; the running one is answered as not run."""
     session_id = _killed_mid_batch(api, model_env, tmp_path)
     assert node_kinds(isolated_env, session_id) == ["user", "assistant"]
-    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env)
+    resumed = run_here("run", "go on", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     sent = api.requests[-1].messages
     closing = sent[-1]["content"]
@@ -259,11 +259,11 @@ def test_a_file_made_after_a_crash_survives_switching_back(
     """kill -9 mid-batch, then the person adds a file and resumes: a switch to the start never deletes it."""
     session_id = _killed_mid_batch(api, model_env, tmp_path)
     (tmp_path / "mine.txt").write_text("made while Chimera was down\n")
-    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env)
+    resumed = run_here("run", "go on", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         first = next(n.id for n in store.tree.path() if n.kind == "user")  # lands before it all
-    switched = run_chimera("switch", session_id, first, "--yes")
+    switched = run_here("switch", session_id, first, "--yes")
     assert switched.returncode == 0, switched.stderr
     assert (tmp_path / "mine.txt").read_text() == "made while Chimera was down\n"
 
@@ -376,7 +376,7 @@ def test_kill_at_many_points_then_reopen_and_resume(
     assert kinds[0] == "user"
     assert kinds.count("assistant") >= len(completed)
     api.script(message(text("Resumed.")))
-    resumed = run_chimera("run", "finish", "--json", "--resume", session_id, env=model_env)
+    resumed = run_here("run", "finish", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     sent = api.requests[-1].messages
     roles = [m["role"] for m in sent]
@@ -434,7 +434,7 @@ def test_kill_in_the_middle_of_writing_a_record_loses_no_finished_result(
     session_id = json.loads(proc.stdout.splitlines()[0])["session_id"]
     entries = isolated_env / "sessions" / session_id / "entries.jsonl"
     assert not entries.read_bytes().endswith(b"\n")  # the kill did land mid-record
-    resumed = run_chimera("run", "go on", "--json", "--resume", session_id, env=model_env)
+    resumed = run_here("run", "go on", "--json", "--resume", session_id, env=model_env)
     assert resumed.returncode == 0, resumed.stderr
     assert "set aside" in resumed.stderr
     (torn,) = entries.parent.glob("torn-entries-*.jsonl")
@@ -453,7 +453,7 @@ def test_resume_when_the_workspace_is_gone_is_one_line(
     workdir = tmp_path / "gone"
     workdir.mkdir()
     api.script(message(text("Hi.")))
-    first = run_chimera("run", "hello", "--json", "--workdir", str(workdir), env=model_env)
+    first = run_here("run", "hello", "--json", "--workdir", str(workdir), env=model_env)
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
     workdir.rmdir()
-    assert_one_line_error(run_chimera("run", "again", "--resume", session_id, env=model_env), "--workdir")
+    assert_one_line_error(run_here("run", "again", "--resume", session_id, env=model_env), "--workdir")

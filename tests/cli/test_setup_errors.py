@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.anthropic_harness import serve_fake
-from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera
+from tests.cli_runner import assert_one_line_error, chimera_command, run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, Reply, message, page, status, text
 
@@ -29,7 +29,7 @@ QUICK = 20.0  # seconds: far more than a run that fails at once needs, far less 
 def run_with(base_url: str, tmp_path: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": KEY, "CHIMERA_MODEL": MODEL, **extra}
     started = time.monotonic()
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=env, timeout=60)
+    proc = run_here("run", "x", "--workdir", str(tmp_path), env=env, timeout=60)
     assert time.monotonic() - started < QUICK, proc.stderr
     return proc
 
@@ -266,6 +266,6 @@ def test_a_key_that_is_not_utf8_is_one_line(api: FakeAnthropic, tmp_path: Path) 
 def test_an_auth_token_a_header_cannot_carry_is_named_too(api: FakeAnthropic, tmp_path: Path) -> None:
     """ANTHROPIC_AUTH_TOKEN is checked the same way, and named in the line."""
     env = {"ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_AUTH_TOKEN": "tok-0123456789\nx", "CHIMERA_MODEL": MODEL}
-    proc = run_chimera("run", "x", "--workdir", str(tmp_path), env=env, timeout=60)
+    proc = run_here("run", "x", "--workdir", str(tmp_path), env=env, timeout=60)
     assert_one_line_error(proc, "ANTHROPIC_AUTH_TOKEN", "a line break")
     assert api.requests == []

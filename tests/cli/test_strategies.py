@@ -1,4 +1,5 @@
-"""Each loop strategy end to end: the real `chimera run` against the loopback Messages API."""
+"""Each loop strategy end to end: `chimera run` against the loopback Messages API (the real command for
+reflexion and tree-of-thought, its ``main`` in the test's process for the rest)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from chimera.core.loops.reflexion import REFLECTION_PROMPT, Reflexion
 from chimera.core.loops.tree_of_thought import TreeOfThought
 from chimera.core.providers.factory import create_provider
 from chimera.core.tool_group import DEFAULT_TOOLS
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_chimera, run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
@@ -68,22 +69,22 @@ def test_a_reflexion_session_replays_and_exports_without_the_reflection_as_a_pro
 ) -> None:
     api.script(reads("a.txt"), message(text("Reflected.")), message(text("Done.")))
     flags = ("--loop", "reflexion", "--reflect-every", "1", "--json", "--permission-mode", "bypass")
-    proc = run_chimera("run", "read a", "--workdir", str(three_files_project), *flags, env=model_env)
+    proc = run_here("run", "read a", "--workdir", str(three_files_project), *flags, env=model_env)
     assert proc.returncode == 0, proc.stderr
     session_id = events_of(proc.stdout)[0]["session_id"]
 
-    replayed = run_chimera("replay", session_id, "--json")
+    replayed = run_here("replay", session_id, "--json")
     assert replayed.returncode == 0, replayed.stderr
     replay_events = events_of(replayed.stdout)
     assert [e["type"] for e in replay_events].count("run_started") == 1  # the reflection is not a task of its own
     assert replay_events[-1]["success"] is True
-    exported = run_chimera("export", session_id)
+    exported = run_here("export", session_id)
     assert exported.stdout.count("## You") == 1
     assert f"> *The loop:* {REFLECTION_PROMPT}" in exported.stdout  # the loop's note, never the person's words
 
 
 def test_reflect_every_must_be_positive(isolated_env: Path) -> None:
-    assert_one_line_error(run_chimera("run", "x", "--loop", "reflexion", "--reflect-every", "0"), "reflect-every")
+    assert_one_line_error(run_here("run", "x", "--loop", "reflexion", "--reflect-every", "0"), "reflect-every")
 
 
 @pytest.mark.usefixtures("model_env")
@@ -103,7 +104,7 @@ def test_reflexion_from_python(api: FakeAnthropic, three_files_project: Path) ->
 def run_tot(
     model_env: dict[str, str], project: Path, *flags: str
 ) -> tuple[subprocess.CompletedProcess[str], list[dict[str, Any]]]:
-    proc = run_chimera(
+    proc = run_here(
         "run",
         "look around",
         "--workdir",
@@ -162,7 +163,7 @@ def test_candidates_not_taken_stay_in_the_tree_as_siblings(
     chosen = next(e for e in events if e["type"] == "candidate_chosen")
     assert (chosen["index"], chosen["reason"]) == (0, "the evaluation gave no scores: the first candidate")
 
-    tree = json.loads(run_chimera("tree", events[0]["session_id"], "--json").stdout)
+    tree = json.loads(run_here("tree", events[0]["session_id"], "--json").stdout)
     answers = [n for n in tree["nodes"] if n["kind"] == "assistant"]
     assert len(answers) == 2
     assert answers[0]["parent_id"] == answers[1]["parent_id"]  # siblings: both answer the task
@@ -171,7 +172,7 @@ def test_candidates_not_taken_stay_in_the_tree_as_siblings(
 
 
 def test_candidates_must_be_positive(isolated_env: Path) -> None:
-    assert_one_line_error(run_chimera("run", "x", "--loop", "tot", "--candidates", "0"), "candidates")
+    assert_one_line_error(run_here("run", "x", "--loop", "tot", "--candidates", "0"), "candidates")
     with pytest.raises(ValueError, match="at least 1"):
         TreeOfThought(n_candidates=0)
 
@@ -182,7 +183,7 @@ def test_reflexion_with_a_verifier_leads_each_reflection_with_its_result(
     """The deterministic check comes first: the model reflects on what the command said."""
     api.script(reads("a.txt"), message(text("Reflected.")), message(text("Done.")))
     flags = ("--loop", "reflexion", "--reflect-every", "1", "--verify", "test -f done.txt && echo ok || echo missing")
-    proc = run_chimera(
+    proc = run_here(
         "run",
         "read a",
         "--workdir",
@@ -218,7 +219,7 @@ def test_react_suggests_the_plan_loop_for_a_change_across_many_files(
     api: FakeAnthropic, model_env: dict[str, str], three_files_project: Path, task: str, reason: str | None
 ) -> None:
     api.script(message(text("Sure.")))
-    proc = run_chimera("run", task, "--workdir", str(three_files_project), "--json", env=model_env)
+    proc = run_here("run", task, "--workdir", str(three_files_project), "--json", env=model_env)
     assert proc.returncode == 0, proc.stderr
     suggested = [e["reason"] for e in events_of(proc.stdout) if e["type"] == "plan_suggested"]
     if reason is None:
@@ -231,7 +232,7 @@ def test_the_plain_printer_shows_the_plan_tip_on_stderr(
     api: FakeAnthropic, model_env: dict[str, str], three_files_project: Path
 ) -> None:
     api.script(message(text("Sure.")))
-    proc = run_chimera("run", "refactor the parser", "--workdir", str(three_files_project), env=model_env)
+    proc = run_here("run", "refactor the parser", "--workdir", str(three_files_project), env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert "chimera: tip: the task looks like a refactor: --loop plan would plan it first" in proc.stderr
     assert proc.stdout.strip() == "Sure."

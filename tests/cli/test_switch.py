@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_chimera, run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text
 from tests.git_helpers import git
@@ -52,9 +52,9 @@ def test_a_new_run_from_an_earlier_node_starts_a_branch(
     """After switching back, a resumed run grows a second branch from that node; the first stays."""
     session_id = two_runs(api, model_env, git_project)
     fork_point = answer_node(isolated_env, session_id, "Wrote v1.")
-    assert run_chimera("switch", session_id, fork_point, "--yes").returncode == 0
+    assert run_here("switch", session_id, fork_point, "--yes").returncode == 0
     api.script(message(text("Taking the other road.")))
-    proc = run_chimera("run", "another way", "--resume", session_id, "--json", env=model_env)
+    proc = run_here("run", "another way", "--resume", session_id, "--json", env=model_env)
     assert proc.returncode == 0, proc.stderr
     sent = api.requests[-1].messages
     assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user"]
@@ -71,7 +71,7 @@ def test_switch_without_a_terminal_needs_yes(
     """With no terminal to ask on, a switch that rewrites files is refused until --yes; nothing changes."""
     session_id = two_runs(api, model_env, git_project)
     before = folder_digest(git_project)
-    proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."))
+    proc = run_here("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."))
     assert proc.returncode == 2
     assert "pass --yes" in proc.stderr
     assert "rewrite" in proc.stdout  # the preview was shown
@@ -83,7 +83,7 @@ def test_switch_to_an_unknown_node_is_one_line(
 ) -> None:
     """A node id that is not in the session gets one line pointing at `chimera tree`."""
     session_id = two_runs(api, model_env, git_project)
-    assert_one_line_error(run_chimera("switch", session_id, "nope", "--yes"), "nope", "chimera tree")
+    assert_one_line_error(run_here("switch", session_id, "nope", "--yes"), "nope", "chimera tree")
 
 
 async def test_closing_a_session_packs_a_big_snapshot_store(
@@ -121,15 +121,13 @@ def test_a_named_checkpoint_pins_the_files_and_switch_finds_it_by_name(
     (git_project / "a.txt").write_text("hand-edited\n")
     named = run_chimera("checkpoint", session_id, "before-cleanup")
     assert named.returncode == 0, named.stderr
-    document = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    document = json.loads(run_here("tree", session_id, "--json").stdout)
     (leaf,) = [n for n in document["nodes"] if n["id"] == document["leaf"]]
     assert leaf["label"] == "before-cleanup"
     assert leaf["checkpoint"]
-    assert (
-        run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes").returncode == 0
-    )
+    assert run_here("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes").returncode == 0
     assert (git_project / "a.txt").read_text() == "v1\n"
-    back = run_chimera("switch", session_id, "before-cleanup", "--yes")
+    back = run_here("switch", session_id, "before-cleanup", "--yes")
     assert back.returncode == 0, back.stderr
     assert (git_project / "a.txt").read_text() == "hand-edited\n"
 
@@ -139,19 +137,19 @@ def test_leaving_the_point_before_the_first_message_says_how_to_come_back_and_th
 ) -> None:
     """A switch away from before the first message names the command back (never "None"), and it restores edits."""
     session_id = two_runs(api, model_env, git_project)
-    document = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    document = json.loads(run_here("tree", session_id, "--json").stdout)
     first, leaf = document["nodes"][0]["id"], document["leaf"]
-    assert run_chimera("switch", session_id, first, "--yes").returncode == 0  # lands before the first message
+    assert run_here("switch", session_id, first, "--yes").returncode == 0  # lands before the first message
     assert not (git_project / "a.txt").exists()  # write made it, a later edit changed it: the agent's all along
     assert not (git_project / "b.txt").exists()
     (git_project / "README.md").write_text("edited before any message\n")
-    forth = run_chimera("switch", session_id, leaf, "--yes")
+    forth = run_here("switch", session_id, leaf, "--yes")
     assert forth.returncode == 0, forth.stderr
     assert "None" not in forth.stdout
     way_back = f"Switching back to before the first message (`chimera switch {session_id} {first}`) brings the files"
     assert way_back in forth.stdout
     assert (git_project / "README.md").read_text() == "project\n"
-    back = run_chimera("switch", session_id, first, "--yes")
+    back = run_here("switch", session_id, first, "--yes")
     assert back.returncode == 0, back.stderr
     assert (git_project / "README.md").read_text() == "edited before any message\n"
 
@@ -194,18 +192,18 @@ def test_a_name_given_twice_by_an_older_chimera_resolves_to_the_latest_node_only
     with entries.open("a") as fh:
         for node in (prompt, answer):
             fh.write(json.dumps({"t": "label", "id": node, "label": "twice"}) + "\n")
-    document = json.loads(run_chimera("tree", "s", "--json").stdout)
+    document = json.loads(run_here("tree", "s", "--json").stdout)
     assert [n["id"] for n in document["nodes"] if n["label"] == "twice"] == [answer]
 
 
 def test_checkpoint_refuses_a_taken_name_in_one_line_and_moves_it_with_move(isolated_env: Path, tmp_path: Path) -> None:
     """`chimera checkpoint` with a name already used: one line naming --move; with --move, one line saying it moved."""
     prompt, answer = _two_nodes(isolated_env, tmp_path)
-    assert run_chimera("checkpoint", "s", "stable", "--node", prompt).returncode == 0
-    assert_one_line_error(run_chimera("checkpoint", "s", "stable"), f"already has a checkpoint 'stable', at {prompt}")
-    moved = run_chimera("checkpoint", "s", "stable", "--move")
+    assert run_here("checkpoint", "s", "stable", "--node", prompt).returncode == 0
+    assert_one_line_error(run_here("checkpoint", "s", "stable"), f"already has a checkpoint 'stable', at {prompt}")
+    moved = run_here("checkpoint", "s", "stable", "--move")
     assert moved.returncode == 0, moved.stderr
     (line,) = moved.stdout.splitlines()
     assert line.startswith(f"Moved checkpoint 'stable' from {prompt} to {answer}, files pinned as snapshot ")
-    document = json.loads(run_chimera("tree", "s", "--json").stdout)
+    document = json.loads(run_here("tree", "s", "--json").stdout)
     assert [n["id"] for n in document["nodes"] if n["label"] == "stable"] == [answer]

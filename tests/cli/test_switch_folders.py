@@ -14,12 +14,12 @@ import stat
 from pathlib import Path
 
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 
 def run(model_env: dict[str, str], task: str, *args: str) -> str:
-    proc = run_chimera("run", task, "--json", "--permission-mode", "bypass", *args, env=model_env)
+    proc = run_here("run", task, "--json", "--permission-mode", "bypass", *args, env=model_env)
     assert proc.returncode == 0, proc.stderr
     return str(json.loads(proc.stdout.splitlines()[0])["session_id"])
 
@@ -52,7 +52,7 @@ def test_a_switch_back_keeps_the_folders_the_person_made_and_removes_the_agents(
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         leaf = str(store.tree.leaf)
 
-    back = run_chimera("switch", session_id, looked, "--yes")
+    back = run_here("switch", session_id, looked, "--yes")
     assert back.returncode == 0, back.stderr
     said = [" ".join(line.split()) for line in back.stdout.splitlines()]
     assert "delete notes/todo.txt (the agent's tools made it)" in said
@@ -67,7 +67,7 @@ def test_a_switch_back_keeps_the_folders_the_person_made_and_removes_the_agents(
     assert mode(git_project / "empty") == 0o700
     assert not (git_project / "gen").exists()
 
-    forth = run_chimera("switch", session_id, leaf, "--yes")
+    forth = run_here("switch", session_id, leaf, "--yes")
     assert forth.returncode == 0, forth.stderr
     assert (git_project / "notes" / "todo.txt").read_text() == "the agent's todo\n"
     assert (git_project / "gen" / "deep" / "out.txt").read_text() == "generated\n"
@@ -93,7 +93,7 @@ def test_a_folder_of_the_persons_where_the_target_has_a_file_is_kept_and_the_swi
     )
     run(model_env, "write inside", "--resume", session_id)
 
-    back = run_chimera("switch", session_id, wrote_out, "--yes")
+    back = run_here("switch", session_id, wrote_out, "--yes")
     assert back.returncode == 0, back.stderr
     said = [" ".join(line.split()) for line in back.stdout.splitlines()]
     assert "delete out/a.txt (the agent's tools made it)" in said

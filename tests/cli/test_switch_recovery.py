@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera
+from tests.cli_runner import assert_one_line_error, chimera_command, run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.switch_helpers import answer_node, two_runs
 
@@ -74,10 +74,10 @@ def big_session(api: FakeAnthropic, model_env: dict[str, str], workdir: Path) ->
         message(text("Changed them all.")),
     )
     bypass = ("--permission-mode", "bypass")
-    first = run_chimera("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env)
+    first = run_here("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
-    second = run_chimera("run", "change everything", "--resume", session_id, *bypass, env=model_env)
+    second = run_here("run", "change everything", "--resume", session_id, *bypass, env=model_env)
     assert second.returncode == 0, second.stderr
     return session_id
 
@@ -109,13 +109,13 @@ def test_a_switch_killed_mid_restore_is_undone_exactly_and_poisons_nothing(
     assert half != before_switch  # the kill did land mid-restore...
     assert any(".chimera-tmp" in path for path in half)  # ...with a file half way into place
 
-    resumed = run_chimera("run", "go on", "--resume", session_id, env=model_env)
+    resumed = run_here("run", "go on", "--resume", session_id, env=model_env)
     assert resumed.returncode == 2
     (line,) = resumed.stderr.strip().splitlines()
     assert "puts the files back as they were before that switch" in line
     assert "it does not finish it" in line
     command = shlex.split(line.split("`")[1])
-    refused = run_chimera("checkpoint", session_id, "half-way")  # it would pin the half-restored files
+    refused = run_here("checkpoint", session_id, "half-way")  # it would pin the half-restored files
     assert_one_line_error(refused, "middle of a switch", " ".join(command))
     assert command[:2] == ["chimera", "switch"]
     die_mid_restore(300, *command[1:])  # killed again, while undoing: the undo can simply run again
@@ -127,7 +127,7 @@ def test_a_switch_killed_mid_restore_is_undone_exactly_and_poisons_nothing(
         assert store.tree.leaf == leaf
         assert store.tree.pending_switch is None
 
-    there = run_chimera("switch", session_id, looked, "--yes", timeout=120)
+    there = run_here("switch", session_id, looked, "--yes", timeout=120)
     assert there.returncode == 0, there.stderr
     at_looked = files_of(workdir)
     assert len([p for p in at_looked if p.startswith("pkg/")]) == FILES
@@ -135,7 +135,7 @@ def test_a_switch_killed_mid_restore_is_undone_exactly_and_poisons_nothing(
     assert "new.txt" not in at_looked  # the agent's write made it
     assert (workdir / "mine.txt").exists()  # never the agent's
 
-    back = run_chimera("switch", session_id, leaf, "--yes", timeout=120)
+    back = run_here("switch", session_id, leaf, "--yes", timeout=120)
     assert back.returncode == 0, back.stderr
     assert files_of(workdir) == before_switch  # the leaf's files were never replaced by half-restored ones
 
@@ -145,10 +145,10 @@ def test_packing_keeps_the_snapshot_a_switch_saved_unsaved_edits_in(
 ) -> None:
     """Unsaved edits saved by a switch survive the store being packed at close: switching back brings them back."""
     session_id = two_runs(api, model_env, git_project)
-    leaf = json.loads(run_chimera("tree", session_id, "--json").stdout)["leaf"]
+    leaf = json.loads(run_here("tree", session_id, "--json").stdout)["leaf"]
     (git_project / "a.txt").write_text("unsaved hand edit\n")
     (git_project / "notes.txt").write_text("never snapshotted by a pin\n")
-    away = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
+    away = run_here("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
     assert away.returncode == 0, away.stderr
     (git_project / "notes.txt").unlink()
     api.script(message(text("Another road.")))
@@ -163,7 +163,7 @@ def test_packing_keeps_the_snapshot_a_switch_saved_unsaved_edits_in(
     objects = isolated_env / "sessions" / session_id / "checkpoints.git" / "objects"
     assert list((objects / "pack").glob("*.pack"))  # the store was packed...
     assert not [d for d in objects.iterdir() if len(d.name) == 2]  # ...and nothing was left loose
-    back = run_chimera("switch", session_id, leaf, "--yes")
+    back = run_here("switch", session_id, leaf, "--yes")
     assert back.returncode == 0, back.stderr
     assert (git_project / "a.txt").read_text() == "unsaved hand edit\n"
     assert (git_project / "notes.txt").read_text() == "never snapshotted by a pin\n"
@@ -184,10 +184,10 @@ def small_session(api: FakeAnthropic, model_env: dict[str, str], workdir: Path, 
         message(text("Changed them all.")),
     )
     bypass = ("--permission-mode", "bypass")
-    first = run_chimera("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env)
+    first = run_here("run", "look", "--json", "--workdir", str(workdir), *bypass, env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
-    second = run_chimera("run", "change everything", "--resume", session_id, *bypass, env=model_env)
+    second = run_here("run", "change everything", "--resume", session_id, *bypass, env=model_env)
     assert second.returncode == 0, second.stderr
     return session_id
 
@@ -210,33 +210,33 @@ def test_undoing_a_killed_switch_first_saves_the_half_restored_files_under_a_nam
     (workdir / "after-crash.txt").write_text("written in the half-restored workspace\n")
     half = {path: digest for path, digest in files_of(workdir).items() if ".chimera-tmp" not in path}
 
-    resumed = run_chimera("run", "go on", "--resume", session_id, env=model_env)
+    resumed = run_here("run", "go on", "--resume", session_id, env=model_env)
     assert resumed.returncode == 2
     (line,) = resumed.stderr.strip().splitlines()
     assert "saves the files as they are now" in line
     assert "puts the files back as they were before that switch" in line
 
-    undone = run_chimera("switch", session_id, leaf, "--yes", timeout=120)
+    undone = run_here("switch", session_id, leaf, "--yes", timeout=120)
     assert undone.returncode == 0, undone.stderr
     said = " ".join(undone.stdout.split())
     assert said.index("First the files as they are now") < said.index("half-restored-1") < said.index("Undone")
     assert f"`chimera switch {session_id} half-restored-1` brings them back" in said
     assert files_of(workdir) == {**before_switch, "after-crash.txt": half["after-crash.txt"]}
 
-    tree = run_chimera("tree", session_id)
+    tree = run_here("tree", session_id)
     assert tree.returncode == 0, tree.stderr
     assert "half-restored-1" in tree.stdout
-    listed = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    listed = json.loads(run_here("tree", session_id, "--json").stdout)
     assert [s["name"] for s in listed["saved"]] == ["half-restored-1"]
     assert listed["leaf"] == leaf
 
-    back = run_chimera("switch", session_id, "half-restored-1", "--yes", timeout=120)
+    back = run_here("switch", session_id, "half-restored-1", "--yes", timeout=120)
     assert back.returncode == 0, back.stderr
     assert files_of(workdir) == half  # the half-restored files, the person's fix and new file included
     assert "half-restored-1" in back.stdout
 
-    again = run_chimera("switch", session_id, leaf, "--yes", timeout=120)
+    again = run_here("switch", session_id, leaf, "--yes", timeout=120)
     assert again.returncode == 0, again.stderr
     assert files_of(workdir) == {**before_switch, "after-crash.txt": half["after-crash.txt"]}
-    refused = run_chimera("checkpoint", session_id, "half-restored-1")
+    refused = run_here("checkpoint", session_id, "half-restored-1")
     assert_one_line_error(refused, "half-restored-1", "another name")

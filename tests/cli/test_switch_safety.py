@@ -14,7 +14,7 @@ import pytest
 from chimera.core.errors import SessionError
 from chimera.core.sessions import store as session_store
 from chimera.core.sessions.store import SessionStore
-from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera
+from tests.cli_runner import assert_one_line_error, chimera_command, run_here
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 from tests.session_helpers import kill_when, start_run
 from tests.switch_helpers import answer_node, two_runs
@@ -31,11 +31,11 @@ def test_a_file_the_person_made_between_runs_survives_a_switch_back(
         message(text("Wrote b.")),
     )
     bypass = ("--permission-mode", "bypass", "--json")
-    first = run_chimera("run", "one", "--workdir", str(git_project), *bypass, env=model_env)
+    first = run_here("run", "one", "--workdir", str(git_project), *bypass, env=model_env)
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
     (git_project / "mine.txt").write_text("mine\n")
-    assert run_chimera("run", "two", "--resume", session_id, *bypass, env=model_env).returncode == 0
-    proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
+    assert run_here("run", "two", "--resume", session_id, *bypass, env=model_env).returncode == 0
+    proc = run_here("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
     assert proc.returncode == 0, proc.stderr
     assert (git_project / "mine.txt").read_text() == "mine\n"
     assert not (git_project / "b.txt").exists()  # the agent's own file goes
@@ -51,13 +51,13 @@ def test_a_file_the_person_recreated_where_the_agent_once_made_one_survives(
         message(text("Made and removed b.")),
     )
     bypass = ("--permission-mode", "bypass", "--json")
-    first = run_chimera("run", "one", "--workdir", str(git_project), *bypass, env=model_env)
+    first = run_here("run", "one", "--workdir", str(git_project), *bypass, env=model_env)
     assert first.returncode == 0, first.stderr
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
-    nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
+    nodes = json.loads(run_here("tree", session_id, "--json").stdout)["nodes"]
     prompt = next(n["id"] for n in nodes if n["kind"] == "user")
     (git_project / "b.txt").write_text("the person's own\n")
-    proc = run_chimera("switch", session_id, prompt, "--yes")
+    proc = run_here("switch", session_id, prompt, "--yes")
     assert proc.returncode == 0, proc.stderr
     assert "keep    b.txt" in proc.stdout
     assert (git_project / "b.txt").read_text() == "the person's own\n"
@@ -68,18 +68,18 @@ def test_switching_does_not_change_what_other_nodes_restore(
 ) -> None:
     """Hand edits made after a switch come back only at the node left; other nodes keep their recorded files."""
     session_id = two_runs(api, model_env, git_project)
-    nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
+    nodes = json.loads(run_here("tree", session_id, "--json").stdout)["nodes"]
     write_v1 = next(n["id"] for n in nodes if n["kind"] == "assistant" and n["summary"] == "[write]")
     leaf = nodes[-1]["id"]
-    assert run_chimera("switch", session_id, write_v1, "--yes").returncode == 0  # lands after the write
+    assert run_here("switch", session_id, write_v1, "--yes").returncode == 0  # lands after the write
     assert (git_project / "a.txt").read_text() == "v1\n"
     (git_project / "a.txt").write_text("hand edit\n")
-    assert run_chimera("switch", session_id, leaf, "--yes").returncode == 0
+    assert run_here("switch", session_id, leaf, "--yes").returncode == 0
     assert (git_project / "a.txt").read_text() == "v2\n"
-    assert run_chimera("switch", session_id, write_v1, "--yes").returncode == 0
+    assert run_here("switch", session_id, write_v1, "--yes").returncode == 0
     assert (git_project / "a.txt").read_text() == "hand edit\n"  # the files as the person left that point
     first_answer = answer_node(isolated_env, session_id, "Wrote v1.")
-    assert run_chimera("switch", session_id, first_answer, "--yes").returncode == 0
+    assert run_here("switch", session_id, first_answer, "--yes").returncode == 0
     assert (git_project / "a.txt").read_text() == "v1\n"  # a neighbour's recorded files did not drift
 
 
@@ -88,14 +88,14 @@ def test_switching_to_a_message_lands_just_before_it(
 ) -> None:
     """Switching to the person's second message restores the files it was sent with; a new task replaces it."""
     session_id = two_runs(api, model_env, git_project)
-    nodes = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"]
+    nodes = json.loads(run_here("tree", session_id, "--json").stdout)["nodes"]
     second_prompt = next(n["id"] for n in nodes if n["summary"] == "make it v2")
-    proc = run_chimera("switch", session_id, second_prompt, "--yes")
+    proc = run_here("switch", session_id, second_prompt, "--yes")
     assert proc.returncode == 0, proc.stderr
     assert "just before this message" in proc.stdout
     assert (git_project / "a.txt").read_text() == "v1\n"
     api.script(message(text("Different plan.")))
-    run = run_chimera("run", "make it v3 instead", "--resume", session_id, "--json", env=model_env)
+    run = run_here("run", "make it v3 instead", "--resume", session_id, "--json", env=model_env)
     assert run.returncode == 0, run.stderr
     contents = [m["content"] for m in api.requests[-1].messages if m["role"] == "user"]
     assert contents[-1] == "make it v3 instead"
@@ -109,14 +109,14 @@ def test_resume_in_another_folder_only_when_the_first_is_gone(
     session_id = two_runs(api, model_env, git_project)
     elsewhere = tmp_path / "moved"
     assert_one_line_error(
-        run_chimera("run", "x", "--resume", session_id, "--workdir", str(tmp_path), env=model_env),
+        run_here("run", "x", "--resume", session_id, "--workdir", str(tmp_path), env=model_env),
         "still exists",
     )
     git_project.rename(elsewhere)
     api.script(message(text("Found it.")))
-    moved = run_chimera("run", "x", "--resume", session_id, "--workdir", str(elsewhere), env=model_env)
+    moved = run_here("run", "x", "--resume", session_id, "--workdir", str(elsewhere), env=model_env)
     assert moved.returncode == 0, moved.stderr
-    (info,) = json.loads(run_chimera("sessions", "--json").stdout)
+    (info,) = json.loads(run_here("sessions", "--json").stdout)
     assert info["workdir"] == str(elsewhere.resolve())
 
 
@@ -156,15 +156,15 @@ def test_a_switch_cut_short_blocks_resume_until_undone(
         store.begin_switch(target, store.checkpoints().snapshot(), aim)
     (git_project / "a.txt").write_text("v1\n")  # the switch got this far...
     (git_project / "b.txt").unlink()  # ...and the process died here
-    proc = run_chimera("run", "x", "--resume", session_id, env=model_env)
+    proc = run_here("run", "x", "--resume", session_id, env=model_env)
     assert_one_line_error(proc, "middle of a switch", f"chimera switch {session_id} {leaf} --yes", "undoes the switch")
-    undone = run_chimera("switch", session_id, str(leaf), "--yes")
+    undone = run_here("switch", session_id, str(leaf), "--yes")
     assert undone.returncode == 0, undone.stderr
     assert "Undone" in undone.stdout
     assert (git_project / "a.txt").read_text() == "v2\n"  # as before the switch, which was not finished
     assert (git_project / "b.txt").read_text() == "new\n"
     api.script(message(text("Back on track.")))
-    assert run_chimera("run", "x", "--resume", session_id, env=model_env).returncode == 0
+    assert run_here("run", "x", "--resume", session_id, env=model_env).returncode == 0
 
 
 def test_no_switch_while_another_run_works_in_the_folder(
@@ -185,7 +185,7 @@ def test_no_switch_while_another_run_works_in_the_folder(
         for line in other.stdout:  # wait until the other run is talking to the model
             if json.loads(line)["type"] == "turn_started":
                 break
-        proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
+        proc = run_here("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
         assert_one_line_error(proc, "another Chimera run is working in")
         assert (git_project / "a.txt").read_text() == "v2\n"
     finally:
@@ -201,7 +201,7 @@ def test_events_carry_the_node_they_belong_to(
         message(tool_use("w", "write", {"path": "a.txt", "content": "x"}), stop_reason="tool_use"),
         message(text("Done.")),
     )
-    proc = run_chimera("run", "x", "--json", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env)
+    proc = run_here("run", "x", "--json", "--workdir", str(tmp_path), "--permission-mode", "bypass", env=model_env)
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     session_id = events[0]["session_id"]
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
@@ -221,8 +221,8 @@ def test_replay_plays_a_session_that_was_killed_while_answering(
     api.script(stalled(text("half")), message(text("Whole answer.")))
     seen = kill_when(start_run(model_env, tmp_path), lambda e: e["type"] == "text_delta")
     session_id = str(seen[0]["session_id"])
-    assert run_chimera("run", "again", "--resume", session_id, env=model_env).returncode == 0
-    replay = run_chimera("replay", session_id, "--json")
+    assert run_here("run", "again", "--resume", session_id, env=model_env).returncode == 0
+    replay = run_here("replay", session_id, "--json")
     assert replay.returncode == 0, replay.stderr
     assert json.loads(replay.stdout.splitlines()[-1])["answer"] == "Whole answer."
 
@@ -237,13 +237,13 @@ def test_damaged_records_are_reported_not_fatal(isolated_env: Path, tmp_path: Pa
     with entries.open("a") as fh:
         broken = {"t": "node", "id": "x", "parent": None, "kind": "user", "ts": 1, "message": "oops"}
         fh.write(json.dumps(broken) + "\n")
-    listing = run_chimera("sessions", "--json")
+    listing = run_here("sessions", "--json")
     assert listing.returncode == 0, listing.stderr
     assert sorted(s["id"] for s in json.loads(listing.stdout)) == ["bad", "good"]
-    tree = run_chimera("tree", "bad")
+    tree = run_here("tree", "bad")
     assert tree.returncode == 0, tree.stderr
     assert "line 3 is damaged" in tree.stderr
-    export = run_chimera("export", "bad")
+    export = run_here("export", "bad")
     assert export.returncode == 0
     assert "fine too" in export.stdout
 
@@ -257,17 +257,17 @@ def test_a_message_damaged_inside_its_record_is_one_line_when_it_is_needed(
         store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "garble me"}]}, sync=True)
     entries = isolated_env / "sessions" / "s" / "entries.jsonl"
     entries.write_bytes(entries.read_bytes().replace(b'"text":"garble me"', b'"text":garble me"'))
-    tree = run_chimera("tree", "s", "--json")
+    tree = run_here("tree", "s", "--json")
     assert tree.returncode == 0, tree.stderr
     summaries = [n["summary"] for n in json.loads(tree.stdout)["nodes"]]
     assert summaries == ["fine", "[damaged record]"]
-    resumed = run_chimera("run", "go on", "--resume", "s", env=model_env)
+    resumed = run_here("run", "go on", "--resume", "s", env=model_env)
     assert resumed.returncode == 1
     (line,) = resumed.stderr.strip().splitlines()
     assert "is damaged" in line
     assert "switch to a point before it" in line
     assert api.requests == []  # nothing garbled was sent
-    assert run_chimera("switch", "s", first.id, "--yes").returncode == 0
+    assert run_here("switch", "s", first.id, "--yes").returncode == 0
 
 
 def test_a_switch_names_the_changes_no_snapshot_saw_and_keeps_them_for_the_way_back(
@@ -275,15 +275,15 @@ def test_a_switch_names_the_changes_no_snapshot_saw_and_keeps_them_for_the_way_b
 ) -> None:
     """Hand edits since the last snapshot are listed before the switch, and switching back brings them back."""
     session_id = two_runs(api, model_env, git_project)
-    leaf = json.loads(run_chimera("tree", session_id, "--json").stdout)["leaf"]
+    leaf = json.loads(run_here("tree", session_id, "--json").stdout)["leaf"]
     (git_project / "a.txt").write_text("unsaved hand edit\n")
     (git_project / "notes.txt").write_text("new, never snapshotted\n")
-    proc = run_chimera("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
+    proc = run_here("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
     assert proc.returncode == 0, proc.stderr
     assert "Changed since the last snapshot (kept in the pre-switch snapshot): a.txt, notes.txt" in proc.stdout
     assert (git_project / "a.txt").read_text() == "v1\n"
     assert (git_project / "notes.txt").read_text() == "new, never snapshotted\n"  # never the agent's: kept
-    assert run_chimera("switch", session_id, leaf, "--yes").returncode == 0
+    assert run_here("switch", session_id, leaf, "--yes").returncode == 0
     assert (git_project / "a.txt").read_text() == "unsaved hand edit\n"
 
 
@@ -296,11 +296,11 @@ def test_checkpoint_reports_damage_and_a_workspace_that_is_gone(
     with entries.open("ab") as fh:
         fh.write(b'{"t":"label","id":"cut sho')
     shutil.rmtree(git_project)
-    proc = run_chimera("checkpoint", session_id, "after-the-move")
+    proc = run_here("checkpoint", session_id, "after-the-move")
     assert proc.returncode == 0, proc.stderr
     assert "set aside" in proc.stderr
     assert "is gone, so it keeps the files last pinned there (snapshot " in proc.stdout
-    document = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    document = json.loads(run_here("tree", session_id, "--json").stdout)
     (leaf,) = [n for n in document["nodes"] if n["id"] == document["leaf"]]
     assert leaf["label"] == "after-the-move"
 
@@ -349,7 +349,7 @@ def test_a_file_that_appeared_while_a_command_ran_is_kept_and_the_preview_says_w
     session_id = str(events[0]["session_id"])
     with SessionStore.open(isolated_env, session_id, writable=False) as store:
         prompt = store.tree.path()[0].id
-    proc = run_chimera("switch", session_id, prompt, "--yes")
+    proc = run_here("switch", session_id, prompt, "--yes")
     assert proc.returncode == 0, proc.stderr
     assert "delete  by_write.txt  (the agent's tools made it)" in proc.stdout
     assert "keep    by_bash.txt  (appeared while a command ran: may be yours, kept)" in proc.stdout
@@ -369,8 +369,8 @@ def test_a_session_recorded_before_tools_noted_their_files_keeps_every_file(
     assert any("made" in r for r in records if r["t"] == "snap")  # this Chimera notes them...
     older = [{k: v for k, v in r.items() if k not in ("wrote", "made")} for r in records]  # ...an older one did not
     entries.write_text("".join(json.dumps(r) + "\n" for r in older))
-    prompt = json.loads(run_chimera("tree", session_id, "--json").stdout)["nodes"][0]["id"]
-    proc = run_chimera("switch", session_id, prompt, "--yes")
+    prompt = json.loads(run_here("tree", session_id, "--json").stdout)["nodes"][0]["id"]
+    proc = run_here("switch", session_id, prompt, "--yes")
     assert proc.returncode == 0, proc.stderr
     assert "delete" not in proc.stdout
     assert (git_project / "a.txt").read_text() == "v2\n"

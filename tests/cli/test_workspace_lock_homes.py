@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera
+from tests.cli_runner import assert_one_line_error, chimera_command, run_here
 from tests.fake_anthropic import FakeAnthropic, message, stalled, text, tool_use
 
 
@@ -22,12 +22,12 @@ def _session_with_two_runs(api: FakeAnthropic, env: dict[str, str], project: Pat
         message(text("Wrote v2 and b.")),
     )
     flags = ("--workdir", str(project), "--permission-mode", "bypass", "--json")
-    first = run_chimera("run", "one", *flags, env=env)
+    first = run_here("run", "one", *flags, env=env)
     assert first.returncode == 0, first.stderr
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
-    second = run_chimera("run", "two", "--resume", session_id, *flags, env=env)
+    second = run_here("run", "two", "--resume", session_id, *flags, env=env)
     assert second.returncode == 0, second.stderr
-    tree = json.loads(run_chimera("tree", session_id, "--json", env=env).stdout)
+    tree = json.loads(run_here("tree", session_id, "--json", env=env).stdout)
     return session_id, next(n["id"] for n in tree["nodes"] if n["summary"] == "Wrote v1.")
 
 
@@ -49,7 +49,7 @@ def test_a_switch_from_another_home_waits_for_the_run_working_in_the_folder(
         for line in other.stdout:  # home A's run is talking to the model
             if json.loads(line)["type"] == "turn_started":
                 break
-        proc = run_chimera("switch", session_id, target, "--yes", env=home_b)
+        proc = run_here("switch", session_id, target, "--yes", env=home_b)
         assert_one_line_error(proc, "another Chimera run is working in", str(project))
         assert (project / "a.txt").read_text() == "v2\n"
         assert (project / "b.txt").read_text() == "made in run 2\n"

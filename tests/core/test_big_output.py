@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 SCRIPT = textwrap.dedent(
@@ -89,7 +89,7 @@ def test_chimera_max_tool_output_caps_what_the_model_sees(
         message(tool_use("t1", "bash", {"command": "seq 1 3000"}), stop_reason="tool_use"),
         message(text("Counted.")),
     )
-    proc = run_chimera(
+    proc = run_here(
         "run",
         "count",
         "--json",

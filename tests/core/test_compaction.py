@@ -35,7 +35,7 @@ from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.tui.cli import main
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import (
     FakeAnthropic,
@@ -521,7 +521,7 @@ def test_chimera_run_json_reports_the_compaction(
         message(text("SUMMARY: a.txt was read.")),
         message(text("Done.")),
     )
-    proc = run_chimera(
+    proc = run_here(
         "run", TASK, "--json", "--workdir", str(summarizable_project), "--permission-mode", "bypass", env=small_window
     )
     assert proc.returncode == 0, proc.stderr
@@ -543,7 +543,7 @@ def test_chimera_run_says_it_compacted_on_stderr(
         message(text("SUMMARY: a.txt was read.")),
         message(text("Done.")),
     )
-    proc = run_chimera(
+    proc = run_here(
         "run", TASK, "--workdir", str(summarizable_project), "--permission-mode", "bypass", env=small_window
     )
     assert proc.returncode == 0, proc.stderr
@@ -555,7 +555,7 @@ def test_chimera_run_says_it_compacted_on_stderr(
 @pytest.mark.parametrize("value", ["lots", "12", "-5", "1e6", "32768²", "9" * 5000, "10" + "0" * 12])
 def test_a_context_window_that_is_not_a_size_is_one_line(value: str, isolated_env: Path, project: Path) -> None:
     env = {"CHIMERA_CONTEXT_WINDOW": value, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}
-    proc = run_chimera("run", "hi", "--workdir", str(project), env=env)
+    proc = run_here("run", "hi", "--workdir", str(project), env=env)
     assert_one_line_error(proc, "CHIMERA_CONTEXT_WINDOW", "in tokens")
 
 

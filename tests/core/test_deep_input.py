@@ -13,7 +13,7 @@ from chimera.core.events import StepEvent, ToolCallFinished
 from chimera.core.redact import Redactor
 from chimera.core.sessions.store import SessionStore
 from chimera.core.strict_json import MAX_DEPTH
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.helpers_loop import SnapshotReplay, call, collect, finished, make_core, only, say, turn
 
@@ -45,7 +45,7 @@ def test_deeply_nested_tool_input_is_a_tool_error_and_the_run_goes_on(
     api.script(message(*blocks, stop_reason="tool_use"), message(text(f"Done, {SECRET}.")))
     ws = tmp_path / "ws"
     ws.mkdir()
-    proc = run_chimera(
+    proc = run_here(
         "run",
         "x",
         "--json",

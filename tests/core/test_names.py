@@ -19,7 +19,7 @@ from chimera.core.tools.glob import Glob
 from chimera.core.tools.grep import Grep
 from chimera.core.tools.read import Read
 from chimera.core.tools.ripgrep import find_rg
-from tests.cli_runner import chimera_command, run_chimera
+from tests.cli_runner import chimera_command, run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 
@@ -178,13 +178,13 @@ def test_a_switch_preview_shows_the_two_names_apart(
     """Files a command made, one with a real backslash, one with a stray byte: the preview lists both, apart."""
     command = "printf one > 'bad\\xff.txt'; printf two > $'bad\\xff.txt'"
     api.script(message(tool_use("b1", "bash", {"command": command}), stop_reason="tool_use"), message(text("Made.")))
-    first = run_chimera("run", "make", "--json", "--workdir", str(ws), "--permission-mode", "bypass", env=model_env)
+    first = run_here("run", "make", "--json", "--workdir", str(ws), "--permission-mode", "bypass", env=model_env)
     assert first.returncode == 0, first.stderr
     assert sorted(os.listdir(os.fsencode(ws))) == [LITERAL, STRAY]
     session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
-    tree = json.loads(run_chimera("tree", session_id, "--json").stdout)
+    tree = json.loads(run_here("tree", session_id, "--json").stdout)
     task = next(n["id"] for n in tree["nodes"] if n["kind"] == "user")
-    back = run_chimera("switch", session_id, task, "--yes")
+    back = run_here("switch", session_id, task, "--yes")
     assert back.returncode == 0, back.stderr
     kept = [line.split()[1] for line in back.stdout.splitlines() if line.split()[:1] == ["keep"]]
     assert kept == ["bad\\\\xff.txt", "bad\\xff.txt"]

@@ -22,7 +22,7 @@ from chimera.core.permissions.policy import PermissionPolicy, Rule
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import Executor, ToolCall
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_here
 from tests.helpers_loop import SnapshotReplay, call, finished, make_core, only, say, turn
 
 HEADLESS_REFUSAL = (
@@ -480,7 +480,7 @@ def test_an_unknown_mode_or_bad_rule_in_the_settings_file_names_the_file(
 def test_cli_with_a_broken_settings_file_prints_one_line_and_exits_2(isolated_env: Path, ws: Path) -> None:
     """`chimera run` with an invalid config.toml prints one line naming the file and exits 2, no traceback."""
     path = write_config(isolated_env, "[permissions]\nmode = ask\n")
-    proc = run_chimera(
+    proc = run_here(
         "run",
         "x",
         "--workdir",
@@ -517,13 +517,13 @@ def test_a_misspelled_setting_is_an_error_naming_the_nearest_known_one(
 def test_cli_with_a_misspelled_table_prints_one_line_and_exits_2(isolated_env: Path, ws: Path) -> None:
     """`[permission]` with `denny = […]` stops `chimera run` with one line naming the key and the nearest one."""
     path = write_config(isolated_env, '[permission]\ndenny = ["bash(rm *)"]\n')
-    proc = run_chimera("run", "x", "--workdir", str(ws), env={"CHIMERA_HOME": str(isolated_env)})
+    proc = run_here("run", "x", "--workdir", str(ws), env={"CHIMERA_HOME": str(isolated_env)})
     assert_one_line_error(proc, str(path), "[permission]", "did you mean [permissions]?")
 
 
 def test_cli_with_a_misspelled_tool_in_a_flag_rule_prints_one_line_and_exits_2(isolated_env: Path, ws: Path) -> None:
     """`--allow 'bahs(ls)'` is refused (even for the offline demo) naming the flag and the tool meant."""
-    proc = run_chimera("run", "x", "--workdir", str(ws), "--deny", "bahs(ls)", env={"CHIMERA_HOME": str(isolated_env)})
+    proc = run_here("run", "x", "--workdir", str(ws), "--deny", "bahs(ls)", env={"CHIMERA_HOME": str(isolated_env)})
     assert_one_line_error(proc, "--deny", "'bahs(ls)'", "did you mean 'bash'?")
 
 

@@ -16,7 +16,7 @@ from chimera.core.tools.base import ToolContext, ToolResult
 from chimera.core.tools.glob import Glob
 from chimera.core.tools.grep import Grep
 from chimera.core.tools.ripgrep import find_rg
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 
 LOOP = "is a symbolic link loop"
@@ -66,7 +66,7 @@ def test_a_run_over_symlink_loops_goes_on_and_says_which_entry_loops(
     replies = [message(tool_use(f"t{i}", name, args), stop_reason="tool_use") for i, (name, args) in enumerate(CALLS)]
     api.script(*replies, message(text("Done.")))
     env = {**model_env, "CHIMERA_RG": "off"} if engine == "python" else model_env
-    proc = run_chimera("run", "x", "--json", "--workdir", str(ws), "--permission-mode", mode, env=env)
+    proc = run_here("run", "x", "--json", "--workdir", str(ws), "--permission-mode", mode, env=env)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     outputs = {e["call_id"]: (e["is_error"], e["output"]) for e in events if e["type"] == "tool_call_finished"}

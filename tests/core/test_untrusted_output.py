@@ -26,7 +26,7 @@ from chimera.core.providers.anthropic import AnthropicProvider
 from chimera.core.providers.base import ModelRequest
 from chimera.core.sessions.store import SessionStore
 from tests.anthropic_harness import collect, finished, make_core, only, open_provider, retries, workspace
-from tests.cli_runner import chimera_command, run_chimera
+from tests.cli_runner import chimera_command, run_here
 from tests.fake_anthropic import Block, FakeAnthropic, message, text, tool_use
 
 TASK = "Do the thing."
@@ -234,7 +234,7 @@ def test_resuming_a_session_saved_with_nan_sends_strict_json(
     assert b"NaN" in (isolated_env / "sessions" / "old1" / "entries.jsonl").read_bytes()  # as the old loop saved it
 
     api.script(message(text("Resumed.")))
-    proc = run_chimera("run", "go on", "--resume", "old1", env=model_env)
+    proc = run_here("run", "go on", "--resume", "old1", env=model_env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Resumed."
     assert len(api.requests) == 1

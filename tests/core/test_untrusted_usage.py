@@ -21,7 +21,7 @@ from chimera.core.env.local import LocalEnvironment
 from chimera.core.events import UsageReported
 from chimera.core.providers.anthropic import AnthropicProvider
 from tests.anthropic_harness import collect, finished, make_core, only, open_provider, workspace
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, Reply, message, text
 
 NONSENSE = [
@@ -150,9 +150,9 @@ def test_a_run_against_a_server_sending_nonsense_usage_is_quiet_and_its_totals_s
         with_usage("One.", dict.fromkeys(FIELDS, "NaN"), dict.fromkeys(FIELDS, '"many"')),
         with_usage("Two.", dict.fromkeys(FIELDS, "-7"), dict.fromkeys(FIELDS, "1e400")),
     )
-    first = run_chimera("run", "go", "--json", "--workdir", str(tmp_path), env=model_env)
+    first = run_here("run", "go", "--json", "--workdir", str(tmp_path), env=model_env)
     assert (first.returncode, first.stderr) == (0, "")
-    second = run_chimera("run", "go", "--workdir", str(tmp_path), env=model_env)
+    second = run_here("run", "go", "--workdir", str(tmp_path), env=model_env)
     assert (second.returncode, second.stdout, second.stderr) == (0, "Two.\n", "")
     events = [json.loads(line) for line in first.stdout.splitlines()]
     usages = [e for e in events if e["type"] == "usage"]

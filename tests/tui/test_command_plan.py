@@ -19,6 +19,8 @@ from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text
 from tests.tui_helpers import said, screen_text, send, toasts, until
 
+pytestmark = pytest.mark.usefixtures("quick_to_ask")  # they type, then wait for the question
+
 PLAN = message(text("- [ ] say hello\n- [ ] say bye"))
 
 

@@ -28,6 +28,9 @@ from tests.tui_helpers import entries, in_palette, screen_text, send, toasts, un
 Step = Callable[[Pilot[int], ChimeraApp], Awaitable[None]]
 
 
+pytestmark = pytest.mark.usefixtures("quick_to_ask")  # these cases type, then wait for the question
+
+
 async def nothing(pilot: Pilot[int], app: ChimeraApp) -> None:
     pass
 

@@ -18,10 +18,12 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
-from tests.cli_runner import run_chimera
+from tests.cli_runner import run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text
 from tests.tui_helpers import in_palette, screen_text, send, until
+
+pytestmark = pytest.mark.usefixtures("quick_to_ask")  # they type, then wait for the question
 
 PLAN = message(text("- [ ] say `hello` to **everyone**\n- [ ] say bye"))
 CARRIED_OUT = [message(text("Hello.")), message(text("DONE")), message(text("Bye.")), message(text("DONE"))]
@@ -148,7 +150,7 @@ async def test_cancel_asks_once_and_ends_cancelled(
         assert "cancelled" in screen_text(app)
         assert "failed" not in screen_text(app)
         assert app.query_one(PromptInput).value == ""
-    listed = run_chimera("sessions", env=model_env)
+    listed = run_here("sessions", env=model_env)
     assert "cancelled" in listed.stdout
     assert "failed" not in listed.stdout
     assert len(api.requests) == 1
@@ -173,7 +175,11 @@ async def test_the_steps_tick_off_live_and_a_failed_check_says_why(api: FakeAnth
         await proposed(pilot, app)
         await pilot.press("a")
         await until(pilot, reached.is_set, "the retry of step 2 streaming")
-        await until(pilot, lambda: "▶ 2. say bye" in screen_text(app), "step 2 failed, worked on again")
+        await until(  # the retry's request can arrive before the screen drew the failed check
+            pilot,
+            lambda: "▶ 2. say bye" in screen_text(app) and "✗ NOT DONE" in screen_text(app),
+            "step 2 failed, worked on again",
+        )
         shown = screen_text(app)
         assert "✗ NOT DONE: nobody heard it" in shown  # why its check failed, under it
         assert "☑ 1. say hello to everyone" in shown
