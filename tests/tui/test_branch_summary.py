@@ -124,3 +124,28 @@ async def test_stopping_the_summary_keeps_the_switch_and_adds_nothing(
             assert "summarizing" not in screen_text(app)
     finally:
         release.set()
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_with_the_setting_b_summarizes_the_branch_it_leaves(
+    api: FakeAnthropic, isolated_env: Path, project: Path
+) -> None:
+    """With ``summarize_left = true``, b on "Added tests." branches from there and carries the summary of the
+    branch left ("try another way") as a note under it."""
+    (isolated_env / "config.toml").write_text("[tree]\nsummarize_left = true\n")
+    ids = branched_session(isolated_env, project)
+    api.script(message(text(SUMMARY)))
+    app = build_app(RunOptions(resume="s1", model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.history_shown.is_set, "history shown")
+        await pilot.press("ctrl+t")
+        await until(pilot, app.tree_shown.is_set, "tree shown")
+        view = app.query_one(TreePanel).view
+        await pilot.press("home")
+        while view.selected is not None and view.selected.node != ids["a2"]:
+            await pilot.press("down")
+        await pilot.press("b")
+        tree = app.session.store.tree
+        await until(pilot, lambda: tree.leaf not in (ids["a3"], ids["a2"]), "the summary recorded")
+        assert tree.nodes[tree.leaf or ""].parent_id == ids["a2"]
+        assert "try another way" in str(api.requests[-1].messages)
