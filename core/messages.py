@@ -81,10 +81,7 @@ def steering_block(text: str) -> dict[str, Any]:
 
 def steering_text(block: dict[str, Any]) -> str | None:
     """The person's words in a block :func:`steering_block` made, or None for any other block."""
-    if not is_reminder(block):
-        return None
-    inner = str(block.get("text", "")).removeprefix(REMINDER_OPEN).removesuffix(_REMINDER_CLOSE)
-    return inner.removeprefix(STEERING_LEAD).strip() if inner.startswith(STEERING_LEAD) else None
+    return _note_after(block, STEERING_LEAD)
 
 
 def carried_block(summary: str) -> dict[str, Any]:
@@ -94,10 +91,15 @@ def carried_block(summary: str) -> dict[str, Any]:
 
 def carried_text(block: dict[str, Any]) -> str | None:
     """The summary in a block :func:`carried_block` made, or None for any other block."""
+    return _note_after(block, CARRIED_LEAD)
+
+
+def _note_after(block: dict[str, Any], lead: str) -> str | None:
+    """What follows ``lead`` in a loop note that begins with it, or None for any other block."""
     if not is_reminder(block):
         return None
     inner = str(block.get("text", "")).removeprefix(REMINDER_OPEN).removesuffix(_REMINDER_CLOSE)
-    return inner.removeprefix(CARRIED_LEAD).strip() if inner.startswith(CARRIED_LEAD) else None
+    return inner.removeprefix(lead).strip() if inner.startswith(lead) else None
 
 
 def is_reminder(block: dict[str, Any]) -> bool:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-from collections.abc import Callable, Iterable
-from typing import ClassVar
+from collections.abc import Awaitable, Callable, Iterable
+from typing import ClassVar, TypeVar
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -44,6 +44,9 @@ _TYPING: list[Row] = [
     ("ctrl+j", "", "A new line in the message, shown as ⏎ (shift+enter too, where the terminal tells it apart)"),
     ("//", "", "Start with // to send words that begin with a slash (//etc/hosts sends /etc/hosts)"),
 ]
+
+
+_T = TypeVar("_T")
 
 
 class CommandActions(QuestionApp):
@@ -262,23 +265,32 @@ class CommandActions(QuestionApp):
         with contextlib.suppress(NoMatches):  # no footer (the app is closing)
             self.query_one("#footer").refresh()
 
-    @work(exclusive=True, group="run", exit_on_error=False)
-    async def compact_conversation(self, focus: str) -> None:
-        """``/compact [focus]``: summarize the older part of the conversation now."""
+    async def aside(self, state: str, stopped: str, request: Awaitable[_T]) -> _T | ChimeraError:
+        """A model request between runs (a compaction, a branch's summary) in a ``run`` worker: the status line
+        spins ``state`` with its time, escape stops it (saying ``stopped``: nothing is kept until it is in), the
+        keys wait for it. Its result, or the error it ended in."""
         self.running = self.compacting = True
-        self.stopped_note = "Compaction stopped: the conversation is as it was."
+        self.stopped_note = stopped
         self.show_keys()
-        self.state.status.begin("compacting")  # the status line spins, with the time it takes
+        self.state.status.begin(state)
         self.show_status()
         try:
-            done = await self.session.compact(focus)
+            return await request
         except ChimeraError as err:
-            self.say(f"✗ compaction failed: {err}", "error")
-            self.show_status(state="failed")
-            return
+            return err
         finally:
             self.running = self.compacting = False
             self.show_keys()
+
+    @work(exclusive=True, group="run", exit_on_error=False)
+    async def compact_conversation(self, focus: str) -> None:
+        """``/compact [focus]``: summarize the older part of the conversation now."""
+        stopped = "Compaction stopped: the conversation is as it was."
+        done = await self.aside("compacting", stopped, self.session.compact(focus))
+        if isinstance(done, ChimeraError):
+            self.say(f"✗ compaction failed: {done}", "error")
+            self.show_status(state="failed")
+            return
         self.show_status(state="idle")
         if done is None:
             self.notify("Nothing to compact: the conversation is still short.", timeout=4)

@@ -235,20 +235,12 @@ class TreeActions(SessionActions):
     async def summarize_left(self, left: str | None) -> None:
         """The branch the leaf left (``left``: the leaf before the move) summarized by the model and carried
         into the path it is on now as a note, which the tree shows; escape stops it (the move stands)."""
-        self.running = self.compacting = True
-        self.stopped_note = "Summary stopped: the move stands, and nothing was added to the conversation."
-        self.show_keys()
-        self.state.status.begin("summarizing")
-        self.show_status()
-        try:
-            done = await self.session.summarize_left(left)
-        except ChimeraError as err:
-            self.say(terminal_safe(f"✗ the branch left behind was not summarized: {err}", one_line=True), "error")
+        stopped = "Summary stopped: the move stands, and nothing was added to the conversation."
+        done = await self.aside("summarizing", stopped, self.session.summarize_left(left))
+        if isinstance(done, ChimeraError):
+            self.say(terminal_safe(f"✗ the branch left behind was not summarized: {done}", one_line=True), "error")
             self.show_status(state="idle")
             return
-        finally:
-            self.running = self.compacting = False
-            self.show_keys()
         self.show_status(state="idle")
         if done is None:
             self.notify("Nothing was left behind to summarize: the move went forward.", timeout=4)

@@ -33,12 +33,17 @@ async def _ask_switch(pilot: Pilot[int], app: ChimeraApp, node: str) -> None:
     await until(pilot, app.history_shown.is_set, "history shown")
     await pilot.press("ctrl+t")
     await until(pilot, app.tree_shown.is_set, "tree shown")
+    await _select(pilot, app, node)
+    await pilot.press("enter")
+    await until(pilot, lambda: "Switch to" in screen_text(app), "the switch asked")
+
+
+async def _select(pilot: Pilot[int], app: ChimeraApp, node: str) -> None:
+    """Put the tree panel's cursor on ``node``'s line, from the top."""
     view = app.query_one(TreePanel).view
     await pilot.press("home")
     while view.selected is not None and view.selected.node != node:
         await pilot.press("down")
-    await pilot.press("enter")
-    await until(pilot, lambda: "Switch to" in screen_text(app), "the switch asked")
 
 
 @pytest.mark.usefixtures("model_env")
@@ -87,10 +92,7 @@ async def test_with_the_setting_y_summarizes_and_s_does_not(
         await pilot.press("u")
         await until(pilot, lambda: tree.leaf == ids["a3"], "back")
         await until(pilot, app.tree_shown.is_set, "tree shown")
-        view = app.query_one(TreePanel).view
-        await pilot.press("home")
-        while view.selected is not None and view.selected.node != ids["a2"]:
-            await pilot.press("down")
+        await _select(pilot, app, ids["a2"])
         await pilot.press("enter")
         await until(pilot, lambda: "Switch to" in screen_text(app), "the switch asked again")
         await pilot.press("y")
@@ -140,10 +142,7 @@ async def test_with_the_setting_b_summarizes_the_branch_it_leaves(
         await until(pilot, app.history_shown.is_set, "history shown")
         await pilot.press("ctrl+t")
         await until(pilot, app.tree_shown.is_set, "tree shown")
-        view = app.query_one(TreePanel).view
-        await pilot.press("home")
-        while view.selected is not None and view.selected.node != ids["a2"]:
-            await pilot.press("down")
+        await _select(pilot, app, ids["a2"])
         await pilot.press("b")
         tree = app.session.store.tree
         await until(pilot, lambda: tree.leaf not in (ids["a3"], ids["a2"]), "the summary recorded")
