@@ -174,7 +174,8 @@ class ChimeraApp(TreeActions):
                     self.history_shown.clear()
                     self.show_branch(event)
                 case RunFinished():
-                    self.run_shown.set()
+                    self.end_shown = True
+                    self.run_over()
                     if self.tree_panel.has_class("-shown"):  # the run grew the tree
                         self.load_tree()
                 case RunStarted():

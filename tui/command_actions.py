@@ -61,7 +61,8 @@ class CommandActions(QuestionApp):
         self.running = False
         self.compacting = False  # a summary asked between runs (a compaction, a branch left behind) works
         self.stopped_note = ""  # what stopping it says
-        self.run_shown = asyncio.Event()
+        self.run_shown = asyncio.Event()  # the run's end is on screen and the next task can be sent
+        self.end_shown = False  # the run's end is on screen (its worker may still be finishing)
 
     # --- the registry, on the app ---------------------------------------------------------
 
@@ -249,6 +250,7 @@ class CommandActions(QuestionApp):
         """Run ``task`` (with strategy ``loop`` for it alone, when given)."""
         self.running = True
         self.run_shown.clear()
+        self.end_shown = False
         self.show_keys()
         self.run_task(task, loop)
 
@@ -259,6 +261,12 @@ class CommandActions(QuestionApp):
         finally:
             self.running = False
             self.show_keys()
+            self.run_over()
+
+    def run_over(self) -> None:
+        """Once the run's end is on screen and its worker is done (either may come first), the run is over."""
+        if self.end_shown and not self.running:
+            self.run_shown.set()
 
     def show_keys(self) -> None:
         """Draw the footer again: the keys that work have changed (a run started or ended)."""
