@@ -202,7 +202,7 @@ class ChimeraApp(TreeActions):
                 message.input.value = ""
                 prompt.forget_pastes()
                 self.notify("Sent: Chimera reads it after the current step.", timeout=3)
-            elif self.session.agent.running:  # it has decided it is over: the words are kept here
+            elif self.session.agent.running or self.end_shown:  # it is over or about to be: the words stay here
                 self.notify("The run is ending: press enter again once it has, to send this as a task.", timeout=4)
             else:
                 self.notify("The run is just starting: send it again in a moment.", severity="warning")

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from chimera.core.events import SteeringDelivered, StepEvent, ToolCallStarted, UsageReported
+from chimera.core.runner import AgentResult
 from chimera.core.sessions.reading import read_node, summary
+from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions
 from chimera.tui import conversation_app
 from chimera.tui.app import build_app
@@ -19,7 +21,7 @@ from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import FakeAnthropic, message, stream_error, text, thinking, tool_use
-from tests.tui_helpers import asked, entries, said, screen_text, send, until
+from tests.tui_helpers import asked, entries, said, screen_text, send, toasts, until
 
 
 def touch_then_answer() -> tuple[object, object]:
@@ -263,6 +265,38 @@ async def test_resuming_shows_the_earlier_turns_and_continues(api: FakeAnthropic
         await pilot.pause()
         assert said(app) == ["count text files", "and now?"]
         assert [m["role"] for m in api.requests[-1].messages] == ["user", "assistant", "user", "assistant", "user"]
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_words_sent_as_the_run_ends_stay_in_the_input_until_it_is_over(
+    api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's end is on screen before its worker is done: enter in between keeps the words in the input
+    (never steering a run that is over, never lost) and says to send them again; once over they are a task."""
+    api.script(message(text("First done.")), message(text("Second done.")))
+    release = asyncio.Event()
+    real_run = Session.run
+
+    async def run_held_at_its_end(self: Session, task: str, *, loop: str | None = None) -> AgentResult:
+        result = await real_run(self, task, loop=loop)
+        await release.wait()
+        return result
+
+    monkeypatch.setattr(Session, "run", run_held_at_its_end)
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "first task")
+        await until(pilot, lambda: app.state.status.state == "done", "the run's end on screen")
+        await send(pilot, "second task")
+        assert app.query_one(PromptInput).value == "second task"
+        assert "The run is ending" in toasts(app)
+        assert not app.run_shown.is_set()
+        release.set()
+        await app.run_shown.wait()
+        await send(pilot, "")
+        await until(pilot, lambda: said(app) == ["first task", "second task"], "the words sent as a task")
+    assert len(api.requests) == 2
+    assert "second task" not in json.dumps(api.requests[0].messages)
 
 
 @pytest.mark.usefixtures("model_env")
