@@ -1,8 +1,9 @@
 """Provides ``AnthropicProvider``: the Messages API through ``anthropic.AsyncAnthropic``.
 
-It always streams, and builds the assistant message from the raw stream events
-(see ``message_builder``) so that every block (thinking with its signature,
-redacted thinking, tool use) goes back to the model exactly as it came. The
+It always streams, reads the events from the body's bytes itself (see ``sse``),
+and builds the assistant message from them (see ``message_builder``) so that
+every block (thinking with its signature, redacted thinking, tool use) goes back
+to the model exactly as it came. The
 SDK's own retries are off: the agent loop retries, so that every attempt is a
 visible ``retry`` event. Redirects are not followed (the key would go along): a
 redirect is a setup error, as are a malformed base URL, a key a header cannot
@@ -17,13 +18,14 @@ when the first request is made (in a thread, off the event loop).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from chimera.core import credentials
 from chimera.core.errors import ProviderError
-from chimera.core.providers.api_errors import broken_stream_errors, translate_api_error
+from chimera.core.providers.api_errors import broken_stream_errors, stream_error, translate_api_error
 from chimera.core.providers.base import ModelChunk, ModelRequest
 from chimera.core.providers.message_builder import MessageBuilder
 from chimera.core.providers.server_checks import (
@@ -33,6 +35,7 @@ from chimera.core.providers.server_checks import (
     not_the_api,
     odd_status,
 )
+from chimera.core.providers.sse import EventReader, ServerSentEvent
 from chimera.core.redact import Redactor
 
 if TYPE_CHECKING:
@@ -175,32 +178,19 @@ class AnthropicProvider:
                 content_type = stream.response.headers.get("content-type", "")
                 if content_type and not content_type.lower().startswith("text/event-stream"):
                     raise not_the_api(url, stream.response.status_code, describe_body(self._mask(content_type)))
-                iterator = stream.__aiter__()
-                while True:
+                # The body's bytes as they come, not the SDK's events: see ``sse``.
+                reader, chunks, status = EventReader(), stream.response.aiter_bytes(), stream.response.status_code
+                ended = False
+                while not ended:
                     try:
                         async with asyncio.timeout(self.stall_timeout):
-                            event = await iterator.__anext__()
+                            events = reader.feed(await anext(chunks))
                     except StopAsyncIteration:
-                        break
-                    try:
-                        # The server's values are checked here (usage counts may be any JSON at all).
-                        data = event
-                        if not isinstance(data, dict):
-                            raise TypeError(f"an event that is a JSON {type(data).__name__}, not an object")
-                        if not builder.started and data.get("type") != "message_start":
-                            what = "an event stream that does not begin with message_start"
-                            raise not_the_api(url, stream.response.status_code, what)
-                        chunk = builder.feed(data)
-                    except (KeyError, TypeError, ValueError, AttributeError) as err:
-                        # Asking again will not change the server's dialect: fail at once.
-                        raise ProviderError(
-                            f"the server's stream does not follow the Messages API ({type(err).__name__}: {err}); "
-                            "check that ANTHROPIC_BASE_URL points at a server that speaks it",
-                            kind="protocol",
-                            retryable=False,
-                        ) from None
-                    if chunk is not None:
-                        yield chunk
+                        events, ended = reader.close(), True
+                    for event in events:
+                        chunk = _take(event, builder, url, status, self._mask)
+                        if chunk is not None:
+                            yield chunk
                 if not builder.started:  # a whole stream, and not one Messages API event in it
                     raise not_the_api(url, stream.response.status_code, "an event stream with no message in it")
         except ProviderError:
@@ -231,6 +221,38 @@ class AnthropicProvider:
                 retryable=True,
             )
         yield builder.done(self._model)
+
+
+def _take(
+    event: ServerSentEvent, builder: MessageBuilder, url: str, status: int, mask: Callable[[str], str]
+) -> ModelChunk | None:
+    """Give one server-sent event to ``builder``: what it makes of it, if anything.
+
+    As the SDK reads a stream: an unnamed event, a ping or one without data is skipped; an ``error`` event
+    is the server's error (see ``api_errors.stream_error``); data that is not JSON is a broken stream (a
+    ValueError); JSON that is not the Messages API's is a setup error, raised at once."""
+    if event.event is None or event.event == "ping":
+        return None
+    if event.event == "error":
+        raise stream_error(event.data, mask)
+    if not event.data:
+        return None
+    data = json.loads(event.data)
+    try:
+        # The server's values are checked here (usage counts may be any JSON at all).
+        if not isinstance(data, dict):
+            raise TypeError(f"an event that is a JSON {type(data).__name__}, not an object")
+        if not builder.started and data.get("type") != "message_start":
+            raise not_the_api(url, status, "an event stream that does not begin with message_start")
+        return builder.feed(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
+        # Asking again will not change the server's dialect: fail at once.
+        raise ProviderError(
+            f"the server's stream does not follow the Messages API ({type(err).__name__}: {err}); "
+            "check that ANTHROPIC_BASE_URL points at a server that speaks it",
+            kind="protocol",
+            retryable=False,
+        ) from None
 
 
 def _import_sdk() -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import ssl
 import sys
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from chimera.core.providers.server_checks import (
 )
 from chimera.core.strict_json import clean_text
 
-__all__ = ["broken_stream_errors", "translate_api_error"]
+__all__ = ["broken_stream_errors", "stream_error", "translate_api_error"]
 
 _RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
 # Statuses that a proxy in front of a real API answers with its own page: keep their meaning.
@@ -70,6 +71,23 @@ async def translate_api_error(
         if answer and not answer.startswith(b"HTTP/"):
             error = not_http(base_url, f"it answers {mask(answer.decode('latin-1'))[:40]!r}")
     return error
+
+
+def stream_error(data: str, mask: Callable[[str], str] = str) -> ProviderError:
+    """The ProviderError for an ``error`` event in a stream that began with 200, whose data is ``data``
+    (the API's error object as JSON, or whatever the server put there). Retried when the error is the
+    server's passing state (overloaded, rate limited, timed out, failed)."""
+    try:
+        body: object = json.loads(data)
+    except ValueError:
+        body = data
+    error_type = _body_type(body)
+    api_message = _one_line(_body_message(body) or data or "no details", 300, mask)
+    return ProviderError(
+        f"the server sent an error mid-stream ({error_type or 'no type'}): {api_message}",
+        kind="stream_error",
+        retryable=error_type in _RETRYABLE_STREAM_ERRORS,
+    )
 
 
 @functools.cache
@@ -148,7 +166,7 @@ def _translate(
         return odd_status(url, status)
     if status in _STATUSES_OF_OTHER_SERVERS:
         return not_the_api(url, status, describe_body(mask(str(err.response.headers.get("content-type", "")))))
-    if status >= 300 and not _is_json(err):  # (a 200 here is an error event in the stream: its body is JSON)
+    if not _is_json(err):
         kind_of_body = describe_body(mask(str(err.response.headers.get("content-type", ""))))
         if 400 <= status < 500 and status not in _STATUSES_OF_PROXIES:
             # A web page where the API should be (a 404 from a web server, a 405): the URL is wrong.
@@ -158,12 +176,6 @@ def _translate(
         api_message = getattr(err, "api_message", None) or _body_message(err.body) or str(err)
     api_message = _one_line(api_message, 300, mask)
     error_type = getattr(err, "type", None) or _body_type(err.body)
-    if status == 200:  # an `error` event after the stream began: the SDK never retries these
-        return ProviderError(
-            f"the server sent an error mid-stream ({error_type}): {api_message}",
-            kind="stream_error",
-            retryable=error_type in _RETRYABLE_STREAM_ERRORS,
-        )
     if status == 401:
         return ProviderError(
             f"the API key was rejected (401) by {base_url}: set ANTHROPIC_API_KEY to a valid key",
