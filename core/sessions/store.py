@@ -57,7 +57,6 @@ the session folder is ever read or written through it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import threading
@@ -74,13 +73,14 @@ from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
 from chimera.core.sessions.catalog import note_session
 from chimera.core.sessions.checkpoints import ShadowRepo
-from chimera.core.sessions.files import CHECKPOINTS, ENTRIES, LOCK, check_folder, check_not_link, open_file
+from chimera.core.sessions.files import CHECKPOINTS, ENTRIES, check_folder, check_not_link, open_file
 from chimera.core.sessions.jsonl import append_line
 from chimera.core.sessions.loading import load_entries
 from chimera.core.sessions.reading import Damaged, Task, read_node, summary
 from chimera.core.sessions.received import Unconfirmed, home_key, seal, unconfirmed, unsealed_queue
 from chimera.core.sessions.records import add_node, apply_record
 from chimera.core.sessions.session_ids import resolve_session
+from chimera.core.sessions.session_lock import hold_session
 from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
 from chimera.core.wording import command
 
@@ -171,7 +171,7 @@ class SessionStore:
                 raise ConfigError(f"a session {self.id} already exists") from None
             except OSError as err:
                 raise SessionError(f"could not save session {self.id} ({err.strerror or err})") from None
-            lock_fd = _lock(self.folder, self.id)
+            lock_fd = hold_session(self.folder, self.id)
             try:
                 fd = open_file(self.folder, ENTRIES, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL)
             except BaseException:
@@ -201,7 +201,7 @@ class SessionStore:
                 raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
             if check_not_link(folder / ENTRIES) is None:
                 raise ConfigError(f"{folder} has no {ENTRIES}: it is not a Chimera session (left untouched)")
-            lock_fd = _lock(folder, session_id) if writable else None
+            lock_fd = hold_session(folder, session_id) if writable else None
             fd = open_file(folder, ENTRIES, os.O_RDWR | os.O_APPEND if writable else os.O_RDONLY)
             with collecting_later():  # a record is a few objects; many records, many collector walks
                 meta, tree, warnings = load_entries(fd, folder, repair=writable)
@@ -481,19 +481,3 @@ class SessionStore:
                 f"could not save session {self.id} ({err.strerror or err}): free some disk space; "
                 "what was saved before is intact"
             ) from None
-
-
-def _lock(folder: Path, session_id: str) -> int:
-    fd = open_file(folder, LOCK, os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
-        os.close(fd)
-        raise ConfigError(
-            f"session {session_id} is open in another Chimera (pid {holder}): close it there first, or, in its "
-            "workbench, use /switch, /branch, /checkpoint or /label (/tree shows the points)"
-        ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
-    return fd

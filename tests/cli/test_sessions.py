@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from chimera.core.errors import ConfigError
+from chimera.core.sessions import session_lock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.store import SessionStore
@@ -193,6 +194,74 @@ def test_a_second_writer_is_refused_with_the_holders_pid(isolated_env: Path, tmp
     finally:
         holder.communicate("")
     with SessionStore.open(isolated_env, "s1"):  # the lock went with the process
+        pass
+
+
+_HOLDER_THAT_ENDS = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.ftruncate(fd, 0)
+os.pwrite(fd, str(os.getpid()).encode(), 0)
+if os.fork() == 0:  # keeps the lock, as a child forked to start a command does until it executes it
+    sys.stdin.read()
+    os._exit(0)
+print("held", flush=True)
+"""
+
+
+def _holder_that_ends(lock: Path) -> subprocess.Popen[str]:
+    """A process that takes ``lock`` and ends, leaving it held by its child until stdin closes."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER_THAT_ENDS, str(lock)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == "held"
+    holder.wait()  # the pid in the lock file has ended; its child holds the lock
+    return holder
+
+
+def _let_go(holder: subprocess.Popen[str]) -> None:
+    """Close the child's stdin and wait until it has ended (its copy of stdout closes with it)."""
+    assert holder.communicate("")[0] == ""
+
+
+def test_a_lock_left_by_a_killed_chimera_to_its_child_is_waited_for(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL while forking a command: the child holds the lock until it executes the command. The next
+    Chimera waits for it instead of calling the dead process "another Chimera"."""
+    with _session_with_two_turns(isolated_env, tmp_path) as store:
+        lock = store.folder / "lock"
+    holder = _holder_that_ends(lock)
+    seen: list[str] = []
+    ended = session_lock._ended
+
+    def the_child_lets_go_once_seen(pid: str) -> bool:
+        seen.append(pid)
+        if len(seen) == 1:
+            _let_go(holder)
+        return ended(pid)
+
+    monkeypatch.setattr(session_lock, "_ended", the_child_lets_go_once_seen)
+    with SessionStore.open(isolated_env, "s1") as opened:
+        assert len(opened.tree) == 2
+    assert seen == [str(holder.pid)]
+
+
+def test_a_lock_its_ended_holders_child_keeps_is_refused_naming_what_to_do(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _session_with_two_turns(isolated_env, tmp_path) as store:
+        lock = store.folder / "lock"
+    holder = _holder_that_ends(lock)
+    monkeypatch.setattr(session_lock, "GRACE", 0.1)
+    try:
+        with pytest.raises(ConfigError, match=rf"\(pid {holder.pid}\) has ended: a process it started holds .*fuser"):
+            SessionStore.open(isolated_env, "s1")
+    finally:
+        _let_go(holder)
+    with SessionStore.open(isolated_env, "s1"):
         pass
 
 
