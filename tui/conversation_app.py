@@ -97,6 +97,8 @@ class ConversationApp(App[int]):
         view.refresh_entries()
         if any(type(event) not in NOT_FOLLOWED for event in message.events):  # streamed words change no status
             status.refresh()
+        else:  # but its spinner moves with them, in the same screen update
+            status.keep_up()
         self._keep_time()
         self.events_shown(message.events)
 

@@ -19,7 +19,7 @@ from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import tokens
 from chimera.tui.state.run_status import RunStatus
 
-__all__ = ["DROP_ORDER", "SEPARATOR", "SPINNER", "Part", "fit", "parts_of", "spinning", "width_of"]
+__all__ = ["DROP_ORDER", "SEPARATOR", "SPINNER", "Part", "fit", "parts_of", "spin_frame", "spinning", "width_of"]
 
 SEPARATOR = " · "
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -41,14 +41,20 @@ def spinning(status: RunStatus) -> bool:
     return status.state in SPINNING
 
 
+def spin_frame(status: RunStatus, now: float) -> int:
+    """The spinner's frame at monotonic time ``now``, counted from the run's start (its time in seconds is
+    this divided by ``SPIN_RATE``): the line needs drawing again only when this moved on."""
+    return int(max(0.0, now - status.started) * SPIN_RATE) if status.started is not None else 0
+
+
 def parts_of(status: RunStatus, now: float, *, spin: bool = True) -> list[Part]:
     """The status line's parts for ``status`` at monotonic time ``now``, in the order they show (``spin``:
     with the spinner and the time elapsed while a run works)."""
     state = status.state
     if spin and spinning(status):
-        elapsed = max(0.0, now - status.started) if status.started is not None else 0.0
-        frame = SPINNER[int(elapsed * SPIN_RATE) % len(SPINNER)]
-        state = f"{frame} {state} {_clock(int(elapsed))}" if status.started is not None else f"{frame} {state}"
+        count = spin_frame(status, now)
+        frame = SPINNER[count % len(SPINNER)]
+        state = f"{frame} {state} {_clock(count // SPIN_RATE)}" if status.started is not None else f"{frame} {state}"
     parts = [
         Part("state", state),
         Part("model", terminal_safe(status.model, one_line=True) or "no model"),

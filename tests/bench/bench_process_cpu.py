@@ -7,7 +7,8 @@ API server streams the answer at 100 text deltas a second for `BENCH_SECONDS` (1
 CPU time (user + system, every thread) is read from `/proc/PID/stat` as the stream begins and as
 it ends. Prints the CPU seconds per wall second (the share of one core), and the same for the
 process sitting idle with the 40 answers on screen. `BENCH_PROFILE=FILE` also records the stream
-with py-spy (`pip install py-spy`), only what holds the GIL, into FILE (speedscope JSON).
+with py-spy (`pip install py-spy`), only what holds the GIL, into FILE (speedscope JSON), sampling
+`BENCH_RATE` times a second (100; py-spy pauses the process to sample, so a high rate adds to its CPU).
 """
 
 from __future__ import annotations
@@ -112,7 +113,18 @@ def main() -> None:
                 if not begun.wait(30):
                     raise SystemExit("bench: the task never reached the server")
                 if profile:
-                    spy_args = ["record", "--gil", "-p", str(pid), "-f", "speedscope", "-o", profile]
+                    spy_args = [
+                        "record",
+                        "--gil",
+                        "-r",
+                        os.environ.get("BENCH_RATE", "100"),
+                        "-p",
+                        str(pid),
+                        "-f",
+                        "speedscope",
+                        "-o",
+                        profile,
+                    ]
                     spy = subprocess.Popen(["py-spy", *spy_args])
 
             streaming = _share(pid, stream_begins, lambda: sent.wait(SECONDS * 3))

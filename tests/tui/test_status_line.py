@@ -4,17 +4,19 @@ workspace first; the tokens and the cost always stay), and that nothing redraws 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 
+from chimera.core.events import TextDelta
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.state import RunStatus
 from chimera.tui.status_parts import DROP_ORDER, Part, fit, parts_of
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
-from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, paced, text, tool_use
 from tests.tui_helpers import asked, screen_text, send, until
 
 
@@ -115,3 +117,31 @@ async def test_the_spinner_ticks_while_running_and_nothing_ticks_while_idle(api:
         await pilot.pause()
         assert status.ticks <= ticks + 1  # at most the tick that found the run over
         assert str(status.render()).startswith("done")
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_while_words_stream_the_spinner_moves_with_them(
+    api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While words stream the spinner keeps moving, drawn in the screen updates that draw the words: the
+    ticker leaves the line to them (one screen update for both, not one each)."""
+    words = [f"word{n} " for n in range(100)]
+    api.script(paced(message(text("".join(words), pieces=len(words))), 0.02, threading.Event(), threading.Event()))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        status = app.query_one(StatusLine)
+        ticks_at_first_word: list[int] = []
+        app.session.bus.subscribe(
+            lambda e: ticks_at_first_word.append(status.ticks) if isinstance(e, TextDelta) else None
+        )
+        redraws: list[int] = []  # while words stream
+        refresh = status.refresh
+        monkeypatch.setattr(
+            status, "refresh", lambda *a, **k: (ticks_at_first_word and redraws.append(1), refresh(*a, **k))[1]
+        )
+        await send(pilot, "talk")
+        await until(pilot, lambda: len(ticks_at_first_word) == len(words), "every word")
+        by_ticker = status.ticks - ticks_at_first_word[0]
+        assert len(redraws) >= 8  # about 2 s of words: the spinner moved on about 16 times
+        assert by_ticker <= len(redraws) / 4  # the words drew them, not the ticker
+        await app.run_shown.wait()

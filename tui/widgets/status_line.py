@@ -6,7 +6,8 @@ since the workbench opened), the session's short id and the workspace. Too narro
 whole parts are left out, least useful first (``tui.status_parts``): the tokens and the cost stay.
 The line draws the status it is given and nothing else; its fields (``state``, ``model``,
 ``turn``…) read and write that status, and :meth:`StatusLine.follow` folds one event into it.
-The spinner ticks 8 times a second while a run works; idle, nothing redraws the line.
+The spinner moves 8 times a second while a run works, in the same screen update as streamed words when
+they come; idle, nothing redraws the line.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from textual.widgets import Static
 
 from chimera.core.events import StepEvent
 from chimera.tui.state.run_status import RunStatus
-from chimera.tui.status_parts import SEPARATOR, SPIN_RATE, fit, parts_of, spinning
+from chimera.tui.status_parts import SEPARATOR, SPIN_RATE, fit, parts_of, spin_frame, spinning
 
 __all__ = ["StatusLine"]
 
@@ -90,19 +91,35 @@ class StatusLine(Static):
         super().__init__(id=id)
         self.status = status if status is not None else RunStatus()
         self.spin = spin  # a replay's line has no spinner: its run's time is the recording's, not this one's
-        self.ticks = 0  # spinner frames the ticker asked for
+        self.ticks = 0  # spinner frames the ticker drew on its own (not with streamed words)
         self.ticking = False  # whether the ticker runs (only while a run or a compaction works)
+        self._shown = -1  # the spinner frame last drawn
+        self._kept_up = float("-inf")  # when a batch of streamed words last moved the spinner
 
     def on_mount(self) -> None:
-        self._ticker = self.set_interval(1 / SPIN_RATE, self._tick, pause=True)
+        # Twice a frame: a tick that lands just before the spinner moves on must not make it skip a frame.
+        self._ticker = self.set_interval(1 / (2 * SPIN_RATE), self._tick, pause=True)
 
     def _tick(self) -> None:
-        if spinning(self.status):
-            self.ticks += 1
-            self.refresh()
-        else:
+        if not spinning(self.status):
             self._ticker.pause()
             self.ticking = False
+        elif self.status.clock() - self._kept_up >= 1 / SPIN_RATE and self._move():  # no words moved it lately
+            self.ticks += 1
+
+    def keep_up(self) -> None:
+        """A batch of streamed words is drawn: the spinner moves (if its frame is due) in the same screen update,
+        and the ticker leaves it to the words while they come (a screen update costs the same whatever it draws,
+        so one for both, not one each)."""
+        self._kept_up = self.status.clock()
+        self._move()
+
+    def _move(self) -> bool:
+        """Draw the line again if its spinner (and so its time) moved on since it was drawn; whether it did."""
+        if self.spin and spinning(self.status) and spin_frame(self.status, self.status.clock()) != self._shown:
+            self.refresh()
+            return True
+        return False
 
     def follow(self, event: StepEvent) -> None:
         """Fold one event into the status shown, and draw it."""
@@ -116,9 +133,9 @@ class StatusLine(Static):
         if self.spin and spinning(status) and not self.ticking and hasattr(self, "_ticker"):
             self._ticker.resume()  # it pauses itself once the run is over
             self.ticking = True
-        shown = fit(
-            parts_of(status, status.clock(), spin=self.spin), max(1, self.content_region.width or self.size.width)
-        )
+        now = status.clock()
+        self._shown = spin_frame(status, now)
+        shown = fit(parts_of(status, now, spin=self.spin), max(1, self.content_region.width or self.size.width))
         pieces: list[tuple[str, Style | str] | str] = []
         for part in shown:
             if pieces:
