@@ -93,7 +93,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._follow = False  # the person sent something: the next layout shows the end, wherever the view was
         self._pinned = True  # the view shows the end (as of its last scroll): a resize keeps it there
         self._settled: dict[int, tuple[tuple[int, int], list[Line]]] = {}  # a streaming answer's finished blocks
-        self._frame: tuple[Style, int] | None = None  # while a frame is drawn: its style and width
+        self._frame: tuple[Style, int, Selection | None] | None = None  # while a frame draws: style, width, selection
         self._look: Look | None = None  # the app theme's colours, made when first needed
         self._colouring = 0  # grows with every theme change: lines drawn before it are drawn again
         # line -> what it showed (its words, the cursor's mark, style, width, scroll) and the strip made of it:
@@ -298,9 +298,9 @@ class TranscriptView(ScrollView, can_focus=True):
     # --- drawing ------------------------------------------------------------------------
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """A frame's lines. Their style and width are the same for all of them: worked out once here,
+        """A frame's lines. Their style, width and selection are the same for all of them: worked out once here,
         not per line (the widget's style alone costs ~50 µs to work out)."""
-        self._frame = (self.rich_style, self.size.width)  # the gutter too: a line fills its row
+        self._frame = (self.rich_style, self.size.width, self.text_selection)  # the gutter too: a line fills its row
         bar = self.vertical_scrollbar if self.show_vertical_scrollbar else None
         if bar is not None and bar.position != self.scroll_y:  # it was hidden when the view last scrolled
             bar.position = self.scroll_y
@@ -322,7 +322,7 @@ class TranscriptView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         line = scroll_y + y
-        style, width = self._frame or (self.rich_style, self.size.width)
+        style, width, selection = self._frame or (self.rich_style, self.size.width, self.text_selection)
         index = bisect_right(self._starts, line) - 1
         if index < 0 or not self.transcript.entries:
             return Strip.blank(width, style)
@@ -337,7 +337,6 @@ class TranscriptView(ScrollView, can_focus=True):
         if offset >= len(lines):  # the blank line after the entry
             return Strip.blank(width, style)
         words, marked = lines[offset], index == self.cursor
-        selection = self.text_selection
         span = selection.get_span(line) if selection is not None else None
         shown = self._strips.get(line)
         if span is None and shown is not None and shown[0] is words and shown[1:5] == (marked, style, width, scroll_x):
