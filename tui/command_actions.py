@@ -58,7 +58,7 @@ class CommandActions(QuestionApp):
     def __init__(self, session: Session, options: RunOptions) -> None:
         super().__init__(session)
         self.options = options
-        self.running = False
+        self._working = False
         self.compacting = False  # a summary asked between runs (a compaction, a branch left behind) works
         self.stopped_note = ""  # what stopping it says
         self.run_shown = asyncio.Event()  # the run's end is on screen and the next task can be sent
@@ -246,12 +246,24 @@ class CommandActions(QuestionApp):
 
     # --- runs -----------------------------------------------------------------------------
 
+    @property
+    def running(self) -> bool:
+        """Whether a run works (or a comparison, or a summary between runs): the session's other commands wait."""
+        return self._working
+
+    @running.setter
+    def running(self, running: bool) -> None:
+        self._working = running
+        self.show_keys()
+        with contextlib.suppress(NoMatches):  # no input (the app is closing)
+            # Still while a run works: a blink is a screen update of its own, twice a second, among the run's.
+            self.query_one(PromptInput).cursor_blink = not running
+
     def start_run(self, task: str, *, loop: str | None = None) -> None:
         """Run ``task`` (with strategy ``loop`` for it alone, when given)."""
         self.running = True
         self.run_shown.clear()
         self.end_shown = False
-        self.show_keys()
         self.run_task(task, loop)
 
     @work(exclusive=True, group="run", exit_on_error=False)
@@ -260,7 +272,6 @@ class CommandActions(QuestionApp):
             await self.session.run(task, loop=loop)
         finally:
             self.running = False
-            self.show_keys()
             self.run_over()
 
     def run_over(self) -> None:
@@ -277,9 +288,8 @@ class CommandActions(QuestionApp):
         """A model request between runs (a compaction, a branch's summary) in a ``run`` worker: the status line
         spins ``state`` with its time, escape stops it (saying ``stopped``: nothing is kept until it is in), the
         keys wait for it. Its result, or the error it ended in."""
-        self.running = self.compacting = True
+        self.compacting = self.running = True
         self.stopped_note = stopped
-        self.show_keys()
         self.state.status.begin(state)
         self.show_status()
         try:
@@ -287,8 +297,7 @@ class CommandActions(QuestionApp):
         except ChimeraError as err:
             return err
         finally:
-            self.running = self.compacting = False
-            self.show_keys()
+            self.compacting = self.running = False
 
     @work(exclusive=True, group="run", exit_on_error=False)
     async def compact_conversation(self, focus: str) -> None:

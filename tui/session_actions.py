@@ -119,7 +119,6 @@ class SessionActions(CommandActions):
         except ChimeraError as err:
             return self._refuse(f"/compare: {err}")
         self.running = True  # the session's other commands wait for the comparison, as for a run
-        self.show_keys()
         self.push_screen(CompareScreen(self.session, comparison, clock=self.state.status.clock), self._compared)
         return True
 
@@ -141,4 +140,3 @@ class SessionActions(CommandActions):
 
     def _compared(self, _: None = None) -> None:
         self.running = False
-        self.show_keys()

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from chimera.tui.app import build_app
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.status_line import StatusLine
-from tests.fake_anthropic import FakeAnthropic, message, stream_error, text, thinking, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, paused, stream_error, text, thinking, tool_use
 from tests.tui_helpers import asked, entries, said, screen_text, send, toasts, until
 
 
@@ -297,6 +298,24 @@ async def test_words_sent_as_the_run_ends_stay_in_the_input_until_it_is_over(
         await until(pilot, lambda: said(app) == ["first task", "second task"], "the words sent as a task")
     assert len(api.requests) == 2
     assert "second task" not in json.dumps(api.requests[0].messages)
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_the_inputs_cursor_holds_still_while_a_run_works(api: FakeAnthropic, tmp_path: Path) -> None:
+    """Idle, the cursor in the input blinks; while a run works it holds still (each blink would be a screen
+    update of its own among the run's), and blinks again once the run is over."""
+    release, reached = threading.Event(), threading.Event()
+    api.script(paused(message(text("Half of it, then the rest.", pieces=6)), release, reached))
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        prompt = app.query_one(PromptInput)
+        assert prompt.cursor_blink
+        await send(pilot, "talk")
+        await asyncio.to_thread(reached.wait, 10)
+        assert not prompt.cursor_blink
+        release.set()
+        await app.run_shown.wait()
+        assert prompt.cursor_blink
 
 
 @pytest.mark.usefixtures("model_env")
