@@ -20,12 +20,12 @@ from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home
 from chimera.core.sessions.export import export_markdown
 from chimera.core.sessions.listing import list_sessions
-from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.reading import Reader, summary
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import SwitchPlan, name_checkpoint, switch_to
 from chimera.core.sessions.tree import SessionTree
+from chimera.core.sessions.workspace_lock import WorkspaceLock
 from chimera.core.terminal_text import inert_json
 from chimera.core.tools.paths import shown_name
 from chimera.core.wording import command, plural, point_name

@@ -21,10 +21,10 @@ from chimera.core.home import chimera_home
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider
-from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import interrupted_switch
+from chimera.core.sessions.workspace_lock import WorkspaceLock
 from chimera.core.tool_group import DEFAULT_TOOLS
 
 __all__ = ["open_comparison", "session_comparison", "session_policy"]

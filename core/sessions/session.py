@@ -30,11 +30,11 @@ from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider
 from chimera.core.redact import Redactor
 from chimera.core.sessions.catalog import note_session
-from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import Named, SwitchDone, SwitchPlan, name_checkpoint, switch_to
+from chimera.core.sessions.workspace_lock import WorkspaceLock
 from chimera.core.terminal_text import is_blank
 from chimera.core.threads import use_daemon_threads
 from chimera.core.wording import describe_ending, plural

@@ -28,7 +28,6 @@ from chimera.core.permissions.policy import MODES, PermissionPolicy, Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.redact import Redactor
-from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.pins import WorkspacePins
 from chimera.core.sessions.reading import model_context
@@ -36,6 +35,7 @@ from chimera.core.sessions.received import Unconfirmed
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import interrupted_switch
+from chimera.core.sessions.workspace_lock import WorkspaceLock
 from chimera.core.settings import load_settings
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import NOT_FINISHED

@@ -18,11 +18,11 @@ from chimera.core.events import (
     StepEvent,
     Switched,
 )
-from chimera.core.sessions.lock import WorkspaceLock
 from chimera.core.sessions.reading import read_node, summary
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
+from chimera.core.sessions.workspace_lock import WorkspaceLock
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
 
