@@ -1,6 +1,6 @@
 """Benchmark: what reading a streamed reply costs the event loop, an event at a time.
 
-Run by hand: `python tests/bench/bench_stream_read.py [events]` (2,000 by default; a few seconds
+Run by hand: `python tests/bench/bench_stream_read.py [events]` (3,000 by default; a few seconds
 a way). The loopback Messages API server streams a reply of that many text deltas, each its own
 write (as a model streams them), and the event loop's thread reads it three ways: Chimera's
 provider (the body's bytes through `core/providers/sse.py`), the SDK's stream of raw JSON events
@@ -83,7 +83,7 @@ def _measure(api: FakeAnthropic, events: int, read: Callable[[FakeAnthropic], Aw
 
 
 def main() -> None:
-    events = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    events = int(sys.argv[1]) if len(sys.argv) > 1 else 3000
     ways = {"provider (own SSE reader)": _provider, "SDK raw JSON stream": _sdk_raw, "SDK typed events": _sdk_typed}
     with FakeAnthropic() as api:
         for read in ways.values():  # warm: imports, the first connection
