@@ -31,7 +31,7 @@ from chimera.tui.state import Entry
 __all__ = ["render_entry", "settled_length", "summary_line"]
 
 LIVE_SHOWN = 20  # lines of a running call's output shown when it is open
-_MARKS = {"running": "…", "done": "✓", "failed": "✗", "cancelled": "⏹"}  # a call's status: its mark
+_MARKS = {"asking": "?", "running": "…", "done": "✓", "failed": "✗", "cancelled": "⏹"}  # a call's status: its mark
 _BOLD_LEVELS = {"error"}  # notices drawn bold as well as in their colour
 
 
@@ -119,7 +119,9 @@ def summary_line(entry: Entry) -> str:
     """A tool call in one line: its name, the argument that matters, status, time and the size of its output."""
     mark = _MARKS.get(entry.status, "?")
     parts = [f"{mark} {entry.name}  {describe_call(entry.name, entry.args, 60)}".rstrip()]
-    if entry.status == "running":
+    if entry.status == "asking":
+        parts.append("waiting for your answer")
+    elif entry.status == "running":
         parts.append(f"running {_elapsed(entry.elapsed)}")
         if entry.folded:  # its latest words, when it has printed any
             latest = next((line.strip() for line in reversed(_screen_lines(entry.output)) if line.strip()), "")
@@ -133,7 +135,7 @@ def summary_line(entry: Entry) -> str:
 
 def _status_style(status: str, look: Look) -> Style:
     """A call's line in the colour of its status (a failed one bold too)."""
-    key = f"tool_{status}"
+    key = f"tool_{'running' if status == 'asking' else status}"
     if key not in look.styles:
         return Style.null()
     return look[key] + BOLD if status == "failed" else look[key]
@@ -151,7 +153,7 @@ def _tool(entry: Entry, look: Look) -> RenderableType:
         parts.append(Text(terminal_safe(json.dumps(entry.args, ensure_ascii=False)), look["muted"]))
     if shown_diff:
         parts.append(Syntax(terminal_safe(str(diff).rstrip("\n")), "diff", theme=syntax))  # on the view's background
-    elif entry.status != "running":
+    elif entry.status not in {"asking", "running"}:
         output = terminal_safe(entry.output.rstrip("\n")) or "(no output)"
         path = entry.args.get("path")
         coloured = None

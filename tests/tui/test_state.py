@@ -18,6 +18,7 @@ import pytest
 
 from chimera.core.events import (
     PermissionDecided,
+    PermissionRequested,
     RunFinished,
     StepEvent,
     ToolCallFinished,
@@ -31,6 +32,7 @@ from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
 from chimera.tui.state import LIVE_CHARS, LIVE_LINES, Transcript
+from chimera.tui.transcript_render import summary_line
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, stream_error, text, thinking, tool_use
 
@@ -353,6 +355,26 @@ def test_a_running_calls_time_ticks_with_the_clock_and_only_running_calls_change
     transcript.apply(RunFinished(success=False, reason="interrupted", steps=1, cost=0.0))
     assert not transcript.running
     assert not transcript.tick()
+
+
+def test_a_call_waiting_for_the_persons_answer_says_so_and_counts_no_time() -> None:
+    """Asked about, a call is not running: its line says it waits for the answer and shows no time (the clock
+    does not tick it); allowed, it runs, its time counted from the answer."""
+    clock = Clock()
+    transcript = Transcript(clock=clock)
+    transcript.apply(started("b1"))
+    transcript.apply(PermissionRequested(request_id="r1", call_id="b1", name="bash", args={"command": "make"}))
+    (call,) = transcript.entries
+    assert call.status == "asking"
+    assert summary_line(call) == "? bash  make · waiting for your answer"
+    assert not transcript.running
+    clock.now += 5
+    assert not transcript.tick()
+    transcript.apply(PermissionDecided(call_id="b1", decision="allow", request_id="r1"))
+    assert (call.status, call.elapsed) == ("running", 0)
+    clock.now += 2
+    assert transcript.tick()
+    assert summary_line(call) == "… bash  make · running 2s"
 
 
 @pytest.mark.usefixtures("model_env")

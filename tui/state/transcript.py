@@ -77,7 +77,7 @@ NOT_SHOWN: frozenset[type[StepEvent]] = frozenset(
     {  # the kinds the conversation does not show (the status line shows turns and usage)
         TurnStarted,
         UsageReported,
-        PermissionRequested,  # asked on a screen of its own; its answer shows on the call
+        PermissionRequested,  # asked above the input; the call waits marked as asking (when it is on screen)
         PermissionDecided,
         SteeringReturned,  # given back to the input
         ControlRejected,
@@ -115,9 +115,9 @@ class Entry:
     """One thing on screen. ``kind`` is one of :data:`KINDS`.
 
     ``text`` holds the words (a message, thinking, a notice, a compaction's summary);
-    a tool call also has ``name``, ``args``, ``output``, ``status`` (``running``, ``done``,
-    ``failed``, ``cancelled``) and ``duration_ms``; while it runs, ``output`` is the end of what it
-    has printed so far, ``started`` the transcript's clock when it started (or was let run) and
+    a tool call also has ``name``, ``args``, ``output``, ``status`` (``asking``: waiting for the person's
+    answer, ``running``, ``done``, ``failed``, ``cancelled``) and ``duration_ms``; while it runs, ``output`` is
+    the end of what it has printed so far, ``started`` the transcript's clock when it started (or was let run) and
     ``elapsed`` the whole seconds since, as of the last tick; over, ``ended`` says how (the call's status:
     ``ok``, ``failed``, ``refused``, ``declined``, ``cancelled``, ``skipped``). A plan has ``steps`` and each step's
     ``checks`` (True passed, False failed, None not yet). ``severity`` styles a notice
@@ -179,14 +179,14 @@ class Transcript:
 
     @property
     def running(self) -> bool:
-        """Whether a call is running (its time needs ticking)."""
-        return bool(self._calls)
+        """Whether a call is running (its time needs ticking; one waiting for an answer shows no time)."""
+        return any(call.status == "running" for call in self._calls.values())
 
     def tick(self) -> bool:
         """Bring each running call's elapsed seconds up to the clock; True if one changed (only those are touched)."""
         changed = False
         for call in self._calls.values():
-            changed = self._elapse(call) or changed
+            changed = (call.status == "running" and self._elapse(call)) or changed
         return changed
 
     def apply_all(self, events: Iterable[StepEvent]) -> None:
@@ -228,10 +228,15 @@ class Transcript:
                 self._calls[call_id] = self._add(call)
             case ToolOutputDelta(call_id=call_id, text=text, skipped=skipped):
                 self._live(call_id, text, skipped)
+            case PermissionRequested(call_id=call_id) if call_id in self._calls:
+                call = self._calls[call_id]
+                call.status = "asking"  # it waits for the person's answer: it has not started to run
+                call.touch()
             case PermissionDecided(call_id=call_id) if call_id in self._calls:
                 call = self._calls[call_id]
-                call.started = self.clock()  # waiting for the person was not run time
-                self._elapse(call)
+                call.status, call.started = "running", self.clock()  # waiting for the person was not run time
+                call.elapsed = 0
+                call.touch()
             case ToolCallFinished():
                 self._finish_call(event)
             case PlanSuggested(reason=reason):
