@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ConfigError
-from chimera.core.permissions.policy import MODES, Rule
+from chimera.core.permissions.policy import MODES
+from chimera.core.permissions.rule import Rule
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.files import NotRegularFile, open_regular
 

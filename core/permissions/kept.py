@@ -13,7 +13,7 @@ __all__ = ["Kept", "KeptRule"]
 
 
 class KeptRule(Protocol):
-    """What of a ``policy.Rule`` an answer keeps (a protocol: the policy imports this module, not back)."""
+    """What of a ``rule.Rule`` an answer keeps (a protocol: the policy imports this module, not back)."""
 
     @property
     def tool(self) -> str: ...

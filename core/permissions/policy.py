@@ -3,7 +3,7 @@
 Modes: ``ask`` (read-only calls run, the rest are asked about), ``accept-edits``
 (file edits run too, commands are asked about), ``plan`` (read-only: every
 call that can change something is refused, whatever the model sends) and
-``bypass`` (everything runs). Rules refine a mode: ``allow`` and ``deny``
+``bypass`` (everything runs). Rules (``rule.py``) refine a mode: ``allow`` and ``deny``
 lists of ``tool`` or ``tool(pattern)``, such as ``bash(git status *)`` or
 ``edit(src/**)``. A deny rule always wins; plan mode cannot be loosened by an
 allow rule.
@@ -44,11 +44,9 @@ Rules judge what a call means, not how it is spelled:
 
 from __future__ import annotations
 
-import difflib
 import glob as globbing
 import itertools
 import posixpath
-import re
 import shlex
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -56,132 +54,25 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from chimera.core.errors import ConfigError, WorkspaceError
+from chimera.core.errors import ConfigError
 from chimera.core.permissions.git_dirs import git_owned, names_git
 from chimera.core.permissions.kept import Kept
 from chimera.core.permissions.own_state import own_state
-from chimera.core.permissions.rule_text import disguised
-from chimera.core.tools.paths import resolve_in_workspace, shown_name
+from chimera.core.permissions.rule import EDIT_TOOLS, Rule, normal_path, normal_pattern, subject_of
+from chimera.core.tools.paths import shown_name
 
 if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's modes, not its parser
     from chimera.core.permissions.rules import CommandPattern
     from chimera.core.permissions.shell import Line
     from chimera.core.permissions.shell_words import Command
 
-__all__ = ["MODES", "Decision", "PermissionPolicy", "Rule", "subject_of"]
+__all__ = ["MODES", "Decision", "PermissionPolicy"]
 
 MODES = ("ask", "accept-edits", "plan", "bypass")
-_EDIT_TOOLS = frozenset({"write", "edit"})
 _SEARCH_TOOLS = frozenset({"grep", "glob"})
-# A path rule on one tool also covers these: edit reads the file (its answers tell what it holds), and
-# write and edit both change it. read's cover of grep and glob is in _search_refusal and withheld.
-_FAMILY = {"read": frozenset({"read", "edit"}), "write": _EDIT_TOOLS, "edit": _EDIT_TOOLS}
-_RULE = re.compile(r"^\s*(\*|[A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
 _MAX_EXPANSION = 500  # files a wildcard in a command word is expanded to, when checking read rules
 
 Verdict = Literal["allow", "ask", "deny"]
-
-
-def subject_of(tool: str, args: dict[str, Any], workspace: Path | None = None) -> str:
-    """What a rule's pattern is matched against: the call's path (normalized), else its pattern or command."""
-    if tool == "bash":
-        return str(args.get("command", ""))
-    if "path" in args:
-        return _normal_path(str(args["path"]), workspace)
-    return str(args.get("pattern", ""))
-
-
-def _normal_path(path: str, workspace: Path | None) -> str:
-    """``path`` relative to ``workspace`` with links and ``..`` resolved; outside it, tidied lexically."""
-    if workspace is not None:
-        try:
-            resolved = resolve_in_workspace(workspace, path)
-        except WorkspaceError:
-            pass
-        else:
-            return resolved.relative_to(workspace).as_posix()
-    return re.sub(r"^/+", "/", posixpath.normpath(path)) if path else path
-
-
-def _normal_pattern(pattern: str, workspace: Path | None) -> str:
-    """A path rule's pattern tidied like the paths it is matched against (wildcards kept as they are)."""
-    if workspace is not None and pattern.startswith(str(workspace) + "/"):
-        pattern = pattern[len(str(workspace)) + 1 :]
-    return posixpath.normpath(pattern) if pattern else pattern
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """``tool`` or ``tool(pattern)``: a command pattern for ``bash``, a path pattern for the others."""
-
-    tool: str
-    pattern: str | None = None
-
-    @classmethod
-    def parse(cls, text: str, tools: Collection[str] | None = None) -> Rule:
-        """The rule ``text`` spells; with ``tools``, its tool must be one of them (or ``*``). Raises ConfigError.
-
-        A rule holding a character that is not what it looks like (``rule_text.py``) is refused, naming it.
-        """
-        odd = disguised(text)
-        if odd:
-            raise ConfigError(
-                f"the permission rule {text!r} holds {odd}: the rule would match that character, not what it "
-                "looks like; type it again with plain characters"
-            )
-        match = _RULE.match(text)
-        if match is None:
-            raise ConfigError(f"the permission rule {text!r} is not understood: write tool or tool(pattern)")
-        tool, pattern = match.group(1), match.group(2)
-        if tools is not None and tool != "*" and tool not in tools:
-            near = difflib.get_close_matches(tool, list(tools), n=1, cutoff=0.5)
-            hint = f"did you mean {near[0]!r}? " if near else ""
-            raise ConfigError(
-                f"the permission rule {text!r} names no tool Chimera has: {hint}"
-                f"(the tools are {', '.join(tools)}, or * for all)"
-            )
-        rule = cls(tool, pattern.strip() if pattern is not None else None)
-        if tool == "bash" and rule.pattern is not None and rule.command is None:
-            raise ConfigError(
-                f"the permission rule {text!r} is not understood: a bash pattern is one command of words and "
-                "wildcards, such as bash(git status *), with no chain, redirection or $-expansion"
-            )
-        if tool == "bash" and rule.pattern is not None:
-            from chimera.core.permissions.rules import pattern_problem
-
-            problem = pattern_problem(rule.pattern)
-            if problem:
-                raise ConfigError(f"the permission rule {text!r} would never match as meant: {problem}")
-        return rule
-
-    @property
-    def command(self) -> CommandPattern | None:
-        """The pattern as a command pattern (None when it is not one)."""
-        from chimera.core.permissions.rules import command_pattern
-
-        return None if self.pattern is None else command_pattern(self.pattern)
-
-    def names(self, tool: str) -> bool:
-        return self.tool in (tool, "*")
-
-    def covers(self, tool: str) -> bool:
-        """Whether this rule, as a deny rule, applies to ``tool`` (a rule on read also covers edit; on write or
-        edit, both)."""
-        return self.names(tool) or tool in _FAMILY.get(self.tool, ())
-
-    def denies_path(self, path: str, workspace: Path | None) -> bool:
-        """Whether this rule's pattern covers the normalized ``path`` or a folder above it."""
-        from chimera.core.permissions.rules import path_matches
-
-        return self.pattern is None or path_matches(path, _normal_pattern(self.pattern, workspace), inside=True)
-
-    def allows_path(self, path: str, workspace: Path | None) -> bool:
-        from chimera.core.permissions.rules import path_matches
-
-        return self.pattern is None or path_matches(path, _normal_pattern(self.pattern, workspace))
-
-    def __str__(self) -> str:
-        return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +141,7 @@ class PermissionPolicy:
             return Decision("allow")
         if tool == "bash":
             return self._bash(call)
-        protected = tool in _EDIT_TOOLS and git_owned(call.path, workspace)
+        protected = tool in EDIT_TOOLS and git_owned(call.path, workspace)
         for rule in self.allow:
             names_it = rule.pattern is not None and (names_git(rule.pattern) or git_owned(rule.pattern, workspace))
             if rule.names(tool) and rule.allows_path(call.subject, workspace) and (names_it or not protected):
@@ -263,10 +154,10 @@ class PermissionPolicy:
                 "and a change there is not an ordinary edit",
                 f"--permission-mode bypass, or {exact}",
             )
-        if self.mode == "accept-edits" and tool in _EDIT_TOOLS:
+        if self.mode == "accept-edits" and tool in EDIT_TOOLS:
             return Decision("allow")
         fix = exact or f"--allow {tool}"
-        mode = "accept-edits" if tool in _EDIT_TOOLS else "bypass"
+        mode = "accept-edits" if tool in EDIT_TOOLS else "bypass"
         return Decision("ask", "", f"--permission-mode {mode}, or {fix}")
 
     def remembering(self, tool: str, args: dict[str, Any], workspace: Path | None = None) -> PermissionPolicy:
@@ -279,13 +170,13 @@ class PermissionPolicy:
         call = _Call(tool, args, workspace)
         state = own_state(self.home, workspace)
         own = state is not None and state.holds(call.path)
-        if tool == "bash" or (tool in _EDIT_TOOLS and own):
+        if tool == "bash" or (tool in EDIT_TOOLS and own):
             return self._keep(Kept(f"{tool}: {call.key}", approved=frozenset({(tool, call.key)})))
-        if tool in _EDIT_TOOLS and git_owned(call.path, workspace):
-            pairs = frozenset((edit, call.key) for edit in sorted(_EDIT_TOOLS))
+        if tool in EDIT_TOOLS and git_owned(call.path, workspace):
+            pairs = frozenset((edit, call.key) for edit in sorted(EDIT_TOOLS))
             return self._keep(Kept(f"write and edit: {call.key}", approved=pairs))
-        if tool in _EDIT_TOOLS:
-            return self._keep(Kept("write and edit: every file", rules=tuple(Rule(t) for t in sorted(_EDIT_TOOLS))))
+        if tool in EDIT_TOOLS:
+            return self._keep(Kept("write and edit: every file", rules=tuple(Rule(t) for t in sorted(EDIT_TOOLS))))
         return self._keep(Kept(f"{tool}: every call", rules=(Rule(tool),)))
 
     def keeping(self, text: str, tool: str, tools: Collection[str] | None = None) -> PermissionPolicy:
@@ -293,7 +184,7 @@ class PermissionPolicy:
         (``tool`` or ``tool(pattern)``, as ``--allow`` takes it). The rule must name that tool (for ``write`` or
         ``edit``, either: it then covers both, as "always" does). ConfigError saying why otherwise."""
         rule = Rule.parse(text, tools)
-        family = _EDIT_TOOLS if tool in _EDIT_TOOLS else frozenset({tool})
+        family = EDIT_TOOLS if tool in EDIT_TOOLS else frozenset({tool})
         if rule.tool not in family:
             raise ConfigError(
                 f"the rule {str(rule)!r} is not about {tool}: an answer to this question keeps a rule for "
@@ -371,7 +262,7 @@ class PermissionPolicy:
         if isinstance(literal, str) and literal:
             named.append(posixpath.join(base, literal))
         for path in named:
-            normal = _normal_path(path, call.workspace)
+            normal = normal_path(path, call.workspace)
             for rule in self._read_rules():
                 if rule.denies_path(normal, call.workspace):
                     return f"{call.tool} is denied by the rule {rule}: it would read {shown_name(normal)}"
@@ -380,7 +271,7 @@ class PermissionPolicy:
     def _bash_path_refusal(self, call: _Call) -> str | None:
         """Best effort: a command word or redirection naming a path that a read (or write/edit) deny rule covers."""
         reads = self._read_rules()
-        writes = tuple(r for r in self.deny if r.tool in _EDIT_TOOLS)
+        writes = tuple(r for r in self.deny if r.tool in EDIT_TOOLS)
         if not reads and not writes:
             return None
         line = call.line()
@@ -413,9 +304,9 @@ class PermissionPolicy:
             return None
         why = "Chimera's own state (CHIMERA_HOME: its settings and sessions), which the agent never changes unasked"
         elsewhere = "set CHIMERA_HOME to a folder outside the workspace"
-        if call.tool in _EDIT_TOOLS and state.holds(call.path):
+        if call.tool in EDIT_TOOLS and state.holds(call.path):
             for rule in self.allow:
-                names_it = rule.pattern is not None and state.holds(_normal_pattern(rule.pattern, call.workspace))
+                names_it = rule.pattern is not None and state.holds(normal_pattern(rule.pattern, call.workspace))
                 if names_it and rule.names(call.tool) and rule.allows_path(call.subject, call.workspace):
                     return Decision("allow", f"allowed by the rule {rule}")
             exact = f"--allow {shlex.quote(f'{call.tool}({globbing.escape(call.subject)})')}"
@@ -505,11 +396,11 @@ def _paths(words: Iterable[str], workspace: Path | None) -> Iterator[str]:
     """The normalized paths ``words`` may name; a word with wildcards as the files it expands to."""
     for word in words:
         word = _tilde(word, workspace)
-        yield _normal_path(word, workspace)
+        yield normal_path(word, workspace)
         if workspace is not None and any(c in word for c in "*?["):
             try:
                 found = globbing.iglob(word, root_dir=workspace)
                 for match in itertools.islice(found, _MAX_EXPANSION):
-                    yield _normal_path(match, workspace)
+                    yield normal_path(match, workspace)
             except (OSError, ValueError):
                 continue

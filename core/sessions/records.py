@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ConfigError
-from chimera.core.permissions.policy import MODES, Rule
+from chimera.core.permissions.policy import MODES
+from chimera.core.permissions.rule import Rule
 from chimera.core.sessions.tree import (
     MESSAGE_KINDS,
     QUEUE_KINDS,

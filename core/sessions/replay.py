@@ -46,7 +46,8 @@ from chimera.core.errors import ConfigError, ReplayDiverged
 from chimera.core.events import RunFinished
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.playback import Playback
-from chimera.core.permissions.policy import PermissionPolicy, Rule
+from chimera.core.permissions.policy import PermissionPolicy
+from chimera.core.permissions.rule import Rule
 from chimera.core.providers.pace import Pace
 from chimera.core.providers.replay import RECORDING_ENDED, ReplayProvider
 from chimera.core.redact import Redactor

@@ -24,7 +24,8 @@ from chimera.core.loops.base import LoopStrategy
 from chimera.core.loops.plan_execute import PlanAndExecute
 from chimera.core.loops.reflexion import Reflexion
 from chimera.core.loops.tree_of_thought import TreeOfThought
-from chimera.core.permissions.policy import MODES, PermissionPolicy, Rule
+from chimera.core.permissions.policy import MODES, PermissionPolicy
+from chimera.core.permissions.rule import Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.redact import Redactor

@@ -18,7 +18,8 @@ from chimera.core.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from chimera.core.permissions.policy import PermissionPolicy, Rule
+from chimera.core.permissions.policy import PermissionPolicy
+from chimera.core.permissions.rule import Rule
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import Executor, ToolCall

@@ -225,7 +225,6 @@ async def test_a_replan_shows_why_and_what_changed(api: FakeAnthropic, project: 
         await carried_out(pilot, app)
 
 
-
 @pytest.mark.usefixtures("model_env")
 async def test_the_next_task_puts_the_finished_plan_away(api: FakeAnthropic, project: Path) -> None:
     """The plan's folded line stays after its run, and goes when the next task starts (it was that task's plan)."""

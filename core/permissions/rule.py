@@ -1,0 +1,136 @@
+"""Provides ``Rule``: one permission rule, ``tool`` or ``tool(pattern)``, and ``subject_of``, what its pattern
+is matched against in a call.
+
+A ``bash`` rule's pattern is a command pattern (``rules.py`` says how it meets parsed commands); any other
+tool's is a path pattern, matched against the call's path taken relative to the workspace with ``.``, ``..``
+and links resolved. A deny rule on ``read`` also covers ``edit`` (its answers tell what the file holds); on
+``write`` or ``edit``, both. A rule holding a character that is not what it looks like is refused where it
+is parsed (``rule_text.py``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chimera.core.errors import ConfigError, WorkspaceError
+from chimera.core.permissions.rule_text import disguised
+from chimera.core.tools.paths import resolve_in_workspace
+
+if TYPE_CHECKING:  # imported on first use: `chimera --help` needs no parser
+    from chimera.core.permissions.rules import CommandPattern
+
+__all__ = ["EDIT_TOOLS", "Rule", "normal_path", "normal_pattern", "subject_of"]
+
+EDIT_TOOLS = frozenset({"write", "edit"})
+# A path rule on one tool also covers these: edit reads the file (its answers tell what it holds), and
+# write and edit both change it. read's cover of grep and glob is in the policy (_search_refusal, withheld).
+_FAMILY = {"read": frozenset({"read", "edit"}), "write": EDIT_TOOLS, "edit": EDIT_TOOLS}
+_RULE = re.compile(r"^\s*(\*|[A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+
+
+def subject_of(tool: str, args: dict[str, Any], workspace: Path | None = None) -> str:
+    """What a rule's pattern is matched against: the call's path (normalized), else its pattern or command."""
+    if tool == "bash":
+        return str(args.get("command", ""))
+    if "path" in args:
+        return normal_path(str(args["path"]), workspace)
+    return str(args.get("pattern", ""))
+
+
+def normal_path(path: str, workspace: Path | None) -> str:
+    """``path`` relative to ``workspace`` with links and ``..`` resolved; outside it, tidied lexically."""
+    if workspace is not None:
+        try:
+            resolved = resolve_in_workspace(workspace, path)
+        except WorkspaceError:
+            pass
+        else:
+            return resolved.relative_to(workspace).as_posix()
+    return re.sub(r"^/+", "/", posixpath.normpath(path)) if path else path
+
+
+def normal_pattern(pattern: str, workspace: Path | None) -> str:
+    """A path rule's pattern tidied like the paths it is matched against (wildcards kept as they are)."""
+    if workspace is not None and pattern.startswith(str(workspace) + "/"):
+        pattern = pattern[len(str(workspace)) + 1 :]
+    return posixpath.normpath(pattern) if pattern else pattern
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """``tool`` or ``tool(pattern)``: a command pattern for ``bash``, a path pattern for the others."""
+
+    tool: str
+    pattern: str | None = None
+
+    @classmethod
+    def parse(cls, text: str, tools: Collection[str] | None = None) -> Rule:
+        """The rule ``text`` spells; with ``tools``, its tool must be one of them (or ``*``). Raises ConfigError.
+
+        A rule holding a character that is not what it looks like (``rule_text.py``) is refused, naming it.
+        """
+        odd = disguised(text)
+        if odd:
+            raise ConfigError(
+                f"the permission rule {text!r} holds {odd}: the rule would match that character, not what it "
+                "looks like; type it again with plain characters"
+            )
+        match = _RULE.match(text)
+        if match is None:
+            raise ConfigError(f"the permission rule {text!r} is not understood: write tool or tool(pattern)")
+        tool, pattern = match.group(1), match.group(2)
+        if tools is not None and tool != "*" and tool not in tools:
+            near = difflib.get_close_matches(tool, list(tools), n=1, cutoff=0.5)
+            hint = f"did you mean {near[0]!r}? " if near else ""
+            raise ConfigError(
+                f"the permission rule {text!r} names no tool Chimera has: {hint}"
+                f"(the tools are {', '.join(tools)}, or * for all)"
+            )
+        rule = cls(tool, pattern.strip() if pattern is not None else None)
+        if tool == "bash" and rule.pattern is not None and rule.command is None:
+            raise ConfigError(
+                f"the permission rule {text!r} is not understood: a bash pattern is one command of words and "
+                "wildcards, such as bash(git status *), with no chain, redirection or $-expansion"
+            )
+        if tool == "bash" and rule.pattern is not None:
+            from chimera.core.permissions.rules import pattern_problem
+
+            problem = pattern_problem(rule.pattern)
+            if problem:
+                raise ConfigError(f"the permission rule {text!r} would never match as meant: {problem}")
+        return rule
+
+    @property
+    def command(self) -> CommandPattern | None:
+        """The pattern as a command pattern (None when it is not one)."""
+        from chimera.core.permissions.rules import command_pattern
+
+        return None if self.pattern is None else command_pattern(self.pattern)
+
+    def names(self, tool: str) -> bool:
+        return self.tool in (tool, "*")
+
+    def covers(self, tool: str) -> bool:
+        """Whether this rule, as a deny rule, applies to ``tool`` (a rule on read also covers edit; on write or
+        edit, both)."""
+        return self.names(tool) or tool in _FAMILY.get(self.tool, ())
+
+    def denies_path(self, path: str, workspace: Path | None) -> bool:
+        """Whether this rule's pattern covers the normalized ``path`` or a folder above it."""
+        from chimera.core.permissions.rules import path_matches
+
+        return self.pattern is None or path_matches(path, normal_pattern(self.pattern, workspace), inside=True)
+
+    def allows_path(self, path: str, workspace: Path | None) -> bool:
+        from chimera.core.permissions.rules import path_matches
+
+        return self.pattern is None or path_matches(path, normal_pattern(self.pattern, workspace))
+
+    def __str__(self) -> str:
+        return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
