@@ -17,10 +17,15 @@ from pathlib import Path
 import pytest
 
 from chimera.core.events import (
+    MessageCompleted,
     PermissionDecided,
     PermissionRequested,
+    PlanProposed,
+    PlanStepChecked,
+    Replanned,
     RunFinished,
     StepEvent,
+    TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     ToolOutputDelta,
@@ -375,6 +380,50 @@ def test_a_call_waiting_for_the_persons_answer_says_so_and_counts_no_time() -> N
     clock.now += 2
     assert transcript.tick()
     assert summary_line(call) == "… bash  make · running 2s"
+
+
+def answered(transcript: Transcript, words: str) -> None:
+    """The model's answer ``words``, streamed, then complete."""
+    transcript.apply(TextDelta(text=words))
+    message = {"role": "assistant", "content": [{"type": "text", "text": words}]}
+    transcript.apply(MessageCompleted(message=message))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("event", [PlanProposed, Replanned])
+def test_an_answer_that_is_only_the_plans_list_shows_once_as_the_plan(event: type[PlanProposed]) -> None:
+    """The planning answer is the checklist the plan entry shows (and ticks off): it is not shown twice.
+    Words besides the list keep the answer on screen."""
+    steps = ["Read `stats.py`", "Fix **median**"]
+    transcript = Transcript(clock=Clock())
+    answered(transcript, "- [ ] Read `stats.py`\n\n- [ ] Fix **median**\n")
+    transcript.apply(event(steps=steps))
+    assert [(e.kind, e.steps) for e in transcript.entries] == [("plan", steps)]
+    answered(transcript, "I read the module first.\n\n- [ ] Read `stats.py`\n- [ ] Fix **median**")
+    transcript.apply(event(steps=steps))
+    assert [e.kind for e in transcript.entries] == ["plan", "text", "plan"]
+    answered(transcript, "- [ ] Read `stats.py`")  # not the plan's list
+    transcript.apply(event(steps=steps))
+    assert [e.kind for e in transcript.entries][-2:] == ["text", "plan"]
+
+
+def test_a_checks_done_is_the_ticked_step_and_a_failed_checks_words_stay() -> None:
+    """The model's check answering DONE is what the step's tick says: it leaves. A failed check's answer says
+    why, so it stays; so does a check by a command (its output is not an answer on screen)."""
+    transcript = Transcript(clock=Clock())
+    transcript.apply(PlanProposed(steps=["Fix it", "Test it"]))
+    answered(transcript, "Fixed it.")
+    answered(transcript, "NOT DONE: the test still fails")
+    transcript.apply(PlanStepChecked(index=0, passed=False, by="model", detail="NOT DONE: the test still fails"))
+    answered(transcript, "DONE")
+    transcript.apply(PlanStepChecked(index=0, passed=True, by="model", detail="DONE"))
+    answered(transcript, "Tested.")
+    transcript.apply(PlanStepChecked(index=1, passed=True, by="make test", detail="Tested."))
+    assert [e.text for e in transcript.entries if e.kind == "text"] == [
+        "Fixed it.",
+        "NOT DONE: the test still fails",
+        "Tested.",
+    ]
+    assert transcript.entries[0].checks == [True, True]
 
 
 @pytest.mark.usefixtures("model_env")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,6 +65,7 @@ from chimera.core.events import (
     UsageReported,
     ignored,
 )
+from chimera.core.loops.plans import parse_checklist
 from chimera.core.messages import content_blocks, prompt_text
 from chimera.core.tools.base import describe_call, status_of_text
 from chimera.core.wording import describe_compaction, describe_ending, plural
@@ -242,12 +243,16 @@ class Transcript:
             case PlanSuggested(reason=reason):
                 self._add(Entry("notice", f"Tip: {reason}.", severity="info"))
             case PlanProposed(steps=steps) | PlanEdited(steps=steps) | Replanned(steps=steps):
+                if not isinstance(event, PlanEdited):  # the model's: its answer may be the same list in words
+                    self._drop_plan_words(steps)
                 self._plan = self._add(Entry("plan", steps=list(steps), checks=[None] * len(steps)))
             case PlanApproved():
                 pass  # the proposed plan stands as it is shown
             case PlanCancelled(reason=reason):
                 self._add(Entry("notice", f"plan cancelled: {reason}" if reason else "plan cancelled"))
-            case PlanStepChecked(index=index, passed=passed):
+            case PlanStepChecked(index=index, passed=passed, by=by, detail=detail):
+                if passed and by == "model":  # the model's "DONE" says what the step's tick says
+                    self._drop_last_text(detail)
                 self._check_step(index, passed)
             case CompactionDone(summary=summary, reason=reason, tokens_before=before, tokens_after=after):
                 line = describe_compaction(reason, before, after)
@@ -295,6 +300,28 @@ class Transcript:
                 self._stream("thinking", str(block["thinking"]))
             elif block.get("type") == "text" and str(block.get("text", "")).strip():
                 self._stream("text", str(block["text"]))
+
+    def _drop_plan_words(self, steps: Sequence[str]) -> None:
+        """An answer that is nothing but the plan's checklist leaves: the plan's entry, just after it, shows
+        the same steps and ticks them off (an answer with words besides the list stays)."""
+        last = self._last_answer()
+        if last is None:
+            return
+        plan = parse_checklist(last.text)
+        lines = [line for line in last.text.splitlines() if line.strip()]
+        if plan is not None and list(plan.steps) == list(steps) and len(lines) == len(steps):
+            self.entries.pop()
+
+    def _drop_last_text(self, words: str) -> None:
+        """The last answer leaves if it is ``words`` and nothing else (a check's verdict the plan shows)."""
+        last = self._last_answer()
+        if last is not None and words.strip() and last.text.strip() == words.strip():
+            self.entries.pop()
+
+    def _last_answer(self) -> Entry | None:
+        """The last entry when it is a finished answer."""
+        last = self.entries[-1] if self.entries else None
+        return last if last is not None and last.kind == "text" and not last.streaming else None
 
     def _seal(self) -> None:
         for entry in self._attempt:
