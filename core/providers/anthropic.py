@@ -35,7 +35,7 @@ from chimera.core.providers.server_checks import (
     not_the_api,
     odd_status,
 )
-from chimera.core.providers.sse import EventReader, ServerSentEvent
+from chimera.core.providers.sse import EventReader, EventTooLarge, ServerSentEvent
 from chimera.core.redact import Redactor
 
 if TYPE_CHECKING:
@@ -204,6 +204,13 @@ class AnthropicProvider:
         except sdk.APIError as err:
             raise await translate_api_error(
                 err, sdk, self._model, self.base_url, started=builder.started, mask=self._mask
+            ) from None
+        except EventTooLarge as err:
+            raise ProviderError(
+                f"the server's stream does not follow the Messages API ({err}); "
+                "check that ANTHROPIC_BASE_URL points at a server that speaks it",
+                kind="protocol",
+                retryable=False,
             ) from None
         except broken_stream_errors() as err:
             # The SDK wraps failures to send the request, not those met while reading the

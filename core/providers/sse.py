@@ -9,13 +9,17 @@ The format (WHATWG HTML, "Server-sent events"): lines end in LF, CR or CRLF (a C
 chunks is one end); a line starting with ``:`` is a comment; ``field: value`` loses one space after the
 colon; ``data`` lines join with LF; a blank line ends the event. An event never ended by a blank line is
 dropped with the stream's end. ``id`` and ``retry`` mean nothing to a single request, and are skipped.
+A line or an event past ``LIMIT`` is refused (``EventTooLarge``): a server that never ends one cannot
+fill the memory, and a long line arriving in many chunks is kept as it comes, not split again each time.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["EventReader", "ServerSentEvent"]
+__all__ = ["LIMIT", "EventReader", "EventTooLarge", "ServerSentEvent"]
+
+LIMIT = 16 * 2**20  # bytes a line or an event may hold; the API's are a few hundred
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,26 +30,37 @@ class ServerSentEvent:
     data: str
 
 
+class EventTooLarge(ValueError):
+    """A line, or an event, past ``LIMIT`` bytes: no Messages API event is near that size."""
+
+
 class EventReader:
     """Feed it the body's chunks in order; each ``feed`` returns the events that chunk completed."""
 
-    __slots__ = ("_data", "_event", "_rest")
+    __slots__ = ("_data", "_event", "_rest", "_size")
 
     def __init__(self) -> None:
-        self._rest = b""  # the start of a line whose end has not come yet
+        self._rest = bytearray()  # the start of a line whose end has not come yet
         self._event: str | None = None
         self._data: list[str] = []
+        self._size = 0  # the characters of the event's data so far
 
     def feed(self, chunk: bytes) -> list[ServerSentEvent]:
-        """The events ``chunk`` completes. Raises UnicodeDecodeError (a ValueError) for a line not in UTF-8."""
-        lines = (self._rest + chunk).splitlines(keepends=True)
+        """The events ``chunk`` completes. Raises UnicodeDecodeError (a ValueError) for a line not in UTF-8,
+        EventTooLarge for a line or an event past ``LIMIT``."""
+        if b"\n" not in chunk and b"\r" not in chunk:  # the line goes on: kept, not split again
+            self._rest += chunk
+            if len(self._rest) > LIMIT:
+                raise EventTooLarge(f"a line of more than {LIMIT // 2**20} MiB with no end")
+            return []
+        lines = (bytes(self._rest) + chunk).splitlines(keepends=True)
         # The last line waits for its end; a CR at the very end may be the first half of a CRLF.
-        self._rest = lines.pop() if lines and not lines[-1].endswith(b"\n") else b""
+        self._rest = bytearray(lines.pop() if lines and not lines[-1].endswith(b"\n") else b"")
         return self._read(lines)
 
     def close(self) -> list[ServerSentEvent]:
         """The body has ended: the event a last line ended by CR completes, if any."""
-        rest, self._rest = self._rest, b""
+        rest, self._rest = bytes(self._rest), bytearray()
         return self._read([rest]) if rest.endswith(b"\r") else []
 
     def _read(self, lines: list[bytes]) -> list[ServerSentEvent]:
@@ -55,7 +70,7 @@ class EventReader:
             if not line:
                 if self._data or self._event is not None:
                     events.append(ServerSentEvent(self._event, "\n".join(self._data)))
-                self._event, self._data = None, []
+                self._event, self._data, self._size = None, [], 0
                 continue
             name, colon, value = line.partition(":")
             if not name and colon:  # a comment
@@ -66,4 +81,7 @@ class EventReader:
                 self._event = value
             elif name == "data":
                 self._data.append(value)
+                self._size += len(value)
+                if self._size > LIMIT:
+                    raise EventTooLarge(f"an event of more than {LIMIT // 2**20} MiB")
         return events

@@ -9,8 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chimera.core.errors import ProviderError
+from chimera.core.providers import sse
 from chimera.core.providers.api_errors import stream_error
-from chimera.core.providers.sse import EventReader, ServerSentEvent
+from chimera.core.providers.base import ModelRequest
+from chimera.core.providers.sse import EventReader, EventTooLarge, ServerSentEvent
+from tests.anthropic_harness import open_provider
+from tests.fake_anthropic import FakeAnthropic, message, text
 
 BODY = (
     b": a comment the server sends to keep the line open\n"
@@ -95,3 +99,32 @@ def test_an_error_event_is_one_line_naming_the_servers_error(data: str, says: st
     assert (error.kind, error.retryable) == ("stream_error", retried)
     assert says in str(error)
     assert "\n" not in str(error)
+
+
+def test_a_line_or_an_event_past_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that never ends a line, or an event, cannot fill the memory: past the limit it is refused."""
+    monkeypatch.setattr(sse, "LIMIT", 1000)
+    reader = EventReader()
+    for _ in range(9):
+        assert reader.feed(b"x" * 100) == []  # a line arriving in pieces is kept as it comes
+    with pytest.raises(EventTooLarge, match="a line of more than"):
+        reader.feed(b"x" * 200)
+    reader = EventReader()
+    with pytest.raises(EventTooLarge, match="an event of more than"):
+        reader.feed(b"event: big\n" + b"data: " + b"y" * 600 + b"\n" + b"data: " + b"y" * 600 + b"\n")
+
+
+async def test_a_server_sending_an_event_past_the_limit_fails_at_once(
+    api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through the provider: one line naming the cause and ANTHROPIC_BASE_URL, not retried."""
+    monkeypatch.setattr(sse, "LIMIT", 1000)
+    api.script(message(text("z" * 5000, pieces=1)))
+    async with open_provider(api.url) as provider:
+        request = ModelRequest(system="s", messages=[{"role": "user", "content": "hi"}])
+        with pytest.raises(ProviderError) as caught:
+            async for _ in provider.stream(request):
+                pass
+    assert (caught.value.kind, caught.value.retryable) == ("protocol", False)
+    assert "an event of more than" in str(caught.value)
+    assert "ANTHROPIC_BASE_URL" in str(caught.value)
