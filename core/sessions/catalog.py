@@ -19,11 +19,9 @@ few lines a session, it is rewritten, one line each, to a file renamed over it (
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +29,7 @@ from typing import Any, Protocol
 
 from chimera.core.errors import ChimeraError
 from chimera.core.redact import Redactor
-from chimera.core.sessions.files import ENTRIES, open_file
+from chimera.core.sessions.files import ENTRIES, lock_alone, open_file
 from chimera.core.sessions.jsonl import append_line
 from chimera.core.sessions.records import ID, LAST_TIME
 from chimera.core.sessions.tree import SessionTree
@@ -255,15 +253,8 @@ def _locked(home: Path) -> Iterator[int]:
 
 def _hold(fd: int, path: Path) -> None:
     """Lock ``fd`` alone, waiting at most ``LOCK_WAIT`` seconds."""
-    deadline = time.monotonic() + LOCK_WAIT
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise OSError(f"{path} stayed locked by another process for {LOCK_WAIT:g} s") from None
-            time.sleep(0.005)
+    if not lock_alone(fd, LOCK_WAIT):
+        raise OSError(f"{path} stayed locked by another process for {LOCK_WAIT:g} s")
 
 
 def _patch(data: object) -> dict[str, Any] | None:

@@ -11,13 +11,11 @@ and then the refusal says the holder has ended and how to find what holds the lo
 
 from __future__ import annotations
 
-import fcntl
 import os
-import time
 from pathlib import Path
 
 from chimera.core.errors import ConfigError
-from chimera.core.sessions.files import LOCK, open_file
+from chimera.core.sessions.files import LOCK, lock_alone, open_file
 
 __all__ = ["GRACE", "hold_session"]
 
@@ -41,18 +39,16 @@ def hold_session(folder: Path, session_id: str) -> int:
 
 
 def _take(fd: int, folder: Path, session_id: str) -> None:
-    deadline = time.monotonic() + GRACE
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
-            ended = _ended(holder)
-            if not ended or time.monotonic() >= deadline:
-                break
-        time.sleep(_POLL)
-    if ended:
+    holder = ""
+
+    def ended() -> bool:  # the pid in the file has ended: its lock is about to come free
+        nonlocal holder
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
+        return _ended(holder)
+
+    if lock_alone(fd, GRACE, ended):
+        return
+    if _ended(holder):
         raise ConfigError(
             f"session {session_id} is still locked, though the Chimera that opened it (pid {holder}) has ended: "
             f"a process it started holds {folder / LOCK} (`fuser {folder / LOCK}` names it): end that process"
