@@ -202,6 +202,8 @@ class ChimeraApp(TreeActions):
                 message.input.value = ""
                 prompt.forget_pastes()
                 self.notify("Sent: Chimera reads it after the current step.", timeout=3)
+            elif self.compacting:  # a summary between runs: no run to read them
+                self.notify("Chimera is writing a summary: press enter again once it is done.", timeout=4)
             elif self.session.agent.running or self.end_shown:  # it is over or about to be: the words stay here
                 self.notify("The run is ending: press enter again once it has, to send this as a task.", timeout=4)
             else:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
-from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
 from tests.tui_helpers import said, send, until
 
 
@@ -103,3 +105,34 @@ async def test_a_resumed_session_shows_where_it_was_compacted(api: FakeAnthropic
     async with app.run_test(size=(80, 24)) as pilot:
         await app.history_shown.wait()
         assert any(n.startswith("⇣ compacted the conversation (by hand): about ") for n in notices(app))
+
+
+@pytest.mark.usefixtures("small_window")
+async def test_words_sent_while_the_summary_is_written_stay_in_the_input(
+    api: FakeAnthropic, long_files_project: Path
+) -> None:
+    """No run reads words while /compact writes its summary: they stay in the input, said so, and are sent
+    as a task by enter once it is done (never steering, never lost)."""
+    release, reached = threading.Event(), threading.Event()
+    api.script(
+        *reads_then_answer(),
+        paused(message(text("SUMMARY: both files read.", pieces=6)), release, reached),
+        message(text("Next.")),
+    )
+    app = build_app(RunOptions(workdir=long_files_project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "read the files")
+        await app.run_shown.wait()
+        await send(pilot, "/compact")
+        await asyncio.to_thread(reached.wait, 10)
+        await send(pilot, "go on")
+        assert app.query_one("#prompt").value == "go on"  # type: ignore[attr-defined]
+        assert "writing a summary" in shown_notes(app)
+        release.set()
+        await until(pilot, lambda: any("compacted" in n for n in notices(app)), "the compaction notice")
+        await until(pilot, lambda: not app.running, "the summary's worker done")
+        app.run_shown.clear()
+        await send(pilot, "")
+        await app.run_shown.wait()
+        assert said(app) == ["read the files", "go on"]
+    assert len(api.requests) == 5
