@@ -65,7 +65,7 @@ async def translate_api_error(
     What the server said is given to ``mask`` (the secrets to hide) before it is cut to size.
     """
     error = _translate(err, sdk, model, base_url, started=started, mask=mask)
-    if error.kind == "unreachable" and _DISCONNECTED in _causes(err):
+    if error.kind == "unreachable" and _hung_up(err):
         # It took the connection and closed it unanswered: is something other than HTTP there?
         answer = await asyncio.to_thread(first_bytes, base_url)
         if answer and not answer.startswith(b"HTTP/"):
@@ -144,7 +144,7 @@ def _translate(
         protocol = next((e for e in _chain(err) if type(e).__name__ == "RemoteProtocolError"), None)
         if protocol is not None and _DISCONNECTED not in causes:
             return not_http(base_url, _one_line(str(protocol), 80, mask))
-        if _DISCONNECTED in causes:
+        if _hung_up(err):
             return ProviderError(
                 f"the server at {base_url} closed the connection without an answer: "
                 "check that it serves the Messages API, and the port in ANTHROPIC_BASE_URL",
@@ -240,6 +240,16 @@ def _chain(err: BaseException) -> list[BaseException]:
         chain.append(current)
         current = current.__cause__ or current.__context__
     return chain
+
+
+def _hung_up(err: BaseException) -> bool:
+    """Whether the server took the connection and closed it before answering: with a FIN (httpx's words
+    for it), or with a reset (as a server does that closes with the request not read to its end)."""
+    chain = _chain(err)
+    if _DISCONNECTED in _causes(err):
+        return True
+    connected = not any(type(e).__name__ == "ConnectError" for e in chain)
+    return connected and any(isinstance(e, ConnectionResetError) for e in chain)
 
 
 def _causes(err: BaseException) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -142,8 +143,9 @@ def test_a_real_server_error_is_still_retried(api: FakeAnthropic, tmp_path: Path
 class NotHttp:
     """A loopback server that answers every connection with ``reply`` (not HTTP) and closes it."""
 
-    def __init__(self, reply: bytes) -> None:
+    def __init__(self, reply: bytes, *, reset: bool = False) -> None:
         self.reply = reply
+        self.reset = reset  # close with a reset (RST), as a server does that closes with a request unread
         self.connections = 0
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.sock.settimeout(0.2)
@@ -163,6 +165,12 @@ class NotHttp:
                 try:
                     conn.recv(65536)
                     conn.sendall(self.reply)
+                    if self.reset:
+                        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                        continue
+                    conn.shutdown(socket.SHUT_WR)  # the reply ends here
+                    while conn.recv(65536):  # the rest of the request read, so closing never resets the line
+                        pass
                 except OSError:
                     pass
 
@@ -207,6 +215,17 @@ def test_a_server_that_hangs_up_unanswered_is_named_for_that(
     """A server that takes the connection and closes it with no answer is said to do so: exit 2, no retries."""
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     with NotHttp(b"") as server:
+        proc = run_with(server.url, tmp_path)
+    assert_one_line_error(proc, server.url, "closed the connection without an answer", "ANTHROPIC_BASE_URL")
+    assert "cannot reach" not in proc.stderr
+
+
+def test_a_server_that_resets_the_connection_unanswered_is_named_for_that(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Closed with a reset (the request not read to its end), it was reached all the same: not "cannot reach"."""
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with NotHttp(b"", reset=True) as server:
         proc = run_with(server.url, tmp_path)
     assert_one_line_error(proc, server.url, "closed the connection without an answer", "ANTHROPIC_BASE_URL")
     assert "cannot reach" not in proc.stderr
