@@ -16,6 +16,10 @@ JSON output keeps every value exact: ``json.dumps`` escapes the C0 controls
 itself, and ``inert_json`` escapes the rest (DEL, C1, bidi controls), which
 ``ensure_ascii=False`` would leave raw, as ``\\u`` escapes of the same value.
 
+``flat`` puts text on one line for a summary: the spaces, tabs and newlines between words become one
+space, and nothing else is taken for a space, so a carriage return, a vertical tab or a line separator
+stays in it, for ``terminal_safe`` to show (a command's ``safe\\rrm -rf x`` must not read as two words).
+
 ``is_blank`` tells text with nothing a person could read in it (spaces, line breaks,
 zero-width and other invisible characters only): a task or steering of that kind is
 refused, never sent.
@@ -26,13 +30,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["inert_json", "is_blank", "terminal_safe"]
+__all__ = ["flat", "inert_json", "is_blank", "terminal_safe"]
 
 # C0 controls but tab, newline and carriage return; DEL; C1 controls; the bidi marks, embeddings,
 # overrides and isolates (U+061C, U+200E-F, U+202A-E, U+2066-9); the line and paragraph separators.
 _CONTROLS = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
 _MULTI_LINE = re.compile(f"(?P<line_end>\r(?=\n|\\Z))|[{_CONTROLS}\r]")
 _ONE_LINE = re.compile(f"[{_CONTROLS}\t\n\r]")
+_SPACING = re.compile("(?:\r\n|[ \t\n])+")
 _LEFT_RAW_BY_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
@@ -47,6 +52,12 @@ def terminal_safe(text: str, *, one_line: bool = False) -> str:
     if pattern.search(text) is None:
         return text
     return pattern.sub(_visible, text)
+
+
+def flat(text: str) -> str:
+    """``text`` on one line: each run of spaces, tabs and newlines (``\\r\\n`` too) one space, the ends trimmed;
+    every other character kept as it is, for :func:`terminal_safe` to show."""
+    return _SPACING.sub(" ", text).strip(" ")
 
 
 def _visible(match: re.Match[str]) -> str:

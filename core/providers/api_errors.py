@@ -30,6 +30,7 @@ from chimera.core.providers.server_checks import (
     redirected,
 )
 from chimera.core.strict_json import clean_text
+from chimera.core.terminal_text import flat
 
 __all__ = ["broken_stream_errors", "stream_error", "translate_api_error"]
 
@@ -100,7 +101,7 @@ def broken_stream_errors() -> tuple[type[BaseException], ...]:
 
 def _one_line(text: str, limit: int, mask: Callable[[str], str]) -> str:
     """The server's words for an error, masked, as one clean line of at most ``limit`` characters."""
-    line = " ".join(mask(clean_text(text)).split())
+    line = flat(mask(clean_text(text)))
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 

@@ -44,6 +44,7 @@ from chimera.core.messages import (
     steering_text,
 )
 from chimera.core.sessions.tree import Node, SessionTree
+from chimera.core.terminal_text import flat
 
 __all__ = [
     "Answer",
@@ -275,9 +276,9 @@ def summary(reading: Reading) -> str:
         case Damaged():
             line = "[damaged record]"
     head = line[: _SUMMARY_WIDTH * 4]  # only what can show: a long answer costs what is shown
-    shown = " ".join(head.split())
+    shown = flat(head)
     if len(shown) <= _SUMMARY_WIDTH and len(head) < len(line):  # mostly blank so far: look at all of it
-        shown = " ".join(line.split())
+        shown = flat(line)
     return shown if len(shown) <= _SUMMARY_WIDTH else shown[: _SUMMARY_WIDTH - 1] + "…"
 
 

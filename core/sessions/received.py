@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.sessions.tree import Queued
-from chimera.core.terminal_text import terminal_safe
+from chimera.core.terminal_text import flat, terminal_safe
 from chimera.core.tools.paths import real_path
 from chimera.core.wording import plural
 
@@ -116,7 +116,7 @@ class Unconfirmed:
             )
         if self.queued:
             kind, first = self.queued[0]
-            shown = " ".join(first.split())
+            shown = flat(first)
             shown = shown if len(shown) <= _PREVIEW else shown[: _PREVIEW - 1] + "…"
             more = f" and {len(self.queued) - 1} more" if len(self.queued) > 1 else ""
             parts.append(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from chimera.core.redact import Redactor
+from chimera.core.terminal_text import flat
 
 __all__ = [
     "CALL_STATUSES",
@@ -114,7 +115,7 @@ def describe_call(name: str, args: dict[str, Any], width: int = 100) -> str:
     """The argument of a call a person cares about, on one line."""
     for key in ("command", "path", "pattern", "thought"):
         if key in args:
-            text = " ".join(str(args[key]).split())
+            text = flat(str(args[key]))
             if key == "pattern" and args.get("path"):
                 text += f"  in {args['path']}"
             return text if len(text) <= width else text[: width - 1] + "…"
