@@ -18,6 +18,8 @@ from pathlib import Path
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
 from textual.widgets import Input, OptionList
 from textual.worker import Worker, WorkerState
 
@@ -40,6 +42,7 @@ from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural, shown_path
 from chimera.tui.commands import find, is_command, literal, parse, unknown
 from chimera.tui.footer_hints import hints
+from chimera.tui.terminal_input import PasteKeepingDriver
 from chimera.tui.tree_actions import TreeActions
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
@@ -108,6 +111,11 @@ class ChimeraApp(TreeActions):
         super().__init__(session, options)
         self.history_shown = asyncio.Event()
         self.resume_next: str | None = None  # a session chosen here (/sessions), opened when this one closes
+
+    def get_driver_class(self) -> type[Driver]:
+        """Textual's driver for this terminal; on POSIX, one that takes a bracketed paste whole (ESC and all)."""
+        driver = super().get_driver_class()
+        return PasteKeepingDriver if driver is LinuxDriver else driver
 
     def compose(self) -> ComposeResult:
         if self.session.demo:
@@ -190,11 +198,12 @@ class ChimeraApp(TreeActions):
         self.query_one(CompletionList).hide()
         if is_blank(message.value):  # nothing to read in it: never sent, as a task or as steering
             return
-        if is_command(message.value):
-            if await self.run_command(*parse(message.value)):
-                message.input.value = ""
-            return
         prompt = self.query_one(PromptInput)
+        if is_command(message.value):  # its words as typed, a paste in them whole
+            if await self.run_command(*parse(prompt.whole(message.value))):
+                message.input.value = ""
+                prompt.forget_pastes()
+            return
         text = prompt.whole(literal(message.value).strip())  # a multi-line paste goes whole
         if self.running:  # steering: the words go to the run at its next step
             if self.session.steer(text):

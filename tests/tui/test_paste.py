@@ -71,3 +71,70 @@ def test_a_folded_paste(snap_compare: Snap, project: Path, size: tuple[int, int]
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=pasted)
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_backspace_after_a_paste_removes_all_of_it_and_nothing_of_its_marker_is_sent(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """A paste is one piece: the cursor steps over its marker, a backspace takes the whole paste (never one
+    character of ``[+2 lines]``), and what is sent is only what was typed around it."""
+    api.script(message(text("On it.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        prompt = app.query_one(PromptInput)
+        await pilot.press(*"see ")
+        prompt.post_message(events.Paste("alpha line\nbeta line\ngamma line\n"))
+        await until(pilot, lambda: "[+2 lines]" in prompt.value, "the paste folded")
+        await pilot.press(*" now", "left", "left", "left", "left")  # back over " now", to the marker's end
+        assert prompt.cursor_position == len("see alpha line [+2 lines]")
+        await pilot.press("left")  # the cursor steps over the whole marker
+        assert prompt.cursor_position == len("see ")
+        await pilot.press("right", "backspace")  # after it again: one backspace takes all of it
+        assert prompt.value == "see  now"
+        await pilot.press("enter")
+        await app.run_shown.wait()
+    assert said(app) == ["see  now"]
+    assert "alpha" not in str(api.requests[0].messages)
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_paste_holding_escape_sequences_is_kept_whole_and_shown_escaped(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """Coloured test output pasted (one line or several) is folded in the input with its escapes shown, never
+    drawn raw; the model gets every character, ESC included."""
+    api.script(message(text("Seen.")))
+    coloured = "\x1b[31mFAILED\x1b[0m test_x\r\x1b[32mok\x1b[0m"
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        prompt = app.query_one(PromptInput)
+        prompt.post_message(events.Paste("\x1b[1mbold\x1b[0m"))
+        await until(pilot, lambda: "[pasted]" in prompt.value, "one line with escapes folded")
+        assert "\x1b" not in prompt.value
+        assert "\\x1b[1mbold" in screen_text(app)
+        prompt.value = ""
+        prompt.post_message(events.Paste(coloured))
+        await until(pilot, lambda: "[+1 lines]" in prompt.value, "two lines folded")
+        assert "\x1b" not in screen_text(app)
+        await pilot.press("enter")
+        await app.run_shown.wait()
+    assert api.requests[0].messages[0]["content"] == "\x1b[31mFAILED\x1b[0m test_x\n\x1b[32mok\x1b[0m"
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_command_gets_a_paste_in_its_words_whole(api: FakeAnthropic, project: Path) -> None:
+    """``/plan`` followed by a pasted task plans all of the paste, not its folded marker."""
+    api.script(message(text("- [ ] one")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        prompt = app.query_one(PromptInput)
+        await pilot.press(*"/plan ")
+        prompt.post_message(events.Paste("first line\nsecond line"))
+        await until(pilot, lambda: "[+1 lines]" in prompt.value, "the paste folded")
+        await pilot.press("enter")
+        await until(pilot, lambda: len(api.requests) == 1, "the plan asked for")
+    assert api.requests[0].messages[0]["content"][0]["text"] == "first line\nsecond line"

@@ -22,8 +22,9 @@ from textual.binding import Binding, BindingType
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import Input
+from textual.widgets.input import Selection
 
-from chimera.core.terminal_text import is_blank
+from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.tui.commands import Completion
 from chimera.tui.widgets.completions import CompletionList
 
@@ -33,6 +34,11 @@ _WHILE_COMPLETING = {"completion_move", "completion_hide"}
 _SHOWN = 40  # characters of a pasted text's first line shown in the input
 NEW_LINE = "⏎"  # how a new line typed with ctrl+j shows in the one-line input
 _NEW_LINE_KEYS = frozenset({"ctrl+j", "shift+enter"})
+
+
+def _unshowable(text: str) -> bool:
+    """Whether a line holds a character the input cannot show as it is (a control, an escape sequence)."""
+    return terminal_safe(text, one_line=True) != text
 
 
 class PromptInput(Input):
@@ -82,22 +88,23 @@ class PromptInput(Input):
         self._new_lines = True
 
     def _on_paste(self, event: events.Paste) -> None:
-        """A paste of one line is typed in; of several, kept whole and shown folded (Textual's Input keeps
-        only the first line)."""
-        lines = event.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        """A paste of one plain line is typed in; one of several lines, or holding what a line cannot show
+        (an escape sequence, a ⏎), is kept whole and shown folded: one piece, sent whole."""
+        lines = event.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")  # terminals paste lines with \r
         while lines and not lines[-1].strip():
             lines.pop()
-        if len(lines) < 2 and NEW_LINE not in event.text:
+        if len(lines) < 2 and NEW_LINE not in event.text and not _unshowable(lines[0] if lines else ""):
             return  # Input's own handler types it
         event.stop()
         event.prevent_default()
-        if len(lines) < 2:  # one line holding a ⏎ of its own: kept as written, not read as a new line
-            shown = lines[0].strip().replace(NEW_LINE, " ")[:_SHOWN]
-            self._keep_whole(event.text.strip("\r\n"), f"{shown}… [pasted]")
+        if not lines:
             return
-        first = lines[0].strip()
-        more = f"+{len(lines) - 1} lines"
-        self._keep_whole("\n".join(lines), f"{first[:_SHOWN]}{'…' if len(first) > _SHOWN else ''} [{more}]")
+        first = terminal_safe(lines[0].strip(), one_line=True).replace(NEW_LINE, " ")
+        shown = f"{first[:_SHOWN]}{'…' if len(first) > _SHOWN else ''}"
+        if len(lines) < 2:  # one line holding what a line cannot show, or a ⏎ of its own: kept as written
+            self._keep_whole(lines[0], f"{shown} [pasted]")
+            return
+        self._keep_whole("\n".join(lines), f"{shown} [+{len(lines) - 1} lines]")
 
     def _keep_whole(self, text: str, fold: str) -> None:
         """Show ``fold`` in the input for ``text``, which is sent whole."""
@@ -106,6 +113,41 @@ class PromptInput(Input):
             fold = f"{base} #{next(self._pastes)}]"
         self.pasted[fold] = text
         self.insert_text_at_cursor(fold)
+
+    def _folds(self) -> list[tuple[int, int]]:
+        """Where each folded paste sits in the text: (start, end), in order."""
+        spans = []
+        for fold in self.pasted:
+            at = self.value.find(fold)
+            if at >= 0:
+                spans.append((at, at + len(fold)))
+        return sorted(spans)
+
+    def replace(self, text: str, start: int, end: int) -> None:
+        """Every change of the text goes through here: one that touches a folded paste takes all of it (a
+        backspace after it deletes the whole paste, never one character of its marker), and words typed
+        inside a marker go after it."""
+        start, end = sorted((start, end))
+        for first, last in self._folds():
+            if start == end and first < start < last:  # typing inside: after the marker instead
+                start = end = last
+            elif start < last and end > first:  # a deletion or a replacement that reaches into it
+                start, end = min(start, first), max(end, last)
+        super().replace(text, start, end)
+        for fold in [fold for fold in self.pasted if fold not in self.value]:  # deleted: nothing of it is sent
+            del self.pasted[fold]
+
+    def validate_selection(self, selection: Selection) -> Selection:
+        """The cursor never stops inside a folded paste's marker: it steps over it, the way it was going."""
+        selection = super().validate_selection(selection)
+        before = self.selection.end
+        start, end = selection
+        for first, last in self._folds():
+            if first < end < last:
+                end = last if end > before else first
+            if first < start < last:
+                start = last if start > before else first
+        return Selection(start, end)
 
     def whole(self, text: str) -> str:
         """``text`` as typed, each folded paste in it given back whole and each ⏎ typed as a new line one
