@@ -42,6 +42,7 @@ from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.core.wording import plural, shown_path
 from chimera.tui.commands import find, is_command, literal, parse, unknown
 from chimera.tui.footer_hints import hints
+from chimera.tui.outside import tell
 from chimera.tui.terminal_input import PasteKeepingDriver
 from chimera.tui.tree_actions import TreeActions
 from chimera.tui.widgets.completions import CompletionList
@@ -171,7 +172,7 @@ class ChimeraApp(TreeActions):
         if returned:  # words no turn read: back in the input, in the order sent, before what is there
             prompt = self.query_one(PromptInput)
             prompt.value = " ".join([*returned, prompt.value]).strip()
-            self.notify("Not delivered: your words are back in the input.", timeout=4)
+            tell(self, "Not delivered: your words are back in the input.", timeout=4)
         if self.session.demo and self.state.status.state != "idle":
             self.query_one(DemoBanner).folded = True
         if any(type(event) not in STREAMED for event in events):  # streamed words change no question, no plan
@@ -210,18 +211,18 @@ class ChimeraApp(TreeActions):
                 self.query_one(TranscriptView).follow()  # what the run does with it shows at the end
                 message.input.value = ""
                 prompt.forget_pastes()
-                self.notify("Sent: Chimera reads it after the current step.", timeout=3)
+                tell(self, "Sent: Chimera reads it after the current step.", timeout=3)
             elif self.compacting:  # a summary between runs: no run to read them
-                self.notify("Chimera is writing a summary: press enter again once it is done.", timeout=4)
+                tell(self, "Chimera is writing a summary: press enter again once it is done.", timeout=4)
             elif self.session.agent.running or self.end_shown:  # it is over or about to be: the words stay here
-                self.notify("The run is ending: press enter again once it has, to send this as a task.", timeout=4)
+                tell(self, "The run is ending: press enter again once it has, to send this as a task.", timeout=4)
             else:
-                self.notify("The run is just starting: send it again in a moment.", severity="warning")
+                tell(self, "The run is just starting: send it again in a moment.", severity="warning")
             return
         message.input.value = ""
         prompt.forget_pastes()
         if self.session.demo:
-            self.notify(DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
+            tell(self, DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
             return
         self.query_one(TranscriptView).follow()
         self.start_run(text)
@@ -236,14 +237,14 @@ class ChimeraApp(TreeActions):
             )
             return
         if not self.running or self.compacting or self.session.demo:
-            self.notify("Nothing is running: press enter to send it now.", timeout=3)
+            tell(self, "Nothing is running: press enter to send it now.", timeout=3)
             return
         self.session.follow_up(prompt.whole(literal(message.text)))
         self.state.follow_ups = self.session.follow_ups
         prompt.value = ""
         prompt.forget_pastes()
         waiting = len(self.session.follow_ups)
-        self.notify(f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
+        tell(self, f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
 
     async def on_prompt_input_help_asked(self, _: PromptInput.HelpAsked) -> None:
         await self.run_command("help")

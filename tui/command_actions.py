@@ -28,6 +28,7 @@ from chimera.core.sessions.start import RunOptions
 from chimera.core.terminal_text import terminal_safe
 from chimera.tui.command_views import WorkbenchCommands, command_bindings
 from chimera.tui.commands import Completion, Facts, available, complete, find, unknown
+from chimera.tui.outside import tell
 from chimera.tui.question_app import QuestionApp
 from chimera.tui.screens.help import HelpScreen, Row
 from chimera.tui.widgets.plan_panel import PlanPanel
@@ -113,7 +114,7 @@ class CommandActions(QuestionApp):
         return done is not False
 
     def _refuse(self, line: str) -> bool:
-        self.notify(terminal_safe(line, one_line=True), severity="warning", timeout=6, markup=False)
+        tell(self, line, one_line=True, severity="warning", timeout=6)
         return False
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
@@ -216,7 +217,7 @@ class CommandActions(QuestionApp):
         except ConfigError as err:
             return self._refuse(f"/{command}: {err}")
         self.show_status(model=self.session.model, loop=self.session.loop_name, mode=self.session.policy.mode)
-        self.notify(terminal_safe(f"The next runs use the {what} {next(iter(choice.values()))}.", one_line=True))
+        tell(self, f"The next runs use the {what} {next(iter(choice.values()))}.", one_line=True)
         return True
 
     def action_theme(self, name: str) -> bool:
@@ -234,7 +235,7 @@ class CommandActions(QuestionApp):
         if self.compacting:  # nothing is recorded until the summary is in: stopping loses nothing
             self.workers.cancel_group(self, "run")
             self.show_status(state="interrupted")
-            self.notify(self.stopped_note, timeout=3)
+            tell(self, self.stopped_note, timeout=3)
         elif self.running:
             self.session.interrupt()  # words the run never read come back as events (see events_shown)
             unsent = self.session.take_follow_ups()
@@ -242,7 +243,7 @@ class CommandActions(QuestionApp):
             if unsent:  # tasks queued after the run go back to the input
                 prompt = self.query_one(PromptInput)
                 prompt.value = " ".join([*unsent, prompt.value]).strip()
-            self.notify("Interrupting…", timeout=2)
+            tell(self, "Interrupting…", timeout=2)
 
     # --- runs -----------------------------------------------------------------------------
 
@@ -310,4 +311,4 @@ class CommandActions(QuestionApp):
             return
         self.show_status(state="idle")
         if done is None:
-            self.notify("Nothing to compact: the conversation is still short.", timeout=4)
+            tell(self, "Nothing to compact: the conversation is still short.", timeout=4)

@@ -16,7 +16,10 @@ from typing import Any, Protocol, cast
 
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
 
+from chimera.core.terminal_text import terminal_safe
 from chimera.tui.commands import COMMANDS, Command, Facts, available
 
 __all__ = ["CommandHost", "CommandKeys", "PaletteEntry", "WorkbenchCommands", "command_bindings", "palette_entries"]
@@ -104,7 +107,7 @@ class WorkbenchCommands(Provider):
 
     async def discover(self) -> Hits:
         for entry in palette_entries(self.host.facts()):
-            yield DiscoveryHit(entry.text, self._runner(entry), help=entry.help)
+            yield DiscoveryHit(_literal(entry.text), self._runner(entry), text=entry.text, help=_help(entry))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -113,4 +116,29 @@ class WorkbenchCommands(Provider):
             exact = typed in {entry.command.id, f"{entry.command.id} {entry.argument or ''}".rstrip()}
             score = _EXACT if exact else max(matcher.match(entry.text), matcher.match(entry.help.partition(":")[0]))
             if score > 0:
-                yield Hit(score, matcher.highlight(entry.text), self._runner(entry), text=entry.text, help=entry.help)
+                shown = _highlight(matcher, entry.text)
+                yield Hit(score, shown, self._runner(entry), text=entry.text, help=_help(entry))
+
+
+# The palette reads a hit's words as markup, but for a ``Content``, which it takes as it is. Its entries hold
+# names from outside (a theme's, a checkpoint's), so each is given as ``Content``, never as markup.
+
+
+def _literal(text: str) -> Content:
+    return Content(terminal_safe(text, one_line=True))
+
+
+def _help(entry: PaletteEntry) -> str:
+    return cast(str, _literal(entry.help))  # a Content: Textual's palette shows it as it is (see above)
+
+
+def _highlight(matcher: Matcher, text: str) -> Content:
+    """``text`` as literal words, the characters the query matched in the matcher's style (Textual's own
+    ``Matcher.highlight`` reads the words as markup)."""
+    shown = terminal_safe(text, one_line=True)
+    content = Content(shown)
+    _, offsets = matcher.fuzzy_search.match(matcher.query, shown)
+    for offset in offsets:
+        if not shown[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content

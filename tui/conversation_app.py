@@ -25,6 +25,7 @@ from chimera.core.bus import EventBus, StreamSubscription
 from chimera.core.events import StepEvent
 from chimera.themes import APP_CSS
 from chimera.tui.messages import BusEvents
+from chimera.tui.outside import tell
 from chimera.tui.screens.output import OutputScreen, saved_output
 from chimera.tui.state import Transcript, WorkbenchState
 from chimera.tui.state.run_status import NOT_FOLLOWED
@@ -134,11 +135,11 @@ class ConversationApp(App[int]):
         entry = message.entry
         saved = entry.data.get("full_output")
         if not isinstance(saved, str) or not saved:
-            self.notify("This call's output is shown whole: nothing more was saved.", timeout=4)
+            tell(self, "This call's output is shown whole: nothing more was saved.", timeout=4)
             return
         path, why = saved_output(Path(saved), self.output_folder())
         if why:
-            self.notify(why, severity="warning", timeout=6, markup=False)
+            tell(self, why, severity="warning", timeout=6)
             return
         self.push_screen(OutputScreen(summary_line(entry), path))
 

@@ -19,8 +19,8 @@ from textual.widgets import Input
 
 from chimera.core.errors import ConfigError
 from chimera.core.sessions.session import Session
-from chimera.core.terminal_text import terminal_safe
 from chimera.tui.conversation_app import ConversationApp
+from chimera.tui.outside import tell
 from chimera.tui.state.questions import Question
 from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
@@ -115,7 +115,7 @@ class QuestionApp(ConversationApp):
         self.session.answer(question.request_id, decision, text or None)
         self.state.questions.close(question.request_id)
         if decision == "revise":
-            self.notify("Sent: the model revises the plan; you answer again.", timeout=4)
+            tell(self, "Sent: the model revises the plan; you answer again.", timeout=4)
         self._after_answer()
 
     def answer_permission(self, verdict: str, words: str = "") -> bool:
@@ -128,7 +128,7 @@ class QuestionApp(ConversationApp):
         try:
             self.session.answer(question.request_id, verdict, words or None)
         except ConfigError as err:
-            self.notify(terminal_safe(str(err), one_line=True), severity="error", timeout=8, markup=False)
+            tell(self, str(err), one_line=True, severity="error", timeout=8)
             return False
         self.state.questions.close(question.request_id)
         self._after_answer()

@@ -23,6 +23,7 @@ from chimera.core.sessions.playback import play_back, report_lines
 from chimera.core.sessions.replay import ReplayReport
 from chimera.core.terminal_text import terminal_safe
 from chimera.tui.conversation_app import ConversationApp
+from chimera.tui.outside import tell
 from chimera.tui.widgets.replay_bar import ReplayBar, speed_name
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
@@ -116,4 +117,4 @@ class ReplayApp(ConversationApp):
     def action_speed(self, which: int) -> None:
         self.clock.speed = SPEEDS[which]
         self.query_one(ReplayBar).speed = self.clock.speed
-        self.notify(f"Speed: {speed_name(self.clock.speed)}", timeout=2)
+        tell(self, f"Speed: {speed_name(self.clock.speed)}", timeout=2)

@@ -22,6 +22,7 @@ from chimera.core.sessions.start import start_session
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import command
 from chimera.tui.command_actions import CommandActions
+from chimera.tui.outside import tell
 from chimera.tui.screens.compare import CompareScreen
 from chimera.tui.screens.sessions import SessionPicker
 from chimera.tui.widgets.transcript_view import TranscriptView
@@ -45,10 +46,10 @@ class SessionActions(CommandActions):
         if session_id is None or session_id == self.session.id:
             return
         if self.session.demo:
-            self.notify("Resuming a session needs a model: quit, set ANTHROPIC_API_KEY, and start again.", timeout=6)
+            tell(self, "Resuming a session needs a model: quit, set ANTHROPIC_API_KEY, and start again.", timeout=6)
             return
         if self.running:
-            self.notify("A run is going: interrupt it (escape) or let it finish, then choose again.", timeout=5)
+            tell(self, "A run is going: interrupt it (escape) or let it finish, then choose again.", timeout=5)
             return
         self.resume_next = session_id
         self.exit()
@@ -134,7 +135,7 @@ class SessionActions(CommandActions):
         """While a comparison runs, interrupting stops every variant (each ends as stopped); else the run."""
         if isinstance(self.screen, CompareScreen):
             self.screen.comparison.stop()
-            self.notify("Stopping every variant…", timeout=2)
+            tell(self, "Stopping every variant…", timeout=2)
             return
         super().action_interrupt()
 

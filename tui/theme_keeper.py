@@ -25,6 +25,7 @@ from chimera.core.terminal_text import terminal_safe
 from chimera.themes import DEFAULT_THEME, THEMES
 from chimera.themes.choice import remember_theme, remembered_theme
 from chimera.themes.loading import Reloaded, UserThemes
+from chimera.tui.outside import tell
 
 __all__ = ["FOLDER", "WATCH_STEP_MS", "ThemeKeeper"]
 
@@ -149,4 +150,4 @@ class ThemeKeeper:
             self.app.mutate_reactive(App.theme)  # the same name, new colours: apply them again
 
     def _say(self, text: str, severity: SeverityLevel = "error") -> None:
-        self.app.notify(terminal_safe(text, one_line=True), severity=severity, timeout=10, markup=False)
+        tell(self.app, text, one_line=True, severity=severity, timeout=10)

@@ -33,6 +33,7 @@ from chimera.core.sessions.tree_lines import TreeLines
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import command, plural, point_name
 from chimera.tui.commands import Facts
+from chimera.tui.outside import tell
 from chimera.tui.session_actions import SessionActions
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.transcript_view import TranscriptView
@@ -70,7 +71,7 @@ class TreeActions(SessionActions):
             if len(warnings) > 1
             else ""
         )
-        self.notify(terminal_safe(warnings[0] + more), severity="warning", timeout=8, markup=False)
+        tell(self, warnings[0] + more, severity="warning", timeout=8)
 
     @property
     def tree_panel(self) -> TreePanel:
@@ -103,7 +104,7 @@ class TreeActions(SessionActions):
         self.tree_panel.show_model(model, at=at)
         if model.notice and model.notice != self._notice_told:
             self._notice_told = model.notice
-            self.notify(terminal_safe(model.notice, one_line=True), severity="warning", timeout=8, markup=False)
+            tell(self, model.notice, one_line=True, severity="warning", timeout=8)
         self.tree_shown.set()
         await asyncio.to_thread(model.read_words)  # what each line says, read before the first search
 
@@ -222,11 +223,7 @@ class TreeActions(SessionActions):
             return
         if remember:
             self.moves.append(("switch", before))
-        self.notify(
-            terminal_safe(
-                f"Switched to {point_name(done.plan.node)}: u in the tree (or /back) goes back.", one_line=True
-            )
-        )
+        tell(self, f"Switched to {point_name(done.plan.node)}: u in the tree (or /back) goes back.", one_line=True)
         self.load_tree(done.plan.node)
         if summarize:
             self.summarize_left(before)
@@ -243,7 +240,7 @@ class TreeActions(SessionActions):
             return
         self.show_status(state="idle")
         if done is None:
-            self.notify("Nothing was left behind to summarize: the move went forward.", timeout=4)
+            tell(self, "Nothing was left behind to summarize: the move went forward.", timeout=4)
             return
         self.load_tree(self.session.store.tree.leaf)
 
@@ -316,7 +313,7 @@ class TreeActions(SessionActions):
             self._refuse(str(err))
             return
         what = "Checkpoint" if checkpoint else "Label"
-        self.notify(terminal_safe(f"{what} {name!r} on {node}: /switch {name} comes back to it.", one_line=True))
+        tell(self, f"{what} {name!r} on {node}: /switch {name} comes back to it.", one_line=True)
         if self.tree_panel.has_class("-shown"):
             self.load_tree(node)
 

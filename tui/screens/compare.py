@@ -31,6 +31,7 @@ from chimera.core.errors import ChimeraError
 from chimera.core.sessions.session import Session
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import plural
+from chimera.tui.outside import tell
 from chimera.tui.state.compare import VariantProgress
 
 __all__ = ["CompareScreen", "rows_grid"]
@@ -165,16 +166,16 @@ class CompareScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         count = plural(len(self.progress), "variant")
         task = _safe(self.comparison.task)
-        yield Static(f"Comparing {count} on: {task}", id="compare-title")
+        yield Static(f"Comparing {count} on: {task}", id="compare-title", markup=False)
         with Horizontal(id="variants"):
             for progress in self.progress:
                 yield VariantCard(progress)
-        yield Static("", id="rows")
+        yield Static("", id="rows", markup=False)
         with VerticalScroll(id="diff"):
-            yield Static("", id="diff-text")
+            yield Static("", id="diff-text", markup=False)
         with Vertical(id="compare-foot"):
-            yield Static("", id="compare-line")
-            yield Static("", id="compare-keys")
+            yield Static("", id="compare-line", markup=False)
+            yield Static("", id="compare-keys", markup=False)
 
     def on_mount(self) -> None:
         for variant, progress in zip(self.comparison.variants, self.progress, strict=True):
@@ -205,7 +206,7 @@ class CompareScreen(Screen[None]):
         self.query_one("#rows", Static).update(rows_grid(rows))
         self.done.set()
         self._redraw()
-        self.app.notify("The comparison is done: d diffs two variants, enter adopts one, esc goes back.", timeout=6)
+        tell(self.app, "The comparison is done: d diffs two variants, enter adopts one, esc goes back.", timeout=6)
 
     def _redraw(self) -> None:
         for n, card in enumerate(self.query(VariantCard)):
@@ -240,7 +241,7 @@ class CompareScreen(Screen[None]):
     def action_stop(self) -> None:
         variant = self.comparison.variants[self.chosen]
         if variant.row is not None:
-            self.app.notify(f"{_safe(variant.label)} has ended: nothing to stop.", severity="warning", markup=False)
+            tell(self.app, f"{variant.label} has ended: nothing to stop.", severity="warning")
             return
         variant.stop()
         self.progress[self.chosen].stopping = True
@@ -292,7 +293,7 @@ class CompareScreen(Screen[None]):
             self._refuse(f"{row.label} was not adopted: {err}")
             return
         if done is not None:
-            self.app.notify(_safe(f"Adopted {row.label}: the workspace holds its files."), markup=False)
+            tell(self.app, f"Adopted {row.label}: the workspace holds its files.", one_line=True)
             self.dismiss()
 
     def action_diff(self) -> None:
@@ -349,4 +350,4 @@ class CompareScreen(Screen[None]):
         self.dismiss()
 
     def _refuse(self, line: str) -> None:
-        self.app.notify(_safe(line), severity="warning", timeout=6, markup=False)
+        tell(self.app, line, one_line=True, severity="warning", timeout=6)

@@ -74,17 +74,17 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Keys and commands that work now", id="help-title")
+            yield Static("Keys and commands that work now", id="help-title", markup=False)
             with VerticalScroll(id="help-body"):
                 for title, rows in self.sections:
                     if rows:
-                        yield Static(title, classes="help-section")
+                        yield Static(title, classes="help-section", markup=False)
                         with Grid(classes="help-rows"):
                             for keys, command, what in rows:
-                                yield Static(Text(keys), classes="help-key")
-                                yield Static(Text(command), classes="help-command")
-                                yield Static(Text(what), classes="help-what")
-            yield Static("escape closes · ctrl+p finds any command", id="help-keys")
+                                yield Static(Text(keys), classes="help-key", markup=False)
+                                yield Static(Text(command), classes="help-command", markup=False)
+                                yield Static(Text(what), classes="help-what", markup=False)
+            yield Static("escape closes · ctrl+p finds any command", id="help-keys", markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

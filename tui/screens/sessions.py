@@ -85,11 +85,11 @@ class SessionPicker(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Resume a session", id="picker-title")
+            yield Static("Resume a session", id="picker-title", markup=False)
             yield Input(placeholder="Filter by title, workspace or id", id="picker-filter")
-            yield Static("Reading the sessions…", id="picker-count")
+            yield Static("Reading the sessions…", id="picker-count", markup=False)
             yield SessionList(id="picker-list")
-            yield Static(HINT, id="picker-hint")
+            yield Static(HINT, id="picker-hint", markup=False)
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -27,6 +27,7 @@ from chimera.core.terminal_text import terminal_safe
 from chimera.tui.command_views import CommandKeys, command_bindings
 from chimera.tui.inline_markdown import inline_markdown
 from chimera.tui.look import BOLD, Look, look_of
+from chimera.tui.outside import tell
 from chimera.tui.state.plan import PlanState
 
 __all__ = ["PlanHost", "PlanPanel"]
@@ -92,9 +93,9 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
         return self.mode == "feedback"
 
     def compose(self) -> ComposeResult:
-        yield Static(id="plan-title")
-        yield Static(id="plan-keys")  # under the title: on screen however long the plan, even at 80x24
-        yield Static(id="plan-steps")
+        yield Static(id="plan-title", markup=False)
+        yield Static(id="plan-keys", markup=False)  # under the title: on screen however long the plan, even at 80x24
+        yield Static(id="plan-steps", markup=False)
 
     def show(self, *, waiting: bool) -> None:
         """Draw the plan as the state has it now (``waiting``: it waits for the person's answer)."""
@@ -252,7 +253,7 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
             return
         text = editors.first(TextArea).text
         if not text.strip():
-            self.notify("An empty plan cannot run: write the steps, or cancel.", severity="warning")
+            tell(self, "An empty plan cannot run: write the steps, or cancel.", severity="warning")
             return
         self.draft = text
         self.host.answer_plan("edit", text)
@@ -267,7 +268,7 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
             text = self.query_one("#plan-editor", TextArea).text
             self.draft = text if text.strip() else self.draft
             if self.draft:
-                self.notify("Edit kept: a approves the edited plan, e edits it again.", timeout=4)
+                tell(self, "Edit kept: a approves the edited plan, e edits it again.", timeout=4)
         elif not self.asking_feedback and not self.confirming:
             return
         event.stop()

@@ -108,9 +108,9 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
                 line.remove()
 
     def compose(self) -> ComposeResult:
-        yield Static(id="question-title")
-        yield Static(id="question-detail")
-        yield Static(id="question-keys")
+        yield Static(id="question-title", markup=False)
+        yield Static(id="question-detail", markup=False)
+        yield Static(id="question-keys", markup=False)
 
     def show(self, question: Question | None, number: int = 1, waiting: int = 1) -> None:
         """Ask ``question`` (the ``number``-th of ``waiting``); None hides the panel."""

@@ -35,6 +35,7 @@ from textual.theme import Theme
 
 from chimera.tui.highlight import ThemeSyntax
 from chimera.tui.look import BOLD, Look, look_of
+from chimera.tui.outside import tell
 from chimera.tui.state import FOLDS, Entry, Transcript
 from chimera.tui.transcript_render import render_entry, settled_length
 from chimera.tui.widgets.quick_scrollbar import QuickScrollBar
@@ -425,13 +426,13 @@ class TranscriptView(ScrollView, can_focus=True):
     def action_next_failed(self) -> None:
         found = self.transcript.next_failed(self.cursor if self.cursor is not None else -1)
         if found is None:
-            self.notify("No failed call in this conversation.", timeout=3)
+            tell(self, "No failed call in this conversation.", timeout=3)
         else:
             self._go(found)
 
     def action_open_output(self) -> None:
         if self.cursor is None or self.transcript.entries[self.cursor].kind != "tool":
-            self.notify("Move to a tool call first (up/down), then o shows its whole output.", timeout=4)
+            tell(self, "Move to a tool call first (up/down), then o shows its whole output.", timeout=4)
         else:
             self.post_message(self.OpenOutput(self.transcript.entries[self.cursor]))
 

@@ -103,11 +103,11 @@ class TreePanel(Vertical, can_focus=True):
         return self.query_one(TreeView)
 
     def compose(self) -> ComposeResult:
-        yield Static(id="tree-title")
-        yield Static(_KEYS, id="tree-keys")
+        yield Static(id="tree-title", markup=False)
+        yield Static(_KEYS, id="tree-keys", markup=False)
         yield TreeView(id="tree-lines")
-        yield Static(id="tree-ask")
-        yield Static(id="tree-preview")
+        yield Static(id="tree-ask", markup=False)
+        yield Static(id="tree-preview", markup=False)
         yield Input(id="tree-input")
 
     # --- what it shows --------------------------------------------------------------------
