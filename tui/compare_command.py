@@ -24,6 +24,7 @@ from typing import TextIO
 
 from chimera.core import credentials
 from chimera.core.compare import Comparison, Row, files_at, open_comparison, parse_specs
+from chimera.core.difflines import diff_lines
 from chimera.core.events import RunFinished, StepEvent
 from chimera.core.home import chimera_home
 from chimera.core.redact import Redactor
@@ -174,6 +175,6 @@ def diff_session(session_id: str, first: str, second: str, out: TextIO) -> int:
         out.flush()
         buffer.write(patch)
         return 0
-    for diff_line in patch.decode(errors="replace").splitlines():  # for a person: nothing steers the terminal
-        out.write("\t".join(terminal_safe(part, one_line=True) for part in diff_line.split("\t")) + "\n")
+    for diff_line in diff_lines(patch.decode(errors="replace")):  # for a person: nothing steers the terminal
+        out.write(diff_line + "\n")
     return 0

@@ -20,6 +20,7 @@ from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 
+from chimera.core.difflines import diff_lines
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_timing, plural
@@ -152,7 +153,7 @@ def _tool(entry: Entry, look: Look) -> RenderableType:
     if not shown_diff:  # an edit's diff says what its arguments would
         parts.append(Text(terminal_safe(json.dumps(entry.args, ensure_ascii=False)), look["muted"]))
     if shown_diff:
-        parts.append(Syntax(terminal_safe(str(diff).rstrip("\n")), "diff", theme=syntax))  # on the view's background
+        parts.append(Syntax("\n".join(diff_lines(str(diff))), "diff", theme=syntax))  # on the view's background
     elif entry.status not in {"asking", "running"}:
         output = terminal_safe(entry.output.rstrip("\n")) or "(no output)"
         path = entry.args.get("path")

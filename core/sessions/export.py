@@ -19,6 +19,7 @@ import json
 import re
 from typing import Any
 
+from chimera.core.difflines import diff_lines
 from chimera.core.messages import content_blocks
 from chimera.core.sessions.history import read_log
 from chimera.core.sessions.reading import (
@@ -92,7 +93,7 @@ def _told(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
                 lines += _result(result.call.name, result.text, result.is_error)
                 diff = diffs.get(result.call.key)
                 if diff is not None and not result.is_error:
-                    body = diff.rstrip("\n").splitlines()
+                    body = diff_lines(diff)
                     fence = fence_for(body)
                     lines += [f"{fence}diff", *body, fence, ""]
             return lines + [line for text in notes for line in ("> *The loop:* " + _quoted(text), "")]

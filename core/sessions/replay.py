@@ -41,6 +41,7 @@ from typing import Any
 
 from chimera.core.agent_loop import AgentLoop
 from chimera.core.bus import EventBus
+from chimera.core.difflines import shown_line, split_lines
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError, ReplayDiverged
 from chimera.core.events import RunFinished
@@ -187,14 +188,14 @@ class _Comparer:
 
 
 def _report(call: ToolCall, then: str, now: str) -> str:
-    old, new = then.splitlines(), now.splitlines()
+    old, new = split_lines(then), split_lines(now)
     line = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
-    recorded = old[line] if line < len(old) else "(end of output)"
-    current = new[line] if line < len(new) else "(end of output)"
+    recorded = f"'{shown_line(old[line])}'" if line < len(old) else "(end of output)"
+    current = f"'{shown_line(new[line])}'" if line < len(new) else "(end of output)"
     argument = call.args.get("command") or call.args.get("path") or call.args.get("pattern") or ""
     return (
         f"replay diverged at call {call.id} ({call.name} {argument}), line {line + 1}: "
-        f"recorded {recorded!r}, now {current!r}"
+        f"recorded {recorded}, now {current}"
     )
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import difflib
 from pathlib import Path
 from typing import Any
 
+from chimera.core.difflines import unified_diff
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.files import NotRegularFile, open_regular, replace_text
 from chimera.core.tools.paths import display_path, resolve_in_workspace
@@ -79,11 +79,7 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -
         )
     updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
     replace_text(path, updated)
-    diff = "".join(
-        difflib.unified_diff(
-            text.splitlines(keepends=True), updated.splitlines(keepends=True), f"a/{shown}", f"b/{shown}"
-        )
-    )
+    diff = unified_diff(text, updated, shown)
     count = len(where) if replace_all else 1
     plural = "s" if count != 1 else ""
     at = ", ".join(str(n) for n in where[:10])

@@ -18,7 +18,7 @@ from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import terminal_safe
 from chimera.tui.app import build_app
 from chimera.tui.widgets.transcript_view import TranscriptView
-from tests.cli_runner import chimera_command
+from tests.cli_runner import chimera_command, run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, status, text, thinking, tool_use
 from tests.tui_helpers import asked, entries, screen_text
@@ -50,6 +50,37 @@ def run_chimera(*args: str, env: dict[str, str] | None = None) -> subprocess.Com
         stdin=subprocess.DEVNULL,
     )
     return subprocess.CompletedProcess(proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode())
+
+
+def on_a_terminal(*args: str, env: dict[str, str]) -> tuple[int, str, bytes]:
+    """``chimera ARGS`` to its end with its stdout a terminal (a pty): the exit code, what the terminal was sent
+    (its own line ends, CR LF, read back as LF) and stderr."""
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            [*chimera_command(), *args],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **env},
+        )
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        _, err = proc.communicate(timeout=30)
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    return proc.returncode, shown.decode().replace("\r\n", "\n"), err
 
 
 def nasty_run(api: FakeAnthropic) -> None:
@@ -106,33 +137,8 @@ def test_a_plain_run_to_a_terminal_shows_control_sequences_as_escapes(
 ) -> None:
     """Streamed to a terminal (a pty), the answer's sequences arrive as visible escapes, piece by piece."""
     api.script(message(text(f"Streamed {NASTY} end\r\nnext", pieces=40)))
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.Popen(
-            [*chimera_command(), "run", "x", "--workdir", str(tmp_path)],
-            stdout=follower,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, **model_env},
-        )
-        os.close(follower)
-        follower = -1
-        shown = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
-        _, err = proc.communicate(timeout=30)
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
-    assert proc.returncode == 0, err
-    screen = shown.decode().replace("\r\n", "\n")  # the terminal's own line ends
+    code, screen, err = on_a_terminal("run", "x", "--workdir", str(tmp_path), env=model_env)
+    assert code == 0, err
     assert_inert(screen)
     assert screen == terminal_safe(f"Streamed {NASTY} end\nnext") + "\n"
 
@@ -255,6 +261,36 @@ def test_a_switch_preview_shows_a_crafted_file_name_as_escapes(
     assert_inert(proc.stdout)
     assert "  delete  evil\\x1b]0;pwned\\x07\\n.txt" in proc.stdout
     assert not (workdir / f"evil{TITLE}\n.txt").exists()
+
+
+def test_a_diff_on_a_terminal_shows_a_command_behind_a_carriage_return_as_one_added_line(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
+) -> None:
+    """`chimera diff` to a terminal: a line added as `echo safe\\rrm -rf x` is one `+` line with the `\\r`
+    shown; `rm -rf x` is on no line of its own, where it would read as context."""
+    api.script(
+        message(tool_use("w1", "write", {"path": "run.sh", "content": "echo hi\n"}), stop_reason="tool_use"),
+        message(text("Wrote it.")),
+        message(
+            tool_use("w2", "write", {"path": "run.sh", "content": "echo hi\necho safe\rrm -rf x\n"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Added a line.")),
+    )
+    bypass = ("--permission-mode", "bypass", "--json")
+    first = run_here("run", "write it", "--workdir", str(project), *bypass, env=model_env)
+    assert first.returncode == 0, first.stderr
+    session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
+    second = run_here("run", "add a line", "--resume", session_id, *bypass, env=model_env)
+    assert second.returncode == 0, second.stderr
+    tree = json.loads(run_here("tree", session_id, "--json").stdout)
+    before = next(str(n["id"]) for n in tree["nodes"] if n["summary"] == "Wrote it.")
+    code, shown, err = on_a_terminal("diff", session_id, before, str(tree["leaf"]), env={})
+    assert code == 0, err
+    assert_inert(shown)
+    lines = shown.splitlines()
+    assert lines[-2:] == [" echo hi", "+echo safe\\rrm -rf x"]
+    assert [line for line in lines if "rm -rf x" in line] == ["+echo safe\\rrm -rf x"]
 
 
 # --- the workbench ---------------------------------------------------------------------------

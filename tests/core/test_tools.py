@@ -239,6 +239,17 @@ async def test_edit_replaces_the_single_match_and_returns_a_diff(ws: Path, ctx: 
     assert result.data["diff"] == ("--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n")
 
 
+async def test_an_edits_diff_splits_lines_at_newlines_only(ws: Path, ctx: ToolContext) -> None:
+    """A carriage return the edit puts inside a line stays on its `+` line; a last line without a newline is
+    said so, not glued to the line added after it."""
+    (ws / "run.sh").write_text("echo hi\nexit")
+    result = await run(Edit(), ctx, path="run.sh", old="exit", new="echo safe\rrm -rf x\nexit\n")
+    assert result.data["diff"] == (
+        "--- a/run.sh\n+++ b/run.sh\n@@ -1,2 +1,3 @@\n echo hi\n-exit\n\\ No newline at end of file\n"
+        "+echo safe\rrm -rf x\n+exit\n"
+    )
+
+
 async def test_edit_with_no_match_is_an_error_and_changes_nothing(ws: Path, ctx: ToolContext) -> None:
     """An `old` that is not in the file is an error and the file is untouched."""
     (ws / "f.txt").write_text("alpha\nbeta\n")

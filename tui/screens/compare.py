@@ -27,6 +27,7 @@ from textual.widgets import Static
 
 from chimera.core.bus import StreamSubscription
 from chimera.core.compare import Comparison, Row, Variant, files_at
+from chimera.core.difflines import diff_lines
 from chimera.core.errors import ChimeraError
 from chimera.core.sessions.session import Session
 from chimera.core.terminal_text import terminal_safe
@@ -325,10 +326,7 @@ class CompareScreen(Screen[None]):
         except ChimeraError as err:
             self._refuse(f"No diff: {err}")
             return
-        lines = [
-            "\t".join(terminal_safe(part, one_line=True) for part in line.split("\t"))
-            for line in patch.decode(errors="replace").splitlines()
-        ]
+        lines = diff_lines(patch.decode(errors="replace"))
         shown = "\n".join(lines) if lines else f"{a.label} and {b.label} have the same files."
         self.query_one("#diff-text", Static).update(Text(f"{a.label} → {b.label}\n{shown}"))
         self.query_one("#diff").add_class("-shown")

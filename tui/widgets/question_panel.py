@@ -11,7 +11,6 @@ answer it. Everything the model wrote is shown with every character that could s
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, ClassVar, Protocol, cast
 
 from rich.console import Group, RenderableType
@@ -23,6 +22,7 @@ from textual.containers import Vertical
 from textual.events import Key
 from textual.widgets import Input, Static
 
+from chimera.core.difflines import diff_lines, unified_diff
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.tui.command_views import CommandKeys, command_bindings
@@ -164,10 +164,10 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         if question.name == "bash":
             return Syntax(cut(shown("command").splitlines()), "bash", theme=look.syntax, word_wrap=True)
         if question.name in ("write", "edit"):
-            path = terminal_safe(str(args.get("path", "")), one_line=True)
-            old, new = (shown("old"), shown("new")) if question.name == "edit" else ("", shown("content"))
-            diff = difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="")
-            return Syntax(cut(list(diff)), "diff", theme=look.syntax, word_wrap=True)
+            raw = {key: str(args.get(key, "")) for key in ("path", "old", "new", "content")}
+            old, new = (raw["old"], raw["new"]) if question.name == "edit" else ("", raw["content"])
+            diff = diff_lines(unified_diff(old, new, raw["path"]))
+            return Syntax(cut(diff), "diff", theme=look.syntax, word_wrap=True)
         return Text(terminal_safe(describe_call(question.name, args), one_line=True))
 
     def on_focus(self) -> None:
