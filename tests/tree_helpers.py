@@ -7,7 +7,7 @@ from typing import Any
 
 from chimera.core.sessions.store import SessionStore
 
-__all__ = ["BRANCHED", "branched_session", "said", "wide_session"]
+__all__ = ["BRANCHED", "branched_session", "nested_session", "said", "wide_session"]
 
 MODEL = "claude-sonnet-4-5"
 
@@ -67,5 +67,18 @@ def wide_session(home: Path, workdir: Path, *, entries: int, branches: int, sess
                 store.add("user", said(f"again {turn}"), parent=start)
                 store.add("assistant", answered(f"Another answer {turn}."))
                 store.move_leaf(kept)
+        store.sync()
+    return session_id
+
+
+def nested_session(home: Path, workdir: Path, *, levels: int, session_id: str = "deep") -> str:
+    """A session of ``2 * levels - 1`` prompts whose branches nest ``levels - 1`` deep: each prompt after the
+    first is asked twice from the one before ("first ask N", then "task N"), and the second is asked from
+    again, so every branch point's active branch holds the next one. The leaf is the last task."""
+    with SessionStore.create(home, session_id, workdir=workdir, model=MODEL) as store:
+        point = store.add("user", said("task 0")).id
+        for level in range(1, levels):
+            store.add("user", said(f"first ask {level}"), parent=point)
+            point = store.add("user", said(f"task {level}"), parent=point).id
         store.sync()
     return session_id

@@ -7,6 +7,13 @@ the connectors that join it to its branch point (``├─``, ``└─``, ``│``
 path (the root to the leaf) and is the leaf, who spoke, the first line of its text, its names and its
 age. At each branch point the active branch comes first; several roots are branches of the start.
 
+A line draws at most :data:`SHOWN_LEVELS` levels of connectors: one nested deeper draws its innermost
+levels after ``«N»``, the number of outer levels left out (N grows in steps of :data:`LEVEL_STEP`, so
+the lines of one stretch of a deep branch stay aligned). A line's width is bounded, never its depth,
+and laying out a tree costs the same for each line however deep the branches nest: each level's
+connectors are its parent level's drawing (at most that wide) and one piece more (:class:`_Gutter`),
+never a string as long as the depth.
+
 The walk that lays the lines out never loops and never trusts the tree: a node is visited once, so a
 cycle, a repeated id or a parent that is missing leaves nodes unreachable from the start, and
 :attr:`TreeLines.notice` says so in one line. What a line says (who, text) is read from the node's
@@ -25,13 +32,47 @@ from dataclasses import dataclass
 from chimera.core.sessions.reading import Answer, Carried, Reader, Reading, Steer, Summary, Task, summary
 from chimera.core.sessions.tree import SessionTree
 
-__all__ = ["FILTERS", "TreeLine", "TreeLines", "age", "who_spoke"]
+__all__ = ["FILTERS", "LEVEL_STEP", "SHOWN_LEVELS", "TreeLine", "TreeLines", "age", "who_spoke"]
 
 FILTERS = ("all", "turns", "named")
 """Which lines show: every one, the person's turns only, named nodes only."""
 
 _LAST, _MIDDLE = "└─ ", "├─ "
 _BAR, _SPACE = "│  ", "   "
+
+SHOWN_LEVELS = 16
+"""The most levels of connectors a line draws (3 columns each); deeper, the outer ones are counted."""
+LEVEL_STEP = 8
+"""How many outer levels at a time a deep line leaves out."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Gutter:
+    """The connectors left of a line: ``depth`` levels of them, ``drawn`` as the line draws them (every level
+    3 columns: ``│``, spaces, or the line's own ``├─``/``└─``; past :data:`SHOWN_LEVELS`, the innermost
+    after the count of those left out)."""
+
+    depth: int
+    drawn: str
+
+    def inside(self, piece: str) -> _Gutter:
+        """These connectors with one more level, ``piece``, inside them."""
+        depth, drawn = self.depth + 1, self.drawn
+        left_out = _left_out(depth)
+        if left_out != _left_out(self.depth):  # the count steps on: keep the levels after it
+            levels = drawn.partition("» ")[2] if drawn.startswith("«") else drawn
+            drawn = f"«{left_out}» " + levels[len(levels) - 3 * (self.depth - left_out) :]
+        return _Gutter(depth, drawn + piece)
+
+
+def _left_out(depth: int) -> int:
+    """How many outer levels a line ``depth`` levels in leaves out: none up to :data:`SHOWN_LEVELS`, then
+    multiples of :data:`LEVEL_STEP`, so that it draws between ``SHOWN_LEVELS - LEVEL_STEP + 1`` and
+    ``SHOWN_LEVELS`` of them."""
+    return 0 if depth <= SHOWN_LEVELS else ((depth - SHOWN_LEVELS - 1) // LEVEL_STEP + 1) * LEVEL_STEP
+
+
+_START = _Gutter(0, "")
 
 
 @dataclass(slots=True)
@@ -135,13 +176,13 @@ class TreeLines:
         named = self._named
         seen: set[str] = set()
         lines = self.lines
-        # (node, prefix of its line, prefix of the lines below it, index of the line above it)
-        stack: list[tuple[str, str, str, int]] = []
+        # (node, connectors of its line, connectors of the lines below it, index of the line above it)
+        stack: list[tuple[str, _Gutter, _Gutter, int]] = []
         roots = self._children(None, active)
         if len(roots) > 1:
-            stack.extend(_branches(roots, "", -1))
+            stack.extend(_branches(roots, _START, -1))
         elif roots:
-            stack.append((roots[0], "", "", -1))
+            stack.append((roots[0], _START, _START, -1))
         while stack:
             node_id, prefix, below, parent = stack.pop()
             while True:  # along the chain: no branch, no new connector
@@ -153,7 +194,7 @@ class TreeLines:
                 branch_point = len(kids) > 1
                 if branch_point or parent < 0 or node_id in named or node_id == tree.leaf or self._matters(node_id):
                     leaf = node_id == tree.leaf
-                    line = TreeLine(node_id, prefix, parent, node_id in active, leaf, node.ts, len(lines))
+                    line = TreeLine(node_id, prefix.drawn, parent, node_id in active, leaf, node.ts, len(lines))
                     self._at[node_id] = line.index
                     lines.append(line)
                     parent, prefix = line.index, below
@@ -281,11 +322,11 @@ class TreeLines:
         return view != "named" or line.node in self._named
 
 
-def _branches(kids: list[str], below: str, parent: int) -> list[tuple[str, str, str, int]]:
-    """The stack entries of a branch point's children, the first on top."""
+def _branches(kids: list[str], below: _Gutter, parent: int) -> list[tuple[str, _Gutter, _Gutter, int]]:
+    """The stack entries of a branch point's children, the first on top: each one level inside ``below``."""
     entries = []
     for index, kid in enumerate(kids):
         last = index == len(kids) - 1
-        entries.append((kid, below + (_LAST if last else _MIDDLE), below + (_SPACE if last else _BAR), parent))
+        entries.append((kid, below.inside(_LAST if last else _MIDDLE), below.inside(_SPACE if last else _BAR), parent))
     entries.reverse()
     return entries

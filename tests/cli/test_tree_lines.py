@@ -1,5 +1,6 @@
 """`chimera tree` draws the session as branches: connectors, the active branch first, tool calls folded into
-their turn, root branches as branches, each line cut (never wrapped) at the terminal's width."""
+their turn, root branches as branches, branches nested deep in lines no wider for it, each line cut (never
+wrapped) at the terminal's width."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from chimera.core.sessions.store import SessionStore
 from tests.cli_runner import assert_one_line_error, chimera, run_chimera
-from tests.tree_helpers import MODEL, answered, branched_session, said
+from tests.tree_helpers import MODEL, answered, branched_session, nested_session, said
 
 
 def test_branches_show_as_branches_with_the_active_one_first(
@@ -68,6 +69,23 @@ def test_lines_are_cut_at_the_terminal_width_never_wrapped(
     assert all(len(line) <= 40 for line in lines)
     assert lines[1].endswith("…")
     assert lines[2].endswith("…")
+
+
+def test_branches_nested_deep_print_lines_no_wider_for_their_depth(
+    isolated_env: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Branches nested 60 deep: a line a prompt, none of them cut, and no connectors wider than 16 levels and
+    the count of the levels left out: the leaf, 59 deep, draws 10 levels after «48»."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    nested_session(isolated_env, tmp_path, levels=60)
+    code, out, err = chimera(capsys, "tree", "deep")
+    assert (code, err) == (0, [])
+    lines = out.splitlines()[1:]
+    assert len(lines) == 2 * 60 - 1
+    assert lines[59].startswith("«48» " + "│  " * 10 + "├─ ◆ ")
+    assert lines[59].endswith("task 59")
+    connectors = [line[: min(line.find(mark) for mark in "•◆○" if mark in line)] for line in lines]
+    assert max(len(drawn) for drawn in connectors) <= len("«48» ") + 3 * 16
 
 
 @pytest.mark.parametrize("command", [("switch", "s1", "stable", "--yes"), ("checkpoint", "s1", "mine")])
