@@ -10,6 +10,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from chimera.core.permissions.policy import MODES as PERMISSION_MODES
+
 __all__ = ["add_compare_commands"]
 
 
@@ -41,6 +43,28 @@ def add_compare_commands(
     compare.add_argument("--verify", metavar="CMD", help="a command run on each variant's files at its end")
     compare.add_argument("--jobs", type=positive, metavar="N", help="variants at once (default: all, at most 4)")
     compare.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
+    # As `chimera run` takes them (given before the command too): the options a refused call's words name.
+    compare.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default=argparse.SUPPRESS,
+        help="how the variants' tool calls are approved (default: as the session's runs were): "
+        + ", ".join(PERMISSION_MODES),
+    )
+    compare.add_argument(
+        "--allow",
+        metavar="RULE",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="let matching tool calls run, beside the session's rules, e.g. 'bash(pytest*)' (repeatable)",
+    )
+    compare.add_argument(
+        "--deny",
+        metavar="RULE",
+        action="append",
+        default=argparse.SUPPRESS,
+        help="refuse matching tool calls, beside the session's rules (repeatable)",
+    )
     diff = session_command(
         commands,
         "diff",
@@ -62,6 +86,9 @@ def _compare(args: argparse.Namespace) -> int:
         task=args.task,
         verify=args.verify,
         jobs=args.jobs,
+        permission_mode=args.permission_mode,
+        allow=tuple(args.allow),
+        deny=tuple(args.deny),
         as_json=args.json,
         out=sys.stdout,
     )

@@ -46,10 +46,24 @@ def compare_session(
     jobs: int | None,
     as_json: bool,
     out: TextIO,
+    permission_mode: str | None = None,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
 ) -> int:
     """Run the comparison ``chimera compare`` asks for; print it; its exit code."""
     variants = parse_specs(specs)  # a bad spec is one line before anything opens
-    with open_comparison(session_id, ref, variants, task=task, verify=verify, jobs=jobs) as comparison:
+    opening = open_comparison(
+        session_id,
+        ref,
+        variants,
+        task=task,
+        verify=verify,
+        jobs=jobs,
+        permission_mode=permission_mode,
+        allow=allow,
+        deny=deny,
+    )
+    with opening as comparison:
         warn_opened(comparison.store)
         if as_json:
             _print_events(comparison, out)

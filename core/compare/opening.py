@@ -4,8 +4,11 @@ and ``session_comparison``: one inside a live ``Session`` (the workbench's).
 The session is opened for writing under its lock, so one open in another
 Chimera is refused with the usual words; the workspace's lock is held shared,
 as a run holds it (a switch in that folder waits; the comparison itself never
-writes there). The variants' permissions are the session's: the mode and rules
-its runs were last started with.
+writes there). The variants' permissions are the session's (the mode and rules
+its runs were last started with), with the mode and the rules ``chimera compare``
+was given (``--permission-mode``, ``--allow``, ``--deny``, as ``chimera run``
+takes them: the options a refused call's words name) in their place and beside
+them.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from chimera.core.compare.runner import Comparison
 from chimera.core.compare.spec import VariantSpec
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home
-from chimera.core.permissions.policy import PermissionPolicy
+from chimera.core.permissions.policy import MODES, PermissionPolicy
+from chimera.core.permissions.rule import Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider
 from chimera.core.sessions.session import Session
@@ -30,18 +34,40 @@ from chimera.core.tool_group import DEFAULT_TOOLS
 __all__ = ["open_comparison", "session_comparison", "session_policy"]
 
 
-def session_policy(store: SessionStore, home: Path) -> PermissionPolicy:
-    """The permissions the session's runs were last started with (``ask`` and no rules when it never said)."""
+def session_policy(
+    store: SessionStore,
+    home: Path,
+    *,
+    mode: str | None = None,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
+) -> PermissionPolicy:
+    """The permissions the session's runs were last started with (``ask`` and no rules when it never said),
+    with ``mode`` in place of its mode and ``allow`` and ``deny`` beside its rules (``--permission-mode``,
+    ``--allow``, ``--deny``). ConfigError naming the option for an unknown mode or a bad rule."""
+    _check_permissions(mode, allow, deny)
     recorded = store.meta.get("permissions")
     if not isinstance(recorded, dict):
-        return PermissionPolicy.build("ask", tools=DEFAULT_TOOLS.names, home=home)
+        recorded = {}
     return PermissionPolicy.build(
-        str(recorded.get("mode", "ask")),
-        allow=[str(rule) for rule in recorded.get("allow", [])],
-        deny=[str(rule) for rule in recorded.get("deny", [])],
+        mode if mode is not None else str(recorded.get("mode", "ask")),
+        allow=[*(str(rule) for rule in recorded.get("allow", [])), *allow],
+        deny=[*(str(rule) for rule in recorded.get("deny", [])), *deny],
         tools=DEFAULT_TOOLS.names,
         home=home,
     )
+
+
+def _check_permissions(mode: str | None, allow: Sequence[str], deny: Sequence[str]) -> None:
+    """ConfigError naming the option, as ``chimera run`` words it, for an unknown mode or a bad rule."""
+    if mode is not None and mode not in MODES:
+        raise ConfigError(f"--permission-mode {mode!r} is unknown: use one of {', '.join(MODES)}")
+    for flag, rules in (("--allow", allow), ("--deny", deny)):
+        for rule in rules:
+            try:
+                Rule.parse(rule, DEFAULT_TOOLS.names)
+            except ConfigError as err:
+                raise ConfigError(f"{flag}: {err}") from None
 
 
 @contextlib.contextmanager
@@ -53,11 +79,17 @@ def open_comparison(
     task: str | None = None,
     verify: str | None = None,
     jobs: int | None = None,
+    permission_mode: str | None = None,
+    allow: Sequence[str] = (),
+    deny: Sequence[str] = (),
     provider_for: Callable[[str | None], Provider] = create_provider,
 ) -> Iterator[Comparison]:
-    """A ``Comparison`` over stored session ``session_id`` from ``ref``; the session and the workspace's lock
-    are let go when the block ends. ConfigError for a session open elsewhere, cut short mid-switch, or a bad point.
+    """A ``Comparison`` over stored session ``session_id`` from ``ref``, its calls judged by the session's
+    permissions with ``permission_mode``, ``allow`` and ``deny`` (see :func:`session_policy`); the session and
+    the workspace's lock are let go when the block ends. ConfigError for a session open elsewhere, cut short
+    mid-switch, or a bad point, mode or rule.
     """
+    _check_permissions(permission_mode, allow, deny)  # before anything opens
     home = chimera_home()
     with SessionStore.open(home, session_id) as store:
         if store.tree.pending_switch is not None:
@@ -71,7 +103,7 @@ def open_comparison(
                 task=task,
                 verify=verify,
                 jobs=jobs,
-                policy=session_policy(store, home),
+                policy=session_policy(store, home, mode=permission_mode, allow=allow, deny=deny),
                 provider_for=provider_for,
             )
 

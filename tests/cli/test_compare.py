@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 from pathlib import Path
@@ -220,3 +221,59 @@ def test_scratch_copies_are_never_made_inside_the_workspace(
     assert_one_line_error(proc, "inside the workspace", "set TMPDIR")
     assert folder_digest(project) == before
     assert len(api.requests) == sent
+
+
+def edits_only_session(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> tuple[str, str]:
+    """A session whose run went in accept-edits (a command is asked): its id and its task's node."""
+    api.script(*writes("a.txt", "v1\n", "Wrote v1.", "claude-sonnet-4-6"))
+    first = run_here(
+        "run", "write v1", "--workdir", str(project), "--permission-mode", "accept-edits", "--json", env=model_env
+    )
+    assert first.returncode == 0, first.stderr
+    session_id = str(json.loads(first.stdout.splitlines()[0])["session_id"])
+    tree = json.loads(run_here("tree", session_id, "--json").stdout)
+    return session_id, next(str(n["id"]) for n in tree["nodes"] if n["kind"] == "user")
+
+
+def touches(model: str) -> list[Reply]:
+    return [
+        message(tool_use("t", "bash", {"command": "touch c.txt"}), stop_reason="tool_use", model=model),
+        message(text("done"), model=model),
+    ]
+
+
+def test_a_refused_calls_words_are_options_compare_takes(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
+) -> None:
+    """A variant's command asked in the session's accept-edits mode is refused, naming the options that let it
+    run; each named option, given to `chimera compare`, lets the command run in the variant's copy."""
+    session_id, ref = edits_only_session(api, model_env, project)
+    compare = ("compare", session_id, "--from", ref, "--task", "touch c", "--try", "model=m", "--json")
+    api.responder = by_model({"m": touches("m")})
+    proc = run_here(*compare, env=model_env)
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    [row] = lines[-1]["rows"]
+    assert (row["failed_calls"], row["files"]) == (1, [])
+    [refusal] = [e["reason"] for e in lines if e["type"] == "permission_decided"]
+    assert "nobody can answer in a headless run: pass " in refusal
+    ways = refusal.split(": pass ", 1)[1].split(", or ")
+    assert len(ways) == 2  # a mode, and a rule
+    for way in ways:
+        api.responder = by_model({"m": touches("m")})
+        proc = run_here(*compare, *shlex.split(way), env=model_env)
+        assert proc.returncode == 0, (way, proc.stderr)
+        [row] = json.loads(proc.stdout.splitlines()[-1])["rows"]
+        assert (row["failed_calls"], row["files"]) == (0, [{"path": "c.txt", "added": 0, "removed": 0}]), way
+    assert not (project / "c.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("option", "needle"),
+    [("--allow", "--allow: the permission rule 'frob(' is not understood"), ("--deny", "--deny: the permission rule")],
+)
+def test_a_bad_permission_rule_is_one_line_before_anything_opens(option: str, needle: str, api: FakeAnthropic) -> None:
+    """A rule compare cannot read is one line naming its option (exit 2), before the session is even looked for."""
+    proc = run_here("compare", "nosuch", "--from", "x", "--try", "model=m", option, "frob(")
+    assert_one_line_error(proc, needle)
+    assert api.requests == []
