@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from chimera.core.compare.runner import Comparison
+from chimera.core.compare.runner import Comparison, check_verify
 from chimera.core.compare.spec import VariantSpec
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home
@@ -87,9 +87,10 @@ def open_comparison(
     """A ``Comparison`` over stored session ``session_id`` from ``ref``, its calls judged by the session's
     permissions with ``permission_mode``, ``allow`` and ``deny`` (see :func:`session_policy`); the session and
     the workspace's lock are let go when the block ends. ConfigError for a session open elsewhere, cut short
-    mid-switch, or a bad point, mode or rule.
+    mid-switch, or a bad point, mode, rule or ``verify``.
     """
     _check_permissions(permission_mode, allow, deny)  # before anything opens
+    check_verify(verify)
     home = chimera_home()
     with SessionStore.open(home, session_id) as store:
         if store.tree.pending_switch is not None:

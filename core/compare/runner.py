@@ -52,10 +52,19 @@ from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import is_blank
 from chimera.core.tool_group import DEFAULT_TOOLS
 
-__all__ = ["MAX_JOBS", "Comparison", "Variant", "strategy_for"]
+__all__ = ["MAX_JOBS", "Comparison", "Variant", "check_verify", "strategy_for"]
 
 MAX_JOBS = 4  # variants at once when the caller does not say
 _NUMBERED = re.compile(r"compare-(\d+)-")
+
+
+def check_verify(verify: str | None) -> None:
+    """ConfigError for a ``--verify`` with no command in it: it would pass every variant, having checked nothing."""
+    if verify is not None and is_blank(verify):
+        raise ConfigError(
+            "--verify is empty, so it would pass every variant having checked nothing: give the command that "
+            "checks a variant's files (it passes when it exits 0), or leave --verify out"
+        )
 
 
 def strategy_for(
@@ -152,6 +161,7 @@ class Comparison:
                 f"no message of the person follows {ref!r} in session {store.id}: pass --task with what to do"
             )
         self.task = chosen
+        check_verify(verify)
         self.verify = verify
         self.jobs = max(1, jobs if jobs is not None else min(len(specs), MAX_JOBS))
         self.policy = policy

@@ -277,3 +277,20 @@ def test_a_bad_permission_rule_is_one_line_before_anything_opens(option: str, ne
     proc = run_here("compare", "nosuch", "--from", "x", "--try", "model=m", option, "frob(")
     assert_one_line_error(proc, needle)
     assert api.requests == []
+
+
+@pytest.mark.parametrize("verify", ["", "   ", "\t\n", "\u200b"])
+def test_a_blank_verify_is_one_line_and_runs_nothing(
+    verify: str, api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
+) -> None:
+    """--verify with no command in it (empty, spaces, a zero-width space) would pass every variant: exit 2, one
+    line saying so, nothing sent or recorded."""
+    session_id = named_session(api, model_env, project, isolated_env)
+    sent = len(api.requests)
+    proc = run_here(
+        "compare", session_id, "--from", "before-v2", "--try", "model=m1", "--verify", verify, env=model_env
+    )  # fmt: skip
+    assert_one_line_error(proc, "--verify", "is empty", "leave --verify out")
+    assert len(api.requests) == sent
+    with SessionStore.open(isolated_env, session_id, writable=False) as store:
+        assert not any(name.startswith("compare-") for name in store.tree.names)
