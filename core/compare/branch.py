@@ -1,9 +1,10 @@
 """Provides ``BranchRecorder``: the session store as one compared variant's recorder.
 
 Every message goes to the session as the store records it, beside the person's
-place in it: the leaf is put back where it was after each, on disk too, so a
-crash while variants work reopens the session where the person was. The recorder
-also knows which nodes are the variant's own.
+place in it: each node is recorded ``aside``, so the leaf stays where the person
+left it in that same record, on disk too. No moment (a SIGKILL between two
+writes) has the session's leaf on a variant's branch, and nothing has to put it
+back. The recorder also knows which nodes are the variant's own.
 """
 
 from __future__ import annotations
@@ -25,23 +26,14 @@ class BranchRecorder:
     def record(
         self, kind: str, message: dict[str, Any], *, parent: str | None, sync: bool = False, queued: str | None = None
     ) -> str:
-        home = self.store.tree.leaf
-        node = self.store.record(kind, message, parent=parent, sync=sync, queued=queued)
+        node = self.store.record(kind, message, parent=parent, sync=sync, queued=queued, aside=True)
         self.nodes.add(node)
-        self._stay(home, sync=sync)
         return node
 
     def record_compaction(self, message: dict[str, Any], *, parent: str | None, keep: str | None) -> str:
-        home = self.store.tree.leaf
-        node = self.store.record_compaction(message, parent=parent, keep=keep)
+        node = self.store.record_compaction(message, parent=parent, keep=keep, aside=True)
         self.nodes.add(node)
-        self._stay(home, sync=True)
         return node
-
-    def _stay(self, home: str | None, *, sync: bool) -> None:
-        """The leaf back at ``home``, the person's place, after a message of the variant moved it."""
-        if self.store.tree.leaf != home:
-            self.store.move_leaf(home, sync=sync)
 
     def unqueue(self, queue_id: str) -> None:
         self.store.unqueue(queue_id)

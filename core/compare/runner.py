@@ -10,8 +10,9 @@ from the point, its files snapshotted into the session's checkpoints as it
 goes, and its last node named ``compare-N-LABEL`` with its end files pinned,
 so ``chimera switch`` (or adopting in the workbench) brings them into the
 workspace like any switch. Variants run up to ``jobs`` at once. One that
-fails is a row saying so; the others go on. The session's leaf is where the
-person left it afterwards, and the scratch copies are gone, however the
+fails is a row saying so; the others go on. The session's leaf never leaves
+where the person left it (each variant's node is recorded beside it, in one
+record: see ``branch.py``), and the scratch copies are gone, however the
 comparison ends (Ctrl-C included): their commands are stopped first.
 """
 
@@ -185,7 +186,6 @@ class Comparison:
 
     async def run(self) -> list[Row]:
         """Run the variants, up to ``jobs`` at once; their rows, in the order given. Each bus is closed after."""
-        leaf = self.store.tree.leaf
         slots = asyncio.Semaphore(self.jobs)
         try:
             with tempfile.TemporaryDirectory(prefix="chimera-compare-", dir=self.scratch_root) as scratch:
@@ -196,9 +196,6 @@ class Comparison:
                     ]
                 return [run.result() for run in runs]
         finally:
-            ours = set().union(*(variant.nodes for variant in self.variants))
-            if self.store.tree.leaf in ours:  # the person's place in the session, as they left it
-                self.store.move_leaf(leaf)
             for variant in self.variants:
                 await variant.bus.close()
 

@@ -41,7 +41,8 @@ _NODE_HEAD = b'{"t":"node",'
 _MESSAGE_KEY = b',"message":{'
 _HEAD_MAX = 400  # bytes: a node record's id, parent, kind and time come well within this
 _HEAD_KEYS = frozenset({"t", "id", "parent", "kind", "ts"})
-_NODE_EXTRAS = frozenset({"keep", "queued"})  # a compaction's kept tail; the queued words a message delivers
+# A compaction's kept tail; the queued words a message delivers; a message recorded beside the leaf.
+_NODE_EXTRAS = frozenset({"keep", "queued", "aside"})
 # The head of a node record exactly as the store writes it, with nothing in it to unescape or clean: read by
 # this pattern at a tenth of a JSON decode's cost. Any other spelling is decoded (and checked) as JSON.
 _PLAIN_HEAD = re.compile(
@@ -141,8 +142,8 @@ def _commit(record: dict[str, Any], key: str) -> str:
     return value
 
 
-def add_node(node: Node, meta: dict[str, Any], tree: SessionTree) -> None:
-    tree.add(node)
+def add_node(node: Node, meta: dict[str, Any], tree: SessionTree, *, aside: bool = False) -> None:
+    tree.add(node, aside=aside)
     if node.kind == "user" and "permissions" in meta:
         tree.permissions[node.id] = meta["permissions"]
 
@@ -175,6 +176,9 @@ def _node(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
     queued = record.get("queued")
     if queued is not None and (node_kind != "user" or not isinstance(queued, str)):
         raise ValueError("only a user message delivers queued words, named by their id")
+    aside = record.get("aside", False)
+    if aside is not True and aside is not False:
+        raise ValueError("its aside is not true or false")
     raw = record.get("raw")
     if raw is not None:
         node = Node(node_id, parent, node_kind, ts, raw=raw, at=record["at"])
@@ -187,7 +191,7 @@ def _node(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Ch
         node = Node(node_id, parent, node_kind, ts, message)
 
     def change() -> None:
-        add_node(node, meta, tree)
+        add_node(node, meta, tree, aside=aside)
         if kept is not None:
             tree.kept[node_id] = kept
         if queued is not None:

@@ -10,8 +10,10 @@ stays readable with ``grep`` and ``jq``. Records:
   (a later meta record updates a field, such as a moved workspace, or the
   ``permissions`` the runs that follow were started with: mode, allow, deny);
   the workspace is sealed (``vouch``: see ``received.py``) when this Chimera wrote it;
-* ``{"t": "node", "id", "parent", "kind", "ts", "keep"?, "queued"?, "message"}``: a message (a
-  compaction's ``keep`` names the node from which the conversation before it is kept);
+* ``{"t": "node", "id", "parent", "kind", "ts", "keep"?, "queued"?, "aside"?, "message"}``: a message, which
+  becomes the leaf (a compaction's ``keep`` names the node from which the conversation before it is kept;
+  ``aside``: recorded beside the leaf, which stays where it is: a compared variant's message, so no moment
+  has the person's place on a variant's branch);
 * ``{"t": "queued", "id", "kind", "text", "vouch"}``: words the person queued (``steer``,
   ``follow_up``), sealed as this Chimera's, kept until a node delivers them (its ``queued`` names them) or
   an ``{"t": "unqueued", "id"}`` gives them back;
@@ -269,8 +271,10 @@ class SessionStore:
         sync: bool = False,
         keep: str | None = None,
         queued: str | None = None,
+        aside: bool = False,
     ) -> Node:
-        """Append a message as a child of ``parent`` (the leaf by default; None: a new root); it becomes the leaf.
+        """Append a message as a child of ``parent`` (the leaf by default; None: a new root); it becomes the leaf,
+        unless it is recorded ``aside`` (the leaf stays where it is, in the same record).
 
         ``keep``: for a compaction, the node from which the conversation before it is kept as it was.
         ``queued``: the queued words (by id) this message delivers, taken off the queue by the same record.
@@ -284,9 +288,11 @@ class SessionStore:
             record["keep"] = keep
         if queued is not None:
             record["queued"] = queued
+        if aside:
+            record["aside"] = True
         record["message"] = message  # last: a reader takes the record's head without decoding the message
         self._write(record, sync=sync)
-        add_node(node, self.meta, self.tree)
+        add_node(node, self.meta, self.tree, aside=aside)
         if keep is not None:
             self.tree.kept[node.id] = keep
         if queued is not None:
@@ -294,12 +300,20 @@ class SessionStore:
         return node
 
     def record(
-        self, kind: str, message: dict[str, Any], *, parent: str | None, sync: bool = False, queued: str | None = None
+        self,
+        kind: str,
+        message: dict[str, Any],
+        *,
+        parent: str | None,
+        sync: bool = False,
+        queued: str | None = None,
+        aside: bool = False,
     ) -> str:
         """The agent loop's recorder: append after ``parent`` (where its context stands), return the new node's id.
 
-        ``queued``: the id of the queued words the message delivers (see :meth:`queue`)."""
-        return self.add(kind, message, parent=parent, sync=sync, queued=queued).id
+        ``queued``: the id of the queued words the message delivers (see :meth:`queue`); ``aside``: the leaf
+        stays where it is (see :meth:`add`)."""
+        return self.add(kind, message, parent=parent, sync=sync, queued=queued, aside=aside).id
 
     def queue(self, kind: str, text: str) -> str:
         """Keep words the person queued (``steer`` or ``follow_up``) until a message delivers them; their id.
@@ -317,10 +331,12 @@ class SessionStore:
             self._write({"t": "unqueued", "id": queue_id}, sync=True)
             del self.tree.queued[queue_id]
 
-    def record_compaction(self, message: dict[str, Any], *, parent: str | None, keep: str | None) -> str:
+    def record_compaction(
+        self, message: dict[str, Any], *, parent: str | None, keep: str | None, aside: bool = False
+    ) -> str:
         """The agent loop's recorder: a compaction's summary after ``parent``, keeping the
-        conversation from node ``keep`` on (nothing when None); the new node's id."""
-        return self.add("compaction", message, parent=parent, sync=True, keep=keep).id
+        conversation from node ``keep`` on (nothing when None); the new node's id. ``aside`` as for :meth:`add`."""
+        return self.add("compaction", message, parent=parent, sync=True, keep=keep, aside=aside).id
 
     def record_result(self, parent_id: str, block: dict[str, Any]) -> None:
         """Keep one finished tool result of ``parent_id``'s calls before the whole batch is done."""

@@ -226,10 +226,12 @@ class SessionTree:
     queued: dict[str, Queued] = field(default_factory=dict)
     """The person's words queued for a run and not yet taken (steering, follow-ups), in order, by id."""
 
-    def add(self, node: Node) -> None:
+    def add(self, node: Node, *, aside: bool = False) -> None:
+        """Hold ``node``; it becomes the leaf unless it is recorded ``aside`` (beside the person's place)."""
         self.nodes[node.id] = node
         self.children.setdefault(node.parent_id, []).append(node.id)
-        self.leaf = node.id
+        if not aside:
+            self.leaf = node.id
         if node.kind == "tool_result" and node.parent_id is not None:
             self.partials.pop(node.parent_id, None)
 

@@ -24,7 +24,7 @@ TIMES = (
 MESSAGES = st.fixed_dictionaries(
     {"role": st.sampled_from(["user", "assistant"]), "content": st.text(max_size=8) | st.just([])}
 )
-EXTRAS = st.dictionaries(st.sampled_from(["keep", "queued", "other"]), st.text(max_size=3), max_size=2)
+EXTRAS = st.dictionaries(st.sampled_from(["keep", "queued", "aside", "other"]), st.text(max_size=3), max_size=2)
 
 
 def _line(record: dict[str, Any], spacing: bool) -> bytes:
