@@ -5,7 +5,8 @@
 object a line carrying ``"variant": LABEL``, then one ``compare_finished``
 object with a row per variant; without it, a table. The exit code is 0 when
 every variant completed, 1 when one did not, 2 for bad input (nothing run).
-Ctrl-C stops every variant; the rows so far are still printed. ``diff`` prints
+Ctrl-C, SIGTERM and SIGHUP (a terminal that closes) stop every variant; the rows
+so far are still printed (where they can be) and the scratch copies are removed. ``diff`` prints
 the unified diff of the two points' pinned files: exactly, for a program (a
 pipe, a file), and for a terminal with every character that could steer it
 shown as an escape (what a session holds is untrusted).
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -89,7 +91,7 @@ def compare_session(
 
 
 async def _run(comparison: Comparison) -> list[Row]:
-    with _on_sigint(comparison.stop):
+    with _on_signals(comparison.stop):
         return await comparison.run()
 
 
@@ -130,17 +132,46 @@ def _print_endings(comparison: Comparison) -> None:
 
 
 @contextlib.contextmanager
-def _on_sigint(action: Callable[[], None]) -> Iterator[None]:
+def _on_signals(stop: Callable[[], None]) -> Iterator[None]:
+    """While the block runs, Ctrl-C, SIGTERM and SIGHUP (the terminal closed) each ``stop`` every variant, so the
+    run ends as Ctrl-C ends it: commands killed, rows made, scratch copies removed. After a hangup, the streams
+    whose terminal is gone are let go first (see :func:`_let_go_of_gone_streams`)."""
     loop = asyncio.get_running_loop()
+
+    def hung_up() -> None:
+        _let_go_of_gone_streams()
+        stop()
+
+    handled: list[signal.Signals] = []
     try:
-        loop.add_signal_handler(signal.SIGINT, action)
+        for signum, action in ((signal.SIGINT, stop), (signal.SIGTERM, stop), (signal.SIGHUP, hung_up)):
+            loop.add_signal_handler(signum, action)
+            handled.append(signum)
     except (NotImplementedError, RuntimeError):  # not the main thread
-        yield
-        return
+        pass
     try:
         yield
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        for signum in handled:
+            loop.remove_signal_handler(signum)
+
+
+def _let_go_of_gone_streams() -> None:
+    """Point stdout and stderr at /dev/null where they can no longer be written (their terminal hung up: EIO),
+    so what is still said, and the flush at exit, go nowhere quietly; a file or a pipe still gets the rows."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            fd = stream.fileno()
+        except (OSError, ValueError):  # not a file descriptor (a test's stream)
+            continue
+        try:
+            os.write(fd, b"")  # writes nothing; a terminal that hung up refuses even that
+        except OSError:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, fd)
+            finally:
+                os.close(devnull)
 
 
 _HEAD = ("variant", "outcome", "turns", "calls", "failed", "in", "out", "cost", "time", "files", "verified")

@@ -13,7 +13,9 @@ workspace like any switch. Variants run up to ``jobs`` at once. One that
 fails is a row saying so; the others go on. The session's leaf never leaves
 where the person left it (each variant's node is recorded beside it, in one
 record: see ``branch.py``), and the scratch copies are gone, however the
-comparison ends (Ctrl-C included): their commands are stopped first.
+comparison ends (Ctrl-C included): their commands are stopped first. Copies
+that a comparison killed outright (SIGKILL) left are swept when the next one
+starts (``scratch.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from chimera.core.bus import EventBus
 from chimera.core.compare.branch import BranchRecorder
 from chimera.core.compare.point import StartPoint, start_point
 from chimera.core.compare.row import FileChange, Row, Tally
+from chimera.core.compare.scratch import scratch_space, sweep
 from chimera.core.compare.spec import VariantSpec
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ChimeraError, ConfigError
@@ -188,10 +191,11 @@ class Comparison:
         """Run the variants, up to ``jobs`` at once; their rows, in the order given. Each bus is closed after."""
         slots = asyncio.Semaphore(self.jobs)
         try:
-            with tempfile.TemporaryDirectory(prefix="chimera-compare-", dir=self.scratch_root) as scratch:
+            await asyncio.to_thread(sweep, self.scratch_root)  # the copies of comparisons killed before
+            with scratch_space(self.scratch_root) as scratch:
                 async with asyncio.TaskGroup() as group:  # one that raises stops the others before the copies go
                     runs = [
-                        group.create_task(self._run(variant, Path(scratch) / str(n), slots))
+                        group.create_task(self._run(variant, scratch / str(n), slots))
                         for n, variant in enumerate(self.variants, 1)
                     ]
                 return [run.result() for run in runs]

@@ -14,25 +14,11 @@ import pytest
 
 from chimera.core.sessions.store import SessionStore
 from tests.cli_runner import assert_one_line_error, chimera_command, run_chimera, run_here
+from tests.compare_helpers import named_session, writes
 from tests.fake_anthropic import FakeAnthropic, Reply, by_model, message, text, tool_use
 from tests.helpers_loop import PidFifo
 from tests.processes import Reaper
-from tests.switch_helpers import answer_node, folder_digest, two_runs
-
-
-def writes(path: str, content: str, answer: str, model: str) -> list[Reply]:
-    return [
-        message(tool_use("w", "write", {"path": path, "content": content}), stop_reason="tool_use", model=model),
-        message(text(answer), model=model),
-    ]
-
-
-def named_session(api: FakeAnthropic, model_env: dict[str, str], project: Path, home: Path) -> str:
-    """Two recorded runs (a.txt v1, then v2 and b.txt), the point between them named ``before-v2``."""
-    session_id = two_runs(api, model_env, project)
-    named = run_here("checkpoint", session_id, "before-v2", "--node", answer_node(home, session_id, "Wrote v1."))
-    assert named.returncode == 0, named.stderr
-    return session_id
+from tests.switch_helpers import folder_digest
 
 
 def test_compare_json_records_branches_and_a_switch_brings_a_variants_files(
