@@ -221,7 +221,9 @@ class Comparison:
         files.mkdir(parents=True)
         repo = ShadowRepo(files, self.store.folder / CHECKPOINTS, index=folder / "index")
         await asyncio.to_thread(repo.export, self.point.snapshot, files)
-        await asyncio.to_thread(remove_links_out, files)  # nothing run there reaches outside through a link
+        left_out = await asyncio.to_thread(remove_links_out, files)  # nothing run there reaches out through a link
+        if left_out:  # not the variant's to change: its snapshots keep them as they were at the point
+            await asyncio.to_thread(repo.hold, self.point.snapshot, left_out)
         provider = self.provider_for(variant.spec.model)
         env = LocalEnvironment(files, spill_dir=folder / "output")
         variant._branch = BranchRecorder(self.store)

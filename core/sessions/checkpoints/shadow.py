@@ -80,6 +80,7 @@ class ShadowRepo:
         self._header = _EXCLUDE_HEADER + b"".join(_anchored(self.workspace, d) for d in (self.git_dir, chimera_home()))
         self._ready = False
         self._last: tuple[str, str, str] | None = None  # (tree, label, commit) of the latest snapshot
+        self._held: dict[str, tuple[str, str]] = {}  # path: (mode, blob), kept while the work tree has nothing there
 
     def snapshot(self, label: str = "") -> str:
         """The commit id of the workspace as it is now (same files and label: same id)."""
@@ -89,6 +90,22 @@ class ShadowRepo:
         commit = self._git("commit-tree", tree, input=label.encode() + b"\n").decode().strip()
         self._last = (tree, label, commit)
         return commit
+
+    def hold(self, commit: str, paths: Iterable[str]) -> None:
+        """Keep ``paths`` in every snapshot from now on as snapshot ``commit`` holds them, for as long as the work
+        tree has nothing in their place: entries left out of a scratch copy (links leading out of it), which are
+        not the copy's to change. A path the work tree holds again (a file written there) is snapshotted as it is.
+        """
+        tree = self._tree_of(commit)
+        wanted = sorted(set(paths))
+        for start in range(0, len(wanted), _PATHS_PER_CALL):
+            specs = [f":(literal){path}" for path in wanted[start : start + _PATHS_PER_CALL]]
+            out = self._git("ls-tree", "-r", "-z", "--full-tree", tree, "--", *specs, work_tree=False)
+            for record in split(out):
+                meta, _, path = record.partition(b"\t")
+                mode, kind, blob = meta.decode().split(" ")
+                if kind == "blob":
+                    self._held[os.fsdecode(path)] = (mode, blob)
 
     def present(self, target: str) -> str:
         """The snapshot :meth:`restore` of ``target`` takes of the present first: with the same files, the same id."""
@@ -320,7 +337,23 @@ class ShadowRepo:
         ignored = self._git("ls-files", "-z", "--cached", "--ignored", "--exclude-standard")
         if ignored:  # tracked before a .gitignore line covered them
             self._git("update-index", "-z", "--force-remove", "--stdin", input=ignored)
+        held = [f"{mode} {blob}\t{path}\0".encode() for path, (mode, blob) in self._held.items() if self._free(path)]
+        if held:  # back in the index: `add --all` took them out, as gone from the work tree
+            self._git("update-index", "-z", "--add", "--index-info", input=b"".join(held))
         return self._git("write-tree").decode().strip()
+
+    def _free(self, path: str) -> bool:
+        """Whether a held ``path`` can go back in the index: nothing is at it, and every folder above it is one."""
+        place = self.workspace / path
+        if os.path.lexists(place):
+            return False
+        for folder in place.relative_to(self.workspace).parents:
+            try:
+                if not stat.S_ISDIR(os.lstat(self.workspace / folder).st_mode):
+                    return False
+            except OSError:
+                return False
+        return True
 
     def _ensure_repo(self) -> None:
         check_git_dir(self.git_dir)  # every time: Chimera writes files in it before git runs
