@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import fcntl
 import os
+import resource
 import subprocess
 import termios
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -14,7 +16,7 @@ from tests.cli_runner import chimera_command, run_here
 from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
 from tests.switch_helpers import answer_node, two_runs
 
-__all__ = ["named_session", "start_compare", "writes"]
+__all__ = ["files_at_most", "named_session", "start_compare", "writes"]
 
 
 def writes(path: str, content: str, answer: str, model: str) -> list[Reply]:
@@ -61,3 +63,13 @@ def start_compare(
 def _take_terminal() -> None:
     """In the child, a session leader by now: its stdin (a terminal) becomes its controlling terminal."""
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def files_at_most(size: int) -> Callable[[], None]:
+    """A ``preexec_fn``: no file the child writes may grow past ``size`` bytes (EFBIG past it, where a full disk
+    gives ENOSPC: the same ``write`` failing, nothing written; see tests/cli/test_full_disk.py)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return limit

@@ -2,7 +2,8 @@
 
 A row says where the variant's branch ends (``node``, and the checkpoint that
 pins its files), how it ended (``outcome``: the run's reason, ``failed`` when
-it could not start, ``stopped`` when it was stopped alone), what it took
+it could not start or its branch could not be kept, such as on a full disk, with
+why in ``error``; ``stopped`` when it was stopped), what it took
 (turns, tool calls and the failed ones, tokens, cost, seconds), which files
 it changed from the starting point (``files``: path, lines added, lines
 removed) and what the ``--verify`` command said on its copy (``verified``:

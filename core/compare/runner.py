@@ -210,20 +210,32 @@ class Comparison:
                 return variant.row
             try:
                 variant.row = await self._work(variant, folder)
-            except (ChimeraError, OSError) as err:  # it could not start or end (git failing, a full disk)
-                why = str(err) if isinstance(err, ChimeraError) else f"{err.strerror or err} ({err.filename or ''})"
-                variant.row = Row(variant.label, None, "failed", error=why)
+            except (ChimeraError, OSError) as err:  # it could not start (git failing, a full disk)
+                variant.row = Row(variant.label, None, "failed", error=_why(err))
             return variant.row
+
+    async def _copy(self, folder: Path) -> tuple[Path, ShadowRepo]:
+        """The variant's scratch copy of the point's files, made in ``folder``, and the repository its snapshots
+        go to; ChimeraError saying where and why when the copy cannot be made (a full disk)."""
+        files = folder / "files"
+        try:
+            files.mkdir(parents=True)
+            repo = ShadowRepo(files, self.store.folder / CHECKPOINTS, index=folder / "index")
+            await asyncio.to_thread(repo.export, self.point.snapshot, files)
+            left_out = await asyncio.to_thread(remove_links_out, files)  # nothing run there reaches out by a link
+            if left_out:  # not the variant's to change: its snapshots keep them as they were at the point
+                await asyncio.to_thread(repo.hold, self.point.snapshot, left_out)
+        except OSError as err:
+            root = folder.parent.parent
+            raise ChimeraError(
+                f"its scratch copy of {self.point.ref}'s files could not be made in {root}: {err.strerror or err}: "
+                "free space there, or set TMPDIR to a folder with room"
+            ) from None
+        return files, repo
 
     async def _work(self, variant: Variant, folder: Path) -> Row:
         started = time.monotonic()
-        files = folder / "files"
-        files.mkdir(parents=True)
-        repo = ShadowRepo(files, self.store.folder / CHECKPOINTS, index=folder / "index")
-        await asyncio.to_thread(repo.export, self.point.snapshot, files)
-        left_out = await asyncio.to_thread(remove_links_out, files)  # nothing run there reaches out through a link
-        if left_out:  # not the variant's to change: its snapshots keep them as they were at the point
-            await asyncio.to_thread(repo.hold, self.point.snapshot, left_out)
+        files, repo = await self._copy(folder)
         provider = self.provider_for(variant.spec.model)
         env = LocalEnvironment(files, spill_dir=folder / "output")
         variant._branch = BranchRecorder(self.store)
@@ -246,13 +258,22 @@ class Comparison:
             result = await agent.arun(self.task, env, session_id=self.store.id)
             seconds = time.monotonic() - started
             end = core.node_id if core.node_id != self.point.node else None
-            changes, verified = await self._end(variant, repo, end, core)
+            unkept = ""  # why its end could not be kept, when it could not
+            try:
+                changes, verified = await self._end(variant, repo, end, core)
+            except (ChimeraError, OSError) as err:  # a full disk: said in its row, with what it did
+                changes, verified, unkept = (), None, _why(err)
         finally:
             env.close()
             with contextlib.suppress(Exception):
                 await provider.aclose()
         tally = variant.tally
-        outcome = "stopped" if variant.stopped and not result.success else result.reason
+        if unkept or result.reason == "session":  # its branch could not be kept: not how its run went
+            outcome = "failed"
+        elif variant.stopped and not result.success:
+            outcome = "stopped"
+        else:
+            outcome = result.reason
         return Row(
             label=variant.label,
             node=end,
@@ -266,8 +287,8 @@ class Comparison:
             seconds=round(seconds, 3),
             files=changes,
             verified=verified,
-            checkpoint=variant.checkpoint if end is not None else None,
-            error=result.error,
+            checkpoint=variant.checkpoint if end is not None and not unkept else None,
+            error=unkept or result.error,
         )
 
     async def _end(
@@ -288,6 +309,13 @@ class Comparison:
         if self.verify is not None:
             verified, _ = await core.check(self.verify)
         return changes, verified
+
+
+def _why(err: ChimeraError | OSError) -> str:
+    """An error's words for a row: Chimera's own, or the system's with the file it names."""
+    if isinstance(err, ChimeraError):
+        return str(err)
+    return f"{err.strerror or err} ({err.filename})" if err.filename else str(err.strerror or err)
 
 
 def _outside(workspace: Path, root: Path | None) -> Path | None:
