@@ -98,6 +98,7 @@ class Variant:
         self.stopped = False
         self._agent: Agent | None = None
         self._branch: BranchRecorder | None = None
+        self._checking: asyncio.Future[tuple[bool, str]] | None = None  # its --verify command, while it runs
 
     @property
     def nodes(self) -> set[str]:
@@ -113,10 +114,13 @@ class Variant:
         return self._agent is not None and self.row is None
 
     def stop(self) -> None:
-        """Stop this variant alone: its stream ends and its commands are killed (one not started never starts)."""
+        """Stop this variant alone: its stream ends and its commands are killed, its --verify command too (one not
+        started never starts)."""
         self.stopped = True
         if self._agent is not None:
             self._agent.interrupt()
+        if self._checking is not None:
+            self._checking.cancel()
 
     def answer(self, request_id: str, decision: str, plan: str | None = None) -> bool:
         """Answer a question this variant asked (a permission); False when it is not open."""
@@ -270,8 +274,8 @@ class Comparison:
         tally = variant.tally
         if unkept or result.reason == "session":  # its branch could not be kept: not how its run went
             outcome = "failed"
-        elif variant.stopped and not result.success:
-            outcome = "stopped"
+        elif variant.stopped and (not result.success or (self.verify is not None and verified is None)):
+            outcome = "stopped"  # its run, or its check, did not get to the end
         else:
             outcome = result.reason
         return Row(
@@ -305,10 +309,24 @@ class Comparison:
             self.store.label(end, variant.checkpoint)
         stat = await asyncio.to_thread(repo.numstat, self.point.snapshot, commit)
         changes = tuple(FileChange(path, added, removed) for path, added, removed in stat)
-        verified: bool | None = None
-        if self.verify is not None:
-            verified, _ = await core.check(self.verify)
-        return changes, verified
+        return changes, await self._verified(variant, core)
+
+    async def _verified(self, variant: Variant, core: AgentLoop) -> bool | None:
+        """Whether the ``--verify`` command passed on the variant's copy; None without one, or when the variant
+        was stopped before it could say (its command is killed)."""
+        if self.verify is None or variant.stopped:
+            return None
+        check = asyncio.ensure_future(core.check(self.verify))
+        variant._checking = check
+        try:
+            await asyncio.wait({check})  # not `await check`: its cancel by stop() is not this task's
+        except asyncio.CancelledError:  # this task was cancelled while it waited: the command goes first
+            check.cancel()
+            await asyncio.wait({check})
+            raise
+        finally:
+            variant._checking = None
+        return None if check.cancelled() else check.result()[0]
 
 
 def _why(err: ChimeraError | OSError) -> str:

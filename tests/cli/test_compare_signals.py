@@ -164,3 +164,33 @@ def test_the_copies_a_killed_comparison_left_are_swept_by_the_next_and_a_running
     after = run_here("compare", other_id, "--from", "before-v2", "--try", "model=quick", env={"TMPDIR": str(scratch)})
     assert after.returncode == 0, after.stderr
     assert list(scratch.iterdir()) == []
+
+
+def test_a_signal_during_the_verify_command_stops_it_too(
+    api: FakeAnthropic,
+    model_env: dict[str, str],
+    project: Path,
+    isolated_env: Path,
+    tmp_path: Path,
+    scratch: Path,
+    reaper: Reaper,
+) -> None:
+    """SIGTERM while a variant's --verify command runs (its run done): the command is killed, not waited for; the
+    row says the variant stopped, unverified, its branch kept; exit 1, no scratch copy left."""
+    session_id = named_session(api, model_env, project, isolated_env)
+    fifo = PidFifo(tmp_path / "pid.fifo")
+    api.responder = by_model({"quick": writes("a.txt", "A\n", "done", "quick")})
+    args = [session_id, "--from", "before-v2", "--try", "model=quick", "--verify", fifo.command(30), "--json"]
+    proc = start_compare(*args, env=model_env, scratch=scratch)
+    try:
+        pid = fifo.pid(timeout=60)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        fifo.close()
+        ended(proc)
+    assert proc.returncode == 1, err
+    [row] = json.loads(out.splitlines()[-1])["rows"]
+    assert (row["outcome"], row["verified"], row["checkpoint"]) == ("stopped", None, "compare-1-quick")
+    reaper.assert_killed(pid)
+    assert list(scratch.iterdir()) == []
