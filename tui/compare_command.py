@@ -6,10 +6,10 @@ object a line carrying ``"variant": LABEL``, then one ``compare_finished``
 object with a row per variant; without it, a table. The exit code is 0 when
 every variant completed, 1 when one did not, 2 for bad input (nothing run).
 Ctrl-C, SIGTERM and SIGHUP (a terminal that closes) stop every variant; the rows
-so far are still printed (where they can be) and the scratch copies are removed. ``diff`` prints
-the unified diff of the two points' pinned files: exactly, for a program (a
-pipe, a file), and for a terminal with every character that could steer it
-shown as an escape (what a session holds is untrusted).
+so far are still printed (where they can be) and the scratch copies are removed.
+``diff`` prints the unified diff of the two points' pinned files: exactly, for a
+program (a pipe, a file), and for a terminal with every character that could
+steer it shown as an escape (what a session holds is untrusted).
 """
 
 from __future__ import annotations
