@@ -29,12 +29,11 @@ class ReplayBar(Static):
         height: 1;
         padding: 0 1;
         background: $boost;
-        color: $text;
+        color: $text-muted;  /* the keys': a part's "auto" colour ($text-muted) is not worked out on the bar */
         text-wrap: nowrap;
         text-overflow: ellipsis;
     }
     ReplayBar > .replay-bar--state { color: $accent; text-style: bold; }
-    ReplayBar > .replay-bar--keys { color: $text-muted; }
     """
 
     state: reactive[str] = reactive("playing")

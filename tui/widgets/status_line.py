@@ -73,8 +73,8 @@ class StatusLine(Static):
     StatusLine > .status-line--failed { color: $error; text-style: bold; }
     StatusLine > .status-line--interrupted { color: $warning; }
     StatusLine > .status-line--cancelled { color: $warning; }
-    StatusLine > .status-line--idle { color: $text-muted; }
-    StatusLine > .status-line--model { color: $text; text-style: bold; }
+    StatusLine > .status-line--model { color: $foreground; text-style: bold; }
+    /* idle in the line's own colour: a part's "auto" colour ($text, $text-muted) is not worked out on the panel */
     """
 
     model = _Shown[str]()
