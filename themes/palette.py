@@ -5,7 +5,7 @@ A theme file's ``[transcript]`` and ``[code]`` tables name them (``TRANSCRIPT``,
 (``transcript-tool-failed``, ``code-keyword``: ``variable``), so a theme is
 one object wherever it is registered. A colour a theme leaves out takes one of
 the theme's own colours (its role: ``primary``, ``success``… or ``muted``, the
-foreground faded 40% toward the background), so any Textual theme, Chimera's
+foreground faded 30% toward the background), so any Textual theme, Chimera's
 or not, colours everything. ``palette`` resolves every name for one theme.
 """
 
@@ -78,7 +78,7 @@ CODE: dict[str, str] = {
 }
 
 TABLES: dict[str, dict[str, str]] = {"transcript": TRANSCRIPT, "code": CODE}
-MUTED_FADE = 0.4  # how far ``muted`` fades the foreground toward the background
+MUTED_FADE = 0.3  # how far ``muted`` fades the foreground toward the background
 
 
 def variable(table: str, key: str) -> str:

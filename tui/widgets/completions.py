@@ -33,6 +33,9 @@ class CompletionList(OptionList, can_focus=False):
     CompletionList.-shown {
         display: block;
     }
+    CompletionList > .option-list--option-highlighted {
+        color: $text;  /* the theme's text, worked out against the highlight: the help (dim) reads on it */
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:

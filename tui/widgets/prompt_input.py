@@ -47,7 +47,7 @@ class PromptInput(Input):
 
     DEFAULT_CSS = """
     PromptInput {
-        border: tall $primary 40%;
+        border: tall $border-blurred;
         background: $surface;
     }
     PromptInput:focus {
