@@ -29,8 +29,9 @@ from typing import Any, Protocol
 
 from chimera.core.errors import ChimeraError
 from chimera.core.redact import Redactor
-from chimera.core.sessions.files import ENTRIES, lock_alone, open_file
+from chimera.core.sessions.files import ENTRIES, open_file
 from chimera.core.sessions.jsonl import append_line
+from chimera.core.sessions.locks import lock_alone
 from chimera.core.sessions.records import ID, LAST_TIME
 from chimera.core.sessions.tree import SessionTree
 from chimera.core.strict_json import finite_number

@@ -19,17 +19,14 @@ Whatever is wrong is one ConfigError naming the file and what to do.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from chimera.core.errors import ConfigError
 from chimera.core.tools.files import special_kind
 
-__all__ = ["CHECKPOINTS", "ENTRIES", "EVENTS", "LOCK", "check_folder", "check_not_link", "lock_alone", "open_file"]
+__all__ = ["CHECKPOINTS", "ENTRIES", "EVENTS", "LOCK", "check_folder", "check_not_link", "open_file"]
 
 ENTRIES = "entries.jsonl"
 EVENTS = "events.jsonl"
@@ -117,17 +114,3 @@ def open_file(folder: Path, name: str, flags: int, mode: int = 0o600) -> int:
         os.close(fd)
         raise
     return fd
-
-
-def lock_alone(fd: int, seconds: float, worth_waiting: Callable[[], bool] = lambda: True) -> bool:
-    """Take ``fd``'s exclusive ``flock``, trying again for up to ``seconds`` while ``worth_waiting()`` says
-    the holder may soon let go; whether it was taken."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if not worth_waiting() or time.monotonic() >= deadline:
-                return False
-        time.sleep(0.005)

@@ -6,7 +6,7 @@ of it closes, so a Chimera killed with SIGKILL leaves nothing to clean up, with 
 was forking to start a command holds a copy of every descriptor until it executes the command (they
 are close-on-exec, so they go then). For that moment the lock outlives its holder. So when the pid
 in the file has ended, the lock is waited for (``GRACE`` seconds at most) before it counts as held,
-and then the refusal says the holder has ended and how to find what holds the lock.
+and then the refusal says the holder has ended and names what holds the lock (``locks.lock_holders``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import os
 from pathlib import Path
 
 from chimera.core.errors import ConfigError
-from chimera.core.sessions.files import LOCK, lock_alone, open_file
+from chimera.core.sessions.files import LOCK, open_file
+from chimera.core.sessions.locks import lock_alone, lock_holders
 
 __all__ = ["GRACE", "hold_session"]
 
@@ -49,9 +50,13 @@ def _take(fd: int, folder: Path, session_id: str) -> None:
     if lock_alone(fd, GRACE, ended):
         return
     if _ended(holder):
+        found = lock_holders(fd)
+        who = f"a process it started ({found}) holds {folder / LOCK}"
+        if found == "another process":
+            who = f"a process it started holds {folder / LOCK} (`fuser {folder / LOCK}` names it)"
         raise ConfigError(
             f"session {session_id} is still locked, though the Chimera that opened it (pid {holder}) has ended: "
-            f"a process it started holds {folder / LOCK} (`fuser {folder / LOCK}` names it): end that process"
+            f"{who}: end that process"
         )
     raise ConfigError(
         f"session {session_id} is open in another Chimera (pid {holder}): close it there first, or, in its "

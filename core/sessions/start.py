@@ -163,7 +163,7 @@ def start_session(options: RunOptions) -> Session:
     warnings = list(store.warnings)
     lock = WorkspaceLock(home, store.workdir)
     try:
-        lock.shared()
+        lock.shared(options.max_time)
         env = LocalEnvironment(store.workdir, spill_dir=private_dir(home / "output") / store.id)
         pins = _pins(store, warnings)
         if store.tree.open_calls():

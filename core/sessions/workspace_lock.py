@@ -12,6 +12,12 @@ the folder's contents, ``.git`` and the shadow repository's view are never
 touched. A lock file under ``CHIMERA_HOME/workspaces`` is held too, as before:
 on a filesystem that cannot lock a folder (some network filesystems), runs of
 one home still exclude each other's switches.
+
+Any process may lock the folder (a switch of another Chimera, a script's
+``flock``), so a run never waits for the lock without end: after ``WAIT``
+seconds (or the run's own time limit, if shorter) it gives up with one line
+naming the holder, pid and command (``locks.lock_holders``); Ctrl-C ends the
+wait at once.
 """
 
 from __future__ import annotations
@@ -19,13 +25,17 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import time
 from pathlib import Path
 
 from chimera.core.errors import ConfigError
 from chimera.core.home import private_dir
+from chimera.core.sessions.locks import lock_holders, take_lock
 from chimera.core.tools.paths import real_path
 
-__all__ = ["WorkspaceLock"]
+__all__ = ["WAIT", "WorkspaceLock"]
+
+WAIT = 10.0  # seconds a run waits for a workspace another process holds alone (a switch rewriting files)
 
 
 class WorkspaceLock:
@@ -39,38 +49,55 @@ class WorkspaceLock:
         self._fd: int | None = None  # the home's lock file
         self._folder_fd: int | None = None  # the workspace folder itself, when it can be opened
 
-    def shared(self) -> WorkspaceLock:
-        """Hold the lock with other runs; a switch in progress makes this wait for it to finish."""
-        self._take(fcntl.LOCK_SH)
+    def shared(self, time_limit: float | None = None) -> WorkspaceLock:
+        """Hold the lock with other runs. While another process holds it alone (a switch rewriting files),
+        wait for it up to ``WAIT`` seconds, or ``time_limit`` (the run's wall-time limit) when shorter;
+        then ConfigError naming the holder. Ctrl-C ends the wait (see ``locks.take_lock``)."""
+        wait = WAIT if time_limit is None else min(WAIT, time_limit)
+        held = self._take(fcntl.LOCK_SH, wait)
+        if held is not None:
+            holders = lock_holders(held)
+            self.release()
+            when = (
+                f"still at the wall-time limit of {wait:g}s: let it finish (or end it), or raise --max-time"
+                if wait < WAIT
+                else f"still after {wait:g} s: let it finish (or end it), then try again"
+            )
+            raise ConfigError(f"the workspace {self.workspace} is locked by {holders}, {when}")
         return self
 
     def exclusive(self) -> WorkspaceLock:
-        """Hold the lock alone, or raise ConfigError when a run works in the folder."""
-        try:
-            self._take(fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        """Hold the lock alone, or raise ConfigError naming what works in the folder (a run, any process)."""
+        held = self._take(fcntl.LOCK_EX, 0.0)
+        if held is not None:
+            holders = lock_holders(held)
             self.release()
             raise ConfigError(
-                f"another Chimera run is working in {self.workspace}: let it finish (or quit it) before switching"
-            ) from None
+                f"another process is working in {self.workspace} ({holders}): let it finish (or quit it) "
+                "before switching"
+            )
         return self
 
-    def _take(self, flags: int) -> None:
+    def _take(self, kind: int, wait: float) -> int | None:
+        """Take both locks of ``kind``, waiting ``wait`` seconds at most: None, or the descriptor whose lock
+        another process holds."""
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 self._folder_fd = os.open(self.folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             except OSError:  # gone or unreadable: whatever works there fails on its own; the home's lock holds
                 self._folder_fd = None
-        fcntl.flock(self._fd, flags)
+        deadline = time.monotonic() + wait
+        if not take_lock(self._fd, kind, wait):
+            return self._fd
         if self._folder_fd is not None:
             try:
-                fcntl.flock(self._folder_fd, flags)
-            except BlockingIOError:
-                raise
+                if not take_lock(self._folder_fd, kind, max(0.0, deadline - time.monotonic())):
+                    return self._folder_fd
             except OSError:  # this filesystem cannot lock a folder: the home's lock is all there is
                 os.close(self._folder_fd)
                 self._folder_fd = None
+        return None
 
     def release(self) -> None:
         for fd in (self._folder_fd, self._fd):

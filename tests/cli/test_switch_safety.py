@@ -186,7 +186,7 @@ def test_no_switch_while_another_run_works_in_the_folder(
             if json.loads(line)["type"] == "turn_started":
                 break
         proc = run_here("switch", session_id, answer_node(isolated_env, session_id, "Wrote v1."), "--yes")
-        assert_one_line_error(proc, "another Chimera run is working in")
+        assert_one_line_error(proc, f"another process is working in {git_project} (pid {other.pid} (")
         assert (git_project / "a.txt").read_text() == "v2\n"
     finally:
         other.kill()

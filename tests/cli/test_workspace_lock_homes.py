@@ -50,7 +50,7 @@ def test_a_switch_from_another_home_waits_for_the_run_working_in_the_folder(
             if json.loads(line)["type"] == "turn_started":
                 break
         proc = run_here("switch", session_id, target, "--yes", env=home_b)
-        assert_one_line_error(proc, "another Chimera run is working in", str(project))
+        assert_one_line_error(proc, f"another process is working in {project} (pid {other.pid} (", "chimera")
         assert (project / "a.txt").read_text() == "v2\n"
         assert (project / "b.txt").read_text() == "made in run 2\n"
     finally:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import threading
 from pathlib import Path
 
@@ -87,12 +89,13 @@ async def test_switch_is_refused_while_another_run_works_in_the_folder_and_the_s
 ) -> None:
     session, _ = await two_runs(api, project)
     other = WorkspaceLock(isolated_env, project).shared()  # another Chimera working there
+    working = re.escape(f"another process is working in {project} (pid {os.getpid()} (")  # this process
     try:
         first = next(n for n in session.store.tree.path() if n.kind == "user")
-        with pytest.raises(ConfigError, match="another Chimera run is working"):
+        with pytest.raises(ConfigError, match=working):
             session.switch(first.id)
         other.release()
-        with pytest.raises(ConfigError, match="another Chimera run is working"):
+        with pytest.raises(ConfigError, match=working):
             WorkspaceLock(isolated_env, project).exclusive()  # the session still holds its share
     finally:
         other.release()
