@@ -80,8 +80,8 @@ from chimera.core.sessions.jsonl import append_line
 from chimera.core.sessions.loading import load_entries
 from chimera.core.sessions.reading import Damaged, Task, read_node, summary
 from chimera.core.sessions.received import Unconfirmed, home_key, seal, unconfirmed, unsealed_queue
-from chimera.core.sessions.records import add_node, apply_record
-from chimera.core.sessions.session_ids import resolve_session
+from chimera.core.sessions.records import ID, add_node, apply_record
+from chimera.core.sessions.session_ids import recorded_id, resolve_session
 from chimera.core.sessions.session_lock import hold_session
 from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
 from chimera.core.wording import command
@@ -98,6 +98,23 @@ LEAF = _Leaf()
 
 def sessions_dir(home: Path) -> Path:
     return private_dir(home / "sessions")
+
+
+def _check_named(folder: Path, meta: dict[str, Any]) -> None:
+    """ConfigError when the session in ``folder`` records another id than the folder's name: a folder renamed
+    or copied under another name would be opened as a session it is not (catalogued, written, resumed so)."""
+    recorded = meta.get("session_id")
+    if recorded == folder.name:
+        return
+    if isinstance(recorded, str) and ID.fullmatch(recorded):
+        raise ConfigError(
+            f"the session folder {folder.name} holds session {recorded}: a session folder renamed or copied under "
+            f"another name is damaged and left untouched: rename it back to {recorded} (or remove it)"
+        )
+    raise ConfigError(
+        f"the session folder {folder.name} records an id that is no session id: it is damaged and left untouched "
+        f"(remove {folder})"
+    )
 
 
 def _node_id() -> str:
@@ -192,7 +209,8 @@ class SessionStore:
         torn last record aside; lock it when ``writable``.
 
         ConfigError, naming the file and what to do, when the folder or one of its files is a
-        link or not of its kind (a FIFO, a folder, a device): nothing there is ever followed.
+        link or not of its kind (a FIFO, a folder, a device): nothing there is ever followed; and
+        when the folder's name is not the id its session records (renamed or copied: damaged).
         """
         session_id = resolve_session(sessions_dir(home), session_id)
         folder = sessions_dir(home) / session_id
@@ -203,10 +221,13 @@ class SessionStore:
                 raise ConfigError(f"there is no session {session_id!r}: `chimera sessions` lists them")
             if check_not_link(folder / ENTRIES) is None:
                 raise ConfigError(f"{folder} has no {ENTRIES}: it is not a Chimera session (left untouched)")
+            if (recorded := recorded_id(folder)) is not None:  # before anything is locked, repaired or written
+                _check_named(folder, {"session_id": recorded})
             lock_fd = hold_session(folder, session_id) if writable else None
             fd = open_file(folder, ENTRIES, os.O_RDWR | os.O_APPEND if writable else os.O_RDONLY)
             with collecting_later():  # a record is a few objects; many records, many collector walks
                 meta, tree, warnings = load_entries(fd, folder, repair=writable)
+            _check_named(folder, meta)
             updated = os.fstat(fd).st_mtime
             if not writable:
                 os.close(fd)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,54 @@ def test_an_exact_id_wins_over_longer_ones_it_begins(
     code, out, err = chimera(capsys, "tree", "s1", "--json")
     assert code == 0, err
     assert json.loads(out)["session_id"] == "s1"
+
+
+def renamed(home: Path, session_id: str, name: str, *, keep: bool = False) -> Path:
+    """Session ``session_id``'s folder under the name ``name`` (copied when ``keep``, else moved)."""
+    folder, other = home / "sessions" / session_id, home / "sessions" / name
+    if keep:
+        shutil.copytree(folder, other, symlinks=True)
+    else:
+        folder.rename(other)
+    return other
+
+
+def files_of(home: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in sorted((home / "sessions").rglob("*")) if p.is_file()}
+
+
+@pytest.mark.usefixtures("model_env")
+@pytest.mark.parametrize("command", [*COMMANDS, ("run", "again", "--resume")], ids=lambda c: c[0])
+def test_a_folder_whose_name_is_not_its_sessions_id_is_refused_as_damaged(
+    capsys: pytest.CaptureFixture[str], sessions: Path, api: FakeAnthropic, command: tuple[str, ...]
+) -> None:
+    """Session 18c0bb33's folder renamed 18c0cc44: every command named 18c0cc44 refuses it in one line saying
+    whose it is and how to mend it, and nothing in the sessions folder changes (no request is sent)."""
+    renamed(sessions, ALONE, "18c0cc44")
+    before = files_of(sessions)
+    verb, *rest = command
+    args = (verb, *rest, "18c0cc44") if verb == "run" else (verb, "18c0cc44", *rest)
+    code, out, err = chimera(capsys, *args)
+    assert (code, out) == (2, "")
+    assert len(err) == 1, err
+    assert f"the session folder 18c0cc44 holds session {ALONE}" in err[0]
+    assert f"rename it back to {ALONE}" in err[0]
+    assert files_of(sessions) == before
+    assert api.requests == []
+
+
+@pytest.mark.usefixtures("model_env")
+def test_a_beginning_resolves_on_ids_never_on_a_renamed_folder(
+    capsys: pytest.CaptureFixture[str], sessions: Path
+) -> None:
+    """A copy of session 18c0aa11 named 18c0bb99 neither makes 18c0b ambiguous nor is 18c0b9 a session; the
+    listing names the copy as damaged."""
+    renamed(sessions, TWINS[0], "18c0bb99", keep=True)
+    code, out, err = chimera(capsys, "tree", "18c0b", "--json")
+    assert code == 0, err
+    assert json.loads(out)["session_id"] == ALONE
+    code, out, err = chimera(capsys, "tree", "18c0bb9", "--json")
+    assert (code, err) == (2, ["chimera: there is no session '18c0bb9': `chimera sessions` lists them"])
+    code, out, err = chimera(capsys, "sessions", "--json")
+    assert sorted(s["id"] for s in json.loads(out)) == sorted((*TWINS, ALONE))
+    assert any(f"18c0bb99 holds session {TWINS[0]}" in line for line in err), err
