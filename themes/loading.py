@@ -5,8 +5,9 @@ A theme file is TOML. Its top-level keys are the arguments of Textual's
 Textual's own CSS variables); its ``[transcript]`` and ``[code]`` tables hold
 Chimera's colours (``chimera.themes.palette``), carried in the theme's
 variables. Anything wrong (not TOML, a key no theme has, a value of the wrong
-type, a colour that is not one) is a ``ThemeFileError``: one line naming the
-file, the line and the key. Nothing here needs a running app.
+type, a colour that is not one, arrays or tables nested thousands deep) is a
+``ThemeFileError``: one line naming the file, the line and the key, a value it
+quotes cut short. Nothing here needs a running app.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
+import reprlib
 import tomllib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -74,11 +76,58 @@ def load_theme(path: Path, taken: Mapping[str, str] | None = None) -> Theme:
 
 def parse_theme(text: str, path: Path, taken: Mapping[str, str] | None = None) -> Theme:
     """The theme ``text`` describes (``path`` names it in errors, and the theme when it has no ``name``)."""
+    deep = _too_deep(text)
+    if deep is not None:  # before tomllib: it recurses a level at a time, and takes quadratic time on dotted keys
+        raise ThemeFileError(path, deep, _TOO_DEEP)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise _syntax_error(err, text, path) from None
+    except RecursionError:  # what the scan above missed: never a traceback
+        raise ThemeFileError(path, None, _TOO_DEEP) from None
     return _Reader(text, path, taken or {}).theme(data)
+
+
+DEEPEST = 32  # levels of nesting a theme file may use: it needs two (a table, its keys)
+_TOO_DEEP = f"nested more than {DEEPEST} levels deep (a theme has tables of keys, no deeper): fix or remove it"
+# What the nesting scan leaves out: strings (multi-line first) and comments, where brackets and dots mean nothing.
+_INERT = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', re.DOTALL)
+_NESTING = re.compile(r"[\[\]{}\n.]")
+
+
+def _too_deep(text: str) -> int | None:
+    """The line where ``text`` (TOML) nests more than ``DEEPEST`` levels (arrays and inline tables inside one
+    another, or the parts of a dotted key or table header), or None; strings and comments aside."""
+    bare = _INERT.sub(lambda found: "\n" * found.group().count("\n"), text)
+    depth = dots = 0
+    line = 1
+    for mark in _NESTING.finditer(bare):
+        char = mark.group()
+        if char == "\n":
+            line, dots = line + 1, 0
+        elif char == ".":
+            dots += 1
+        elif char in "[{":
+            depth += 1
+        else:
+            depth -= 1
+        if depth > DEEPEST or dots >= DEEPEST:
+            return line
+    return None
+
+
+_SHOWN = reprlib.Repr()  # a value quoted in an error: a few levels and characters of it, however big or deep
+_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother = 2, 60, 60
+
+
+def _shown(value: object) -> str:
+    """``value`` as Python writes it, cut short (a theme file is 256 KB at most, nested as deep as it likes)."""
+    return _SHOWN.repr(value)
+
+
+def _cut(key: str) -> str:
+    """A key of the file as an error names it: at most 60 characters."""
+    return key if len(key) <= 60 else key[:59] + "…"
 
 
 def _syntax_error(err: tomllib.TOMLDecodeError, text: str, path: Path) -> ThemeFileError:
@@ -107,7 +156,7 @@ class _Reader:
         for key, value in data.items():
             if key not in _TOP:
                 kind = "table" if isinstance(value, dict) else "key"
-                shown = f"[{key}]" if kind == "table" else key
+                shown = f"[{_cut(key)}]" if kind == "table" else _cut(key)
                 raise self.fail((key,), f"unknown {kind} {shown}{_nearest(key, _TOP)}")
         name = self.name(data.get("name"))
         if "primary" not in data:
@@ -137,7 +186,8 @@ class _Reader:
                 return self.path.stem
             raise self.fail((), f'the file name {self.path.stem!r} cannot name a theme: add a line name = "my-theme"')
         if not isinstance(value, str) or not _NAME.fullmatch(value):
-            raise self.fail(("name",), f'name must be letters, digits, - and _ (such as "ocean-dark"), not {value!r}')
+            shown = _shown(value)
+            raise self.fail(("name",), f'name must be letters, digits, - and _ (such as "ocean-dark"), not {shown}')
         if value in self.taken:
             raise self.fail(("name",), f"the name {value} is {self.taken[value]}: give this theme another name")
         return value
@@ -145,21 +195,21 @@ class _Reader:
     def colour(self, where: tuple[str, ...], value: object) -> str:
         key = ".".join(where)
         if not isinstance(value, str):
-            raise self.fail(where, f'{key} must be a colour in quotes, such as "#7AA2F7", not {value!r}')
+            raise self.fail(where, f'{key} must be a colour in quotes, such as "#7AA2F7", not {_shown(value)}')
         try:
             Color.parse(value)
         except ColorParseError:
-            raise self.fail(where, f"{key}: {value!r} is not a colour: {_COLOUR_HELP}") from None
+            raise self.fail(where, f"{key}: {_shown(value)} is not a colour: {_COLOUR_HELP}") from None
         return value
 
     def switch(self, key: str, value: object) -> bool:
         if not isinstance(value, bool):
-            raise self.fail((key,), f"{key} must be true or false, not {value!r}")
+            raise self.fail((key,), f"{key} must be true or false, not {_shown(value)}")
         return value
 
     def fraction(self, key: str, value: object) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            raise self.fail((key,), f"{key} must be a number from 0 to 1, such as 0.15, not {value!r}")
+            raise self.fail((key,), f"{key} must be a number from 0 to 1, such as 0.15, not {_shown(value)}")
         return float(value)
 
     def table(self, table: str, value: object, known: Collection[str]) -> dict[str, Any]:
@@ -167,7 +217,7 @@ class _Reader:
             raise self.fail((table,), f'{table} must be a table: a line [{table}], then lines such as key = "..."')
         for key in value:
             if key not in known:
-                raise self.fail((table, key), f"unknown key {key} in [{table}]{_nearest(key, known)}")
+                raise self.fail((table, key), f"unknown key {_cut(key)} in [{table}]{_nearest(key, known)}")
         return value
 
     def variables(self, value: object, theme: Theme) -> dict[str, str]:
@@ -181,16 +231,17 @@ class _Reader:
         checked: dict[str, str] = {}
         for key, setting in given.items():
             if not isinstance(setting, str):
-                raise self.fail(("variables", key), f"variables.{key} must be a value in quotes, not {setting!r}")
+                raise self.fail(("variables", key), f"variables.{key} must be a value in quotes, not {_shown(setting)}")
             prop = "text-style" if key.endswith("style") else "background" if "background" in key else "color"
             if any(mark in setting for mark in ";{}\n"):  # one value, never more CSS
-                raise self.fail(("variables", key), f"variables.{key}: {setting!r} is not a {prop} value")
+                raise self.fail(("variables", key), f"variables.{key}: {_shown(setting)} is not a {prop} value")
             sheet = Stylesheet(variables=generated)
             sheet.add_source(f"Screen {{ {prop}: {setting}; }}", read_from=(str(self.path), key))
             try:
                 sheet.parse()
             except Exception:  # Textual's CSS errors have no common base besides this; the value is what failed
-                raise self.fail(("variables", key), f"variables.{key}: {setting!r} is not a {prop} value") from None
+                shown = _shown(setting)
+                raise self.fail(("variables", key), f"variables.{key}: {shown} is not a {prop} value") from None
             checked[key] = setting
         return checked
 

@@ -201,6 +201,44 @@ def test_a_wrong_file_is_refused_naming_the_file_the_line_and_the_key(text: str,
     assert words in said
 
 
+DEEP = 100_000  # levels: far past what Python's parser or repr can recurse through, and a 200 KB file at most
+NESTED = "nested more than 32 levels deep"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("primary = " + "[" * DEEP + "]" * DEEP, 1, NESTED),
+        ('primary = "#fff"\nvariables = ' + "{ a = " * 5000 + "1" + " }" * 5000, 2, NESTED),
+        ("x = [\n" * 3000 + "]\n" * 3000, 33, NESTED),  # an array's levels on lines of their own
+        ("[" + ".".join(["primary"] * DEEP) + "]\nk = 1\n", 1, NESTED),
+        ('primary = "#fff"\n\n' + ".".join(["a"] * DEEP) + " = 1\n", 3, NESTED),
+        ('primary = "#fff"\ndark = ' + "[" * 20 + "]" * 20, 2, "dark must be true or false, not [[[...]]]"),
+        ('primary = "' + "z" * 100_000 + '"\n', 1, "primary: 'zzzz"),
+        ('primary = "#fff"\n' + "k" * 100_000 + " = 1\n", 2, "unknown key kkkk"),
+    ],
+    ids=["arrays", "inline-tables", "array-lines", "table-header", "dotted-key", "a-value", "a-string", "a-key"],
+)
+def test_a_file_nested_thousands_deep_is_one_short_line(text: str, line: int, words: str) -> None:
+    """Arrays, inline tables, [a.b.c...] headers or dotted keys nested thousands deep: one line naming the file,
+    the line and the problem, at once (never a RecursionError, never minutes in the TOML parser); a value or
+    key it quotes, however deep or long, is cut short."""
+    said = refused(text)
+    assert said.startswith(f"{MINE}, line {line}: ")
+    assert words in said
+    assert len(said) < 400
+
+
+def test_brackets_and_dots_in_strings_and_comments_are_no_nesting() -> None:
+    """Only TOML's own nesting counts: comments and strings full of [ { and dots leave a theme a theme."""
+    many = "[{." * 40
+    text = f'# {many}\nname = "deep"  # {many}\nprimary = "hsl(210.5, 50.5%, 40.5%)"\n'
+    theme = parse_theme(text + f'[transcript]\nuser = "red" # {many}\n', MINE)
+    assert (theme.name, theme.primary) == ("deep", "hsl(210.5, 50.5%, 40.5%)")
+    said = refused(f'primary = "#fff"\nnotes = """\n{many}\n{many}"""\nmore = \'{many}\'\n')
+    assert said.startswith(f"{MINE}, line 2: unknown key notes")
+
+
 def test_a_theme_with_no_primary_colour_is_refused() -> None:
     """A file without primary (or an empty one) says what it needs."""
     assert (

@@ -134,6 +134,29 @@ async def test_a_broken_save_is_one_notice_and_the_theme_in_use_stays(
         assert len(notices(app)) == 1
 
 
+async def test_a_save_nested_thousands_deep_is_one_notice_and_reloading_goes_on(
+    isolated_env: Path, project: Path
+) -> None:
+    """The theme in use saved as arrays nested 3,000 deep (Python's TOML parser overflows its stack), then as a
+    dotted key 50,000 parts deep (it takes minutes over it): one notice each, at once; the theme stays on, and
+    the next good save still applies."""
+    folder = themes_folder(isolated_env)
+    (folder / "ocean.toml").write_text(ocean())
+    remember_theme(isolated_env, "ocean")
+    app = workbench(project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.say(NOTE, "error")
+        await shown(pilot, app, "#AA2200")
+        await saved(app, folder / "ocean.toml", ocean() + "deep = " + "[" * 3000 + "]" * 3000 + "\n")
+        await saved(app, folder / "ocean.toml", ocean() + ".".join(["deep"] * 50_000) + " = 1\n")
+        said = f"Theme file not loaded: {folder / 'ocean.toml'}, line 7: nested more than 32 levels deep"
+        assert notices(app) == [f"{said} (a theme has tables of keys, no deeper): fix or remove it"] * 2
+        assert app.theme == "ocean"
+        await saved(app, folder / "ocean.toml", ocean("#FF00AA"))
+        await shown(pilot, app, "#FF00AA")
+        assert len(notices(app)) == 2
+
+
 async def test_the_chosen_theme_is_put_on_and_survives_a_restart(isolated_env: Path, project: Path) -> None:
     """switch_theme("light") puts chimera-light on, recolours the conversation and keeps the choice: the next
     start opens in it."""
