@@ -30,6 +30,7 @@ from typing import Any
 from chimera.core.errors import ConfigError
 from chimera.core.permissions.policy import MODES
 from chimera.core.permissions.rule import Rule
+from chimera.core.toml_nesting import DEEPEST, too_deep
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.files import NotRegularFile, open_regular
 
@@ -105,10 +106,17 @@ def load_settings(home: Path) -> Settings:
         ) from None
     except (OSError, UnicodeError) as err:
         raise ConfigError(f"cannot read the settings file {path}: {err}") from None
+    deep = too_deep(text)
+    if deep is not None:  # before tomllib: it overflows its stack on deep arrays, and crawls over deep keys
+        raise ConfigError(
+            f"the settings file {path}, line {deep}, nests more than {DEEPEST} levels deep: fix it or remove it"
+        )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"the settings file {path} is not valid TOML ({err}): fix it or remove it") from None
+    except RecursionError:  # what the scan missed: never a traceback
+        raise ConfigError(f"the settings file {path} nests too deeply: fix it or remove it") from None
     _check_names(data, path)
     permissions = data.get("permissions", {})
     if not isinstance(permissions, dict):

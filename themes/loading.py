@@ -27,6 +27,7 @@ from textual.css.stylesheet import Stylesheet
 from textual.theme import Theme
 
 from chimera.core.errors import ChimeraError
+from chimera.core.toml_nesting import DEEPEST, too_deep
 from chimera.core.tools.files import NotRegularFile, open_regular
 from chimera.themes.palette import TABLES, variable
 
@@ -76,8 +77,8 @@ def load_theme(path: Path, taken: Mapping[str, str] | None = None) -> Theme:
 
 def parse_theme(text: str, path: Path, taken: Mapping[str, str] | None = None) -> Theme:
     """The theme ``text`` describes (``path`` names it in errors, and the theme when it has no ``name``)."""
-    deep = _too_deep(text)
-    if deep is not None:  # before tomllib: it recurses a level at a time, and takes quadratic time on dotted keys
+    deep = too_deep(text)
+    if deep is not None:  # before tomllib: it overflows its stack on deep arrays, and crawls over deep keys
         raise ThemeFileError(path, deep, _TOO_DEEP)
     try:
         data = tomllib.loads(text)
@@ -88,34 +89,7 @@ def parse_theme(text: str, path: Path, taken: Mapping[str, str] | None = None) -
     return _Reader(text, path, taken or {}).theme(data)
 
 
-DEEPEST = 32  # levels of nesting a theme file may use: it needs two (a table, its keys)
 _TOO_DEEP = f"nested more than {DEEPEST} levels deep (a theme has tables of keys, no deeper): fix or remove it"
-# What the nesting scan leaves out: strings (multi-line first) and comments, where brackets and dots mean nothing.
-_INERT = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*', re.DOTALL)
-_NESTING = re.compile(r"[\[\]{}\n.]")
-
-
-def _too_deep(text: str) -> int | None:
-    """The line where ``text`` (TOML) nests more than ``DEEPEST`` levels (arrays and inline tables inside one
-    another, or the parts of a dotted key or table header), or None; strings and comments aside."""
-    bare = _INERT.sub(lambda found: "\n" * found.group().count("\n"), text)
-    depth = dots = 0
-    line = 1
-    for mark in _NESTING.finditer(bare):
-        char = mark.group()
-        if char == "\n":
-            line, dots = line + 1, 0
-        elif char == ".":
-            dots += 1
-        elif char in "[{":
-            depth += 1
-        else:
-            depth -= 1
-        if depth > DEEPEST or dots >= DEEPEST:
-            return line
-    return None
-
-
 _SHOWN = reprlib.Repr()  # a value quoted in an error: a few levels and characters of it, however big or deep
 _SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother = 2, 60, 60
 

@@ -1,5 +1,5 @@
-"""A settings file that is not a regular file (a FIFO, a device, a folder) or is far too big to be settings is
-refused at start-up in one line; Chimera never waits on it or reads it for ever."""
+"""A settings file that is not a regular file (a FIFO, a device, a folder), is far too big to be settings, or
+nests thousands deep is refused at start-up in one line; Chimera never waits on it or reads it for ever."""
 
 from __future__ import annotations
 
@@ -41,3 +41,18 @@ def test_a_settings_file_far_too_big_is_refused(model_env: dict[str, str], proje
     with (isolated_env / "config.toml").open("wb") as fh:
         fh.truncate(2 << 30)
     assert_one_line_error(_start(project, model_env), "config.toml", "too big")
+
+
+@pytest.mark.parametrize(
+    "nested",
+    ["allow = " + "[" * 3000 + "]" * 3000, ".".join(["permissions"] * 50_000) + " = 1"],
+    ids=["arrays", "dotted-key"],
+)
+def test_a_settings_file_nested_thousands_deep_is_one_line(
+    model_env: dict[str, str], project: Path, isolated_env: Path, nested: str
+) -> None:
+    """Arrays nested 3,000 deep (tomllib overflows its stack) or a dotted key 50,000 parts long (tomllib takes
+    minutes over it) in config.toml: refused at once, in one line naming the file and the line."""
+    (isolated_env / "config.toml").write_text(f'[permissions]\nmode = "ask"\n{nested}\n')
+    proc = _start(project, model_env)
+    assert_one_line_error(proc, f"{isolated_env / 'config.toml'}, line 3, nests more than 32 levels deep")
