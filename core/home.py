@@ -1,12 +1,16 @@
 """Provides ``chimera_home``: the folder that holds all of Chimera's state.
 
 ``CHIMERA_HOME`` when set, else the platform's user data folder. Folders made
-here are private to their owner (mode 0700).
+here are private to their owner (mode 0700). A folder that is a link (a
+dotfiles folder linked in as ``themes``, say) is used as it is: its target is
+the person's, and its mode is never changed.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -30,13 +34,32 @@ def chimera_home() -> Path:
 
 
 def private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) if needed; the folder itself readable by its owner only."""
+    """Create ``path`` (and parents) if needed; the folder itself readable by its owner only, unless it is a
+    link to a folder (then it is used as it is, its target's mode untouched)."""
     try:
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
         if os.name != "nt":
-            path.chmod(0o700)
+            _make_private(path)
     except OSError as err:
         raise ConfigError(
             f"cannot use {path} for Chimera's state ({err.strerror or err}): set CHIMERA_HOME to a folder you own"
         ) from None
     return path
+
+
+def _make_private(path: Path) -> None:
+    """Mode 0700 on the folder ``path`` itself, never through a link (not even one swapped in meanwhile)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR) and stat.S_ISLNK(os.lstat(path).st_mode):
+            return  # a link: the folder it leads to is not Chimera's to change
+        if err.errno != errno.EACCES:
+            raise
+        if not stat.S_ISLNK(os.lstat(path).st_mode):  # a folder of ours we may not read: its mode can still change
+            os.chmod(path, 0o700)
+        return
+    try:
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_runner import assert_one_line_error, run_chimera
+from tests.cli_runner import assert_one_line_error, run_chimera, run_here
 
 
 def test_run_json_plays_the_demo_end_to_end(isolated_env: Path) -> None:
@@ -49,6 +49,19 @@ def test_run_json_plays_the_demo_end_to_end(isolated_env: Path) -> None:
     assert "Demo mode" in proc.stderr
     assert "ANTHROPIC_API_KEY" in proc.stderr
     assert "ANTHROPIC_BASE_URL" in proc.stderr
+
+
+def test_a_chimera_home_that_is_a_link_keeps_its_targets_mode(tmp_path: Path) -> None:
+    """CHIMERA_HOME is a link to a folder of the person's (mode 0755): used as it is, its mode never changed;
+    the folders Chimera makes inside it are private."""
+    target = tmp_path / "synced-state"
+    target.mkdir()
+    target.chmod(0o755)
+    (tmp_path / "home-link").symlink_to(target, target_is_directory=True)
+    proc = run_here("run", "x", "--json", env={"CHIMERA_HOME": str(tmp_path / "home-link")})
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_IMODE(target.stat().st_mode) == 0o755
+    assert stat.S_IMODE((target / "sessions").stat().st_mode) == 0o700
 
 
 def test_run_records_the_session_privately(isolated_env: Path) -> None:

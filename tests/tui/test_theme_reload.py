@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,25 @@ async def test_a_themes_path_that_is_not_a_folder_is_one_notice(isolated_env: Pa
         assert app.theme == CHIMERA_LIGHT.name
         app.switch_theme("high-contrast")
         await until(pilot, lambda: app.theme == CHIMERA_HIGH_CONTRAST.name, "the theme on")
+
+
+async def test_a_themes_folder_that_is_a_link_is_used_and_its_target_keeps_its_mode(
+    isolated_env: Path, project: Path, tmp_path: Path
+) -> None:
+    """$CHIMERA_HOME/themes links to the person's dotfiles folder (mode 0755): its themes load and reload on
+    save, and the folder's mode is never changed (Chimera makes its own folders private, not the person's)."""
+    dotfiles = tmp_path / "dotfiles-themes"
+    dotfiles.mkdir()
+    dotfiles.chmod(0o755)
+    (dotfiles / "ocean.toml").write_text(ocean())
+    (isolated_env / "themes").symlink_to(dotfiles, target_is_directory=True)
+    remember_theme(isolated_env, "ocean")
+    app = workbench(project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.theme == "ocean"
+        app.say(NOTE, "error")
+        await shown(pilot, app, "#AA2200")
+        await saved(app, isolated_env / "themes" / "ocean.toml", ocean("#FF00AA"))
+        await shown(pilot, app, "#FF00AA")
+    assert (isolated_env / "themes").is_symlink()
+    assert stat.S_IMODE(dotfiles.stat().st_mode) == 0o755
