@@ -27,7 +27,7 @@ from chimera.core import credentials
 from chimera.core.errors import ProviderError
 from chimera.core.providers.api_errors import broken_stream_errors, stream_error, translate_api_error
 from chimera.core.providers.base import ModelChunk, ModelRequest
-from chimera.core.providers.message_builder import MessageBuilder
+from chimera.core.providers.message_builder import MessageBuilder, StreamBroken
 from chimera.core.providers.server_checks import (
     check_base_url,
     check_credential,
@@ -254,8 +254,9 @@ def _take(
         return builder.feed(data)
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         # Asking again will not change the server's dialect: fail at once.
+        fault = str(err) if isinstance(err, StreamBroken) else f"{type(err).__name__}: {err}"
         raise ProviderError(
-            f"the server's stream does not follow the Messages API ({type(err).__name__}: {err}); "
+            f"the server's stream does not follow the Messages API ({fault}); "
             "check that ANTHROPIC_BASE_URL points at a server that speaks it",
             kind="protocol",
             retryable=False,
