@@ -92,9 +92,9 @@ def git_project(project: Path) -> Path:
 def quick_to_ask(monkeypatch: pytest.MonkeyPatch) -> None:
     """In the workbench a question takes the focus 0.2 s after the person's last key, not 1 s: for tests that
     type, then wait for the question (that typing never answers one is tests/tui/test_questions_in_place.py's)."""
-    from chimera.tui import question_app
+    from chimera.tui.workbench import answers
 
-    monkeypatch.setattr(question_app, "TYPING_PAUSE", 0.2)
+    monkeypatch.setattr(answers, "TYPING_PAUSE", 0.2)
 
 
 @pytest.fixture

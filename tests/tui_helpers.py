@@ -138,7 +138,7 @@ def still(app: ChimeraApp) -> ChimeraApp:
 async def pictured(pilot: Pilot[int], app: ChimeraApp) -> None:
     """Ready for a picture: the session and workspace shown by names that do not change, the cursors not
     blinking, the conversation scrolled to its end (it follows what comes), then one frame more."""
-    app.show_status(session="5e55102d", workspace="~/project")
+    app.conversation.show_status(session="5e55102d", workspace="~/project")
     for line in app.query(Input):
         line.cursor_blink = False  # a blinking cursor is on or off as the picture is taken: held on
     view = app.query_one("#conversation")

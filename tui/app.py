@@ -1,50 +1,50 @@
 """Provides ``ChimeraApp``, the workbench, and ``build_app``, the factory the CLI and tests share.
 
-The app talks to the core only through its ``Session`` (``run``, ``steer``, ``interrupt``,
-``answer`` with a question's request id, ``configure``…) and its bus, whose events build the
-app's ``WorkbenchState``; the screen is a view of that state. It is built in layers, each a
-module: the conversation (``ConversationApp``), the questions (``QuestionApp``), the commands
-(``CommandActions``, ``SessionActions``), and here the screen, the input and the session's history.
-What is typed goes to the model as a task or as steering, unless it starts with a slash: then
-it is a command (``tui.commands``), and never reaches the model.
+The app is thin: it composes the screen and holds the parts that act, each an object with the ``Session`` it
+acts through (``tui.workbench``): the conversation drawn from the bus (``Conversation``), the runs
+(``Runs``), the answers to questions (``Answers``), the input (``Prompt``), the commands (``CommandRunner``),
+the sessions (``Sessions``) and the session's tree (``SessionTree``). Textual's messages come to the app and
+go on to the part they concern. The core is reached only through the ``Session`` and its bus. What is typed
+goes to the model as a task or as steering, unless it starts with a slash: then it is a command
+(``tui.commands``), and never reaches the model. Where the focus may be, and how it moves, is written down in
+``tui.workbench.focus``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from pathlib import Path
+from typing import ClassVar
 
-from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import BindingType
+from textual.command import Provider
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
+from textual.screen import Screen
 from textual.widgets import Input, OptionList
 from textual.worker import Worker, WorkerState
 
 from chimera.core import events as ev
 from chimera.core.demo import DEMO_NOTICE
-from chimera.core.events import (
-    RunFinished,
-    RunStarted,
-    StepEvent,
-    Switched,
-    TextDelta,
-    ThinkingDelta,
-    ToolOutputDelta,
-    ignored,
-)
+from chimera.core.events import RunFinished, RunStarted, StepEvent, Switched, TextDelta, ThinkingDelta, ToolOutputDelta
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
-from chimera.core.terminal_text import is_blank, terminal_safe
-from chimera.core.wording import plural, shown_path
-from chimera.tui.commands import find, is_command, literal, parse, unknown
+from chimera.core.wording import command, plural, shown_path
+from chimera.themes import APP_CSS
+from chimera.tui.command_views import WorkbenchCommands, command_bindings
+from chimera.tui.commands import Facts
 from chimera.tui.footer_hints import hints
+from chimera.tui.messages import BusEvents
 from chimera.tui.outside import tell
+from chimera.tui.state import Transcript, WorkbenchState
 from chimera.tui.terminal_input import PasteKeepingDriver
-from chimera.tui.tree_actions import TreeActions
+from chimera.tui.theme_keeper import ThemeKeeper
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.key_footer import KeyFooter
@@ -55,18 +55,21 @@ from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
 from chimera.tui.widgets.tree_panel import TreePanel
 from chimera.tui.widgets.welcome import Welcome
-
-# The events that come many a second while a model or a command streams, and only add to what is shown.
-STREAMED: frozenset[type[StepEvent]] = frozenset({TextDelta, ThinkingDelta, ToolOutputDelta})
+from chimera.tui.workbench.answers import Answers
+from chimera.tui.workbench.command_runner import CommandRunner
+from chimera.tui.workbench.conversation import Conversation
+from chimera.tui.workbench.prompt import Prompt
+from chimera.tui.workbench.runs import Runs
+from chimera.tui.workbench.session_tree import SessionTree
+from chimera.tui.workbench.sessions import Sessions
 
 __all__ = ["ChimeraApp", "build_app"]
 
 DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
-DEMO_FOLLOW_UP = (
-    "The demo only replays its recording. To give Chimera your own tasks, quit (ctrl+q), "
-    "set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a local server), and start it again."
-)
 
+# The events that come many a second while a model or a command streams, and only add to what is shown.
+STREAMED: frozenset[type[StepEvent]] = frozenset({TextDelta, ThinkingDelta, ToolOutputDelta})
+_REGISTRY_HAS = {"Theme", "Quit", "Keys"}  # Textual's own palette commands the registry replaces
 
 NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
     {  # what the workbench's app leaves to its state (and the views of it)
@@ -103,15 +106,52 @@ NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
 )
 
 
-class ChimeraApp(TreeActions):
+class ChimeraApp(App[int]):
     """The workbench: a conversation, an input and a status line over one session."""
 
+    CSS_PATH = APP_CSS
+    TITLE = "Chimera"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 (Textual's): the plan above, or beside
+    BINDINGS: ClassVar[list[BindingType]] = list(command_bindings())
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = App.COMMANDS | {WorkbenchCommands}
 
     def __init__(self, session: Session, options: RunOptions) -> None:
-        super().__init__(session, options)
+        super().__init__()
+        self.session = session
+        self.options = options
+        self.state = WorkbenchState()  # everything the screen shows, built from the bus's events
+        self.theme_keeper = ThemeKeeper(self)
+        self.conversation = Conversation(self, self.state, on_shown=self.events_shown)
+        self.runs = Runs(self)
+        self.answers = Answers(self)
+        self.prompt = Prompt(self)
+        self.sessions = Sessions(self)
+        self.session_tree = SessionTree(self)
+        self.commands = CommandRunner(self, [self.runs, self.answers, self.sessions, self.session_tree])
         self.history_shown = asyncio.Event()
-        self.resume_next: str | None = None  # a session chosen here (/sessions), opened when this one closes
+
+    # --- what the parts and the tests read ---------------------------------------------------
+
+    @property
+    def transcript(self) -> Transcript:
+        """The conversation the pane shows (the state's)."""
+        return self.state.transcript
+
+    @property
+    def run_shown(self) -> asyncio.Event:
+        """Set once the run's end is on screen and the next task can be sent."""
+        return self.runs.shown
+
+    @property
+    def running(self) -> bool:
+        return self.runs.running
+
+    @property
+    def resume_next(self) -> str | None:
+        """A session chosen here (``/sessions``), opened when this one closes."""
+        return self.sessions.resume_next
+
+    # --- the screen ---------------------------------------------------------------------------
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this terminal; on POSIX, one that takes a bracketed paste whole (ESC and all)."""
@@ -125,142 +165,135 @@ class ChimeraApp(TreeActions):
             yield Welcome.of(self.session, self.facts())
         with Horizontal(id="middle"):
             yield TranscriptView(self.transcript, id="conversation")
-            yield PlanPanel(self.state.plan, id="plan")
-            yield TreePanel(id="tree")
-        yield QuestionPanel(id="question")  # above the input, the conversation still on screen above it
+            yield PlanPanel(self.state.plan, self.answers, id="plan")
+            yield TreePanel(self.session_tree, id="tree")
+        yield QuestionPanel(self.answers, id="question")  # above the input, the conversation still on screen above it
         yield StatusLine(self.state.status, id="status")
         yield CompletionList(id="completions")
-        yield PromptInput(completer=self.complete)
+        yield PromptInput(completer=self.commands.complete)
         yield KeyFooter(lambda: hints(self.facts()), id="footer")
 
     def on_mount(self) -> None:
-        self.use_themes()
-        self.show_status(model=self.session.model, loop=self.session.loop_name, mode=self.session.policy.mode)
-        self.show_status(workspace=shown_path(self.session.env.workdir))
+        self.theme_keeper.start()
+        session = self.session
+        self.conversation.show_status(model=session.model, loop=session.loop_name, mode=session.policy.mode)
+        self.conversation.show_status(workspace=shown_path(session.env.workdir))
         if self.options.resume:
-            self.show_status(session=self.session.id)
-        self.sub_title = terminal_safe(str(self.session.env.workdir), one_line=True)
-        self.show_bus(self.session.bus)
-        self.query_one(PromptInput).focus()
-        self.warn_once(self.session.warnings)
-        if self.session.demo:
-            self.say(DEMO_NOTICE, "warning")  # the banner folds to one line as the demo starts: the words stay here
-            self.start_run(self.session.demo_task)
+            self.conversation.show_status(session=session.id)
+        self.conversation.show_bus(session.bus)
+        self.prompt.focus()
+        self.warn_opened(session.warnings)
+        if session.demo:
+            self.conversation.say(DEMO_NOTICE, "warning")  # the banner folds to one line as the demo starts
+            self.runs.start(session.demo_task)
         elif self.options.resume:
-            self.show_history()
+            self.run_worker(self._show_history(), group="history", exit_on_error=False)
 
-    @work(group="history", exit_on_error=False)
-    async def show_history(self) -> None:
+    def warn_opened(self, warnings: list[str]) -> None:
+        """What opening the session found damaged, in one notice however much it is (the first, and a count)."""
+        if not warnings:
+            return
+        more = (
+            f" (and {plural(len(warnings) - 1, 'more problem')}: {command('tree', self.session.id)} lists them)"
+            if len(warnings) > 1
+            else ""
+        )
+        tell(self, warnings[0] + more, severity="warning", timeout=8)
+
+    async def _show_history(self) -> None:
         """A resumed session: its earlier turns first, then the input is the next turn."""
         events = await asyncio.to_thread(branch_events, self.session.store)
         self.state.tell(events)
         self.transcript.note(f"Resumed session {self.session.id}")
-        self.query_one(TranscriptView).refresh_entries()
+        self.conversation.redraw()
         self.history_shown.set()
 
-    @work(group="history", exclusive=True, exit_on_error=False)
-    async def show_branch(self, switched: Switched) -> None:
+    async def _show_branch(self, switched: Switched) -> None:
         """After a switch the conversation is the branch switched to: told again from the session, then the switch."""
         events = await asyncio.to_thread(branch_events, self.session.store)
-        self.transcript.clear()
-        self.state.tell([*events, switched])
-        self.query_one(TranscriptView).refresh_entries()
+        self.conversation.tell_again([*events, switched])
         self.history_shown.set()
 
     def events_shown(self, events: list[StepEvent]) -> None:
-        returned = self.state.take_returned()
-        if returned:  # words no turn read: back in the input, in the order sent, before what is there
-            prompt = self.query_one(PromptInput)
-            prompt.value = " ".join([*returned, prompt.value]).strip()
-            tell(self, "Not delivered: your words are back in the input.", timeout=4)
+        """A batch of the bus's events is in the state and on screen: the parts act on it."""
+        self.prompt.take_back()
         if self.session.demo and self.state.status.state != "idle":
             self.query_one(DemoBanner).folded = True
         if any(type(event) not in STREAMED for event in events):  # streamed words change no question, no plan
-            self.show_questions()
+            self.answers.show()
         for event in events:
             match event:
                 case Switched():
                     self.history_shown.clear()
-                    self.show_branch(event)
+                    self.run_worker(self._show_branch(event), group="history", exclusive=True, exit_on_error=False)
                 case RunFinished():
-                    self.end_shown = True
-                    self.run_over()
-                    if self.tree_panel.has_class("-shown"):  # the run grew the tree
-                        self.load_tree()
+                    self.runs.ended()
+                    if self.query_one(TreePanel).has_class("-shown"):  # the run grew the tree
+                        self.session_tree.load()
                 case RunStarted():
                     for welcome in self.query(Welcome):  # the first task is sent: the conversation takes its place
                         welcome.remove()
                 case _:
-                    ignored(event, NOT_ACTED_ON)
+                    ev.ignored(event, NOT_ACTED_ON)
+
+    def show_keys(self) -> None:
+        """Draw the footer again: the keys that work have changed (a run started or ended)."""
+        with contextlib.suppress(NoMatches):  # no footer (the app is closing)
+            self.query_one("#footer").refresh()
+
+    # --- Textual's messages, each to its part ---------------------------------------------------
+
+    async def on_bus_events(self, message: BusEvents) -> None:
+        self.conversation.show(message.events)
 
     async def on_input_submitted(self, message: Input.Submitted) -> None:
-        """A command runs (its text leaves the input when it did); words go to the model, as a task or as
-        steering while a run works."""
-        self.query_one(CompletionList).hide()
-        if is_blank(message.value):  # nothing to read in it: never sent, as a task or as steering
-            return
-        prompt = self.query_one(PromptInput)
-        if is_command(message.value):  # its words as typed, a paste in them whole
-            if await self.run_command(*parse(prompt.whole(message.value))):
-                message.input.value = ""
-                prompt.forget_pastes()
-            return
-        text = prompt.whole(literal(message.value).strip())  # a multi-line paste goes whole
-        if self.running:  # steering: the words go to the run at its next step
-            if self.session.steer(text):
-                self.query_one(TranscriptView).follow()  # what the run does with it shows at the end
-                message.input.value = ""
-                prompt.forget_pastes()
-                tell(self, "Sent: Chimera reads it after the current step.", timeout=3)
-            elif self.compacting:  # a summary between runs: no run to read them
-                tell(self, "Chimera is writing a summary: press enter again once it is done.", timeout=4)
-            elif self.session.agent.running or self.end_shown:  # it is over or about to be: the words stay here
-                tell(self, "The run is ending: press enter again once it has, to send this as a task.", timeout=4)
-            else:
-                tell(self, "The run is just starting: send it again in a moment.", severity="warning")
-            return
-        message.input.value = ""
-        prompt.forget_pastes()
-        if self.session.demo:
-            tell(self, DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
-            return
-        self.query_one(TranscriptView).follow()
-        self.start_run(text)
+        if isinstance(message.input, PromptInput):
+            await self.prompt.submitted(message.value)
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        if isinstance(message.input, PromptInput):
+            self.answers.typed()
 
     def on_prompt_input_queued(self, message: PromptInput.Queued) -> None:
-        """``tab``: the text waits for the run going, then runs as the next task (a command is never queued)."""
-        prompt = self.query_one(PromptInput)
-        if is_command(message.text):
-            name, _ = parse(message.text)
-            self._refuse(
-                f"/{name} is a command: press enter to run it (only words are queued)." if find(name) else unknown(name)
-            )
-            return
-        if not self.running or self.compacting or self.session.demo:
-            tell(self, "Nothing is running: press enter to send it now.", timeout=3)
-            return
-        self.session.follow_up(prompt.whole(literal(message.text)))
-        self.state.follow_ups = self.session.follow_ups
-        prompt.value = ""
-        prompt.forget_pastes()
-        waiting = len(self.session.follow_ups)
-        tell(self, f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
+        self.prompt.queued(message.text)
 
     async def on_prompt_input_help_asked(self, _: PromptInput.HelpAsked) -> None:
-        await self.run_command("help")
+        await self.commands.run("help")
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         """A click on a completion takes it."""
         if isinstance(message.option_list, CompletionList):
             self.query_one(PromptInput).take_completion(message.option_index)
 
+    def on_transcript_view_open_output(self, message: TranscriptView.OpenOutput) -> None:
+        self.conversation.open_output(message.entry, self.session.env.spill_dir)
+
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "run" and event.state == WorkerState.ERROR:
-            # A fault in the engine itself: say so on screen instead of hanging at "running".
-            error = event.worker.error
-            self.say(f"✗ the run failed unexpectedly: {type(error).__name__}: {error}", "error")
-            self.show_status(state="failed")
-            self.run_shown.set()
+            self.runs.failed(event.worker.error)
+
+    # --- the commands: keys, the palette and panels come here (``CommandHost``) -----------------
+
+    def facts(self) -> Facts:
+        return self.commands.facts()
+
+    async def run_command(self, name: str, argument: str = "") -> bool:
+        return await self.commands.run(name, argument)
+
+    async def action_command(self, name: str) -> None:
+        await self.commands.run(name)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.commands.check(action, parameters)
+
+    def prefill(self, text: str) -> None:
+        self.prompt.prefill(text)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """Textual's own palette commands, less those the registry has (theme, quit, keys)."""
+        return (c for c in super().get_system_commands(screen) if c.title not in _REGISTRY_HAS)
+
+    # --- closing --------------------------------------------------------------------------------
 
     def resume_hint(self) -> str:
         """What the terminal says after the app exits: how to come back to this session (nothing for the demo,
@@ -270,10 +303,9 @@ class ChimeraApp(TreeActions):
             return ""
         return f"Resume this session: chimera --resume {self.session.id}"
 
-    def output_folder(self) -> Path:
-        return self.session.env.spill_dir
-
     async def on_unmount(self) -> None:
+        self.theme_keeper.stop()
+        self.conversation.close()
         await self.session.close()
 
 

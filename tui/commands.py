@@ -1,14 +1,14 @@
 """Provides the workbench's commands, each defined once (``COMMANDS``), and what is built from them.
 
 A :class:`Command` is data: its id (which is also its slash name), its argument and a function that lists
-the argument's completions, its keys, title and one-line help, when it is available (a function of
-:class:`Facts`, the workbench's state and the app's own facts, that says why not) and the app action it
-runs (``action_<action>``, given the argument when it takes one). From this one table come the input's
-slash commands (:func:`parse`), their completion (:func:`complete`), the footer's hints
-(:func:`key_hints`), the help screen (:func:`available`), and in ``tui.command_views`` the app's key
-bindings and the command palette. Nothing typed that starts with ``/`` goes to the model: it is a
-command, or one line saying it is not one (:func:`unknown`). A line that starts with ``//`` is words that
-begin with a slash (:func:`literal`). No Textual here.
+the argument's completions, its keys, title and one-line help, and when it is available (a function of
+:class:`Facts`, the workbench's state and the app's own facts, that says why not); the part of the
+workbench that runs it answers to its id. From this one table come the input's slash commands
+(:func:`parse`), their completion (:func:`complete`), the footer's hints (:func:`key_hints`), the help
+screen (:func:`available`), and in ``tui.command_views`` the app's key bindings and the command palette.
+Nothing typed that starts with ``/`` goes to the model: it is a command, or one line saying it is not one
+(:func:`unknown`). A line that starts with ``//`` is words that begin with a slash (:func:`literal`). No
+Textual here.
 """
 
 from __future__ import annotations
@@ -64,7 +64,6 @@ class Command:
     id: str
     title: str
     help: str
-    action: str = ""  # the app's ``action_<action>`` it runs: its id when not given
     argument: str = ""
     keys: str = ""
     key_display: str = ""
@@ -72,11 +71,6 @@ class Command:
     scope: str = "app"  # where its keys are bound: the app, or a panel ("plan", "question") when it has the focus
     completions: Callable[[Facts], Sequence[str]] | None = None
     unavailable: Callable[[Facts], str] = field(default=_always)
-
-    @property
-    def method(self) -> str:
-        """The name of the app method that runs it."""
-        return f"action_{self.action or self.id}"
 
     @property
     def slash(self) -> str:
@@ -204,7 +198,6 @@ COMMANDS: tuple[Command, ...] = (
         "keep-planning",
         "Keep planning",
         "Say what to change in the plan waiting for an answer: the model revises it, and you answer again",
-        action="keep_planning",
         argument="[CHANGES]",
         keys="k",
         scope="plan",
@@ -246,7 +239,6 @@ COMMANDS: tuple[Command, ...] = (
         "always-rule",
         "Always allow, by a rule you write",
         "Let the call asked about run, and keep RULE (such as bash(make *)) instead of the rule shown (e edits it)",
-        action="always_rule",
         argument="[RULE]",
         keys="e",
         scope="question",
@@ -264,7 +256,6 @@ COMMANDS: tuple[Command, ...] = (
         "deny-why",
         "Deny, saying why",
         "Refuse the call asked about and tell the model why (REASON; d asks for it)",
-        action="deny_why",
         argument="[REASON]",
         keys="d",
         scope="question",
@@ -351,7 +342,6 @@ COMMANDS: tuple[Command, ...] = (
         "back",
         "Go back",
         "Return to where you were before the last switch or branch (u in the tree)",
-        action="go_back",
         unavailable=_movable,
     ),
     Command(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
 from chimera.core.bus import EventBus
@@ -22,17 +22,24 @@ from chimera.core.providers.pace import SPEEDS, Pace
 from chimera.core.sessions.playback import play_back, report_lines
 from chimera.core.sessions.replay import ReplayReport
 from chimera.core.terminal_text import terminal_safe
-from chimera.tui.conversation_app import ConversationApp
+from chimera.themes import APP_CSS
+from chimera.tui.messages import BusEvents
 from chimera.tui.outside import tell
+from chimera.tui.state import Transcript
+from chimera.tui.theme_keeper import ThemeKeeper
 from chimera.tui.widgets.replay_bar import ReplayBar, speed_name
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
+from chimera.tui.workbench.conversation import Conversation
 
 __all__ = ["ReplayApp"]
 
 
-class ReplayApp(ConversationApp):
-    """One branch of a stored session, played back on screen."""
+class ReplayApp(App[int]):
+    """One branch of a stored session, played back on screen, shown as the workbench shows a live run."""
+
+    CSS_PATH = APP_CSS
+    TITLE = "Chimera"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+q,q", "quit", "Quit", priority=True),
@@ -47,6 +54,9 @@ class ReplayApp(ConversationApp):
         self, session_id: str, *, node: str | None = None, rerun_tools: bool = False, paused: bool = False
     ) -> None:
         super().__init__()
+        self.theme_keeper = ThemeKeeper(self)
+        self.conversation = Conversation(self)
+        self.state = self.conversation.state
         self.session_id = session_id
         self.node = node
         self.rerun_tools = rerun_tools
@@ -62,12 +72,16 @@ class ReplayApp(ConversationApp):
         bar.state = "paused" if self.clock.paused else "playing"
         yield bar
 
+    @property
+    def transcript(self) -> Transcript:
+        return self.state.transcript
+
     def on_mount(self) -> None:
-        self.use_themes()
+        self.theme_keeper.start()
         self.sub_title = f"replay of {terminal_safe(self.session_id, one_line=True)}"
         # Where results come from stands where a live run shows its permission mode.
-        self.show_status(model="replay", mode="tools re-run" if self.rerun_tools else "recorded results")
-        self.show_bus(self._bus)
+        self.conversation.show_status(model="replay", mode="tools re-run" if self.rerun_tools else "recorded results")
+        self.conversation.show_bus(self._bus)
         self.query_one(TranscriptView).focus()
         self.play()
 
@@ -91,12 +105,12 @@ class ReplayApp(ConversationApp):
             lines.append((ended[-1], "success" if self.report.success else "error"))
         finally:
             await self._bus.close()  # the bridge forwards what is queued, then ends
-        await self.bridged()
+        await self.conversation.bridged()
         self.call_later(self._ended, lines)  # queued after the last batch of events: said after them
 
     def _ended(self, lines: list[tuple[str, str]]) -> None:
         for text, severity in lines:
-            self.say(terminal_safe(text), severity)
+            self.conversation.say(text, severity)
         self.ended = True
         self.query_one(ReplayBar).state = "ended" if self.report is not None and self.report.success else "stopped"
 
@@ -118,3 +132,13 @@ class ReplayApp(ConversationApp):
         self.clock.speed = SPEEDS[which]
         self.query_one(ReplayBar).speed = self.clock.speed
         tell(self, f"Speed: {speed_name(self.clock.speed)}", timeout=2)
+
+    async def on_bus_events(self, message: BusEvents) -> None:
+        self.conversation.show(message.events)
+
+    def on_transcript_view_open_output(self, message: TranscriptView.OpenOutput) -> None:
+        self.conversation.open_output(message.entry, None)
+
+    async def on_unmount(self) -> None:
+        self.theme_keeper.stop()
+        self.conversation.close()

@@ -56,7 +56,7 @@ async def _measure() -> list[float]:
         bus.publish(PermissionRequested(request_id="perm:bench", call_id="c1", name="bash", args=args))
         prompt = app.query_one(PromptInput)
         prompt.focus()
-        app.last_typed = time.monotonic()  # the person is typing: the question waits unfocused
+        app.answers.last_typed = time.monotonic()  # the person is typing: the question waits unfocused
         await frames.when(lambda: app.query_one(QuestionPanel).has_class("-shown"))
         await pilot.pause()
         expected = [0]
@@ -70,7 +70,7 @@ async def _measure() -> list[float]:
         streamer = asyncio.create_task(stream())
         await asyncio.sleep(0.5)
         prompt.focus()  # the person typing all along: keys every 0.1 s keep the question waiting unfocused
-        app.last_typed = time.monotonic()
+        app.answers.last_typed = time.monotonic()
         await pilot.pause()
         times: list[float] = []
         for n in range(PRESSES):

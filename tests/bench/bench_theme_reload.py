@@ -1,7 +1,7 @@
 """Benchmark: from a person's theme file saved to the new theme applied on screen (Textual's Pilot).
 
-Run by hand: `python tests/bench/bench_theme_reload.py`. A conversation app (the workbench's and the
-replay's common base, ``ConversationApp``) shows a screenful of conversation in a theme from
+Run by hand: `python tests/bench/bench_theme_reload.py`. An app holding a ``Conversation`` (the part the
+workbench and the replay share) shows a screenful of conversation in a theme from
 ``$CHIMERA_HOME/themes/``; the file is saved again with another error colour, and the time is taken
 until the app has read it, applied it and refreshed the screen (``ThemeKeeper.reloaded``), and
 checked on the screen's own lines. Prints the median and the worst of the runs (target 200 ms).
@@ -19,13 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 
 from chimera.core.events import RunStarted, ToolCallFinished, ToolCallStarted
+from chimera.themes import APP_CSS
 from chimera.themes.choice import remember_theme
-from chimera.tui.conversation_app import ConversationApp
+from chimera.tui.theme_keeper import ThemeKeeper
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
+from chimera.tui.workbench.conversation import Conversation
 from tests.tui_helpers import colour_at
 
 RUNS = 15
@@ -37,13 +39,21 @@ def theme_file(error: str) -> str:
     return f'name = "ocean"\nprimary = "#2266AA"\nbackground = "#001122"\n[transcript]\nnotice_error = "{error}"\n'
 
 
-class Bench(ConversationApp):
+class Bench(App[None]):
+    CSS_PATH = APP_CSS
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.theme_keeper = ThemeKeeper(self)
+        self.conversation = Conversation(self)
+        self.transcript = self.conversation.transcript
+
     def compose(self) -> ComposeResult:
         yield TranscriptView(self.transcript, id="conversation")
-        yield StatusLine(id="status")
+        yield StatusLine(self.conversation.state.status, id="status")
 
     def on_mount(self) -> None:
-        self.use_themes()
+        self.theme_keeper.start()
         self.transcript.apply(RunStarted(task="read the widget", model="m", loop="react"))
         code = "".join(f"{n:>6}\tdef f{n}(x):  return x * {n}  # a line of code\n" for n in range(1, 60))
         args = {"path": "widget.py"}
@@ -52,7 +62,7 @@ class Bench(ConversationApp):
             ToolCallFinished(call_id="r", name="read", args=args, is_error=False, duration_ms=1, output=code)
         )
         self.transcript.fold_all(False)
-        self.say(NOTE, "error")
+        self.conversation.say(NOTE, "error")
 
 
 async def measure() -> list[float]:

@@ -32,7 +32,7 @@ async def _ask_switch(pilot: Pilot[int], app: ChimeraApp, node: str) -> None:
     """Open the tree, put the cursor on ``node`` and press enter: the switch's question shows."""
     await until(pilot, app.history_shown.is_set, "history shown")
     await pilot.press("ctrl+t")
-    await until(pilot, app.tree_shown.is_set, "tree shown")
+    await until(pilot, app.session_tree.shown.is_set, "tree shown")
     await _select(pilot, app, node)
     await pilot.press("enter")
     await until(pilot, lambda: "Switch to" in screen_text(app), "the switch asked")
@@ -83,15 +83,15 @@ async def test_with_the_setting_y_summarizes_and_s_does_not(
         await _ask_switch(pilot, app, ids["a2"])
         assert _asked(app) == f"Switch to {ids['a2']}, summarizing the branch left? y/n · s switch without a summary"
         tree = app.session.store.tree
-        app.tree_shown.clear()
+        app.session_tree.shown.clear()
         await pilot.press("s")
         await until(pilot, lambda: tree.leaf == ids["a2"], "switched")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
+        await until(pilot, app.session_tree.shown.is_set, "tree shown")
         assert not api.requests
-        app.tree_shown.clear()
+        app.session_tree.shown.clear()
         await pilot.press("u")
         await until(pilot, lambda: tree.leaf == ids["a3"], "back")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
+        await until(pilot, app.session_tree.shown.is_set, "tree shown")
         await _select(pilot, app, ids["a2"])
         await pilot.press("enter")
         await until(pilot, lambda: "Switch to" in screen_text(app), "the switch asked again")
@@ -141,7 +141,7 @@ async def test_with_the_setting_b_summarizes_the_branch_it_leaves(
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.history_shown.is_set, "history shown")
         await pilot.press("ctrl+t")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
+        await until(pilot, app.session_tree.shown.is_set, "tree shown")
         await _select(pilot, app, ids["a2"])
         await pilot.press("b")
         tree = app.session.store.tree

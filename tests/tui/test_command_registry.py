@@ -5,11 +5,13 @@ line; completion puts an exact name first; the footer's hints are the commands w
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
 from chimera.core.events import PermissionRequested, PlanProposed
-from chimera.tui.app import ChimeraApp
+from chimera.core.sessions.start import RunOptions
+from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.command_views import palette_entries
 from chimera.tui.commands import (
     COMMANDS,
@@ -26,6 +28,7 @@ from chimera.tui.commands import (
 from chimera.tui.state import WorkbenchState
 from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.question_panel import QuestionPanel
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 
 IDLE = Facts(WorkbenchState(), recorded=True, themes=("chimera-dark", "chimera-light"), models=("claude-x",))
 
@@ -58,11 +61,10 @@ def where_enabled(command: Command) -> Facts:
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c.id)
 def test_every_command_is_reachable_by_slash_palette_and_its_keys(command: Command) -> None:
     """Typed as /id it is found; the palette lists it where it works; its keys are a binding of the app that
-    runs the same command; the app has the action it names."""
+    runs the same command."""
     name, argument = parse(f"{command.slash} x" if command.argument else command.slash)
     assert find(name) is command
     assert argument == ("x" if command.argument else "")
-    assert callable(getattr(ChimeraApp, command.method, None)), command.method
     listed = {entry.command.id for entry in palette_entries(where_enabled(command))}
     assert command.id in listed
     keys = {"app": ChimeraApp.BINDINGS, "plan": PlanPanel.BINDINGS, "question": QuestionPanel.BINDINGS}
@@ -70,6 +72,14 @@ def test_every_command_is_reachable_by_slash_palette_and_its_keys(command: Comma
     assert bool(bound) == bool(command.keys)
     if command.keys:
         assert bound[0].key == command.keys  # type: ignore[union-attr]
+
+
+@pytest.mark.usefixtures("model_env")
+def test_every_command_is_answered_by_exactly_one_part_of_the_workbench(project: Path) -> None:
+    """The workbench's parts hand the runner a handler for each command of the registry, and for nothing else
+    (two parts answering one command, or none answering it, stops the app from being built)."""
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    assert sorted(app.commands.handlers) == sorted(c.id for c in COMMANDS)
 
 
 def test_the_app_binds_no_key_outside_the_registry() -> None:

@@ -83,7 +83,7 @@ def shown_texts(app: ChimeraApp) -> list[object]:
 
 async def went_to_question(pilot: Pilot[int], app: ChimeraApp) -> None:
     await until(pilot, lambda: isinstance(app.focused, QuestionPanel), "the focus on the question")
-    app.answer_permission("deny")
+    app.answers.answer_permission("deny")
     await app.run_shown.wait()
 
 
@@ -92,7 +92,7 @@ async def revising(pilot: Pilot[int], app: ChimeraApp) -> None:
     await pilot.press(*"add a wave", "enter")
     await until(pilot, lambda: "added" in app.state.plan.changes, "the revised plan")
     assert app.state.questions.plan is not None  # asked afresh
-    app.answer_plan("cancel")
+    app.answers.answer_plan("cancel")
     await app.run_shown.wait()
 
 
@@ -118,7 +118,7 @@ async def plan_asked(pilot: Pilot[int], app: ChimeraApp) -> None:
 
 async def editing(pilot: Pilot[int], app: ChimeraApp) -> None:
     await until(pilot, lambda: app.query_one(PlanPanel).editing, "editor")
-    app.answer_plan("cancel")  # the run still waits on the plan: end it
+    app.answers.answer_plan("cancel")  # the run still waits on the plan: end it
     await app.run_shown.wait()
 
 
@@ -174,10 +174,10 @@ async def a_named_run(pilot: Pilot[int], app: ChimeraApp) -> None:
 
 async def a_branch_made(pilot: Pilot[int], app: ChimeraApp) -> None:
     await a_named_run(pilot, app)
-    app.moved.clear()
-    app.branch_at("hi")
-    await app.moved.wait()
-    app.moved.clear()
+    app.session_tree.moved.clear()
+    app.session_tree.branch_at("hi")
+    await app.session_tree.moved.wait()
+    app.session_tree.moved.clear()
 
 
 async def switched_after_yes(pilot: Pilot[int], app: ChimeraApp) -> None:
@@ -247,7 +247,9 @@ CASES: dict[str, Case] = {
         replies=(message(text("Hi.")),),
     ),
     "back": Case(
-        before=a_branch_made, after=holds("no move left", lambda a: a.moves, []), replies=(message(text("Hi.")),)
+        before=a_branch_made,
+        after=holds("no move left", lambda a: a.session_tree.moves, []),
+        replies=(message(text("Hi.")),),
     ),
     "quit": Case(after=quitted),
 }

@@ -202,7 +202,7 @@ def every_kind_of_entry(app: Any) -> None:
         )
     bus.publish(CompactionDone(summary="the median fixed", tokens_before=9000, tokens_after=900))
     for severity in ("info", "success", "warning", "error"):
-        app.say(f"a notice of level {severity}", severity)
+        app.conversation.say(f"a notice of level {severity}", severity)
 
 
 @pytest.mark.parametrize("theme", NAMES)

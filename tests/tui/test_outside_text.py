@@ -258,7 +258,7 @@ async def test_the_tree_shows_hostile_labels_searches_and_file_names_as_they_are
         await typed(pilot, app, "again")
         await app.run_shown.wait()
         await typed(pilot, app, "/tree")
-        await until(pilot, app.tree_shown.is_set, "the tree")
+        await until(pilot, app.session_tree.shown.is_set, "the tree")
         await until(pilot, lambda: shows(screen_text(app), "[$background on $background]hidden[/]"), "the label")
         await typed(pilot, app, f"/switch {first}")  # the preview, and the question
         await until(pilot, lambda: all(shows(screen_text(app), p) for p in names.values()), "the files listed")

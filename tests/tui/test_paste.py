@@ -64,7 +64,7 @@ def test_a_folded_paste(snap_compare: Snap, project: Path, size: tuple[int, int]
     async def pasted(pilot: Pilot[int]) -> None:
         await pilot.pause()
         app.query_one(Welcome).workspace = "~/project"  # the same in every picture
-        app.show_status(workspace="~/project")
+        app.conversation.show_status(workspace="~/project")
         prompt = app.query_one(PromptInput)
         prompt.post_message(events.Paste(PASTED))
         await until(pilot, lambda: "[+12 lines]" in screen_text(app), "the folded paste")

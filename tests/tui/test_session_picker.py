@@ -138,7 +138,7 @@ async def test_a_session_chosen_in_the_workbench_opens_next(four: list[str], pro
     app = build_app(RunOptions(workdir=project, model=MODEL))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        app.push_screen(SessionPicker(HERE), app.resume_session)
+        app.push_screen(SessionPicker(HERE), app.sessions.resume)
         await shown(pilot, app)
         await pilot.press(*"CLI", "enter")
         await until(pilot, lambda: not app.is_running, "the workbench closed")
@@ -151,7 +151,7 @@ async def test_closing_the_picker_in_the_workbench_changes_nothing(four: list[st
     app = build_app(RunOptions(workdir=project, model=MODEL))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        app.push_screen(SessionPicker(HERE), app.resume_session)
+        app.push_screen(SessionPicker(HERE), app.sessions.resume)
         await shown(pilot, app)
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, SessionPicker), "back at the workbench")

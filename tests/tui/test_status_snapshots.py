@@ -36,7 +36,7 @@ def test_the_status_line_and_footer_while_running(
         status = app.state.status
         started = status.started or 0.0
         status.clock = lambda: started  # the same spinner frame and time in every picture
-        app.show_status(session="5e55102d", workspace="~/project")
+        app.conversation.show_status(session="5e55102d", workspace="~/project")
         await until(pilot, lambda: "esc interrupt" in screen_text(app), "the footer while running")
         await pilot.pause()
 

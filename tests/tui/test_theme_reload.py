@@ -72,7 +72,7 @@ async def test_a_persons_theme_is_loaded_at_start_and_the_chosen_one_put_on(isol
     app = workbench(project)
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.theme == "ocean"
-        app.say(NOTE, "error")
+        app.conversation.say(NOTE, "error")
         await shown(pilot, app, "#AA2200")
         await until(pilot, lambda: bool(notices(app)), "the notice")
         assert notices(app) == [
@@ -90,7 +90,7 @@ async def test_saving_the_theme_in_use_recolours_the_screen_at_once(isolated_env
     remember_theme(isolated_env, "ocean")
     app = workbench(project)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.say(NOTE, "error")
+        app.conversation.say(NOTE, "error")
         await shown(pilot, app, "#AA2200")
         await saved(app, folder / "ocean.toml", ocean("#FF00AA"))
         await shown(pilot, app, "#FF00AA")
@@ -98,7 +98,7 @@ async def test_saving_the_theme_in_use_recolours_the_screen_at_once(isolated_env
         await saved(app, folder / "ocean.toml", ocean("#00AAFF"), atomic=True)
         await shown(pilot, app, "#00AAFF")
         await saved(app, folder / "reef.toml", ocean("#00CC88", name="reef"))
-        app.switch_theme("reef")
+        app.theme_keeper.switch("reef")
         await shown(pilot, app, "#00CC88")
         assert notices(app) == []
 
@@ -122,7 +122,7 @@ async def test_a_broken_save_is_one_notice_and_the_theme_in_use_stays(
     remember_theme(isolated_env, "ocean")
     app = workbench(project)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.say(NOTE, "error")
+        app.conversation.say(NOTE, "error")
         await shown(pilot, app, "#AA2200")
         await saved(app, folder / "ocean.toml", broken)
         (said,) = notices(app)
@@ -146,7 +146,7 @@ async def test_a_save_nested_thousands_deep_is_one_notice_and_reloading_goes_on(
     remember_theme(isolated_env, "ocean")
     app = workbench(project)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.say(NOTE, "error")
+        app.conversation.say(NOTE, "error")
         await shown(pilot, app, "#AA2200")
         await saved(app, folder / "ocean.toml", ocean() + "deep = " + "[" * 3000 + "]" * 3000 + "\n")
         await saved(app, folder / "ocean.toml", ocean() + ".".join(["deep"] * 50_000) + " = 1\n")
@@ -165,16 +165,16 @@ async def test_the_chosen_theme_is_put_on_and_survives_a_restart(isolated_env: P
     app = workbench(project)
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.theme == CHIMERA_DARK.name
-        app.say(NOTE, "error")
+        app.conversation.say(NOTE, "error")
         await shown(pilot, app, CHIMERA_DARK.variables["transcript-notice-error"])
-        app.switch_theme("light")
+        app.theme_keeper.switch("light")
         await shown(pilot, app, light_error)
         assert app.theme == CHIMERA_LIGHT.name
     assert remembered_theme(isolated_env) == CHIMERA_LIGHT.name
     again = workbench(project)
     async with again.run_test(size=(80, 24)) as pilot:
         assert again.theme == CHIMERA_LIGHT.name
-        again.say(NOTE, "error")
+        again.conversation.say(NOTE, "error")
         await shown(pilot, again, light_error)
 
 
@@ -183,7 +183,7 @@ async def test_an_unknown_theme_is_one_line_listing_the_known_ones(isolated_env:
     (themes_folder(isolated_env) / "ocean.toml").write_text(ocean())
     app = workbench(project)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.switch_theme("sepia")
+        app.theme_keeper.switch("sepia")
         await until(pilot, lambda: bool(notices(app)), "the notice")
         (said,) = notices(app)
         assert said.startswith(
@@ -229,8 +229,8 @@ async def test_a_theme_of_terminal_colours_is_put_on_and_drawn(isolated_env: Pat
     )
     app = workbench(project)
     async with app.run_test(size=(80, 24)) as pilot:
-        app.say(NOTE, "error")
-        app.switch_theme("term")
+        app.conversation.say(NOTE, "error")
+        app.theme_keeper.switch("term")
         await until(pilot, lambda: app.theme == "term", "the theme on")
         await pilot.pause()
         assert app.is_running
@@ -250,7 +250,7 @@ async def test_a_themes_path_that_is_not_a_folder_is_one_notice(isolated_env: Pa
             "or make it one"
         ]
         assert app.theme == CHIMERA_LIGHT.name
-        app.switch_theme("high-contrast")
+        app.theme_keeper.switch("high-contrast")
         await until(pilot, lambda: app.theme == CHIMERA_HIGH_CONTRAST.name, "the theme on")
 
 
@@ -268,7 +268,7 @@ async def test_a_themes_folder_that_is_a_link_is_used_and_its_target_keeps_its_m
     app = workbench(project)
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.theme == "ocean"
-        app.say(NOTE, "error")
+        app.conversation.say(NOTE, "error")
         await shown(pilot, app, "#AA2200")
         await saved(app, isolated_env / "themes" / "ocean.toml", ocean("#FF00AA"))
         await shown(pilot, app, "#FF00AA")

@@ -37,7 +37,7 @@ def test_tree_of_thought_candidates(
         taken = next(c for c in entries(app, "candidate") if c.data.get("chosen"))
         app.transcript.toggle(app.transcript.entries.index(taken))
         app.query_one(TranscriptView).refresh_entries()
-        app.show_status(session="5e55102d", workspace="~/project")  # the same in every picture
+        app.conversation.show_status(session="5e55102d", workspace="~/project")  # the same in every picture
         await until(pilot, lambda: "▾ candidate" in screen_text(app) and "$0.0032" in screen_text(app), "it opened")
         await pilot.pause()
 

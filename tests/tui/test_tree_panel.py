@@ -33,7 +33,7 @@ async def test_the_panel_draws_branches_names_and_the_leaf(isolated_env: Path, p
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.history_shown.is_set, "history shown")
         await send(pilot, "/tree")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
+        await until(pilot, app.session_tree.shown.is_set, "tree shown")
         await pilot.pause()
         text = screen_text(app)
         assert "▾ • chimera  Fixed it.  [stable]" in text  # the branch point folds
@@ -59,7 +59,7 @@ async def test_ctrl_t_and_the_palette_toggle_the_panel_over_the_conversation_whe
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, app.history_shown.is_set, "history shown")
         await pilot.press("ctrl+t")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
+        await until(pilot, app.session_tree.shown.is_set, "tree shown")
         panel = app.query_one(TreePanel)
         await until(pilot, lambda: panel.region.width == 80, "the panel across the screen")
         assert "try another way" in screen_text(app)
@@ -78,7 +78,7 @@ async def test_fold_filters_and_search(isolated_env: Path, project: Path) -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.history_shown.is_set, "history shown")
         await send(pilot, "/tree")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
+        await until(pilot, app.session_tree.shown.is_set, "tree shown")
         await pilot.press("home", "down", "space")
         assert _lines_shown(app) == [ids["u1"], ids["a1"]]
         await pilot.press("space", "f")
@@ -105,7 +105,7 @@ async def test_a_crafted_session_opens_the_panel_with_one_notice(isolated_env: P
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.history_shown.is_set, "the history")
         await send(pilot, "/tree")
-        await until(pilot, app.tree_shown.is_set, "the tree")
+        await until(pilot, app.session_tree.shown.is_set, "the tree")
         assert _lines_shown(app) == ["u1", "a1"]
         assert len(app._notifications) == 1
         assert "and 3 more problems" in toasts(app)
@@ -119,8 +119,8 @@ async def test_switch_branch_and_label_complete_names_and_node_ids(isolated_env:
     app = build_app(RunOptions(resume="s1", model=MODEL))
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.history_shown.is_set, "the history")
-        assert [c.text for c in app.complete("/switch st")][:1] == ["/switch stable"]
-        assert f"/branch {ids['u2']}" in [c.text for c in app.complete(f"/branch {ids['u2'][:6]}")]
+        assert [c.text for c in app.commands.complete("/switch st")][:1] == ["/switch stable"]
+        assert f"/branch {ids['u2']}" in [c.text for c in app.commands.complete(f"/branch {ids['u2'][:6]}")]
         await pilot.click("#prompt")
         await pilot.press(*f"/label {ids['u2'][:6]}", "tab")
         await until(pilot, lambda: app.query_one("#prompt", Input).value == f"/label {ids['u2']} ", "completed")

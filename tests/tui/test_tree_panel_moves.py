@@ -24,8 +24,8 @@ from tests.tui_helpers import said, screen_text, send, toasts, until
 async def _open(pilot: Pilot[int], app: ChimeraApp) -> TreePanel:
     await until(pilot, app.history_shown.is_set, "history shown")
     await pilot.press("ctrl+t")
-    await until(pilot, app.tree_shown.is_set, "tree shown")
-    app.tree_shown.clear()
+    await until(pilot, app.session_tree.shown.is_set, "tree shown")
+    app.session_tree.shown.clear()
     return app.query_one(TreePanel)
 
 
@@ -63,19 +63,19 @@ async def test_a_switch_from_the_panel_restores_files_and_back_returns(
         app.history_shown.clear()
         await pilot.press("y")
         await until(pilot, app.history_shown.is_set, "history shown")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
+        await until(pilot, app.session_tree.shown.is_set, "tree shown")
         assert (project / "a.txt").read_text() == "v1\n"
         assert not (project / "b.txt").exists()
         assert said(app) == ["write v1"]
         assert "switched to" in screen_text(app)
         app.history_shown.clear()
-        app.tree_shown.clear()
+        app.session_tree.shown.clear()
         await pilot.press("u")
         await until(pilot, app.history_shown.is_set, "history shown")
         await until(pilot, lambda: (project / "b.txt").exists(), "the files back")
         assert (project / "a.txt").read_text() == "v2\n"
         assert said(app) == ["write v1", "make it v2"]
-        assert not app.moves
+        assert not app.session_tree.moves
 
 
 @pytest.mark.usefixtures("model_env")
@@ -87,17 +87,17 @@ async def test_branch_checkpoint_and_label_by_key(isolated_env: Path, project: P
     async with app.run_test(size=(120, 40)) as pilot:
         panel = await _open(pilot, app)
         await _select(pilot, panel, ids["a2"])
-        app.moved.clear()
+        app.session_tree.moved.clear()
         await pilot.press("b")
-        await until(pilot, app.moved.is_set, "moved")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
-        app.tree_shown.clear()
+        await until(pilot, app.session_tree.moved.is_set, "moved")
+        await until(pilot, app.session_tree.shown.is_set, "tree shown")
+        app.session_tree.shown.clear()
         store = app.session.store
         assert store.tree.leaf == ids["a2"]
         assert said(app) == ["fix the bug", "now add tests"]
         await pilot.press("c", *"mine", "enter")
         await until(pilot, lambda: store.tree.names.get("mine") == ids["a2"], "the checkpoint")
-        await until(pilot, app.tree_shown.is_set, "tree shown")
+        await until(pilot, app.session_tree.shown.is_set, "tree shown")
         await _select(pilot, panel, ids["u1"])
         await pilot.press("l", *"the start", "enter")
         await until(pilot, lambda: store.tree.names.get("the start") == ids["u1"], "the label")
@@ -130,16 +130,16 @@ async def test_commands_branch_label_and_back(isolated_env: Path, project: Path)
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, app.history_shown.is_set, "history shown")
         tree = app.session.store.tree
-        app.moved.clear()
+        app.session_tree.moved.clear()
         await send(pilot, "/branch stable")
-        await until(pilot, app.moved.is_set, "moved")
+        await until(pilot, app.session_tree.moved.is_set, "moved")
         assert tree.leaf == ids["a1"]
         assert said(app) == ["fix the bug"]
         await send(pilot, f"/label {ids['u2']} tests first")
         await until(pilot, lambda: tree.names.get("tests first") == ids["u2"], "the label")
-        app.moved.clear()
+        app.session_tree.moved.clear()
         await send(pilot, "/back")
-        await until(pilot, app.moved.is_set, "moved")
+        await until(pilot, app.session_tree.moved.is_set, "moved")
         assert tree.leaf == ids["a3"]
         assert said(app) == ["fix the bug", "try another way"]
         await send(pilot, "/back")

@@ -27,7 +27,7 @@ def test_the_tree_panel(snap_compare: Snap, isolated_env: Path, project: Path, s
     branched_session(isolated_env, project)
     app = still(build_app(RunOptions(resume="s1", model=MODEL)))
     newest = max(node.ts for node in app.session.store.tree.nodes.values())
-    app.tree_clock = lambda: newest + 150
+    app.session_tree.clock = lambda: newest + 150
 
     async def shown(pilot: Pilot[int]) -> None:
         await until(pilot, app.history_shown.is_set, "the history")

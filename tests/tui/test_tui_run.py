@@ -16,11 +16,11 @@ from chimera.core.runner import AgentResult
 from chimera.core.sessions.reading import read_node, summary
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions
-from chimera.tui import conversation_app
 from chimera.tui.app import build_app
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.status_line import StatusLine
+from chimera.tui.workbench import conversation
 from tests.fake_anthropic import FakeAnthropic, message, paused, stream_error, text, thinking, tool_use
 from tests.tui_helpers import asked, entries, said, screen_text, send, toasts, until
 
@@ -409,7 +409,7 @@ async def test_a_running_command_shows_its_latest_output_and_its_time_live(
 ) -> None:
     """While a command runs, its line shows the seconds it has run (ticking) and its latest output; unfolded, its
     last lines; when it ends, its result, and nothing ticks any more."""
-    monkeypatch.setattr(conversation_app, "TICK_SECONDS", 0.02)
+    monkeypatch.setattr(conversation, "TICK_SECONDS", 0.02)
     os.mkfifo(tmp_path / "gate")
     gate = os.open(tmp_path / "gate", os.O_RDWR | os.O_NONBLOCK)
     command = "printf 'compiling %s\\n' foo.c; echo linking; read -r _ < gate; echo b''uilt"
@@ -436,7 +436,7 @@ async def test_a_running_command_shows_its_latest_output_and_its_time_live(
             assert call.status == "done"
             assert "running" not in screen_text(app)
             assert not app.transcript.running
-            await until(pilot, lambda: app._ticker is None, "the timer to stop")
+            await until(pilot, lambda: app.conversation._ticker is None, "the timer to stop")
     finally:
         os.close(gate)
 

@@ -93,7 +93,7 @@ def test_the_welcome(snap_compare: Snap, project: Path, size: tuple[int, int]) -
     async def shown(pilot: Pilot[int]) -> None:
         await pilot.pause()
         app.query_one(Welcome).workspace = "~/project"  # the same in every picture
-        app.show_status(workspace="~/project")
+        app.conversation.show_status(workspace="~/project")
         await until(pilot, lambda: "~/project" in screen_text(app), "the welcome")
         await pilot.pause()
 

@@ -12,7 +12,7 @@ one line. The panel never changes the state: it asks the app (:class:`PlanHost`)
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol, cast
+from typing import ClassVar, Protocol
 
 from rich.console import RenderableType
 from rich.style import Style
@@ -71,18 +71,15 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
         Binding("ctrl+s", "save", "Use the edited plan", show=False, priority=True),
     ]
 
-    def __init__(self, plan: PlanState, *, id: str | None = None) -> None:
+    def __init__(self, plan: PlanState, host: PlanHost, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.plan = plan
+        self.host = host
         self.draft = ""  # an edit kept (escape left the editor): the plan answered by ``a``
         self.confirming = False  # "Cancel the plan? y/n" is asked
         self.waiting = False  # the plan waits for an answer
         self._drawn: tuple[object, ...] = ()  # what the last draw showed
         self.mode = ""  # "editing" (the Markdown editor is open), "feedback" (what to change is asked) or ""
-
-    @property
-    def host(self) -> PlanHost:
-        return cast(PlanHost, self.app)
 
     @property
     def editing(self) -> bool:

@@ -11,7 +11,7 @@ answer it. Everything the model wrote is shown with every character that could s
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol, cast
+from typing import Any, ClassVar, Protocol
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
@@ -85,14 +85,11 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [*command_bindings("question")]
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, host: QuestionHost, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.host = host
         self.question: Question | None = None
         self.position = (0, 0)  # "1 of 2"
-
-    @property
-    def host(self) -> QuestionHost:
-        return cast(QuestionHost, self.app)
 
     @property
     def asking_reason(self) -> bool:

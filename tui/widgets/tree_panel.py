@@ -14,7 +14,7 @@ itself: it asks the app (:class:`TreeHost`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar, Protocol, cast
+from typing import ClassVar, Protocol
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -87,16 +87,13 @@ class TreePanel(Vertical, can_focus=True):
         Binding("escape", "leave", "Leave", show=False),
     ]
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, host: TreeHost, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.host = host
         self.asking: tuple[str, Callable[[], object]] | None = None  # a question waiting for y/n, and its yes
         self.other: tuple[str, Callable[[], object]] | None = None  # what s answers instead, when offered
         self.typing = ""  # "search", "checkpoint", "label" or ""
         self.notice: str | None = None
-
-    @property
-    def host(self) -> TreeHost:
-        return cast(TreeHost, self.app)
 
     @property
     def view(self) -> TreeView:

@@ -1,0 +1,105 @@
+"""Provides the workbench's focus model, written down once: each place the focus can be, what keys it takes,
+how the person reaches it and leaves it, and where the focus lands after it acts (:data:`PLACES`); and
+:func:`place_of`, the place a focused widget belongs to.
+
+The rules every place keeps:
+
+- The focus moves only by the person's act: a key named for it (``ctrl+y``, ``ctrl+t``, ``tab``), a click, or
+  escape back to the input. Never by a timer, a pause, or a question arriving.
+- Printable keys go to what has the focus. A question never takes keys meant for the input: it is answered by
+  its keys only once the person moved the focus to it.
+- Escape from any panel returns to the input (a line typed in the panel, a search, is left first).
+- After a question is answered, a switch, a branch, going back or an adopt, the focus is in the input, where
+  the next words are a task.
+- Moving the focus into the input never selects, replaces or drops its text.
+
+The footer shows the keys of the place that has the focus (:attr:`Place.keys`; the input's come from the
+command registry).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["PLACES", "Place", "place_named"]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """One place the focus can be."""
+
+    name: str
+    takes: str  # what it does with the keys typed while it has the focus
+    reached: str  # how the person moves the focus there
+    left: str  # how the person leaves it
+    after: str  # where the focus lands after it acts
+    keys: tuple[tuple[str, str], ...] = ()  # the footer's hints while it has the focus
+
+
+PLACES: tuple[Place, ...] = (
+    Place(
+        "input",
+        "every printable key, as words: enter sends a task (or steers the run going), tab queues it, ctrl+j a new "
+        "line, up/down move through a command's completions",
+        "escape from any panel, a click, and after every answer, switch, branch, back or adopt",
+        "tab from an empty input (the timeline), ctrl+y (the oldest question), ctrl+t (the tree), a click",
+        "stays: a sent task, steering or command empties it; a command that does not run keeps its words",
+    ),
+    Place(
+        "timeline",
+        "up/down (k/j) move, enter or space folds, z folds or unfolds all, n the next failed call, o the whole "
+        "output; any other printable key goes to the input, with the focus, as the first of the words typed",
+        "tab from an empty input, a click",
+        "escape or tab (to the input)",
+        "stays (o opens the output viewer over it)",
+        (("↑↓", "move"), ("enter", "fold"), ("z", "fold all"), ("n", "next failed"), ("o", "output"), ("esc", "input")),
+    ),
+    Place(
+        "question",
+        "y allows once, a shows the rule always keeps and a again keeps it, e edits the rule, n refuses, d refuses "
+        "saying why; nothing else",
+        "ctrl+y, a click on it",
+        "escape (to the input: the question waits, unanswered)",
+        "the input, once answered",
+        (("y", "once"), ("a", "always…"), ("e", "edit rule"), ("n", "no"), ("d", "no, why"), ("esc", "input")),
+    ),
+    Place(
+        "plan",
+        "a approves, e edits it (ctrl+s uses the edit, escape keeps it), k asks what to change, c cancels after a "
+        "y, / types a command in the input",
+        "ctrl+y when the plan is the oldest question, a click on it",
+        "escape (to the input: the plan waits, unanswered)",
+        "the input, once answered",
+        (("a", "approve"), ("e", "edit"), ("k", "keep planning"), ("c", "cancel"), ("esc", "input")),
+    ),
+    Place(
+        "tree",
+        "up/down move, space folds, f filters, / searches, enter switches after a y, b branches, c names a "
+        "checkpoint, l a label, u goes back",
+        "ctrl+t or /tree, a click on it",
+        "escape (a search or a question in it first), ctrl+t",
+        "the input, after a switch, a branch or going back",
+        (("enter", "switch"), ("b", "branch"), ("u", "back"), ("/", "search"), ("esc", "input")),
+    ),
+    Place(
+        "compare",
+        "←/→ choose a variant, s stops it, y/n answer its question, d diffs two, enter or a adopts after a y",
+        "/compare (a screen of its own)",
+        "escape, once the variants have ended",
+        "the input, after an adopt or on leaving",
+    ),
+    Place(
+        "output",
+        "the arrows, page keys, home and end scroll the whole output of a call",
+        "o on a call in the timeline",
+        "escape",
+        "the timeline, on the call it was opened from",
+    ),
+)
+
+_BY_NAME = {place.name: place for place in PLACES}
+
+
+def place_named(name: str) -> Place:
+    """The place called ``name`` (one of :data:`PLACES`)."""
+    return _BY_NAME[name]
