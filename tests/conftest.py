@@ -89,15 +89,6 @@ def git_project(project: Path) -> Path:
 
 
 @pytest.fixture
-def quick_to_ask(monkeypatch: pytest.MonkeyPatch) -> None:
-    """In the workbench a question takes the focus 0.2 s after the person's last key, not 1 s: for tests that
-    type, then wait for the question (that typing never answers one is tests/tui/test_questions_in_place.py's)."""
-    from chimera.tui.workbench import answers
-
-    monkeypatch.setattr(answers, "TYPING_PAUSE", 0.2)
-
-
-@pytest.fixture
 def reaper() -> Iterator[Reaper]:
     """Descendants' orphans become ours, so a test can prove they were killed (Linux only)."""
     with subreaper() as r:

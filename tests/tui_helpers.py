@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
+from textual.widget import Widget
 from textual.widgets import Input
 
 from chimera.themes import DEFAULT_THEME, THEMES
@@ -17,6 +18,7 @@ from chimera.tui.widgets.transcript_view import TranscriptView
 
 __all__ = [
     "Harness",
+    "answering",
     "asked",
     "colour_at",
     "entries",
@@ -69,14 +71,24 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> 
     raise AssertionError(f"never happened: {what}")
 
 
-async def asked(pilot: Pilot[int], app: ChimeraApp) -> str:
-    """Wait until the permission question is on screen with the focus (it takes it once the person paused
-    typing for a second); the screen's text."""
+async def answering(pilot: Pilot[int], app: ChimeraApp, panel: type[Widget] = QuestionPanel) -> None:
+    """Wait until a question of ``panel``'s kind is on screen, then move the focus to it as the person does
+    (``ctrl+y``: a question never takes the focus by itself)."""
     await until(
         pilot,
-        lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app),
-        "the permission question on screen",
+        lambda: app.state.questions.first is not None and app.query_one(panel).has_class("-shown"),
+        "a question on screen",
     )
+    await pilot.press("ctrl+y")
+    await until(pilot, lambda: isinstance(app.focused, panel), "the focus on the question")
+    await pilot.pause()
+
+
+async def asked(pilot: Pilot[int], app: ChimeraApp) -> str:
+    """Wait until the permission question is on screen, move the focus to it (``ctrl+y``) and wait until its
+    keys show; the screen's text."""
+    await answering(pilot, app)
+    await until(pilot, lambda: "y once" in screen_text(app), "the permission question's keys")
     return screen_text(app)
 
 

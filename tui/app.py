@@ -26,7 +26,7 @@ from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
-from textual.widgets import Input, OptionList
+from textual.widgets import Input, OptionList, TextArea
 from textual.worker import Worker, WorkerState
 
 from chimera.core import events as ev
@@ -58,6 +58,7 @@ from chimera.tui.widgets.welcome import Welcome
 from chimera.tui.workbench.answers import Answers
 from chimera.tui.workbench.command_runner import CommandRunner
 from chimera.tui.workbench.conversation import Conversation
+from chimera.tui.workbench.focus import place_named
 from chimera.tui.workbench.prompt import Prompt
 from chimera.tui.workbench.runs import Runs
 from chimera.tui.workbench.session_tree import SessionTree
@@ -171,7 +172,7 @@ class ChimeraApp(App[int]):
         yield StatusLine(self.state.status, id="status")
         yield CompletionList(id="completions")
         yield PromptInput(completer=self.commands.complete)
-        yield KeyFooter(lambda: hints(self.facts()), id="footer")
+        yield KeyFooter(self.footer_hints, id="footer")
 
     def on_mount(self) -> None:
         self.theme_keeper.start()
@@ -236,6 +237,29 @@ class ChimeraApp(App[int]):
                 case _:
                     ev.ignored(event, NOT_ACTED_ON)
 
+    def place(self) -> str:
+        """Where the focus is, as the focus model names it (``tui.workbench.focus``)."""
+        focused = self.focused
+        for widget, name in ((QuestionPanel, "question"), (PlanPanel, "plan"), (TreePanel, "tree")):
+            panels = self.query(widget)
+            if focused is not None and any(p is focused or focused in p.walk_children() for p in panels):
+                return name
+        return "timeline" if isinstance(focused, TranscriptView) else "input"
+
+    def footer_hints(self) -> list[tuple[str, str]]:
+        """The keys of what has the focus: the input's from the command registry, a panel's its own."""
+        place = self.place()
+        if place == "input":
+            return hints(self.facts())
+        if isinstance(self.focused, TextArea):  # the plan's editor
+            return [("ctrl+s", "use this plan"), ("esc", "keep the edit")]
+        if isinstance(self.focused, Input):  # a line a panel asks for: a reason, a rule, a search, a name
+            return [("enter", "done"), ("esc", "back")]
+        return list(place_named(place).keys)
+
+    def on_descendant_focus(self) -> None:
+        self.show_keys()
+
     def show_keys(self) -> None:
         """Draw the footer again: the keys that work have changed (a run started or ended)."""
         with contextlib.suppress(NoMatches):  # no footer (the app is closing)
@@ -250,10 +274,6 @@ class ChimeraApp(App[int]):
         if isinstance(message.input, PromptInput):
             await self.prompt.submitted(message.value)
 
-    def on_input_changed(self, message: Input.Changed) -> None:
-        if isinstance(message.input, PromptInput):
-            self.answers.typed()
-
     def on_prompt_input_queued(self, message: PromptInput.Queued) -> None:
         self.prompt.queued(message.text)
 
@@ -264,6 +284,13 @@ class ChimeraApp(App[int]):
         """A click on a completion takes it."""
         if isinstance(message.option_list, CompletionList):
             self.query_one(PromptInput).take_completion(message.option_index)
+
+    def on_transcript_view_left(self, _: TranscriptView.Left) -> None:
+        self.prompt.focus()
+
+    def on_transcript_view_typed_on(self, message: TranscriptView.TypedOn) -> None:
+        self.prompt.focus()
+        self.prompt.input.insert_text_at_cursor(message.character)
 
     def on_transcript_view_open_output(self, message: TranscriptView.OpenOutput) -> None:
         self.conversation.open_output(message.entry, self.session.env.spill_dir)

@@ -10,19 +10,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 
 from chimera.core.events import PermissionRequested
 from chimera.core.sessions.start import RunOptions
-from chimera.tui.app import ChimeraApp, build_app
-from chimera.tui.widgets.question_panel import QuestionPanel
+from chimera.tui.app import build_app
 from tests.cli_runner import chimera_command
 from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic, Reply, message, text, tool_use
+from tests.tui_helpers import answering, screen_text, until
 
 EDIT = ("edit", {"path": "a.txt", "old": "a", "new": "A"})
 WRITE = ("write", {"path": "b.txt", "content": "b\n"})
@@ -41,19 +39,6 @@ def changed(project: Path) -> tuple[str, str | None]:
     return (project / "a.txt").read_text(), b.read_text() if b.exists() else None
 
 
-async def until(pilot: Pilot[int], condition: Callable[[], bool], what: str) -> None:
-    for _ in range(2000):
-        if condition():
-            return
-        await pilot.pause(0.005)
-    raise AssertionError(f"never happened: {what}")
-
-
-def prompt_text(app: ChimeraApp) -> str:
-    """What the screen shows right now, as plain text."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
 @pytest.mark.parametrize(("first", "then"), [(EDIT, WRITE), (WRITE, EDIT)], ids=["edit-then-write", "write-then-edit"])
 async def test_always_allow_edits_in_the_workbench_covers_write_and_edit(
     api: FakeAnthropic,
@@ -62,7 +47,7 @@ async def test_always_allow_edits_in_the_workbench_covers_write_and_edit(
     first: tuple[str, dict[str, Any]],
     then: tuple[str, dict[str, Any]],
 ) -> None:
-    """`a` on the prompt "Always allow edits" for one edit tool: the other one runs next without a question."""
+    """`a a` on the prompt "Always allow edits" for one edit tool: the other one runs next without a question."""
     (project / "a.txt").write_text("a\n")
     api.script(*two_changes(first, then))
     app = build_app(RunOptions(workdir=project, model=DEFAULT_MODEL, permission_mode="ask"))
@@ -71,9 +56,10 @@ async def test_always_allow_edits_in_the_workbench_covers_write_and_edit(
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.click("#prompt")
         await pilot.press(*"change both files", "enter")
-        await until(pilot, lambda: isinstance(app.focused, QuestionPanel) and "a always" in prompt_text(app), "asked")
-        assert "a adds the rule write and edit: every file" in prompt_text(app)
-        await pilot.press("a")
+        await answering(pilot, app)
+        await until(pilot, lambda: "a always" in screen_text(app), "asked")
+        assert "a adds the rule write and edit: every file" in screen_text(app)
+        await pilot.press("a", "a")  # the rule shown, then kept
         await until(pilot, lambda: app.run_shown.is_set() or len(asked) > 1, "the run's end, or a second question")
         assert [e.name for e in asked] == [first[0]]  # asked once, for the first change only
         await app.run_shown.wait()

@@ -40,9 +40,12 @@ async def _ask_switch(pilot: Pilot[int], app: ChimeraApp, node: str) -> None:
 
 async def _select(pilot: Pilot[int], app: ChimeraApp, node: str) -> None:
     """Put the tree panel's cursor on ``node``'s line, from the top."""
-    view = app.query_one(TreePanel).view
+    panel = app.query_one(TreePanel)
+    await until(pilot, lambda: app.focused is panel, "the focus on the tree")
     await pilot.press("home")
-    while view.selected is not None and view.selected.node != node:
+    for _ in range(len(panel.view.shown)):
+        if panel.view.selected is None or panel.view.selected.node == node:
+            break
         await pilot.press("down")
 
 
@@ -89,9 +92,10 @@ async def test_with_the_setting_y_summarizes_and_s_does_not(
         await until(pilot, app.session_tree.shown.is_set, "tree shown")
         assert not api.requests
         app.session_tree.shown.clear()
-        await pilot.press("u")
+        await pilot.press("ctrl+t", "u")  # back to the tree (the switch left the focus in the input), then back
         await until(pilot, lambda: tree.leaf == ids["a3"], "back")
         await until(pilot, app.session_tree.shown.is_set, "tree shown")
+        await pilot.press("ctrl+t")  # going back left the focus in the input: to the tree again
         await _select(pilot, app, ids["a2"])
         await pilot.press("enter")
         await until(pilot, lambda: "Switch to" in screen_text(app), "the switch asked again")

@@ -17,16 +17,14 @@ from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text
-from tests.tui_helpers import said, screen_text, send, toasts, until
-
-pytestmark = pytest.mark.usefixtures("quick_to_ask")  # they type, then wait for the question
+from tests.tui_helpers import answering, said, screen_text, send, toasts, until
 
 PLAN = message(text("- [ ] say hello\n- [ ] say bye"))
 
 
 async def put_aside(pilot: Pilot[int], app: ChimeraApp) -> None:
     """The plan asks; ``/`` on it puts a slash in the input, to type a command."""
-    await until(pilot, lambda: app.focused is app.query_one(PlanPanel), "the plan to ask")
+    await answering(pilot, app, PlanPanel)
     await pilot.press("slash")
     await until(
         pilot,

@@ -13,7 +13,7 @@ from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.tui_helpers import entries, screen_text, send, toasts, until
+from tests.tui_helpers import answering, entries, screen_text, send, toasts, until
 
 
 @pytest.mark.usefixtures("model_env")
@@ -42,7 +42,7 @@ async def test_loop_plan_makes_the_next_task_plan_first(api: FakeAnthropic, proj
         await send(pilot, "/loop plan")
         await until(pilot, lambda: " · plan · turn 0" in str(app.query_one(StatusLine).render()), "the strategy shown")
         await send(pilot, "greet")
-        await until(pilot, lambda: app.focused is app.query_one(PlanPanel), "the plan to ask")
+        await answering(pilot, app, PlanPanel)
         await pilot.press("a")
         await app.run_shown.wait()
         await until(pilot, lambda: app.state.status.state == "done", "the plan carried out")

@@ -23,12 +23,9 @@ from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.question_panel import QuestionPanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.tui_helpers import entries, in_palette, screen_text, send, toasts, until
+from tests.tui_helpers import answering, entries, in_palette, screen_text, send, toasts, until
 
 Step = Callable[[Pilot[int], ChimeraApp], Awaitable[None]]
-
-
-pytestmark = pytest.mark.usefixtures("quick_to_ask")  # these cases type, then wait for the question
 
 
 async def nothing(pilot: Pilot[int], app: ChimeraApp) -> None:
@@ -46,14 +43,14 @@ async def one_run(pilot: Pilot[int], app: ChimeraApp) -> None:
 async def a_plan_waits(pilot: Pilot[int], app: ChimeraApp) -> None:
     """/plan greet: the plan's panel asks (it has the focus once the person paused typing)."""
     await send(pilot, "/plan greet")
-    await until(pilot, lambda: app.focused is app.query_one(PlanPanel), "the plan to ask")
+    await answering(pilot, app, PlanPanel)
 
 
 async def a_call_waits(pilot: Pilot[int], app: ChimeraApp) -> None:
     """In ask mode a write waits for its permission (the question has the focus)."""
     app.session.configure(mode="ask")
     await send(pilot, "write it")
-    await until(pilot, lambda: isinstance(app.focused, QuestionPanel), "the question to ask")
+    await answering(pilot, app)
 
 
 async def a_call_waits_unfocused(pilot: Pilot[int], app: ChimeraApp) -> None:
@@ -67,6 +64,10 @@ def answered(decision: str, result: str) -> Step:
         if decision == "deny-why":  # d, /deny-why or the palette's: the reason is asked in one line
             await until(pilot, lambda: getattr(app.focused, "id", "") == "question-reason", "the reason asked")
             await pilot.press(*"not now", "enter")
+        if decision == "always" and app.query_one(QuestionPanel).confirming_always:  # a: the rule shown first
+            await until(pilot, lambda: "a again keeps this rule" in screen_text(app), "the rule shown")
+            assert not (app.session.env.workdir / "a.txt").exists()  # nothing is answered by the first a
+            await pilot.press("a")
         if decision == "always-rule" and app.query("#question-rule"):  # e: the rule is offered to edit
             await until(pilot, lambda: getattr(app.focused, "id", "") == "question-rule", "the rule to edit")
             await pilot.press("enter")
@@ -109,7 +110,7 @@ async def ran_the_plan(pilot: Pilot[int], app: ChimeraApp) -> None:
 
 
 async def plan_asked(pilot: Pilot[int], app: ChimeraApp) -> None:
-    await until(pilot, lambda: app.focused is app.query_one(PlanPanel), "the plan to ask")
+    await answering(pilot, app, PlanPanel)
     assert app.state.questions.plan is not None
     assert app.state.status.loop == "plan"
     await pilot.press("c", "y")  # the run ends (cancelled)

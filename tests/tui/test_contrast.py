@@ -32,12 +32,11 @@ from chimera.tui.screens.help import HelpScreen
 from chimera.tui.screens.sessions import SessionPicker
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.plan_panel import PlanPanel
-from chimera.tui.widgets.question_panel import QuestionPanel
 from tests.catalog_helpers import write_session
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.session_helpers import record_fixed_session
-from tests.tui_helpers import pictured, screen_text, send, still, until
+from tests.tui_helpers import answering, pictured, screen_text, send, still, until
 
 SIZE = (120, 50)
 AA, AAA, NON_TEXT = 4.5, 7.0, 3.0
@@ -146,7 +145,7 @@ class Screens:
 
 
 @pytest.mark.parametrize("theme", NAMES)
-@pytest.mark.usefixtures("model_env", "quick_to_ask")
+@pytest.mark.usefixtures("model_env")
 async def test_a_run_reads_in_every_theme(api: FakeAnthropic, project: Path, isolated_env: Path, theme: str) -> None:
     """The welcome and the input's placeholder, the help, completions, a question with a diff, then every kind of
     entry in the conversation (steering, calls by status, notices by level, Markdown and code), the timeline's
@@ -169,7 +168,8 @@ async def test_a_run_reads_in_every_theme(api: FakeAnthropic, project: Path, iso
         screens.read(app, "completions")
         await pilot.press("backspace", "backspace", "backspace")
         await send(pilot, "fix the median")
-        await until(pilot, lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app), "asked")
+        await answering(pilot, app)
+        await until(pilot, lambda: "y once · a always" in screen_text(app), "asked")
         await pictured(pilot, app)
         screens.read(app, "a question with a diff, the run working")
         await pilot.press("y")
@@ -217,7 +217,8 @@ async def test_the_plan_reads_in_every_theme(api: FakeAnthropic, project: Path, 
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await send(pilot, "fix the median")
-        await until(pilot, lambda: isinstance(app.focused, PlanPanel) and "Run the tests" in screen_text(app), "plan")
+        await answering(pilot, app, PlanPanel)
+        await until(pilot, lambda: "Run the tests" in screen_text(app), "plan")
         await pictured(pilot, app)
         screens.read(app, "the plan proposed")
         await pilot.press("a")

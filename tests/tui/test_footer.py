@@ -40,8 +40,8 @@ def test_a_narrow_footer_keeps_the_first_hints_whole() -> None:
 
 @pytest.mark.usefixtures("model_env")
 async def test_the_footer_shows_the_keys_that_work_now(api: FakeAnthropic, project: Path) -> None:
-    """On screen the footer says enter sends; while a run waits on a question it offers esc to interrupt,
-    and once the run is over that is gone again."""
+    """On screen the footer says enter sends; while a run waits on a question it offers esc to interrupt; with
+    the focus on the question it shows the question's own keys; once the run is over esc is gone again."""
     api.script(message(tool_use("t1", "bash", {"command": "touch x"}), stop_reason="tool_use"), message(text("Ok.")))
     app = build_app(RunOptions(workdir=project, model=MODEL))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -52,8 +52,10 @@ async def test_the_footer_shows_the_keys_that_work_now(api: FakeAnthropic, proje
         assert "ctrl+q quit" in last
         assert "esc" not in last
         await send(pilot, "make x")
+        await until(pilot, lambda: len(app.state.questions) == 1, "the question")
+        await until(pilot, lambda: str(footer.render()).startswith("esc interrupt  enter steer  tab queue next"), "")
         await asked(pilot, app)
-        assert str(footer.render()).startswith("esc interrupt  enter steer  tab queue next")
+        assert str(footer.render()).startswith("y once  a always…  e edit rule  n no")
         await pilot.press("y")
         await app.run_shown.wait()
         await until(pilot, lambda: "esc" not in screen_text(app).splitlines()[-1], "the footer without esc")

@@ -14,8 +14,6 @@ from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.tui_helpers import asked, screen_text, send, toasts, until
 
-pytestmark = pytest.mark.usefixtures("quick_to_ask")  # they type, then wait for the question
-
 
 def bash(call_id: str, command: str) -> object:
     return message(tool_use(call_id, "bash", {"command": command}), stop_reason="tool_use")

@@ -219,7 +219,7 @@ async def test_questions_show_the_commands_and_paths_they_ask_about_as_they_are(
     assert not (project / "notes[@click=app.quit]x.md").exists()
 
 
-@pytest.mark.usefixtures("model_env", "quick_to_ask")
+@pytest.mark.usefixtures("model_env")
 async def test_the_plan_shows_hostile_steps_as_written(api: FakeAnthropic, project: Path) -> None:
     """A plan whose steps hold markup and terminal controls shows each step's words, escaped, in its panel."""
     steps = [value for name, value in SHORT.items() if name not in {"ls"}]  # U+2028 ends a Markdown line

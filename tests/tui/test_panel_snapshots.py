@@ -16,10 +16,9 @@ from chimera.core.events import PermissionRequested
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.widgets.plan_panel import PlanPanel
-from chimera.tui.widgets.question_panel import QuestionPanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
-from tests.tui_helpers import pictured, screen_text, send, still, until
+from tests.tui_helpers import answering, asked, pictured, screen_text, send, still, until
 
 Snap = Callable[..., bool]
 SIZES = [(80, 24), (120, 40)]
@@ -40,7 +39,8 @@ def test_the_plan_proposed(snap_compare: Snap, api: FakeAnthropic, project: Path
     async def proposed(pilot: Pilot[int]) -> None:
         await pilot.pause()
         await send(pilot, "fix the median")
-        await until(pilot, lambda: isinstance(app.focused, PlanPanel) and "Run the tests" in screen_text(app), "plan")
+        await answering(pilot, app, PlanPanel)
+        await until(pilot, lambda: "Run the tests" in screen_text(app), "plan")
         shown = screen_text(app)
         assert all(key in shown for key in ("a approve", "e edit", "k keep planning", "c cancel"))
         await pictured(pilot, app)
@@ -68,7 +68,7 @@ def test_the_plan_with_a_failed_check(
     async def failed(pilot: Pilot[int]) -> None:
         await pilot.pause()
         await send(pilot, "fix the median")
-        await until(pilot, lambda: isinstance(app.focused, PlanPanel), "the plan")
+        await answering(pilot, app, PlanPanel)
         await pilot.press("a")
         await until(pilot, lambda: reached.is_set() and "still 1" in screen_text(app), "the failed check")
         await until(pilot, lambda: "Fixin" in screen_text(app), "the retry's first words")
@@ -90,7 +90,7 @@ def test_the_plan_folded(snap_compare: Snap, api: FakeAnthropic, project: Path, 
     async def done(pilot: Pilot[int]) -> None:
         await pilot.pause()
         await send(pilot, "fix the median")
-        await until(pilot, lambda: isinstance(app.focused, PlanPanel), "the plan")
+        await answering(pilot, app, PlanPanel)
         await pilot.press("a")
         await until(pilot, lambda: "The plan (3 steps) done" in screen_text(app), "the plan folded")
         await app.run_shown.wait()
@@ -112,13 +112,13 @@ def test_a_question_with_a_diff(snap_compare: Snap, api: FakeAnthropic, project:
     api.script(message(tool_use("e1", "edit", change), stop_reason="tool_use"))
     app = still(build_app(RunOptions(workdir=project, model=MODEL)))
 
-    async def asked(pilot: Pilot[int]) -> None:
+    async def questioned(pilot: Pilot[int]) -> None:
         await pilot.pause()
         await send(pilot, "fix the median")
-        await until(pilot, lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app), "asked")
+        await asked(pilot, app)
         await pictured(pilot, app)
 
-    assert snap_compare(app, terminal_size=size, run_before=asked)
+    assert snap_compare(app, terminal_size=size, run_before=questioned)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=sized)
@@ -131,7 +131,7 @@ def test_two_questions_waiting(snap_compare: Snap, api: FakeAnthropic, project: 
     async def two(pilot: Pilot[int]) -> None:
         await pilot.pause()
         await send(pilot, "clean and test")
-        await until(pilot, lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app), "asked")
+        await asked(pilot, app)
         app.session.bus.publish(
             PermissionRequested(request_id="other:1", call_id="b2", name="bash", args={"command": "make test"})
         )
@@ -153,7 +153,7 @@ def test_the_rule_an_always_keeps_being_edited(
     async def editing(pilot: Pilot[int]) -> None:
         await pilot.pause()
         await send(pilot, "clean the build")
-        await until(pilot, lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app), "asked")
+        await asked(pilot, app)
         await pilot.press("e")
         await until(pilot, lambda: "enter allows and keeps this rule" in screen_text(app), "the rule to edit")
         await pictured(pilot, app)

@@ -21,19 +21,18 @@ from chimera.tui.widgets.prompt_input import PromptInput
 from tests.cli_runner import run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text
-from tests.tui_helpers import in_palette, screen_text, send, until
-
-pytestmark = pytest.mark.usefixtures("quick_to_ask")  # they type, then wait for the question
+from tests.tui_helpers import answering, in_palette, screen_text, send, until
 
 PLAN = message(text("- [ ] say `hello` to **everyone**\n- [ ] say bye"))
 CARRIED_OUT = [message(text("Hello.")), message(text("DONE")), message(text("Bye.")), message(text("DONE"))]
 
 
 async def proposed(pilot: Pilot[int], app: ChimeraApp) -> PlanPanel:
-    """``/plan greet`` sent; wait until the plan's panel has the focus (the person paused typing)."""
+    """``/plan greet`` sent; once the plan is on screen the person moves to it (``ctrl+y``)."""
     await send(pilot, "/plan greet")
     panel = app.query_one(PlanPanel)
-    await until(pilot, lambda: app.focused is panel and "say bye" in screen_text(app), "the plan's panel focused")
+    await answering(pilot, app, PlanPanel)
+    await until(pilot, lambda: "say bye" in screen_text(app), "the plan's steps")
     return panel
 
 
@@ -120,7 +119,9 @@ async def test_keep_planning_revises_the_plan_and_asks_again(api: FakeAnthropic,
         await pilot.press("k")
         await until(pilot, lambda: isinstance(app.focused, Input) and app.focused.id == "plan-feedback", "asked")
         await pilot.press(*"also wave", "enter")
-        await until(pilot, lambda: app.focused is panel and "+ ☐ 2. wave" in screen_text(app), "the revision")
+        await until(pilot, lambda: "+ ☐ 2. wave" in screen_text(app), "the revision")
+        assert app.focused is not panel  # answered: the focus is back in the input, the revision waits for it
+        await answering(pilot, app, PlanPanel)
         assert "revised" in screen_text(app)
         assert "also wave" in json.dumps(api.requests[1].messages)
         assert len(api.requests) == 2  # nothing carried out before the fresh answer
@@ -208,8 +209,7 @@ async def test_a_replan_shows_why_and_what_changed(api: FakeAnthropic, project: 
     app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "/plan summarize the notes")
-        panel = app.query_one(PlanPanel)
-        await until(pilot, lambda: app.focused is panel, "the plan asked")
+        await answering(pilot, app, PlanPanel)
         await pilot.press("a")
         await until(pilot, worked.is_set, "step 1 at work")
         (project / "notes.txt").unlink()

@@ -1,4 +1,4 @@
-"""Permission questions in place, above the input, the conversation on screen behind: answered y / a / n / d
+"""Permission questions in place, above the input, the conversation on screen behind: answered y / a a / n / d
 (d's reason reaches the model), two waiting in a queue oldest first ("1 of 2"), never answered by keys typed
 for the input, and escape interrupting the run with a question open."""
 
@@ -33,7 +33,7 @@ def decided(app: ChimeraApp) -> list[StepEvent]:
     ("keys", "changed", "told"),
     [
         (["y"], True, ""),
-        (["a"], True, ""),
+        (["a", "a"], True, ""),
         (["n"], False, "declined"),
         (["d", *"keep it as one", "enter"], False, "keep it as one"),
     ],
@@ -97,7 +97,8 @@ async def typed_as_asked(pilot: Pilot[int], app: ChimeraApp, words: str) -> None
 @pytest.mark.usefixtures("model_env")
 async def test_keys_typed_for_the_input_never_answer_a_question(api: FakeAnthropic, project: Path) -> None:
     """ "a a" typed as steering just as a question appears stays in the input: the question waits unfocused and
-    unanswered (ctrl+y is shown), and the server never gets an answer; escape then interrupts the run."""
+    unanswered (ctrl+y is shown), and the server never gets an answer; escape on the question goes back to the
+    input, and escape there interrupts the run."""
     api.script(message(tool_use("b1", "bash", {"command": "rm -rf build"}), stop_reason="tool_use"))
     app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
     answers = decided(app)
@@ -108,11 +109,13 @@ async def test_keys_typed_for_the_input_never_answer_a_question(api: FakeAnthrop
         prompt = app.query_one(PromptInput)
         assert prompt.value == "a a"
         assert app.focused is prompt
-        assert "ctrl+y answers it" in screen_text(app)
+        assert "ctrl+y to answer" in screen_text(app)
         assert len(app.state.questions) == 1
         await pilot.press("ctrl+y")
         await until(pilot, lambda: isinstance(app.focused, QuestionPanel), "ctrl+y moves to the question")
         assert prompt.value == "a a"
+        await pilot.press("escape")
+        await until(pilot, lambda: app.focused is prompt, "back in the input")
         await pilot.press("escape")
         await app.run_shown.wait()
         await until(pilot, lambda: app.state.status.state == "interrupted", "the run interrupted")

@@ -20,11 +20,10 @@ from textual.screen import Screen
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.replay_app import ReplayApp
-from chimera.tui.widgets.question_panel import QuestionPanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, tool_use
 from tests.session_helpers import record_fixed_session
-from tests.tui_helpers import entries, pictured, screen_text, send, still, until
+from tests.tui_helpers import answering, entries, pictured, screen_text, send, still, until
 
 SIZE = (80, 24)
 Snap = Callable[..., bool]
@@ -89,9 +88,8 @@ def test_the_permission_prompt(snap_compare: Snap, api: FakeAnthropic, tmp_path:
     async def asked(pilot: Pilot[int]) -> None:
         await pilot.pause()  # laid out: the click lands on the input
         await send(pilot, "clean the build")
-        await until(
-            pilot, lambda: isinstance(app.focused, QuestionPanel) and "y once" in screen_text(app), "the question"
-        )
+        await answering(pilot, app)
+        await until(pilot, lambda: "y once · a always" in screen_text(app), "the question's keys")
         await pictured(pilot, app)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=asked)

@@ -56,6 +56,7 @@ def test_plan_approved_to_done_in_a_real_terminal(isolated_env: Path, tmp_path: 
             assert "☐ 1. say hello" in screen  # backticks drawn, not shown
             assert "☐ 2. say bye" in screen
             assert "greet" in screen  # the conversation stays
+            tmux("send-keys", "-t", session, "C-y", check=True)  # to the plan: it never takes the focus itself
             tmux("send-keys", "-t", session, "a", check=True)
             assert wait_for(lambda: "The plan (2 steps) done" in capture(session)), capture(session)
             screen = capture(session)

@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
+from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.tree_panel import TreePanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text
@@ -68,8 +69,11 @@ async def test_a_switch_from_the_panel_restores_files_and_back_returns(
         assert not (project / "b.txt").exists()
         assert said(app) == ["write v1"]
         assert "switched to" in screen_text(app)
+        assert isinstance(app.focused, PromptInput)  # after the switch the next words are a task
         app.history_shown.clear()
         app.session_tree.shown.clear()
+        await pilot.press("ctrl+t")  # back to the tree, still shown
+        await until(pilot, lambda: app.focused is app.query_one(TreePanel), "the tree again")
         await pilot.press("u")
         await until(pilot, app.history_shown.is_set, "history shown")
         await until(pilot, lambda: (project / "b.txt").exists(), "the files back")
@@ -95,6 +99,9 @@ async def test_branch_checkpoint_and_label_by_key(isolated_env: Path, project: P
         store = app.session.store
         assert store.tree.leaf == ids["a2"]
         assert said(app) == ["fix the bug", "now add tests"]
+        assert isinstance(app.focused, PromptInput)  # the next words are the branch's first task
+        await pilot.press("ctrl+t")
+        await until(pilot, lambda: app.focused is panel, "the tree again")
         await pilot.press("c", *"mine", "enter")
         await until(pilot, lambda: store.tree.names.get("mine") == ids["a2"], "the checkpoint")
         await until(pilot, app.session_tree.shown.is_set, "tree shown")

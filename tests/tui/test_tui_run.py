@@ -81,7 +81,7 @@ async def test_always_allow_stops_asking_for_the_same_command(api: FakeAnthropic
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "log twice")
         await asked(pilot, app)
-        await pilot.press("a")
+        await pilot.press("a", "a")  # the rule shown, then kept
         await app.run_shown.wait()
         await pilot.pause()
         assert (tmp_path / "log").read_text() == "hi\nhi\n"

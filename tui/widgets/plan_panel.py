@@ -42,6 +42,8 @@ class PlanHost(Protocol):
 
     def prefill(self, text: str) -> None: ...
 
+    def leave(self) -> None: ...
+
 
 class PlanPanel(CommandKeys, Vertical, can_focus=True):
     """The plan, its answers and its progress."""
@@ -256,7 +258,8 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
         self.host.answer_plan("edit", text)
 
     def on_key(self, event: object) -> None:
-        """``escape`` in the editor or the feedback line leaves it (an edit is kept), never the plan."""
+        """``escape`` in the editor or the feedback line leaves it (an edit is kept), never the plan; on the plan
+        itself, the focus goes back to the input and the plan waits."""
         from textual.events import Key
 
         if not isinstance(event, Key) or event.key != "escape":
@@ -266,7 +269,10 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
             self.draft = text if text.strip() else self.draft
             if self.draft:
                 tell(self, "Edit kept: a approves the edited plan, e edits it again.", timeout=4)
-        elif not self.asking_feedback and not self.confirming:
+        elif not self.asking_feedback and not self.confirming:  # the plan itself: back to the input, it waits
+            event.stop()
+            event.prevent_default()
+            self.host.leave()
             return
         event.stop()
         event.prevent_default()

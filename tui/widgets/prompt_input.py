@@ -76,6 +76,7 @@ class PromptInput(Input):
         super().__init__(
             placeholder="Tell Chimera what to do…  (enter sends · tab queues · ctrl+q quits)",
             id="prompt",
+            select_on_focus=False,  # coming back to the input selects nothing: the next key never replaces it
         )
         self.completer = completer
         self.pasted: dict[str, str] = {}  # what the input shows for each multi-line paste -> the whole text

@@ -2,11 +2,12 @@
 
 It shows the call (its command, or the change as a diff), why it is asked when it is not a plain
 question, the rule an "always" adds, and how many questions wait ("1 of 2"). Its keys are the registry's
-(``tui.commands``, scope ``question``): ``y`` once, ``a`` always, ``e`` always with the rule edited first
-(kept as written, when it is a rule for the call's tool), ``n`` no, ``d`` no with a reason (typed in one line,
-sent to the model). It takes keys only while it has the focus: it never takes it while the person
-types (the app moves it there after a second's pause, or on ``ctrl+y``), so keys meant for the input never
-answer it. Everything the model wrote is shown with every character that could steer the terminal escaped.
+(``tui.commands``, scope ``question``): ``y`` once, ``a`` always (it shows the rule kept, and a second ``a``
+keeps it), ``e`` always with the rule edited first (kept as written, when it is a rule for the call's tool),
+``n`` no, ``d`` no with a reason (typed in one line, sent to the model). It takes keys only while it has the
+focus, and it gets the focus only by the person's act (``ctrl+y``, a click): keys meant for the input never
+answer it. ``escape`` goes back to the input, the question still waiting. Everything the model wrote is
+shown with every character that could steer the terminal escaped.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.events import Key
 from textual.widgets import Input, Static
@@ -37,9 +38,11 @@ PREVIEW_LINES = 8  # lines of a command or a change shown; the rest is counted
 
 
 class QuestionHost(Protocol):
-    """What the panel asks of the app."""
+    """What the panel asks of the workbench."""
 
     def answer_permission(self, verdict: str, words: str = "") -> bool: ...
+
+    def leave(self) -> None: ...
 
 
 def always_rule(question: Question) -> str:
@@ -83,13 +86,17 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
     QuestionPanel #question-reason { height: 3; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [*command_bindings("question")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *command_bindings("question"),
+        Binding("escape", "leave", "Back to the input", show=False),
+    ]
 
     def __init__(self, host: QuestionHost, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.host = host
         self.question: Question | None = None
         self.position = (0, 0)  # "1 of 2"
+        self.confirming_always = False  # a was pressed: the rule is shown, a second a keeps it
 
     @property
     def asking_reason(self) -> bool:
@@ -113,6 +120,7 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         """Ask ``question`` (the ``number``-th of ``waiting``); None hides the panel."""
         if question is None or (self.question is not None and question.request_id != self.question.request_id):
             self._close_lines()
+            self.confirming_always = False
         if (question, (number, waiting)) == (self.question, self.position) and self.has_class("-shown") == bool(
             question
         ):
@@ -136,15 +144,20 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
             return
         look = look_of(self.app.current_theme)
         rule = Text.assemble(("a adds the rule ", look["muted"]), (always_rule(self.question), BOLD))
-        if self.asking_reason:
+        if self.confirming_always:
+            rule = Text.assemble(
+                ("Always allow, from now on: ", look["notice_warning"]), (always_rule(self.question), BOLD)
+            )
+            keys = Text("a again keeps this rule · y allows this call only · esc goes back", look["muted"])
+        elif self.asking_reason:
             keys = Text("enter refuses and tells the model why · esc goes back", look["muted"])
         elif self.editing_rule:
             rule = Text("a rule as --allow takes it: tool(pattern), * matches any words", look["muted"])
             keys = Text("enter allows and keeps this rule · esc goes back", look["muted"])
         elif self.has_focus:
-            keys = Text("y once · a always · e edit rule · n no · d no, why · esc interrupts the run", look["muted"])
+            keys = Text("y once · a always… · e edit rule · n no · d no, why · esc back to the input", look["muted"])
         else:
-            keys = Text("ctrl+y answers it (you are typing: it waits)", look["notice_warning"])
+            keys = Text("ctrl+y to answer (what you type stays in the input)", look["notice_warning"])
         self.query_one("#question-keys", Static).update(Group(rule, keys))
 
     def _detail(self, question: Question) -> RenderableType:
@@ -168,10 +181,25 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         return Text(terminal_safe(describe_call(question.name, args), one_line=True))
 
     def on_focus(self) -> None:
-        self.draw_keys()
+        self.call_after_refresh(self.draw_keys)  # once the focus is there (has_focus says so)
 
     def on_blur(self) -> None:
+        self.confirming_always = False
         self.draw_keys()
+
+    def confirm_always(self) -> None:
+        """``a``: show the rule "always" keeps, for a second ``a`` to keep it (a grant that outlives the call)."""
+        self.confirming_always = True
+        self.draw_keys()
+
+    def action_leave(self) -> None:
+        """``escape``: a rule shown for "always" goes back to the question; else back to the input, the question
+        still waiting."""
+        if self.confirming_always:
+            self.confirming_always = False
+            self.draw_keys()
+            return
+        self.host.leave()
 
     def ask_reason(self) -> None:
         """``d``: one line for the reason the model reads; enter refuses with it."""

@@ -71,6 +71,17 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("o", "open_output", "Full output"),
     ]
 
+    class Left(Message):
+        """The person left the timeline (``escape``): the focus goes back to where words are typed."""
+
+    class TypedOn(Message):
+        """A printable key the timeline does not take was pressed on it: the first of words typed, which go
+        where words are typed, with the focus."""
+
+        def __init__(self, character: str) -> None:
+            super().__init__()
+            self.character = character
+
     class OpenOutput(Message):
         """The person asked for the whole saved output of a tool call (``o`` on it)."""
 
@@ -395,6 +406,18 @@ class TranscriptView(ScrollView, can_focus=True):
         self._go(index)
         if line == self._starts[index] and event.x < _GUTTER + 2:  # the gutter or the ▸/▾ of a fold
             self.action_fold()
+
+    def on_key(self, event: events.Key) -> None:
+        """``escape`` leaves the timeline; a printable key that no binding takes (its own, the screen's or the
+        app's) is not dropped: it goes on, as a word's first letter, to where words are typed."""
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Left())
+        elif event.is_printable and event.character and event.key not in self.screen.active_bindings:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.TypedOn(event.character))
 
     def _correct(self) -> None:
         """Lay out again with the real heights of the entries just drawn, keeping the end in view if it was."""

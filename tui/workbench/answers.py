@@ -3,18 +3,18 @@
 The state (``WorkbenchState.questions``) holds what a run waits on, oldest first. The plan is a panel beside
 (or, under 120 columns, above) the conversation (``PlanPanel``); a permission question is a panel above the
 input (``QuestionPanel``), the oldest first with how many wait. The conversation stays on screen behind both.
-A question takes the focus only when the person is not typing: keys typed in the last second keep it
-waiting, unfocused, until a second's pause or ``ctrl+y`` (the ``question`` command), so keys meant for the
-input never answer it, and the input's text is never touched. Answers go with
-``Session.answer(request_id, …)``; the question closes at once, and the focus goes back to the input.
+A question never takes the focus by itself, whatever the timing: it waits, shown with the key that reaches
+it, until the person moves the focus there (``ctrl+y``, the ``question`` command, or a click), so keys typed
+for the input never answer it and the input's text is never touched. Answers go with
+``Session.answer(request_id, …)``; the question closes at once and the focus is back in the input. An
+"always" keeps a rule that outlives the call, so the ``a`` key first shows the rule and a second ``a`` keeps
+it (``/always``, typed, is answer enough).
 """
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
-from textual.timer import Timer
 from textual.widget import Widget
 
 from chimera.core.errors import ConfigError
@@ -22,13 +22,12 @@ from chimera.tui.outside import tell
 from chimera.tui.state.questions import Question
 from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.question_panel import QuestionPanel
+from chimera.tui.workbench.focus import move_to
 
 if TYPE_CHECKING:
     from chimera.tui.app import ChimeraApp
 
-__all__ = ["TYPING_PAUSE", "Answers"]
-
-TYPING_PAUSE = 1.0  # seconds without a key in the input before a question takes the focus
+__all__ = ["Answers"]
 
 
 class Answers:
@@ -36,9 +35,6 @@ class Answers:
 
     def __init__(self, app: ChimeraApp) -> None:
         self.app = app
-        self.last_typed = float("-inf")  # when the input's text last changed (monotonic)
-        self._focus_timer: Timer | None = None
-        self._asked: str | None = None  # the request id the focus last moved to
 
     def commands(self) -> dict[str, object]:
         return {
@@ -48,7 +44,7 @@ class Answers:
             "cancel": self.cancel_plan,
             "question": self.go_to_question,
             "allow": lambda: self.answer_permission("allow"),
-            "always": lambda: self.answer_permission("always"),
+            "always": self.always,
             "always-rule": self.always_with_rule,
             "deny": lambda: self.answer_permission("deny"),
             "deny-why": self.deny_why,
@@ -66,38 +62,23 @@ class Answers:
 
     def show(self) -> None:
         """Draw the plan and the oldest permission question as the state has them. The focus stays where the
-        person put it, unless it was in a question that is gone: then it is back in the input."""
+        person put it, unless it was on a question that is gone: then it is back in the input."""
         questions = self.app.state.questions
         for panel in self.app.query(PlanPanel):
             panel.show(waiting=questions.plan is not None)
         permissions = [q for q in questions.open if q.kind == "permission"]
         for question_panel in self.app.query(QuestionPanel):
             question_panel.show(permissions[0] if permissions else None, 1, len(permissions))
-        first = questions.first
-        if first is None:
-            self._asked = None
-            if self._in_a_panel():
-                self.app.prompt.focus()
-            return
-        if first.request_id != self._asked:
-            self._offer_focus()
+        if self._in_a_panel() and not self._still_asked():
+            self.app.prompt.focus()
 
-    def typed(self) -> None:
-        """Typing in the input: a question waits for a pause before it takes the focus."""
-        self.last_typed = time.monotonic()
-
-    def _offer_focus(self) -> None:
-        """The oldest question takes the focus now, or once the person has paused typing for a second."""
-        if self._focus_timer is not None:
-            self._focus_timer.stop()
-            self._focus_timer = None
-        if self.app.state.questions.first is None:
-            return
-        quiet = time.monotonic() - self.last_typed
-        if quiet < TYPING_PAUSE:
-            self._focus_timer = self.app.set_timer(TYPING_PAUSE - quiet + 0.01, self._offer_focus)
-            return
-        self.go_to_question()
+    def _still_asked(self) -> bool:
+        """The panel that has the focus still asks something (a plan being carried out asks nothing)."""
+        focused = self.app.focused
+        questions = self.app.state.questions
+        if focused is not None and (focused is self.plan_panel or focused in self.plan_panel.walk_children()):
+            return questions.plan is not None
+        return any(q.kind == "permission" for q in questions.open)
 
     def _panel_of(self, question: Question) -> Widget:
         return self.plan_panel if question.kind == "plan" else self.question_panel
@@ -112,12 +93,9 @@ class Answers:
         first = self.app.state.questions.first
         if first is None:
             return
-        self._asked = first.request_id
         panel = self._panel_of(first)
         if self.app.focused is not panel and self.app.focused not in panel.walk_children():
-            panel.focus()
-        if isinstance(panel, QuestionPanel):
-            self.app.call_after_refresh(panel.draw_keys)  # once the focus is there
+            move_to(panel)
 
     # --- answers ----------------------------------------------------------------------------
 
@@ -148,6 +126,15 @@ class Answers:
         self._after_answer()
         return True
 
+    def always(self) -> None:
+        """Always allow: from the question's own ``a``, first the rule it keeps is shown and a second ``a``
+        keeps it; typed (``/always``) or chosen in the palette, it is answer enough."""
+        panel = self.question_panel
+        if self.app.focused is panel and not panel.confirming_always:
+            panel.confirm_always()
+            return
+        self.answer_permission("always")
+
     def always_with_rule(self, rule: str = "") -> None:
         """Always allow, keeping ``rule`` (``/always-rule RULE``), or open the rule shown to edit it (``e``)."""
         if rule.strip():
@@ -165,10 +152,13 @@ class Answers:
             self.question_panel.ask_reason()
 
     def _after_answer(self) -> None:
-        self._asked = None
         if self._in_a_panel():
             self.app.prompt.focus()
         self.show()
+
+    def leave(self) -> None:
+        """``escape`` on a question: back to the input; the question waits, unanswered."""
+        self.app.prompt.focus()
 
     def prefill(self, text: str) -> None:
         """Words put in the input for the person to finish (``/`` on the plan types a command)."""

@@ -1,6 +1,6 @@
 """Provides the workbench's focus model, written down once: each place the focus can be, what keys it takes,
 how the person reaches it and leaves it, and where the focus lands after it acts (:data:`PLACES`); and
-:func:`place_of`, the place a focused widget belongs to.
+:func:`move_to`, which moves it at once.
 
 The rules every place keeps:
 
@@ -20,8 +20,12 @@ command registry).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["PLACES", "Place", "place_named"]
+if TYPE_CHECKING:
+    from textual.widget import Widget
+
+__all__ = ["PLACES", "Place", "move_to", "place_named"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +107,9 @@ _BY_NAME = {place.name: place for place in PLACES}
 def place_named(name: str) -> Place:
     """The place called ``name`` (one of :data:`PLACES`)."""
     return _BY_NAME[name]
+
+
+def move_to(widget: Widget) -> None:
+    """The focus on ``widget`` now, before the next key is read: Textual's ``focus()`` moves it a little later,
+    and keys typed right after the one that moved it (``ctrl+y`` then ``y``) would land where it was."""
+    widget.screen.set_focus(widget)

@@ -18,6 +18,7 @@ from chimera.tui.outside import tell
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.transcript_view import TranscriptView
+from chimera.tui.workbench.focus import move_to
 
 if TYPE_CHECKING:
     from chimera.tui.app import ChimeraApp
@@ -42,7 +43,7 @@ class Prompt:
 
     def focus(self) -> None:
         """The focus to the input, its text and cursor as they were."""
-        self.input.focus()
+        move_to(self.input)
 
     async def submitted(self, value: str) -> None:
         """Enter: a command runs (its text leaves the input when it did); words go to the model, as a task or as
@@ -117,9 +118,5 @@ class Prompt:
         """Put ``text`` in the input, the cursor at its end, and the focus there."""
         prompt = self.input
         prompt.value = text
-        prompt.focus()
-
-        def at_the_end() -> None:  # after the focus, which selects the whole text: typing goes after it
-            prompt.cursor_position = len(prompt.value)
-
-        self.app.call_after_refresh(at_the_end)
+        prompt.cursor_position = len(text)
+        move_to(prompt)

@@ -29,6 +29,7 @@ from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import plural, point_name
 from chimera.tui.outside import tell
 from chimera.tui.widgets.tree_panel import TreePanel
+from chimera.tui.workbench.focus import move_to
 
 if TYPE_CHECKING:
     from chimera.tui.app import ChimeraApp
@@ -79,20 +80,24 @@ class SessionTree:
     # --- the panel ------------------------------------------------------------------------
 
     def toggle(self) -> None:
+        """``ctrl+t``: show the tree and move to it; on it, hide it (back to the input); shown but left (after a
+        switch, say), move back to it."""
         panel = self.panel
-        if panel.has_class("-shown"):
+        if not panel.has_class("-shown"):
+            panel.add_class("-shown")
+            move_to(panel)
+            self.load()
+        elif self.app.focused is panel or self.app.focused in panel.walk_children():
             panel.remove_class("-shown")
             self.app.prompt.focus()
-            return
-        panel.add_class("-shown")
-        panel.focus()
-        self.load()
+        else:
+            move_to(panel)
 
     def show(self, at: str | None = None) -> None:
         """Show the panel (when hidden) with the tree as it is now, the cursor on ``at``."""
         panel = self.panel
         panel.add_class("-shown")
-        panel.focus()
+        move_to(panel)
         self.load(at)
 
     def load(self, at: str | None = None) -> None:
@@ -227,6 +232,7 @@ class SessionTree:
             self.moves.append(("switch", before))
         tell(self.app, f"Switched to {point_name(done.plan.node)}: u in the tree (or /back) goes back.", one_line=True)
         self.load(done.plan.node)
+        self.app.prompt.focus()  # the next words are a task on the branch switched to
         if summarize:
             self.summarize_left(before)
 
@@ -276,6 +282,7 @@ class SessionTree:
             self.moves.append(("branch", before))
         self.show_path(f"⑂ from here the next task branches from {node}; the files stay as they are")
         self.load(node)
+        app.prompt.focus()  # the next words are the branch's first task
         if remember and app.session.summarize_left_default:  # going back undoes a move: nothing to carry
             self.summarize_left(before)
 

@@ -150,3 +150,4 @@ class Sessions:
 
     def _compared(self, _: None = None) -> None:
         self.app.runs.running = False
+        self.app.prompt.focus()  # adopted or left: the next words are a task

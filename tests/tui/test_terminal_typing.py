@@ -1,0 +1,101 @@
+"""The real `chimera` in a real terminal (tmux) keeps what is typed: words typed with pauses while a question
+waits never answer it, and a bracketed paste holding escape sequences and newlines arrives whole, folded in
+the input, one backspace taking all of it, never sending a task by itself."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import threading
+from pathlib import Path
+
+from tests.cli_runner import chimera_command
+from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
+from tests.terminal_helpers import Terminal, needs_tmux, wait_for
+
+pytestmark = needs_tmux
+
+tmux = Terminal("chimera-typing")
+capture = tmux.capture
+
+COLOURED = "look at this:\n\x1b[31mFAILED\x1b[0m test_x\nline three\n"
+
+
+def started(isolated_env: Path, workdir: Path, api: FakeAnthropic, session: str, *options: str) -> None:
+    """`chimera` in a new 80x24 tmux session against ``api``, ready for a task."""
+    settings = [f"CHIMERA_HOME={isolated_env}", f"ANTHROPIC_BASE_URL={api.url}", "ANTHROPIC_API_KEY=k"]
+    command = " ".join(
+        [
+            "exec env",
+            *[f"-u {name}" for name in os.environ if name.startswith("ANTHROPIC_")],
+            "NO_PROXY=127.0.0.1",
+            *map(shlex.quote, settings),
+            *map(shlex.quote, chimera_command()),
+            "--workdir",
+            shlex.quote(str(workdir)),
+            *options,
+        ]
+    )
+    tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", command, check=True)
+    assert wait_for(lambda: "Tell Chimera" in capture(session)), capture(session)
+
+
+def typed(session: str, words: str) -> None:
+    tmux("send-keys", "-t", session, "-l", words, check=True)
+
+
+def test_words_typed_with_a_pause_never_answer_a_question(isolated_env: Path, tmp_path: Path) -> None:
+    """A question waits while "yellow" is typed with a 1.5 s pause inside it (longer than the old focus pause):
+    the words stay in the input, the call is not answered; ctrl+y then n answers it."""
+    session = "question"
+    release, reached = threading.Event(), threading.Event()
+    with FakeAnthropic() as api:
+        api.script(message(tool_use("b1", "bash", {"command": "touch made"}), stop_reason="tool_use"))
+        api.script(paused(message(text("Understood.")), release, reached))
+        started(isolated_env, tmp_path, api, session, "--permission-mode", "ask")
+        try:
+            typed(session, "make it")
+            tmux("send-keys", "-t", session, "Enter", check=True)
+            assert wait_for(lambda: "ctrl+y to answer" in capture(session)), capture(session)
+            typed(session, "yel")
+            assert not wait_for(lambda: "y once" in capture(session), timeout=1.5)  # the pause: nothing moves
+            typed(session, "low")
+            assert wait_for(lambda: "yellow" in capture(session)), capture(session)
+            screen = capture(session)
+            assert "ctrl+y to answer" in screen  # still waiting, unfocused
+            assert len(api.requests) == 1  # nothing answered it
+            assert not (tmp_path / "made").exists()
+            tmux("send-keys", "-t", session, "C-y", "n", check=True)
+            assert wait_for(reached.is_set), capture(session)
+            assert "declined" in str(api.requests[1].messages[-1])
+            assert "yellow" in capture(session)  # the input still holds the word
+            release.set()
+        finally:
+            release.set()
+            tmux("kill-server")
+
+
+def test_a_paste_with_escape_sequences_arrives_whole(isolated_env: Path, tmp_path: Path) -> None:
+    """Coloured test output pasted (tmux's bracketed paste) is one folded piece: nothing is sent by its
+    newlines, one backspace removes it all, and pasted again and sent, the model gets every character."""
+    session = "paste"
+    (tmp_path / "paste.txt").write_text(COLOURED)
+    with FakeAnthropic() as api:
+        api.script(message(text("Seen.")))
+        started(isolated_env, tmp_path, api, session)
+        try:
+            tmux("load-buffer", "-b", "coloured", str(tmp_path / "paste.txt"), check=True)
+            tmux("paste-buffer", "-p", "-b", "coloured", "-t", session, check=True)
+            assert wait_for(lambda: "look at this: [+2 lines]" in capture(session)), capture(session)
+            assert not api.requests  # its newlines sent nothing
+            tmux("send-keys", "-t", session, "BSpace", check=True)
+            assert wait_for(lambda: "Tell Chimera" in capture(session)), capture(session)  # all of it gone
+            tmux("paste-buffer", "-p", "-b", "coloured", "-t", session, check=True)
+            assert wait_for(lambda: "[+2 lines]" in capture(session)), capture(session)
+            tmux("send-keys", "-t", session, "Enter", check=True)
+            assert wait_for(lambda: "Seen." in capture(session)), capture(session)
+            assert "\\x1b[31mFAILED\\x1b[0m test_x" in capture(session)  # shown escaped, never drawn raw
+        finally:
+            tmux("kill-server")
+    sent = api.requests[0].messages[0]["content"]
+    assert sent == COLOURED.rstrip("\n")
