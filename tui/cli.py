@@ -27,12 +27,24 @@ from chimera.tui.compare_args import add_compare_commands
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line, with the way to get help."""
+    """An argument parser whose errors are one line, with the way to get help.
+
+    ``given`` (the workbench's parser: the words after ``chimera``) lets an error caused by an option of
+    another command given to the workbench say which command takes it (``option_hints``).
+    """
+
+    given: Sequence[str] = ()
 
     def error(self, message: str) -> NoReturn:
         from chimera.core.terminal_text import terminal_safe  # the message quotes what was typed
 
-        self.exit(2, terminal_safe(f"{self.prog}: {message} (see {self.prog} --help)", one_line=True) + "\n")
+        line = f"{self.prog}: {message} (see {self.prog} --help)"
+        if self.given:
+            from chimera.tui.option_hints import misplaced
+
+            better = misplaced(self, self.given)
+            line = f"{self.prog}: {better}" if better else line
+        self.exit(2, terminal_safe(line, one_line=True) + "\n")
 
 
 def _positive(text: str) -> int:
@@ -144,7 +156,7 @@ def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     parser = _Parser(
         prog="chimera",
         description="A terminal workbench for coding agents. With no command, opens the workbench.",
@@ -160,7 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("task", help="what the agent should do")
     _common(run, sub=True)
     run.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
-    run.add_argument("--max-turns", type=_positive, default=50, help="stop after N model turns (default: 50)")
+    run.add_argument(
+        "--max-turns", type=_positive, default=50, metavar="N", help="stop after N model turns (default: 50)"
+    )
     run.add_argument("--max-tokens", type=_positive, metavar="N", help="stop once the run has used N tokens")
     run.add_argument("--max-cost", type=_money, metavar="USD", help="stop once the run has cost this many dollars")
     run.add_argument("--max-time", type=_money, metavar="SECONDS", help="stop after this much wall time")
@@ -281,7 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    parser.given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", _workbench)
     try:
         return handler(args)
