@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.core.errors import ConfigError
 from chimera.core.permissions.git_dirs import git_owned, names_git
-from chimera.core.permissions.kept import Kept
+from chimera.core.permissions.kept import Kept, always_words
 from chimera.core.permissions.own_state import own_state
 from chimera.core.permissions.rule import EDIT_TOOLS, Rule, normal_path, normal_pattern, subject_of
 from chimera.core.tools.paths import shown_name
@@ -161,23 +161,24 @@ class PermissionPolicy:
         return Decision("ask", "", f"--permission-mode {mode}, or {fix}")
 
     def remembering(self, tool: str, args: dict[str, Any], workspace: Path | None = None) -> PermissionPolicy:
-        """This policy after the person answered "always" for this call.
+        """This policy after the person answered "always" for this call (``kept.always_words`` says it in words).
 
         A command is remembered exactly as written. "Always allow edits" means every edit: given on
-        ``write`` or ``edit`` it covers both tools, for every file outside a git directory; on a file
-        inside one, for that file only (by either tool). Any other call: every call of its tool.
+        ``write`` or ``edit`` it covers both tools, for every file outside a git directory and Chimera's own
+        state; on a file inside one, for that file only (by either tool). Any other call: every call of its tool.
         """
         call = _Call(tool, args, workspace)
         state = own_state(self.home, workspace)
         own = state is not None and state.holds(call.path)
-        if tool == "bash" or (tool in EDIT_TOOLS and own):
-            return self._keep(Kept(f"{tool}: {call.key}", approved=frozenset({(tool, call.key)})))
-        if tool in EDIT_TOOLS and git_owned(call.path, workspace):
+        if tool == "bash":
+            words = always_words(tool, {"command": call.key})
+            return self._keep(Kept(words, approved=frozenset({(tool, call.key)})))
+        if tool in EDIT_TOOLS and (own or git_owned(call.path, workspace)):
             pairs = frozenset((edit, call.key) for edit in sorted(EDIT_TOOLS))
-            return self._keep(Kept(f"write and edit: {call.key}", approved=pairs))
+            return self._keep(Kept(always_words(tool, {"path": call.key}, one_file=True), approved=pairs))
         if tool in EDIT_TOOLS:
-            return self._keep(Kept("write and edit: every file", rules=tuple(Rule(t) for t in sorted(EDIT_TOOLS))))
-        return self._keep(Kept(f"{tool}: every call", rules=(Rule(tool),)))
+            return self._keep(Kept(always_words(tool, {}), rules=tuple(Rule(t) for t in sorted(EDIT_TOOLS))))
+        return self._keep(Kept(always_words(tool, {}), rules=(Rule(tool),)))
 
     def keeping(self, text: str, tool: str, tools: Collection[str] | None = None) -> PermissionPolicy:
         """This policy after the person answered "always" to a ``tool`` call with a rule of their own, ``text``
@@ -191,9 +192,7 @@ class PermissionPolicy:
                 f"{' or '.join(sorted(family))}, such as {sorted(family)[0]}(PATTERN)"
             )
         rules = tuple(Rule(name, rule.pattern) for name in sorted(family))
-        return self._keep(
-            Kept(str(rule) if len(family) == 1 else f"write and edit: {rule.pattern or 'every file'}", rules=rules)
-        )
+        return self._keep(Kept(", ".join(str(r) for r in rules), rules=rules))
 
     def forgetting(self, index: int) -> PermissionPolicy:
         """This policy without the ``index``-th "always" (0 first): what it added runs asked again, unless a

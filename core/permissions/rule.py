@@ -1,5 +1,10 @@
-"""Provides ``Rule``: one permission rule, ``tool`` or ``tool(pattern)``, and ``subject_of``, what its pattern
-is matched against in a call.
+"""Provides ``Rule``: one permission rule, ``tool`` or ``tool(pattern)``, ``written``, how a rule is written for
+a person (the one spelling Chimera shows and stores, as ``--allow`` takes it), and ``subject_of``, what its
+pattern is matched against in a call.
+
+A rule is read in that spelling, and also as ``tool: pattern`` (how Chimera once showed the rules "always"
+kept, so words copied from then still work: ``bash: make test`` is ``bash(make test)``, ``read: every call``
+is ``read``).
 
 A ``bash`` rule's pattern is a command pattern (``rules.py`` says how it meets parsed commands); any other
 tool's is a path pattern, matched against the call's path taken relative to the workspace with ``.``, ``..``
@@ -25,13 +30,20 @@ from chimera.core.tools.paths import resolve_in_workspace
 if TYPE_CHECKING:  # imported on first use: `chimera --help` needs no parser
     from chimera.core.permissions.rules import CommandPattern
 
-__all__ = ["EDIT_TOOLS", "Rule", "normal_path", "normal_pattern", "subject_of"]
+__all__ = ["EDIT_TOOLS", "Rule", "normal_path", "normal_pattern", "subject_of", "written"]
 
 EDIT_TOOLS = frozenset({"write", "edit"})
 # A path rule on one tool also covers these: edit reads the file (its answers tell what it holds), and
 # write and edit both change it. read's cover of grep and glob is in the policy (_search_refusal, withheld).
 _FAMILY = {"read": frozenset({"read", "edit"}), "write": EDIT_TOOLS, "edit": EDIT_TOOLS}
 _RULE = re.compile(r"^\s*(\*|[A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_COLON = re.compile(r"^\s*(\*|[A-Za-z_][\w-]*)\s*:\s*(\S.*?)\s*$", re.DOTALL)  # the older spelling, tool: pattern
+_EVERY = frozenset({"every call", "every file"})  # the older spelling's words for a rule with no pattern
+
+
+def written(tool: str, pattern: str | None = None) -> str:
+    """A rule as Chimera writes it for a person, and as ``--allow`` takes it: ``tool`` or ``tool(pattern)``."""
+    return tool if pattern is None else f"{tool}({pattern})"
 
 
 def subject_of(tool: str, args: dict[str, Any], workspace: Path | None = None) -> str:
@@ -81,10 +93,12 @@ class Rule:
                 f"the permission rule {text!r} holds {odd}: the rule would match that character, not what it "
                 "looks like; type it again with plain characters"
             )
-        match = _RULE.match(text)
+        match = _RULE.match(text) or _COLON.match(text)
         if match is None:
             raise ConfigError(f"the permission rule {text!r} is not understood: write tool or tool(pattern)")
         tool, pattern = match.group(1), match.group(2)
+        if match.re is _COLON and pattern in _EVERY:
+            pattern = None
         if tools is not None and tool != "*" and tool not in tools:
             near = difflib.get_close_matches(tool, list(tools), n=1, cutoff=0.5)
             hint = f"did you mean {near[0]!r}? " if near else ""
@@ -133,4 +147,4 @@ class Rule:
         return self.pattern is None or path_matches(path, normal_pattern(self.pattern, workspace))
 
     def __str__(self) -> str:
-        return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
+        return written(self.tool, self.pattern)

@@ -66,8 +66,8 @@ async def test_a_kept_answer_taken_back_is_asked_again(api: FakeAnthropic, proje
     asked = asking(session, [("always", ""), ("allow", "")])
     try:
         await session.run("make a")
-        assert session.kept == ["bash: touch a"]
-        assert session.forget(1) == "bash: touch a"
+        assert session.kept == ["bash(touch a)"]
+        assert session.forget(1) == "bash(touch a)"
         assert session.kept == []
         await session.run("make a again")
     finally:
@@ -93,7 +93,7 @@ def test_an_edit_rule_covers_write_too_and_forgetting_keeps_the_rules_given_at_s
     """edit(src/**) kept on an edit call allows write there too; taking it back leaves --allow's own rule."""
     policy = PermissionPolicy.build("ask", allow=["edit(src/**)"])
     kept = policy.keeping("edit(src/**)", "edit", ["edit", "write"])
-    assert kept.kept[0].words == "write and edit: src/**"
+    assert kept.kept[0].words == "edit(src/**), write(src/**)"
     assert kept.decide("write", {"path": "src/a.py", "content": ""}, read_only=False).verdict == "allow"
     back = kept.forgetting(0)
     assert back.allow == policy.allow
