@@ -34,7 +34,8 @@ async def play_back(
     clock: Pace | None = None,
     warn: Callable[[str], None] = lambda line: None,
 ) -> ReplayReport:
-    """Replay the branch of session ``session_id`` that ends at ``node`` (the leaf when None) onto ``bus``.
+    """Replay the branch of session ``session_id`` that ends at ``node`` (the leaf when None) onto ``bus``; every
+    event carries the session's whole id (``replay_session``).
 
     ``warn`` hears what opening the session found damaged (the replay goes on without it).
     Raises ConfigError for an unknown session or node, or a branch with nothing to replay.
@@ -59,6 +60,7 @@ async def play_back(
                 secrets=credentials.values(),
                 clock=clock,
                 logged=read_log(store),
+                session_id=store.id,  # the events say which session they play
             )
 
 

@@ -219,6 +219,7 @@ async def replay_session(
     secrets: Iterable[str] = (),
     clock: Pace | None = None,
     logged: Logged | None = None,
+    session_id: str | None = None,
 ) -> ReplayReport:
     """Play the branch of ``tree`` that ends at ``node_id`` (the leaf when None) back; events go to ``bus``.
 
@@ -230,7 +231,9 @@ async def replay_session(
     is paused; without, the replay plays as fast as it can. ``logged`` (what the session's log holds)
     gives recorded results their duration and data (an edit's diff) and compactions their reason, so
     the replay shows them as the run did. Steering, the loop's notes and compactions come back in their
-    places (``loops.playback``).
+    places (``loops.playback``). Every event carries ``session_id``, the replayed session's id (a new id
+    when None), so a replay's events say which session they play; each run replayed has a ``run_id`` of its
+    own, and ``node_id`` is null: a replay records nothing, so its events stand at no node.
     """
     if rerun_tools:
         _check_scratch(workspace, original_workspace, repo)
@@ -246,7 +249,12 @@ async def replay_session(
     with LocalEnvironment(workspace, spill_dir=spill_dir) as env:
         every_turn = [t for run in runs for t in run.turns]
         core = AgentLoop(  # the loop masks the first provider's secrets in all it emits and runs, for every run
-            ReplayProvider(every_turn, secrets=secrets), DEFAULT_TOOLS, env, strategy=Playback(config), bus=bus
+            ReplayProvider(every_turn, secrets=secrets),
+            DEFAULT_TOOLS,
+            env,
+            strategy=Playback(config),
+            bus=bus,
+            session_id=session_id,
         )
         rerun = _Rerun(core, tree, repo, original_workspace, logged.calls) if rerun_tools and repo is not None else None
         for number, run in enumerate(runs, start=1):

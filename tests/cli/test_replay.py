@@ -43,6 +43,18 @@ def test_replay_plays_the_recorded_run_back(isolated_env: Path) -> None:
     assert "replay completed: 1 run" in proc.stderr
 
 
+def test_replayed_events_carry_the_replayed_sessions_id(isolated_env: Path) -> None:
+    """`chimera replay PREFIX --json`: every event carries the whole id of the session it plays, not a new one;
+    each run replayed has its own run id, and no event stands at a node (a replay records nothing)."""
+    session_id, recorded = demo_session()
+    proc = run_here("replay", session_id[:8], "--json")
+    assert proc.returncode == 0, proc.stderr
+    replayed = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert {e["session_id"] for e in replayed} == {session_id}
+    assert {e["node_id"] for e in replayed} == {None}
+    assert {e["run_id"] for e in replayed}.isdisjoint({e["run_id"] for e in recorded})
+
+
 def test_replay_rerunning_tools_matches_and_leaves_the_workspace_alone(isolated_env: Path) -> None:
     """--rerun-tools runs every tool again on a scratch copy: all results match, the real files stay put."""
     session_id, recorded = demo_session()
