@@ -4,7 +4,8 @@ With ``json_lines`` every event goes to stdout as one JSON object a line (a
 running command's output too, as ``tool_output_delta`` a few times a second;
 ``tool_call_finished`` still carries the whole result);
 otherwise the answer goes to stdout and tool activity to stderr, as
-``chimera.core.printer`` lays them out. Every line, the run's closing error
+``chimera.core.printer`` lays them out, and the run ends with a line on stderr naming the session it
+kept (``kept_session_line``: how to continue it, see its tree, replay it). Every line, the run's closing error
 included, is written with the provider's secrets masked, and plain output with
 every character that could steer a terminal shown as an escape. Returns the process exit code: 0
 when the run succeeds, 1 when it fails (max turns, refusal, interrupted, a
@@ -37,7 +38,7 @@ from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.terminal_text import is_blank
 from chimera.core.wording import describe_ending
 
-__all__ = ["EMPTY_TASK", "replay_headless", "run_headless"]
+__all__ = ["EMPTY_TASK", "kept_session_line", "replay_headless", "run_headless"]
 
 EMPTY_TASK = 'the task is empty: say what the agent should do, as in chimera run "fix the failing test"'
 
@@ -93,13 +94,27 @@ async def run_headless(
             await session.close()
     if printer.gone:
         raise BrokenPipeError("the reader of the output went away")  # the command ends quietly
+    if not result.success:
+        if result.reason == "interrupted":
+            err.write("chimera: the run was interrupted\n")
+        else:
+            write_line(err, mask(f"chimera: {describe_ending(False, result.reason, result.error).line}"))
+    setup = not result.success and result.reason in CONFIG_KINDS  # a setup error is one line: it is that line
+    if not (json_lines or setup) and session.store.on_disk and len(session.store.tree):
+        write_line(err, kept_session_line(session.id, demo=session.demo))  # --json: every event carries it
     if result.success:
         return 0
-    if result.reason == "interrupted":
-        err.write("chimera: the run was interrupted\n")
-    else:
-        write_line(err, mask(f"chimera: {describe_ending(False, result.reason, result.error).line}"))
-    return 2 if result.reason in CONFIG_KINDS else 1
+    return 2 if setup else 1
+
+
+def kept_session_line(session_id: str, *, demo: bool = False) -> str:
+    """The line a plain run ends with: the session it kept, and the commands that continue it and show it (the
+    demo's cannot be continued: that needs a model)."""
+    shown = f"see it with chimera tree {session_id} or chimera replay {session_id}"
+    if demo:
+        return f"chimera: session {session_id} (the demo's): {shown}"
+    again = f"chimera --resume {session_id} (or chimera run TASK --resume {session_id})"
+    return f"chimera: session {session_id}: continue it with {again}; {shown}"
 
 
 def _read_lines(stream: TextIO, loop: asyncio.AbstractEventLoop, channel: Control) -> None:

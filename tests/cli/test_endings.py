@@ -36,8 +36,9 @@ def test_a_headless_plan_left_unapproved_ends_cancelled(
     api.script(message(text(PLAN)))
     proc = run_here("run", "write out.txt", "--workdir", str(project), "--loop", "plan", env=model_env)
     assert proc.returncode == 1
-    [line] = proc.stderr.strip().splitlines()[-1:]
+    line, kept = proc.stderr.strip().splitlines()[-2:]  # then the session it kept
     assert line.startswith("chimera: the plan was cancelled:")
+    assert kept.startswith("chimera: session ")
     assert "--approve-plan" in line
     assert not any(code in proc.stderr for code in CODES)
     shown, listed = sessions_listed()

@@ -12,7 +12,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from tests.cli_runner import chimera_command, run_chimera
+from tests.cli_runner import chimera_command, run_chimera, run_here
 from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
 
 PLAN = "The plan:\n\n- [ ] Write `out.txt`\n"
@@ -119,3 +119,35 @@ def test_on_a_terminal_the_streamed_answer_keeps_one_blank_line_between_messages
         assert proc.wait(timeout=30) == 0
     os.close(leader)
     assert shown.decode().replace("\r\n", "\n") == f"{PLAN.strip()}\n\nStep done.\n\nDONE\n"
+
+
+def test_a_plain_run_ends_naming_its_session(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> None:
+    """Plain `chimera run`: its last line on stderr names the session it kept and how to continue it (the
+    session's real id: `chimera tree` reads it); the answer on stdout is untouched."""
+    api.script(message(text("Hello.")))
+    proc = run_chimera("run", "say hello", "--workdir", str(project), env=model_env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "Hello.\n"
+    last = proc.stderr.splitlines()[-1]
+    match = re.fullmatch(r"chimera: session (\w+): continue it with chimera --resume \1 .*chimera replay \1", last)
+    assert match is not None, last
+    tree = run_here("tree", match.group(1), env=model_env)
+    assert tree.returncode == 0, tree.stderr
+    assert "say hello" in tree.stdout
+
+
+def test_a_failed_plain_run_names_its_session_too(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> None:
+    """A run stopped at its turn limit keeps its session, and says which after saying why it stopped; --json
+    says nothing more (every event carries the id)."""
+    api.script(
+        message(tool_use("g1", "glob", {"pattern": "*"}), stop_reason="tool_use"),
+        message(tool_use("g2", "glob", {"pattern": "*.py"}), stop_reason="tool_use"),
+    )
+    proc = run_here("run", "look", "--workdir", str(project), "--max-turns", "1", env=model_env)
+    assert proc.returncode == 1
+    said = proc.stderr.splitlines()
+    assert "--max-turns" in said[-2]
+    assert said[-1].startswith("chimera: session ")
+    api.script(message(text("Hi.")))
+    quiet = run_here("run", "hi", "--json", "--workdir", str(project), env=model_env)
+    assert "chimera: session" not in quiet.stderr

@@ -234,7 +234,8 @@ def test_a_shadow_repository_holding_a_way_out_is_never_run(
     api.script(message(text("Resumed.")))
     code, out, err = chimera(capsys, "run", "go on", "--resume", session_id)
     assert code == 0, err
-    (warning,) = err
+    warning, kept_line = err
+    assert kept_line.startswith(f"chimera: session {session_id}: ")
     assert "checkpoints are off" in warning
     assert named in warning
     assert {**digest(kept), **digest(git_project)} == before

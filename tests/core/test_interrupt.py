@@ -318,7 +318,9 @@ def test_ctrl_c_in_a_plain_run_says_interrupted_once_and_how_long_the_call_ran(
     assert lines[0].startswith("● bash ")
     assert re.fullmatch(r"  ✗ cancelled after \d+\.\d\ds", lines[1]), err
     assert lines[1] != "  ✗ cancelled after 0.00s"
-    assert lines[2:] == ["chimera: the run was interrupted"]
+    assert lines[2] == "chimera: the run was interrupted"
+    assert lines[3].startswith("chimera: session ")  # kept, and how to continue it
+    assert len(lines) == 4
 
 
 def test_a_reader_that_closes_the_pipe_ends_the_run_quietly(

@@ -145,7 +145,8 @@ async def test_sound_counts_still_count(api: FakeAnthropic, provider: AnthropicP
 def test_a_run_against_a_server_sending_nonsense_usage_is_quiet_and_its_totals_sound(
     api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path, isolated_env: Path
 ) -> None:
-    """`chimera run`, JSON or plain: exit 0, nothing on stderr, sound totals in the events and the event log."""
+    """`chimera run`, JSON or plain: exit 0, nothing on stderr (plain: but its session), sound totals in the events
+    and the event log."""
     api.script(
         with_usage("One.", dict.fromkeys(FIELDS, "NaN"), dict.fromkeys(FIELDS, '"many"')),
         with_usage("Two.", dict.fromkeys(FIELDS, "-7"), dict.fromkeys(FIELDS, "1e400")),
@@ -153,7 +154,9 @@ def test_a_run_against_a_server_sending_nonsense_usage_is_quiet_and_its_totals_s
     first = run_here("run", "go", "--json", "--workdir", str(tmp_path), env=model_env)
     assert (first.returncode, first.stderr) == (0, "")
     second = run_here("run", "go", "--workdir", str(tmp_path), env=model_env)
-    assert (second.returncode, second.stdout, second.stderr) == (0, "Two.\n", "")
+    assert (second.returncode, second.stdout) == (0, "Two.\n")
+    [said] = second.stderr.splitlines()  # only the line naming the session it kept
+    assert said.startswith("chimera: session ")
     events = [json.loads(line) for line in first.stdout.splitlines()]
     usages = [e for e in events if e["type"] == "usage"]
     assert [(u["input_tokens"], u["output_tokens"], u["total_cost"]) for u in usages] == [(0, 0, 0.0)]
