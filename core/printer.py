@@ -108,6 +108,7 @@ class Printer:
         self._begun = False  # live: this attempt's first words are written, its line is open
         self._held = ""  # live: blanks not written yet (a message's end may be all they are)
         self._calls: dict[str, str] = {}  # the calls running: how each is named on its result line
+        self._refused: dict[str, str] = {}  # why the permissions refused a call, said with its end
         self._under = ""  # the call whose line is the last one on stderr: its result needs no name
 
     def __call__(self, event: StepEvent) -> None:
@@ -156,8 +157,11 @@ class Printer:
                 self._under = call_id
             case ToolCallFinished(call_id=call_id, is_error=is_error, output=output, duration_ms=ms):
                 self._result(call_id, is_error, output, ms, event.status or status_of_text(output, is_error))
-            case PermissionDecided(decision="deny", reason=reason):
-                self._say(f"  ⊘ {reason}")
+            case PermissionDecided(decision="deny", call_id=call_id, reason=reason):
+                if call_id in self._calls:  # said with the call's end: refused, not run, and why
+                    self._refused[call_id] = reason
+                else:
+                    self._say(f"  ⊘ {reason}")
             case PermissionRequested(request_id=request_id, name=name, args=args, reason=reason):
                 why = f", asked because {reason}" if reason else ""
                 self._say(
@@ -237,8 +241,13 @@ class Printer:
     def _result(self, call_id: str, is_error: bool, output: str, ms: float, status: str) -> None:
         mark = "✗" if is_error else "✓"
         timing = describe_timing(status, ms)
+        refused = self._refused.pop(call_id, "")
         if timing[0].isdigit():  # it ran to its end: how much it said, and how long it took
             timing = f"{plural(output.count(chr(10)) + 1, 'line')} in {timing}"
+        elif status in ("refused", "declined"):  # it never ran: why not, in the words the model read
+            mark = "⊘"
+            why = refused if status == "refused" and refused else output.removeprefix("Error: ").strip()
+            timing += f": {why}"
         shown = self._calls.pop(call_id, "")
         named = self._under != call_id and shown
         self._say(f"  {mark} {shown}: {timing}" if named else f"  {mark} {timing}")

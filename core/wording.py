@@ -42,14 +42,21 @@ def describe_timing(status: str, duration_ms: float) -> str:
     """How a finished call's time reads, from how it ended (its ``status``) and its duration.
 
     ``0.42s`` for a call that ran to its end; ``cancelled after 1.20s`` for one stopped
-    while it ran, ``cancelled before it ran`` for one stopped before it began, and
-    ``not run`` for one the run stopped before (a spent budget).
+    while it ran, ``cancelled before it ran`` for one stopped before it began,
+    ``not run`` for one the run stopped before (a spent budget), and ``refused, not run``
+    or ``declined, not run`` for one a rule, the mode or nobody to ask refused, or the person
+    declined. Only a call that ran reads as a time (it starts with a digit).
     """
     if status == "cancelled":
         return f"cancelled after {duration_ms / 1000:.2f}s" if duration_ms > 0 else "cancelled before it ran"
     if status == "skipped":
         return "not run"
+    if status in _NEVER_RAN:
+        return f"{status}, not run"
     return f"{duration_ms / 1000:.2f}s"
+
+
+_NEVER_RAN = frozenset({"refused", "declined"})  # statuses of calls the permissions kept from running
 
 
 _COMPACTED_BECAUSE = {

@@ -129,7 +129,7 @@ def summary_line(entry: Entry) -> str:
             parts.append(latest[:80])
     elif entry.duration_ms is not None:
         parts.append(describe_timing(entry.ended, entry.duration_ms))
-    if entry.output and entry.status in {"done", "failed"}:
+    if entry.output and entry.status in {"done", "failed"} and entry.ended not in {"refused", "declined"}:
         parts.append(plural(entry.output.count("\n") + (not entry.output.endswith("\n")), "line"))
     return terminal_safe(" · ".join(part for part in parts if part), one_line=True)
 

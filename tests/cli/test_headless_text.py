@@ -151,3 +151,36 @@ def test_a_failed_plain_run_names_its_session_too(api: FakeAnthropic, model_env:
     api.script(message(text("Hi.")))
     quiet = run_here("run", "hi", "--json", "--workdir", str(project), env=model_env)
     assert "chimera: session" not in quiet.stderr
+
+
+def test_a_refused_call_says_it_did_not_run_and_why(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """A call a --deny rule refuses, one nobody can answer headless, one plan mode refuses: each result line says
+    refused, not run, and why (the rule, the flag to pass, plan mode), never a count of lines and a time."""
+    api.script(
+        message(
+            tool_use("b1", "bash", {"command": "rm -rf build"}),
+            tool_use("b2", "bash", {"command": "touch made"}),
+            stop_reason="tool_use",
+        ),
+        message(text("Could not.")),
+    )
+    proc = run_here("run", "clean", "--workdir", str(project), "--deny", "bash(rm *)", env=model_env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert lines[:4] == [
+        "● bash rm -rf build",
+        "  ⊘ refused, not run: bash is denied by the rule bash(rm *)",
+        "● bash touch made",
+        "  ⊘ refused, not run: bash needs approval and nobody can answer in a headless run: pass "
+        "--permission-mode bypass, or --allow 'bash(touch *)'",
+    ]
+    assert not (project / "made").exists()
+    api.script(
+        message(tool_use("w1", "write", {"path": "out.txt", "content": "x"}), stop_reason="tool_use"),
+        message(text(PLAN)),
+    )
+    planned = run_here("run", "write it", "--workdir", str(project), "--loop", "plan", env=model_env)
+    assert "  ⊘ refused, not run: not permitted while planning: write can change things" in planned.stderr
+    assert not re.search(r"lines? in \d", proc.stderr + planned.stderr)

@@ -382,6 +382,27 @@ def test_a_call_waiting_for_the_persons_answer_says_so_and_counts_no_time() -> N
     assert summary_line(call) == "… bash  make · running 2s"
 
 
+@pytest.mark.parametrize(
+    ("status", "output", "said"),
+    [
+        ("refused", "Error: not permitted: bash is denied by the rule bash(rm *)", "refused, not run"),
+        ("declined", "Error: the person declined to run this bash call; ask or try another way", "declined, not run"),
+    ],
+)
+def test_a_call_the_permissions_kept_from_running_says_so_not_a_time(status: str, output: str, said: str) -> None:
+    """A refused or declined call's line says it did not run, with no time and no count of lines as if it had."""
+    transcript = Transcript()
+    transcript.apply(started("b1"))
+    transcript.apply(
+        ToolCallFinished(
+            call_id="b1", name="bash", args={"command": "make"}, is_error=True, duration_ms=0.2, output=output,
+            status=status,
+        )
+    )  # fmt: skip
+    (call,) = transcript.entries
+    assert summary_line(call) == f"✗ bash  make · {said}"
+
+
 def answered(transcript: Transcript, words: str) -> None:
     """The model's answer ``words``, streamed, then complete."""
     transcript.apply(TextDelta(text=words))
