@@ -3,21 +3,33 @@
 With no model configured, front ends play this instead of failing: the model's
 turns come from the recording, and the tools run for real on a copy of a tiny
 project with a failing test, in a temporary folder (never in the person's own
-workspace).
+workspace): ``demo_workspaces(home)``, ``CHIMERA_HOME/demo``. The session a demo
+records is kept (``chimera tree`` and ``chimera replay`` work on it offline), but
+it is no session of the person's: ``demo_sessions`` tells it by its workspace,
+and the session lists leave it out.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
 from chimera.core.providers.replay import Recording, ReplayProvider
 
-__all__ = ["DEMO_NOTICE", "demo_provider", "demo_recording", "prepare_demo_workspace"]
+__all__ = [
+    "DEMO_NOTICE",
+    "demo_provider",
+    "demo_recording",
+    "demo_sessions",
+    "demo_workspaces",
+    "prepare_demo_workspace",
+]
 
 DEMO_NOTICE = (
     "Demo mode: no model is configured, so Chimera is replaying a recorded session; "
@@ -39,6 +51,23 @@ def demo_recording() -> Recording:
 def demo_provider(*, pace: float = 0.0) -> ReplayProvider:
     """A provider that replays the demo; ``pace`` seconds between streamed pieces."""
     return ReplayProvider.from_recording(demo_recording(), pace=pace)
+
+
+def demo_workspaces(home: Path) -> Path:
+    """Where the demo's copies of the sample project are made, in Chimera's home ``home``."""
+    return home / "demo"
+
+
+def demo_sessions(home: Path) -> Callable[[str], bool]:
+    """A test of a session's workspace (its recorded path): whether it is one of the demo's copies in ``home``,
+    so the session is a demo's (one recorded before sessions were told apart so included), never listed among
+    the person's."""
+    folder = demo_workspaces(home)
+    prefixes = {str(folder) + os.sep}
+    with contextlib.suppress(OSError, RuntimeError):  # a home behind a link: the copies' path through it too
+        prefixes.add(os.path.realpath(folder) + os.sep)
+    spelled = tuple(prefixes)
+    return lambda workdir: workdir.startswith(spelled)
 
 
 _KEEP_SECONDS = 24 * 3600  # older demo copies are removed when a new one is made

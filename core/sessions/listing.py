@@ -6,7 +6,8 @@ read as one is named with the reason, and the others are listed all the same.
 ``catalog_sessions`` reads the catalog (``catalog``) and the sessions folder's names,
 and opens only the sessions the catalog lacks or describes at another size than their
 entries have now (rebuilding their lines): a session whose files cannot be read is
-listed as the catalog last saw it.
+listed as the catalog last saw it. Neither lists the offline demo's sessions (``demo``:
+kept for ``chimera tree`` and ``replay``, but not the person's).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chimera.core.demo import demo_sessions
 from chimera.core.errors import ConfigError
 from chimera.core.sessions.catalog import CatalogEntry, entry_of, note, read_catalog, rewrite, session_fields
 from chimera.core.sessions.files import ENTRIES
@@ -59,11 +61,12 @@ class SessionInfo:
 
 
 def list_sessions(home: Path, problems: list[str] | None = None) -> list[SessionInfo]:
-    """Every readable session under ``home``, most recently updated first.
+    """Every readable session under ``home``, most recently updated first; the offline demo's left out.
 
     Each folder that cannot be read as a session adds one line to ``problems`` (when given)
     saying why; the others are listed all the same.
     """
+    demo = demo_sessions(home)
     out = []
     for folder in _session_folders(home):
         try:
@@ -77,6 +80,8 @@ def list_sessions(home: Path, problems: list[str] | None = None) -> list[Session
         except OSError as err:
             if problems is not None:
                 problems.append(f"session {folder.name} cannot be read ({err.strerror or err}): check {folder}")
+            continue
+        if demo(str(store.workdir)):
             continue
         out.append(
             SessionInfo(
@@ -102,9 +107,9 @@ def _session_folders(home: Path) -> Iterator[Path]:
 
 
 def catalog_sessions(home: Path) -> list[CatalogEntry]:
-    """Every session under ``home`` as the catalog has it, most recently updated first; the lines it lacks
-    or that describe an older state are rebuilt from the session first (one that cannot be read keeps
-    the line it has, or is left out)."""
+    """Every session under ``home`` as the catalog has it, most recently updated first, the offline demo's
+    left out; the lines it lacks or that describe an older state are rebuilt from the session first (one
+    that cannot be read keeps the line it has, or is left out)."""
     sessions = sessions_dir(home)
     folded, lines = read_catalog(home)
     out: list[CatalogEntry] = []
@@ -121,9 +126,11 @@ def catalog_sessions(home: Path) -> list[CatalogEntry]:
         if entry is not None:
             out.append(entry)
     if lines > REWRITE_ABOVE * len(out) + 64:
-        rewrite(home, ((entry.id, folded[entry.id]) for entry in out))
-    out.sort(key=lambda entry: entry.updated, reverse=True)
-    return out
+        rewrite(home, ((entry.id, folded[entry.id]) for entry in out))  # the demo's too: no rebuild each time
+    demo = demo_sessions(home)
+    listed = [entry for entry in out if not demo(entry.workdir)]
+    listed.sort(key=lambda entry: entry.updated, reverse=True)
+    return listed
 
 
 async def read_sessions(home: Path) -> list[CatalogEntry]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from chimera.core.agent import Agent
 from chimera.core.agent_loop import new_id
-from chimera.core.demo import demo_provider, demo_recording, prepare_demo_workspace
+from chimera.core.demo import demo_provider, demo_recording, demo_workspaces, prepare_demo_workspace
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ChimeraError, ConfigError
 from chimera.core.home import chimera_home, private_dir
@@ -222,7 +222,7 @@ def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> Sess
     """The session to record into: the one to resume, or a new one (on disk from its first record)."""
     if not options.resume:
         if demo:
-            workdir = prepare_demo_workspace(home / "demo")
+            workdir = prepare_demo_workspace(demo_workspaces(home))
         else:
             workdir = real_path(options.workdir if options.workdir is not None else Path.cwd())
         # Nothing is written until the first task: a workbench quit before one leaves no session behind.

@@ -384,21 +384,28 @@ def test_kill_between_turns_loses_nothing(
     assert node_kinds(isolated_env, session_id) == ["user", "assistant", "tool_result"]
 
 
-def test_sessions_and_tree_commands_describe_what_was_recorded(isolated_env: Path) -> None:
-    """`chimera sessions --json` lists the demo run; `chimera tree ID --json` gives its nodes and leaf."""
-    assert run_chimera("run", "x").returncode == 0
+def test_sessions_and_tree_commands_describe_what_was_recorded(
+    api: FakeAnthropic, model_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`chimera sessions --json` lists the run; `chimera tree ID --json` gives its nodes and leaf."""
+    api.script(
+        message(tool_use("g1", "glob", {"pattern": "*"}), stop_reason="tool_use"),
+        message(tool_use("g2", "glob", {"pattern": "*.py"}), stop_reason="tool_use"),
+        message(text("Nothing here.")),
+    )
+    assert run_chimera("run", "look around", "--workdir", str(tmp_path), env=model_env).returncode == 0
     listing = run_chimera("sessions", "--json")
     assert listing.returncode == 0, listing.stderr
     (info,) = json.loads(listing.stdout)
     assert set(info) == {"id", "title", "workdir", "created", "updated", "entries", "leaf", "last_run"}
-    assert info["title"].startswith("Find the failing test")
-    assert info["entries"] == 10
+    assert info["title"] == "look around"
+    assert info["entries"] == 6
     tree = run_chimera("tree", info["id"], "--json")
     assert tree.returncode == 0, tree.stderr
     document = json.loads(tree.stdout)
     assert document["session_id"] == info["id"]
     assert document["leaf"] == info["leaf"] == document["nodes"][-1]["id"]
-    assert [n["kind"] for n in document["nodes"]] == ["user"] + ["assistant", "tool_result"] * 4 + ["assistant"]
+    assert [n["kind"] for n in document["nodes"]] == ["user"] + ["assistant", "tool_result"] * 2 + ["assistant"]
     fields = {"id", "parent_id", "kind", "part", "summary", "label", "labels", "checkpoint", "restores"}
     assert set(document["nodes"][0]) == fields
     assert all(n["parent_id"] == p["id"] for p, n in zip(document["nodes"], document["nodes"][1:], strict=False))
@@ -408,8 +415,9 @@ def test_sessions_and_tree_commands_describe_what_was_recorded(isolated_env: Pat
 
 def test_export_writes_the_active_path_as_markdown(isolated_env: Path, tmp_path: Path) -> None:
     """`chimera export ID -o FILE` writes the task, the answers and the tool results, in order."""
-    assert run_chimera("run", "x").returncode == 0
-    (info,) = json.loads(run_chimera("sessions", "--json").stdout)
+    demo = run_chimera("run", "x", "--json")  # the demo's session: kept, though never listed
+    assert demo.returncode == 0, demo.stderr
+    info = {"id": json.loads(demo.stdout.splitlines()[0])["session_id"]}
     target = tmp_path / "session.md"
     proc = run_chimera("export", info["id"], "-o", str(target))
     assert proc.returncode == 0, proc.stderr
