@@ -46,6 +46,6 @@ def catalogued_sessions(home: Path, count: int, workdir: str, *, now: float | No
         updated = now - 60 * (count - n)
         size = write_session(home, session_id, workdir, f"task {n}", updated=updated)
         fields = {"title": f"task {n}", "workdir": workdir, "created": updated - 60, "updated": updated}
-        note(home, session_id, {**fields, "turns": 1, "size": size, "ending": {"state": "finished", "why": ""}})
+        note(home, session_id, {**fields, "active_turns": 1, "size": size, "ending": {"state": "finished", "why": ""}})
         ids.append(session_id)
     return ids[::-1]

@@ -50,8 +50,8 @@ def print_sessions(out: TextIO, *, as_json: bool) -> int:
         return 0
     for info in sessions:
         when = dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M")
-        entries = plural(info.entries, "entry", "entries").rjust(len("99999 entries"))
-        line(out, f"{info.id}  {when}  {entries}  {info.title}")
+        turns = plural(info.turns, "turn").rjust(len("9999 turns"))
+        line(out, f"{info.id}  {when}  {turns}  {info.title}")
         ended = f"  · last run {info.ended.brief}" if info.ended is not None else ""
         line(out, f"            {info.workdir}{ended}")
     return 0

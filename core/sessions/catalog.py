@@ -2,12 +2,14 @@
 from every session.
 
 ``CHIMERA_HOME/session-catalog.jsonl`` holds one JSON object a line, each a patch for one session by
-its id: ``{"id", "title"?, "workdir"?, "created"?, "updated"?, "turns"?, "size"?, "ending"?}`` (``ending``:
-``{"state", "why"}`` of its last run, or null when none ran; ``size``: the bytes of its ``entries.jsonl``
-the patch describes; ``turns``: the model's answers in it). Read back, the patches fold in order, a later
-field winning, into one :class:`CatalogEntry` a session. A session's store adds a patch when it closes
-after writing, and a live session one as each run ends (:func:`note_session`); ``listing`` rebuilds the
-patch of a session the catalog lacks or describes at another size (an older home, a crash, a hand edit).
+its id: ``{"id", "title"?, "workdir"?, "created"?, "updated"?, "active_turns"?, "size"?, "ending"?}``
+(``ending``: ``{"state", "why"}`` of its last run, or null when none ran; ``size``: the bytes of its
+``entries.jsonl`` the patch describes; ``active_turns``: the model's answers on its active branch, the path
+from its leaf to its root, as the person saw them). Read back, the patches fold in order, a later field
+winning, into one :class:`CatalogEntry` a session. A session's store adds a patch when it closes after
+writing, and a live session one as each run ends (:func:`note_session`); ``listing`` rebuilds the patch of a
+session the catalog lacks, describes at another size (an older home, a crash, a hand edit) or counts in the
+older way (``turns``: the answers of every branch, read only while the session cannot be read again).
 
 The file is crash-safe and untrusted. Each patch is one line appended in one write under a lock on the
 file (a file that lacks its last newline gets one first, so a torn line never swallows the next); reading
@@ -63,6 +65,7 @@ class CatalogedStore(Protocol):
 __all__ = [
     "CATALOG",
     "CatalogEntry",
+    "active_turns",
     "entry_of",
     "note",
     "note_session",
@@ -91,6 +94,7 @@ class CatalogEntry:
     created: float
     updated: float
     turns: int
+    """The model's answers on its active branch."""
     ending: Ending | None
     """How its last run ended (None: no run is logged)."""
 
@@ -103,6 +107,12 @@ class CatalogEntry:
         return all(word in haystack for word in words)
 
 
+def active_turns(tree: SessionTree) -> int:
+    """The model's answers on ``tree``'s active branch (the path from its leaf to its root): the turns the
+    person saw, not those of branches left or variants compared."""
+    return sum(1 for node in tree.path() if node.kind == "assistant")
+
+
 def session_fields(store: CatalogedStore, *, size: int | None = None) -> dict[str, Any]:
     """The catalog's fields for ``store`` as it is now; ``size``: the entries' bytes read (default: now)."""
     if size is None:
@@ -113,7 +123,7 @@ def session_fields(store: CatalogedStore, *, size: int | None = None) -> dict[st
         "workdir": str(store.workdir),
         "created": created if isinstance(created, int | float) else 0.0,
         "updated": store.updated,
-        "turns": sum(1 for node in store.tree.nodes.values() if node.kind == "assistant"),
+        "active_turns": active_turns(store.tree),
         "size": size,
     }
 
@@ -202,7 +212,7 @@ def entry_of(session_id: str, fields: dict[str, Any] | None) -> CatalogEntry | N
         workdir=fields["workdir"],
         created=fields.get("created", 0.0),
         updated=fields["updated"],
-        turns=fields.get("turns", 0),
+        turns=fields.get("active_turns", fields.get("turns", 0)),
         ending=None if ending is None else Ending(ending["state"], ending["why"], ending["why"] or ending["state"]),
     )
 
@@ -307,7 +317,8 @@ _CHECKS = {
     "workdir": _text(4096),
     "created": _time,
     "updated": _time,
-    "turns": _count,
+    "active_turns": _count,
+    "turns": _count,  # the older count, of every branch's answers
     "size": _count,
     "ending": _ending,
 }

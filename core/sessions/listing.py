@@ -21,7 +21,15 @@ from typing import Any
 
 from chimera.core.demo import demo_sessions
 from chimera.core.errors import ConfigError
-from chimera.core.sessions.catalog import CatalogEntry, entry_of, note, read_catalog, rewrite, session_fields
+from chimera.core.sessions.catalog import (
+    CatalogEntry,
+    active_turns,
+    entry_of,
+    note,
+    read_catalog,
+    rewrite,
+    session_fields,
+)
 from chimera.core.sessions.files import ENTRIES
 from chimera.core.sessions.history import last_ending
 from chimera.core.sessions.records import ID
@@ -43,9 +51,12 @@ class SessionInfo:
     created: float
     updated: float
     entries: int
+    """Every node of its tree, every branch's."""
     leaf: str | None
     ended: Ending | None = None
     """How its last run ended (None: no run is logged)."""
+    turns: int = 0
+    """The model's answers on its active branch (the path from its leaf to its root), as the person saw them."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +66,7 @@ class SessionInfo:
             "created": self.created,
             "updated": self.updated,
             "entries": self.entries,
+            "turns": self.turns,
             "leaf": self.leaf,
             "last_run": None if self.ended is None else {"state": self.ended.state, "why": self.ended.why},
         }
@@ -93,6 +105,7 @@ def list_sessions(home: Path, problems: list[str] | None = None) -> list[Session
                 entries=len(store.tree),
                 leaf=store.tree.leaf,
                 ended=last_ending(store),
+                turns=active_turns(store.tree),
             )
         )
     out.sort(key=lambda info: info.updated, reverse=True)
@@ -116,7 +129,7 @@ def catalog_sessions(home: Path) -> list[CatalogEntry]:
     for session_id in _session_names(sessions):
         fields = folded.get(session_id)
         entry = entry_of(session_id, fields)
-        if entry is None or not _current(sessions, session_id, fields):
+        if entry is None or not _current(sessions, session_id, fields) or "active_turns" not in (fields or {}):
             rebuilt = _rebuild(home, session_id)
             if rebuilt is not None:
                 note(home, session_id, rebuilt)

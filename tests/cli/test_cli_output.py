@@ -184,12 +184,14 @@ def test_head_reading_one_line_of_a_long_export_ends_it_quietly(isolated_env: Pa
 
 
 def test_counts_of_one_read_in_the_singular(isolated_env: Path, tmp_path: Path) -> None:
-    """A session of one message lists as "1 entry", and its tree says "1 node"."""
+    """A session of one answer lists as "1 turn", and a tree of one message says "1 node"."""
     with SessionStore.create(isolated_env, "s1", workdir=tmp_path, model=MODEL) as store:
         store.add("user", {"role": "user", "content": "hello"}, sync=True)
-    sessions = run_chimera("sessions")
     tree = run_chimera("tree", "s1")
-    assert " 1 entry " in sessions.stdout, sessions.stdout
+    with SessionStore.open(isolated_env, "s1") as store:
+        store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "hi"}]}, sync=True)
+    sessions = run_chimera("sessions")
+    assert " 1 turn " in sessions.stdout, sessions.stdout
     assert "(1 node;" in tree.stdout, tree.stdout
-    assert "1 entries" not in sessions.stdout
+    assert "1 turns" not in sessions.stdout
     assert "1 nodes" not in tree.stdout

@@ -16,6 +16,8 @@ import pytest
 
 from chimera.core.errors import ConfigError
 from chimera.core.sessions import session_lock
+from chimera.core.sessions.catalog import note, read_catalog
+from chimera.core.sessions.listing import catalog_sessions
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.store import SessionStore
@@ -397,7 +399,7 @@ def test_sessions_and_tree_commands_describe_what_was_recorded(
     listing = run_chimera("sessions", "--json")
     assert listing.returncode == 0, listing.stderr
     (info,) = json.loads(listing.stdout)
-    assert set(info) == {"id", "title", "workdir", "created", "updated", "entries", "leaf", "last_run"}
+    assert set(info) == {"id", "title", "workdir", "created", "updated", "entries", "turns", "leaf", "last_run"}
     assert info["title"] == "look around"
     assert info["entries"] == 6
     tree = run_chimera("tree", info["id"], "--json")
@@ -540,3 +542,39 @@ def test_resume_when_the_workspace_is_gone_is_one_line(
     session_id = json.loads(first.stdout.splitlines()[0])["session_id"]
     workdir.rmdir()
     assert_one_line_error(run_here("run", "again", "--resume", session_id, env=model_env), "--workdir")
+
+
+def branched_session(home: Path, workdir: Path) -> str:
+    """A session of three answers on two branches: the active one (its leaf's) holds two of them."""
+    with SessionStore.create(home, "b1", workdir=workdir, model=MODEL) as store:
+        say = {"role": "assistant", "content": [{"type": "text", "text": "done"}]}
+        store.add("user", {"role": "user", "content": "first"}, sync=True)
+        first = store.add("assistant", say, sync=True)
+        store.add("user", {"role": "user", "content": "left behind"}, sync=True)
+        store.add("assistant", say, sync=True)
+        store.add("user", {"role": "user", "content": "taken instead"}, parent=first.id, sync=True)
+        store.add("assistant", say, sync=True)
+    return "b1"
+
+
+def test_sessions_count_the_turns_of_the_active_branch(isolated_env: Path, tmp_path: Path) -> None:
+    """Two answers on the branch the person is on, one on a branch left behind: `chimera sessions` (its JSON too)
+    and the picker's catalog say 2 turns, as the person saw them."""
+    session_id = branched_session(isolated_env, tmp_path)
+    (info,) = json.loads(run_here("sessions", "--json").stdout)
+    assert (info["id"], info["turns"], info["entries"]) == (session_id, 2, 6)
+    assert " 2 turns  first" in run_here("sessions").stdout
+    (entry,) = catalog_sessions(isolated_env)
+    assert entry.turns == 2
+
+
+def test_a_catalog_counting_every_branch_is_read_again(isolated_env: Path, tmp_path: Path) -> None:
+    """A catalog line an older Chimera wrote (turns of every branch, at the session's size now) is not trusted:
+    the session is read again once, and its line then says the active branch's turns."""
+    session_id = branched_session(isolated_env, tmp_path)
+    entries = isolated_env / "sessions" / session_id / "entries.jsonl"
+    older = {"title": "first", "workdir": str(tmp_path), "updated": 1.0, "turns": 3, "size": entries.stat().st_size}
+    note(isolated_env, session_id, {**older, "ending": None})
+    assert [entry.turns for entry in catalog_sessions(isolated_env)] == [2]
+    folded, _ = read_catalog(isolated_env)
+    assert folded[session_id]["active_turns"] == 2

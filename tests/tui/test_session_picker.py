@@ -190,7 +190,7 @@ async def test_a_crafted_catalog_line_shows_escaped_and_opens_only_its_session(i
     size = write_session(isolated_env, "18c0dd05", HERE, "plain", updated=time.time() - 90)
     lines = [
         b'{"id": "18c0dd05", "title": "\\u001b[31mred\\u001b[0m \\u0007bell", "workdir": "/work/alpha",'
-        + f' "updated": {time.time() - 90}, "size": {size}, "turns": 1, "ending": null}}'.encode(),
+        + f' "updated": {time.time() - 90}, "size": {size}, "active_turns": 1, "ending": null}}'.encode(),
         b'{"id": "../../../etc", "title": "elsewhere", "workdir": "/", "updated": 1.0, "size": 1, "ending": null}',
         b'{"id": "18c0dd05", "title": "to',
     ]
