@@ -236,3 +236,26 @@ async def test_interrupt_stops_every_variant(api: FakeAnthropic, project: Path) 
         assert await app.run_command("interrupt")
         await until(pilot, view.done.is_set, "the comparison to end")
         assert [r.outcome for r in view.rows or []] == ["stopped", "stopped"]
+
+
+async def test_what_the_variants_spend_counts_into_the_workbenchs_totals(api: FakeAnthropic, project: Path) -> None:
+    """The status line's tokens and cost (every run since the workbench opened) include a comparison's variants:
+    after /compare, they are the first task's plus every variant's, as their rows say, and the line shows so."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        status = app.state.status
+        before = (status.input_tokens, status.output_tokens, status.cost)
+        assert before[2] > 0
+        api.responder = lambda body: message(text("Nothing to do."))
+        view = await compared(pilot, app, "label=one label=two")
+        await until(pilot, lambda: view.rows is not None, "the rows at the end")
+        rows = view.rows or []
+        assert all(row.cost_usd > 0 for row in rows)
+        assert status.input_tokens == before[0] + sum(row.input_tokens for row in rows)
+        assert status.output_tokens == before[1] + sum(row.output_tokens for row in rows)
+        assert status.cost == pytest.approx(before[2] + sum(row.cost_usd for row in rows))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "back in the workbench")
+        await until(pilot, lambda: f"${status.cost:.4f}" in screen_text(app), "the total on the status line")
+        assert status.cost > before[2]

@@ -7,6 +7,7 @@ choose one, ``s`` stops it alone, a permission it asks shows its label and ``y``
 ``Variant.answer``). At the end the table of rows shows; ``d`` shows the file diff between two variants'
 branches (the diff of ``chimera diff``), ``enter``/``a`` adopts the chosen one after a ``y`` (the session
 switches to its branch with its files); ``escape`` goes back to the workbench, the workspace untouched.
+What the variants spend (tokens, cost) counts into the workbench's totals as it comes (``CompareHost``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, Protocol, cast
 
 from rich.table import Table
 from rich.text import Text
@@ -29,13 +30,25 @@ from chimera.core.bus import StreamSubscription
 from chimera.core.compare import Comparison, Row, Variant, files_at
 from chimera.core.difflines import diff_lines
 from chimera.core.errors import ChimeraError
+from chimera.core.events import UsageReported
 from chimera.core.sessions.session import Session
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import plural
 from chimera.tui.outside import tell
 from chimera.tui.state.compare import VariantProgress
+from chimera.tui.state.workbench import WorkbenchState
 
-__all__ = ["CompareScreen", "rows_grid"]
+__all__ = ["CompareHost", "CompareScreen", "rows_grid"]
+
+
+class CompareHost(Protocol):
+    """What the screen asks of the app: the workbench's state, whose run status totals (every run since the
+    workbench opened) the variants' tokens and cost count into, and a way to draw the status line again."""
+
+    @property
+    def state(self) -> WorkbenchState: ...
+
+    def show_status(self, **fields: object) -> None: ...
 
 
 def _safe(text: str) -> str:
@@ -185,13 +198,20 @@ class CompareScreen(Screen[None]):
         self.set_interval(1.0, self._redraw)
         self._redraw()
 
+    def on_unmount(self) -> None:
+        host = cast(CompareHost, self.app)
+        self.app.call_later(host.show_status)  # back on the workbench's screen: its line shows the new totals
+
     # --- the comparison, live -------------------------------------------------------------
 
     @work(group="compare-bus", exit_on_error=False)
     async def _follow(self, events: StreamSubscription, progress: VariantProgress) -> None:
+        totals = cast(CompareHost, self.app).state.status
         async for batch in events.batches():
             for event in batch:
                 progress.apply(event)
+                if isinstance(event, UsageReported):  # a variant's spending is the session's too
+                    totals.add_spent(event)
             self._redraw()
 
     @work(group="compare", exit_on_error=False)

@@ -5,7 +5,8 @@ Model, strategy, permission mode, state (``idle``, ``running``, ``compacting``,
 cost, how full the model's context window is, the session's id and the workspace. ``turn`` counts model
 requests with their tool calls (the API's ``steps``). Tokens and cost cover
 every run since the workbench opened (the session's runs, as Claude Code
-counts them). No Textual here: the status line is a view of it.
+counts them, and the variants of its comparisons: ``add_spent``). No Textual here: the status line is a
+view of it.
 """
 
 from __future__ import annotations
@@ -103,13 +104,19 @@ class RunStatus:
         self.session = ""  # it has no id to resume by until its first task
 
     def add_usage(self, usage: UsageReported) -> None:
-        """Count one response's tokens and cost into the totals (which span every run)."""
-        self.input_tokens += usage.input_tokens
-        self.output_tokens += usage.output_tokens
-        self.cost += usage.cost
+        """Count one response's tokens and cost into the totals (which span every run); its context's size is
+        the conversation's."""
+        self.add_spent(usage)
         if usage.context_window and usage.context_tokens:
             self.context = usage.context_tokens / usage.context_window
             self.context_tokens, self.window = usage.context_tokens, usage.context_window
+
+    def add_spent(self, usage: UsageReported) -> None:
+        """Count one response's tokens and cost into the totals, and nothing else: a response of another
+        conversation the session ran (a compared variant's), whose context is not the one shown."""
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.cost += usage.cost
 
     def compacted(self, done: CompactionDone) -> None:
         """The conversation was compacted: its size is the estimate after."""
