@@ -50,7 +50,7 @@ from chimera.core.messages import joined_text
 from chimera.core.redact import Redactor
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call, status_of_text
-from chimera.core.wording import describe_compaction, describe_timing, plural
+from chimera.core.wording import describe_compaction, describe_output, describe_timing, plural
 
 __all__ = ["Printer", "is_terminal", "write_line", "write_text"]
 
@@ -156,7 +156,8 @@ class Printer:
                 self._calls[call_id] = shown
                 self._under = call_id
             case ToolCallFinished(call_id=call_id, is_error=is_error, output=output, duration_ms=ms):
-                self._result(call_id, is_error, output, ms, event.status or status_of_text(output, is_error))
+                status = event.status or status_of_text(output, is_error)
+                self._result(call_id, is_error, describe_output(event.name, output, event.data), output, ms, status)
             case PermissionDecided(decision="deny", call_id=call_id, reason=reason):
                 if call_id in self._calls:  # said with the call's end: refused, not run, and why
                     self._refused[call_id] = reason
@@ -238,12 +239,12 @@ class Printer:
 
     # --- tool activity on stderr -------------------------------------------------------------
 
-    def _result(self, call_id: str, is_error: bool, output: str, ms: float, status: str) -> None:
+    def _result(self, call_id: str, is_error: bool, size: str, output: str, ms: float, status: str) -> None:
         mark = "✗" if is_error else "✓"
         timing = describe_timing(status, ms)
         refused = self._refused.pop(call_id, "")
-        if timing[0].isdigit():  # it ran to its end: how much it said, and how long it took
-            timing = f"{plural(output.count(chr(10)) + 1, 'line')} in {timing}"
+        if timing[0].isdigit():  # it ran to its end: how much it said (``describe_output``), and how long it took
+            timing = f"{size} in {timing}"
         elif status in ("refused", "declined"):  # it never ran: why not, in the words the model read
             mark = "⊘"
             why = refused if status == "refused" and refused else output.removeprefix("Error: ").strip()

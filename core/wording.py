@@ -4,14 +4,17 @@ them alike."""
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeGuard
 
 __all__ = [
     "Ending",
     "command",
     "describe_compaction",
     "describe_ending",
+    "describe_output",
     "describe_timing",
     "plural",
     "point_name",
@@ -54,6 +57,26 @@ def describe_timing(status: str, duration_ms: float) -> str:
     if status in _NEVER_RAN:
         return f"{status}, not run"
     return f"{duration_ms / 1000:.2f}s"
+
+
+def describe_output(name: str, output: str, data: Mapping[str, Any]) -> str:
+    """How much a finished call said, as its line shows it: ``3 lines``; ``1,204 lines, cut`` when the model saw
+    it cut (the whole output's lines when known: its ``data``'s ``lines``); for a ``read``, the file's lines it
+    read (``data``'s ``first`` to ``last``), whatever note follows them."""
+    count = output.count("\n") + (not output.endswith("\n"))
+    first, last = data.get("first"), data.get("last")
+    if name == "read" and _whole(first) and _whole(last):
+        count = max(0, last - first + 1)
+    cut = bool(data.get("cut")) or "full_output" in data  # older results named only the file
+    lines = data.get("lines")
+    if cut and _whole(lines):
+        count = lines
+    said = f"{count:,} {'line' if count == 1 else 'lines'}"
+    return f"{said}, cut" if cut else said
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 _NEVER_RAN = frozenset({"refused", "declined"})  # statuses of calls the permissions kept from running

@@ -23,7 +23,7 @@ from rich.text import Text
 from chimera.core.difflines import diff_lines
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
-from chimera.core.wording import describe_timing, plural
+from chimera.core.wording import describe_output, describe_timing, plural
 from chimera.tui.highlight import code_markdown, highlight_read
 from chimera.tui.inline_markdown import inline_markdown
 from chimera.tui.look import BOLD, ITALIC, Look, default_look
@@ -130,7 +130,7 @@ def summary_line(entry: Entry) -> str:
     elif entry.duration_ms is not None:
         parts.append(describe_timing(entry.ended, entry.duration_ms))
     if entry.output and entry.status in {"done", "failed"} and entry.ended not in {"refused", "declined"}:
-        parts.append(plural(entry.output.count("\n") + (not entry.output.endswith("\n")), "line"))
+        parts.append(describe_output(entry.name, entry.output, entry.data))
     return terminal_safe(" · ".join(part for part in parts if part), one_line=True)
 
 

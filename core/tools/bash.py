@@ -81,7 +81,7 @@ class Bash:
         code = shell.wait()
         text = sink.render()
         data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3), "timeout": timeout}
-        data.update(sink.where_saved())
+        data.update(sink.cut_data())
         if timed_out:
             return ToolResult(_join(text, _timeout_note(timeout)), is_error=True, data=data)
         if shell.note:

@@ -95,7 +95,7 @@ class _Listing:
         if not self.count:
             self.sink.close()
             return ToolResult(f"No files match {self.pattern!r}.")
-        return ToolResult(self.sink.render(), data={"count": self.count, **self.sink.where_saved()})
+        return ToolResult(self.sink.render(), data={"count": self.count, **self.sink.cut_data()})
 
 
 async def python_glob(base: Path, pattern: str, ctx: ToolContext) -> ToolResult:

@@ -123,14 +123,12 @@ class _Hits:
         if not self.count:
             self.sink.close()
             return ToolResult("No matches.")
-        return ToolResult(self.sink.render(), data={"matches": self.count, **self.sink.where_saved()})
+        return ToolResult(self.sink.render(), data={"matches": self.count, **self.sink.cut_data()})
 
     def failed(self, why: str) -> ToolResult:
         """The lines found so far, then the error that ended the search."""
         found = self.sink.render() if self.count else ""
-        return ToolResult(
-            f"{found}Error: {why}", is_error=True, data={"matches": self.count, **self.sink.where_saved()}
-        )
+        return ToolResult(f"{found}Error: {why}", is_error=True, data={"matches": self.count, **self.sink.cut_data()})
 
 
 async def python_grep(base: Path, pattern: str, ignore_case: bool, glob: str | None, ctx: ToolContext) -> ToolResult:

@@ -29,7 +29,7 @@ import secrets
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from chimera.core.redact import Redactor
 
@@ -68,6 +68,7 @@ class OutputSink:
         self._cut_short = False  # the file stopped at the cap
         self.total_chars = 0
         self.total_lines = 0
+        self._open_line = False
         self._masker = (redactor or Redactor()).stream()
         self._listener = listener
 
@@ -85,6 +86,7 @@ class OutputSink:
             self._listener(text)
         self.total_chars += len(text)
         self.total_lines += text.count("\n")
+        self._open_line = not text.endswith("\n")  # a last line with no newline still counts
         if not self._spilled:
             self._whole.append(text)
             self._whole_len += len(text)
@@ -151,6 +153,13 @@ class OutputSink:
         """A result's ``data`` entry naming the file that holds the whole output (or the part saved before
         saving failed), when it was cut."""
         return {"full_output": str(self.spill_path)} if self._spilled and self._created else {}
+
+    def cut_data(self) -> dict[str, Any]:
+        """A result's ``data`` entries for an output the model sees cut (none when it sees it whole): ``cut``,
+        ``lines`` (the whole output's, as a person counts them) and ``full_output`` where it was saved."""
+        if not self._spilled:
+            return {}
+        return {"cut": True, "lines": self.total_lines + self._open_line, **self.where_saved()}
 
     def close(self) -> None:
         self._take(self._masker.flush())  # the held-back end: the text is complete

@@ -1,4 +1,8 @@
-"""Provides the ``read`` tool: a file's lines, numbered, a page at a time."""
+"""Provides the ``read`` tool: a file's lines, numbered, a page at a time.
+
+Its result's ``data`` says which lines were read (``first``, ``last``: none when ``last`` is below ``first``)
+and, with ``cut``, that a line longer than ``MAX_LINE`` reached the model cut.
+"""
 
 from __future__ import annotations
 
@@ -68,6 +72,7 @@ def _numbered(fh: io.TextIOWrapper, shown: str, offset: int, limit: int, ctx: To
     used = 0
     last = offset - 1
     more = False
+    cut = False  # a line was cut: the model sees part of it
     with fh:
         for number, line in enumerate(fh, start=1):
             if number < offset:
@@ -80,6 +85,7 @@ def _numbered(fh: io.TextIOWrapper, shown: str, offset: int, limit: int, ctx: To
             text = ctx.redactor.mask(line.rstrip("\r\n"))  # masked before it is cut: never half a secret
             if len(text) > MAX_LINE:
                 text = f"{text[:MAX_LINE]}… [line cut at {MAX_LINE} of {len(text):,} characters]"
+                cut = True
             entry = f"{number:>6}\t{text}\n"
             if used + len(entry) > cap and out:
                 more = True
@@ -89,12 +95,15 @@ def _numbered(fh: io.TextIOWrapper, shown: str, offset: int, limit: int, ctx: To
             last = number
     if not out:
         if offset == 1:
-            return ToolResult(f"{shown} is empty.")
+            return ToolResult(f"{shown} is empty.", data={"path": shown, "first": 1, "last": 0})
         return ToolResult.error(f"{shown} has fewer than {offset} lines")
     body = "".join(out)
     if more:
         body += f"[... more lines follow: read again with offset={last + 1} ...]\n"
-    return ToolResult(body, data={"path": shown, "first": offset, "last": last})
+    data: dict[str, Any] = {"path": shown, "first": offset, "last": last}  # the lines read: last - first + 1
+    if cut:
+        data["cut"] = True
+    return ToolResult(body, data=data)
 
 
 def _binary(fd: int, shown: str) -> ToolResult:

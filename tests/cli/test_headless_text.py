@@ -184,3 +184,21 @@ def test_a_refused_call_says_it_did_not_run_and_why(
     planned = run_here("run", "write it", "--workdir", str(project), "--loop", "plan", env=model_env)
     assert "  ⊘ refused, not run: not permitted while planning: write can change things" in planned.stderr
     assert not re.search(r"lines? in \d", proc.stderr + planned.stderr)
+
+
+def test_a_result_line_counts_the_lines_read_and_says_when_output_was_cut(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """A read of a three-line file says 3 lines (it said 4: a final newline counted one more); a command that
+    printed 5,000 lines, cut for the model to its head and tail, says so."""
+    (project / "three.txt").write_text("a\nb\nc\n")
+    api.script(
+        message(tool_use("r1", "read", {"path": "three.txt"}), stop_reason="tool_use"),
+        message(tool_use("b1", "bash", {"command": "seq 5000"}), stop_reason="tool_use"),
+        message(text("Read and counted.")),
+    )
+    proc = run_here("run", "count", "--workdir", str(project), "--permission-mode", "bypass", env=model_env)
+    assert proc.returncode == 0, proc.stderr
+    results = [line for line in proc.stderr.splitlines() if line.startswith("  ✓")]
+    assert re.fullmatch(r"  ✓ 3 lines in \d+\.\d+s", results[0]), results
+    assert re.fullmatch(r"  ✓ 5,000 lines, cut in \d+\.\d+s", results[1]), results

@@ -447,7 +447,7 @@ async def test_grep_over_the_cap_keeps_head_and_tail_and_saves_the_rest(ws: Path
     full = "".join(f"big.txt:{i}:match {i:04d}\n" for i in range(1, 401))
     assert_head_marker_tail(result.output, full, 600)
     saved = Path(result.data["full_output"])  # the workbench opens it whole with `o`
-    assert result.data == {"matches": 400, "full_output": str(saved)}
+    assert result.data == {"matches": 400, "cut": True, "lines": 400, "full_output": str(saved)}
     assert saved.read_text() == full
 
 

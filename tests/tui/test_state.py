@@ -36,7 +36,10 @@ from chimera.core.sessions.reading import read_node, summary
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
-from chimera.tui.state import LIVE_CHARS, LIVE_LINES, Transcript
+from chimera.core.tools.base import ToolContext, ToolResult
+from chimera.core.tools.bash import Bash
+from chimera.core.tools.read import Read
+from chimera.tui.state import LIVE_CHARS, LIVE_LINES, Entry, Transcript
 from chimera.tui.transcript_render import summary_line
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, stream_error, text, thinking, tool_use
@@ -520,3 +523,39 @@ async def test_a_switch_and_the_branch_it_starts_are_entries_of_their_own(
         assert [e.text for e in transcript.entries if e.kind == "user"] == ["look at a.txt", "where are we?"]
     finally:
         await session.close()
+
+
+def finished_as(name: str, args: dict[str, object], result: ToolResult) -> Entry:
+    """The transcript entry of a call of ``name`` that ended with ``result``, as the workbench shows it."""
+    transcript = Transcript()
+    transcript.apply(ToolCallStarted(call_id="c1", name=name, args=args))
+    transcript.apply(
+        ToolCallFinished(
+            call_id="c1", name=name, args=args, is_error=result.is_error, duration_ms=10.0, output=result.output,
+            data=result.data, status=result.ended,
+        )
+    )  # fmt: skip
+    (call,) = transcript.entries
+    return call
+
+
+async def test_a_calls_line_counts_what_it_read_and_says_when_the_model_saw_it_cut(tmp_path: Path) -> None:
+    """A read's line says the file's lines it read (not its paging note); one whose long line reached the model
+    cut, and a command whose output was cut to head and tail, say `cut` (the command's count: all it printed)."""
+    (tmp_path / "three.txt").write_text("a\nb\nc\n")
+    (tmp_path / "long.txt").write_text("".join(f"{n}\n" for n in range(1, 4001)))
+    (tmp_path / "wide.txt").write_text("x" * 3000 + "\nshort\n")
+    (tmp_path / "empty.txt").write_text("")
+    ctx = ToolContext(tmp_path, tmp_path / "spill", max_output=2000)
+    lines = {}
+    for path in ("three.txt", "long.txt", "wide.txt", "empty.txt"):
+        result = await Read().run({"path": path}, ctx)
+        shown = summary_line(finished_as("read", {"path": path}, result))
+        lines[path] = shown.rsplit(" · ", 1)[1]
+        numbered = [line for line in result.output.splitlines() if line.lstrip()[:1].isdigit()]
+        assert lines[path].startswith(f"{len(numbered):,} line"), (path, shown)
+    assert (lines["three.txt"], lines["wide.txt"], lines["empty.txt"]) == ("3 lines", "1 line, cut", "0 lines")
+    printed = await Bash().run({"command": "seq 5000"}, ctx)
+    assert summary_line(finished_as("bash", {"command": "seq 5000"}, printed)).endswith(" · 5,000 lines, cut")
+    small = await Bash().run({"command": "seq 3"}, ctx)
+    assert summary_line(finished_as("bash", {"command": "seq 3"}, small)).endswith(" · 3 lines")
