@@ -23,8 +23,14 @@ system prompt).
 Recovery (``loops.recovery``): failures worth retrying are retried with
 backoff, each attempt announced by a ``retry`` event, the partial output of the
 failed attempt discarded. A response cut by ``max_tokens`` is continued. A
-refusal ends the run and leaves the context as it was before the request. A
 400 fails at once.
+
+Words no answer followed: when a run ends because the server refused the
+request (an HTTP 4xx other than a rate limit), the model declined it, or the
+person interrupted it before an answer, the words it added after its last
+answer (its task, when nothing answered it; steering, a loop note) leave the
+context, so the next request never carries them; the session keeps them,
+marked (``left_out``), and ``run_finished`` says so (see ``loops.base.left_out_why``).
 
 Secrets (the provider's credentials) are masked in everything that leaves the
 core: every event as it is emitted (streamed text too, even a secret cut across
@@ -53,6 +59,7 @@ from typing import TypeVar
 from chimera.core.bus import EventBus
 from chimera.core.context import Context
 from chimera.core.env import Environment
+from chimera.core.errors import SessionError
 from chimera.core.events import (
     BranchCreated,
     BranchSummarized,
@@ -80,6 +87,7 @@ from chimera.core.loops.base import (
     StepResult,
     Stop,
     ended_by,
+    left_out_why,
 )
 from chimera.core.loops.batches import results_message, sendable
 from chimera.core.loops.branch_notes import carried_message, summarize_branch
@@ -91,7 +99,14 @@ from chimera.core.loops.prompts import workspace_prompt
 from chimera.core.loops.questions import PlanQuestions
 from chimera.core.loops.steering import SteeringQueue
 from chimera.core.loops.tool_turn import ToolTurn
-from chimera.core.messages import CONTINUE_PROMPT, Prompt, joined_text, reminder_block, steering_block
+from chimera.core.messages import (
+    CONTINUE_PROMPT,
+    Prompt,
+    content_blocks,
+    joined_text,
+    reminder_block,
+    steering_block,
+)
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Message, ModelDone, ModelRequest, Provider
 from chimera.core.redact import Redactor
@@ -105,6 +120,15 @@ __all__ = ["CONTINUE_PROMPT", "AgentLoop", "LoopStrategy", "Outcome", "Pins", "R
 _E = TypeVar("_E", bound=StepEvent)
 log = logging.getLogger("chimera.loop")
 _DECLINED = "the model declined the request"
+
+
+@dataclasses.dataclass(slots=True)
+class _Unanswered:
+    """The words a run added since its last answer: their session ``nodes`` and their content ``blocks``, which end
+    the context's last message."""
+
+    nodes: list[str] = dataclasses.field(default_factory=list)
+    blocks: list[dict[str, object]] = dataclasses.field(default_factory=list)
 
 
 class AgentLoop:
@@ -180,6 +204,7 @@ class AgentLoop:
         self._task_queued: str | None = None  # the queue id of the follow-up this run's task delivers
         self._plans = PlanQuestions()  # proposed plans awaiting an answer
         self._cut: list[str] = []  # the text of answers cut by max_tokens, which the next one continues
+        self._unanswered: _Unanswered | None = None  # this run's words since its last answer (None: answered)
         self._interrupt_pending = False
         self._stopping = False  # an interrupt came for this run: no more turns, not even for late words
         self._starting: GitStop | None = None  # the snapshot's git calls, while the run starts
@@ -267,6 +292,7 @@ class AgentLoop:
         self._model.new_run()
         self._tool_turn.new_run()
         self._interrupt_pending = self._stopping = False
+        self._unanswered = _Unanswered()
         self._compactor.new_run()
         out: asyncio.Queue[StepEvent | None] = asyncio.Queue()
         self._out = out
@@ -417,6 +443,10 @@ class AgentLoop:
             self._work = None
             self._steering.closed = True
         self.give_back_steering()  # words no turn read go back to the person, never to another task
+        try:
+            left_out, left_nodes = self._leave_out(outcome)
+        except SessionError as err:  # the mark could not be kept: the words stay, as the session has them
+            outcome, left_out, left_nodes = Outcome(False, "session", error=str(err)), "", []
         self.emit(
             RunFinished(
                 success=outcome.success,
@@ -425,9 +455,24 @@ class AgentLoop:
                 cost=round(self.cost, 6),
                 error=outcome.error,
                 answer=outcome.answer,
+                left_out=left_out,
+                left_out_nodes=left_nodes,
             )
         )
         out.put_nowait(None)
+
+    def _leave_out(self, outcome: Outcome) -> tuple[str, list[str]]:
+        """When ``outcome`` leaves out the words no answer followed (``loops.base.left_out_why``): marked in the
+        session, then taken off the context (the node it stands at stays, so the next message follows them in
+        the tree). Why, and their nodes; nothing when they stay (or a compaction took them into its summary)."""
+        unanswered, self._unanswered = self._unanswered, None
+        why = left_out_why(outcome)
+        if not why or unanswered is None or not self.context.ends_with(unanswered.blocks):
+            return "", []
+        if unanswered.nodes and self.recorder is not None:
+            self.recorder.leave_out(unanswered.nodes, why)
+        self.context.drop_end(len(unanswered.blocks))
+        return why, unanswered.nodes
 
     def _read_late_words(self, outcome: Outcome) -> bool:
         """Whether the run, done with its work, takes one more turn for words the person sent meanwhile:
@@ -562,6 +607,13 @@ class AgentLoop:
         if self.recorder is not None:  # first on disk: if saving fails, memory does not run ahead of it
             node_id = self.recorder.record(kind, message, parent=self.context.node_id, sync=sync, queued=queued)
         self.context.add(message, node_id)
+        if kind != "user":  # an answer, or the results of its calls: what came before is answered
+            self._unanswered = None
+        elif self._unanswered is not None or self.running:  # words of a run (between runs: a carried summary)
+            unanswered = self._unanswered = self._unanswered or _Unanswered()
+            unanswered.blocks += content_blocks(message["content"])
+            if node_id is not None:
+                unanswered.nodes.append(node_id)
 
     async def query(self) -> ModelDone:
         """One model request over the current context, retried in stages; partial output is never kept.

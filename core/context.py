@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
-from chimera.core.messages import Prompt, merged_into
+from chimera.core.messages import Prompt, content_blocks, merged_into
 from chimera.core.providers.base import Message
 
 __all__ = ["Context"]
@@ -57,6 +58,29 @@ class Context:
         merged_into(self.messages, message)
         if node_id is not None:
             self.node_id = node_id
+
+    def ends_with(self, blocks: list[dict[str, Any]]) -> bool:
+        """Whether the last message is the person's and ends with ``blocks`` (compared by value; none: True)."""
+        last = self.last
+        if not blocks:
+            return True
+        if last is None or last.get("role") != "user":
+            return False
+        held = content_blocks(last.get("content"))
+        return len(held) >= len(blocks) and held[len(held) - len(blocks) :] == blocks
+
+    def drop_end(self, count: int) -> None:
+        """Take the last ``count`` content blocks off the last message (words no answer followed); a message left
+        with none goes, with its start. The node the context stands at does not move. Check :meth:`ends_with`
+        first: this takes whatever blocks are there."""
+        if count <= 0 or self.last is None:
+            return
+        kept = content_blocks(self.last.get("content"))[:-count]
+        if kept:
+            self.messages[-1] = {"role": "user", "content": kept}
+        else:
+            self.messages.pop()
+            self.starts.pop()
 
     def fork(self) -> Context:
         """An independent copy: what is added to one is not in the other."""

@@ -9,6 +9,10 @@ from __future__ import annotations
 CONFIG_KINDS = frozenset({"auth", "not_found", "permission", "unreachable", "protocol"})
 """Provider failures whose fix is in the setup (key, model, URL, a server that speaks the API), not in waiting."""
 
+REFUSED_KINDS = frozenset({"bad_request", "prompt_too_long", "auth", "permission", "not_found", "encoding"})
+"""Provider failures that refuse the request itself (an HTTP 4xx other than a rate limit, or a request that cannot
+be encoded): sent again as it is, it fails the same way."""
+
 
 class ChimeraError(Exception):
     """Root of every error Chimera raises on purpose."""

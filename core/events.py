@@ -136,6 +136,13 @@ class TurnStarted(StepEvent):
 @register
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(StepEvent):
+    """How a run ended. ``left_out`` says why the run's words that no answer followed (its task, when the model
+    never answered; steering or a loop note sent after its last answer) are left out of the conversation:
+    ``refused`` (the server refused the request: an HTTP 4xx other than a rate limit), ``declined`` (the model
+    declined it) or ``interrupted`` (stopped before an answer); empty when the conversation keeps everything the
+    run said. ``left_out_nodes`` are the session nodes of those words, kept in the tree and marked (none when
+    nothing was recorded: interrupted before the task joined the conversation)."""
+
     type: ClassVar[str] = "run_finished"
     success: bool
     reason: str
@@ -143,6 +150,8 @@ class RunFinished(StepEvent):
     cost: float
     error: str = ""
     answer: str = ""
+    left_out: str = ""
+    left_out_nodes: list[str] = field(default_factory=list)
 
 
 # --- model output --------------------------------------------------------------

@@ -14,6 +14,7 @@ __all__ = [
     "command",
     "describe_compaction",
     "describe_ending",
+    "describe_left_out",
     "describe_output",
     "describe_timing",
     "plural",
@@ -168,6 +169,20 @@ def describe_ending(success: bool, reason: str, error: str = "") -> Ending:
         return Ending("finished", "where the recording stops", error or "the recording ends here")
     why = _STOPPED_BECAUSE.get(reason, reason.replace("_", " "))
     return Ending("failed", why, f"stopped: {error}" if error else f"stopped: {why}")
+
+
+_LEFT_OUT_BECAUSE = {
+    "refused": "the server refused it",
+    "declined": "the model declined it",
+    "interrupted": "it was interrupted before any answer",
+}
+
+
+def describe_left_out(why: str) -> str:
+    """One line saying that a run's words no answer followed are left out of the conversation, and why
+    (``why``: ``refused``, ``declined`` or ``interrupted``, as ``run_finished`` says)."""
+    because = _LEFT_OUT_BECAUSE.get(why, why)
+    return f"left out of the conversation ({because}): the next request is sent without it"
 
 
 def point_name(node: str | None) -> str:

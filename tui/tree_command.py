@@ -18,7 +18,7 @@ from rich.cells import cell_len, set_cell_size
 
 from chimera.core.gc_pause import collecting_later
 from chimera.core.home import chimera_home
-from chimera.core.sessions.reading import Reader, summary
+from chimera.core.sessions.reading import Reader, left_out_of, summary
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.tree import SessionTree
 from chimera.core.sessions.tree_lines import TreeLines
@@ -31,10 +31,11 @@ __all__ = ["print_tree", "tree_document"]
 
 def tree_document(store: SessionStore) -> dict[str, Any]:
     """``{"session_id", "leaf", "nodes": [{"id", "parent_id", "kind", "part", "summary", "label", "checkpoint",
-    "restores"}], "saved": [{"name", "node", "snapshot"}]}``.
+    "restores", "left_out"}], "saved": [{"name", "node", "snapshot"}]}``.
 
     ``part`` is what the node is (``sessions.reading``: prompt, steering, note, continuation, answer, results,
-    compaction, damaged); ``checkpoint`` is a snapshot pinned to the node itself; ``restores`` the one a switch
+    compaction, damaged); ``left_out`` why it is kept but no longer sent to the model (``refused``, ``declined``,
+    ``interrupted``), or null; ``checkpoint`` is a snapshot pinned to the node itself; ``restores`` the one a switch
     there brings back (its own, or its nearest ancestor's). ``saved`` lists files saved under a name of their
     own (the half-restored files an undo found), which a switch to the name brings back. Each node is read
     once, parents before children, so the document costs the size of the tree.
@@ -74,6 +75,7 @@ def _nodes(tree: SessionTree) -> Iterator[dict[str, Any]]:
             "labels": names,
             "checkpoint": snapshot,
             "restores": restores[node.id],
+            "left_out": left_out_of(reading) or None,
         }
 
 

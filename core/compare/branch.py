@@ -9,6 +9,7 @@ back. The recorder also knows which nodes are the variant's own.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from chimera.core.sessions.store import SessionStore
@@ -43,3 +44,6 @@ class BranchRecorder:
 
     def children_of(self, node_id: str | None) -> int:
         return self.store.children_of(node_id)
+
+    def leave_out(self, node_ids: Sequence[str], why: str) -> None:
+        self.store.leave_out(node_ids, why)

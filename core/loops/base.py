@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from chimera.core.context import Context
-from chimera.core.errors import ProviderError, ReplayDiverged, SessionError
+from chimera.core.errors import REFUSED_KINDS, ProviderError, ReplayDiverged, SessionError
 from chimera.core.events import CompactionDone, StepEvent
 from chimera.core.loop_config import LoopConfig
 from chimera.core.messages import Prompt
@@ -29,6 +29,7 @@ from chimera.core.providers.base import Message, ModelDone
 from chimera.core.tools.executor import ToolCall, ToolOutcome
 
 __all__ = [
+    "ENDED_LEAVING_OUT",
     "PLAN_DECISIONS",
     "Core",
     "LoopStrategy",
@@ -41,6 +42,7 @@ __all__ = [
     "StepResult",
     "Stop",
     "ended_by",
+    "left_out_why",
 ]
 
 PLAN_DECISIONS = ("approve", "edit", "revise", "cancel")
@@ -87,6 +89,23 @@ def ended_by(err: Exception | asyncio.CancelledError, time_limit: float | None) 
     if isinstance(err, asyncio.CancelledError):
         return Outcome(False, "interrupted", error="the run was interrupted")
     return Outcome(False, "error", error=f"the run failed: {type(err).__name__}: {err}")
+
+
+ENDED_LEAVING_OUT = {"refused": "bad_request", "declined": "refusal", "interrupted": "interrupted"}
+"""For each reason words are left out, a reason a run ends with that leaves them out (a recorded end played again)."""
+
+
+def left_out_why(outcome: Outcome) -> str:
+    """Why a run that ended with ``outcome`` leaves the words no answer followed out of the conversation
+    (``refused``, ``declined``, ``interrupted``), or empty when they stay: a request the server refused (an HTTP
+    4xx other than a rate limit) or the model declined fails the same way when sent again, and a run the
+    person stopped before an answer is theirs to send again or not. Words a failing server or network never
+    answered stay: sent again, they may well be answered."""
+    if outcome.reason == "interrupted":
+        return "interrupted"
+    if outcome.reason == "refusal":
+        return "declined"
+    return "refused" if outcome.reason in REFUSED_KINDS else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +258,11 @@ class Recorder(Protocol):
 
     def children_of(self, node_id: str | None) -> int:
         """How many nodes already follow ``node_id`` (more than none: a new message branches)."""
+        ...
+
+    def leave_out(self, node_ids: Sequence[str], why: str) -> None:
+        """Keep the user messages ``node_ids`` but leave them out of the model's context from now on (``why``:
+        ``refused``, ``declined`` or ``interrupted``: the run ended with no answer to them)."""
         ...
 
 

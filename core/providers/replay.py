@@ -93,8 +93,9 @@ class ReplayProvider:
         model: the name reported in events.
         pace: seconds to wait between streamed pieces (0 streams as fast as it can).
         ending: why the recording has no turn after these (the recorded run stopped there):
-            a request past the last turn then fails with kind ``recording_ended`` and this
-            text, instead of ``replay_exhausted``.
+            a request past the last turn then fails with kind ``ending_kind`` (``recording_ended``
+            unless the recorded run ended another way, such as ``bad_request``) and this text,
+            instead of ``replay_exhausted``.
         secrets: values masked wherever the loop it drives writes (the process's API keys,
             for a replay): the loop reads them as it reads a live provider's.
         clock: plays each turn in its recorded time at the clock's speed, and holds while
@@ -108,6 +109,7 @@ class ReplayProvider:
         model: str = "replay",
         pace: float = 0.0,
         ending: str | None = None,
+        ending_kind: str = RECORDING_ENDED,
         secrets: Iterable[str] = (),
         clock: Pace | None = None,
     ) -> None:
@@ -115,6 +117,7 @@ class ReplayProvider:
         self._model = model
         self.pace = pace
         self.ending = ending
+        self.ending_kind = ending_kind
         self.secrets = tuple(secrets)
         self.clock = clock
         self.position = 0
@@ -145,7 +148,7 @@ class ReplayProvider:
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelChunk]:
         if self.position >= len(self._turns) and self.ending is not None:
-            raise ProviderError(self.ending, kind=RECORDING_ENDED, retryable=False)
+            raise ProviderError(self.ending, kind=self.ending_kind, retryable=False)
         if self.position >= len(self._turns):
             raise ProviderError(
                 "the recording has no more turns: the run asked the model more often than it was recorded",

@@ -1,8 +1,9 @@
 """Provides ``export_markdown``: a session's active path as a Markdown document.
 
-The person's messages (and what they said while it worked), the model's
-answers, the loop's notes, compactions, and each tool call with its result
-(long results folded into ``<details>``), in the order they happened, as the
+The person's messages (and what they said while it worked; words left out of
+the model's context say so), the model's answers, the loop's notes,
+compactions, and each tool call with its result (long results folded into
+``<details>``), in the order they happened, as the
 workbench shows them: thinking folded into ``<details>``, an edit's diff (from
 the session's event log) after its result. Each node is read as
 ``sessions.reading`` reads it for every reader. What the session holds
@@ -34,9 +35,11 @@ from chimera.core.sessions.reading import (
     Steer,
     Summary,
     Task,
+    left_out_of,
 )
 from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import terminal_safe
+from chimera.core.wording import describe_left_out
 
 __all__ = ["export_markdown"]
 
@@ -69,7 +72,14 @@ def _has_diff(event: dict[str, Any]) -> bool:
 
 
 def _told(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
-    """The Markdown lines for one node, as ``sessions.reading`` reads it."""
+    """The Markdown lines for one node, as ``sessions.reading`` reads it; words left out of the model's context
+    say so after them."""
+    lines = _lines(reading, diffs)
+    why = left_out_of(reading)
+    return [*lines, f"*({plain(describe_left_out(why))})*", ""] if why and lines else lines
+
+
+def _lines(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
     match reading:
         case Task(text=text):
             return ["## You", "", text, ""] if text else []

@@ -7,7 +7,8 @@ tree holds the messages (the branch exactly, whatever was switched since);
 ``events.jsonl`` adds what only the events knew, each call's duration and data
 (an edit's diff), matched by the call's place in the tree (the message that
 made it, and its id there), never by the provider's id alone. A log that is
-missing, unreadable or damaged only costs those details. Each node is read as
+missing, unreadable or damaged only costs those details (a run whose words the
+tree marks as left out still ends there, saying so). Each node is read as
 ``sessions.reading`` reads it, as every other reader of a session does.
 """
 
@@ -36,6 +37,7 @@ from chimera.core.events import (
     event_from_dict,
 )
 from chimera.core.gc_pause import collecting_later
+from chimera.core.loops.base import ENDED_LEAVING_OUT
 from chimera.core.sessions.files import EVENTS, open_file
 from chimera.core.sessions.jsonl import lines_backwards, read_all
 from chimera.core.sessions.reading import (
@@ -51,8 +53,10 @@ from chimera.core.sessions.reading import (
     Steer,
     Summary,
     Task,
+    left_out_of,
 )
 from chimera.core.sessions.store import SessionStore
+from chimera.core.sessions.tree import LEFT_OUT_REASONS, Node
 from chimera.core.tools.base import CALL_STATUSES, ToolResult, status_of_text
 from chimera.core.wording import Ending, describe_ending
 
@@ -76,14 +80,38 @@ def _branch_events(store: SessionStore) -> list[StepEvent]:
     model = str(store.meta.get("model", ""))
     out: list[StepEvent] = []
     continued = 0  # continue prompts in a row: the retry number a live run showed
-    for reading in Reader(store.tree).path():
+    readings = list(Reader(store.tree).path())
+    left_out: list[str] = []  # the nodes of the words left out just before this one
+    for index, reading in enumerate(readings):
         node = reading.node
         continued = continued + 1 if isinstance(reading, Continuation) else 0
         compaction = logged.compactions.get(node.id)
         told = [compaction] if compaction is not None else _told(reading, logged.calls, model, continued)
         out += [dataclasses.replace(event, node_id=node.id, ts=node.ts) for event in told]
-        out += logged.ends.get(node.id, [])  # the runs that ended here, as they ended
+        ends = logged.ends.get(node.id, [])
+        out += ends  # the runs that ended here, as they ended
+        why = left_out_of(reading)
+        if why:
+            left_out.append(node.id)
+            last = index + 1 == len(readings) or not left_out_of(readings[index + 1])
+            if last and not any(isinstance(end, RunFinished) and end.left_out for end in ends):
+                out.append(_left_out_end(node, why, left_out))  # the log lost how the run ended: the tree says
+            left_out = [] if last else left_out
     return out
+
+
+def _left_out_end(node: Node, why: str, nodes: list[str]) -> RunFinished:
+    """The end of a run whose words the tree marks as left out, for a log that does not hold it."""
+    return RunFinished(
+        node_id=node.id,
+        ts=node.ts,
+        success=False,
+        reason=ENDED_LEAVING_OUT[why],
+        steps=0,
+        cost=0.0,
+        left_out=why,
+        left_out_nodes=list(nodes),
+    )
 
 
 def _told(reading: Reading, finished: Calls, model: str, continued: int) -> list[StepEvent]:
@@ -218,6 +246,9 @@ def _sound_end(event: RunFinished) -> bool:
         and isinstance(event.cost, int | float)
         and isinstance(event.reason, str)
         and isinstance(event.error, str)
+        and event.left_out in ("", *LEFT_OUT_REASONS)
+        and isinstance(event.left_out_nodes, list)
+        and all(isinstance(node, str) for node in event.left_out_nodes)
     )
 
 

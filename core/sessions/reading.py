@@ -17,6 +17,11 @@ and vanish from another:
 - :class:`Carried` the summary of a branch the person left, carried into the path they came to;
 - :class:`Damaged` a record that no longer decodes (the rest of the session still reads).
 
+Words of the person's side (a prompt, steering, a note, a continuation, a carried summary) may be
+*left out* of the model's context (``left_out`` says why: ``refused``, ``declined``, ``interrupted``):
+a run ended with no answer to them, and the session keeps them, marked. Every reader shows them as
+such, and :func:`model_context` sends them no more.
+
 Readings are values (nothing changes one once made) kept as plain slotted dataclasses, not frozen ones:
 a long session makes them by the hundred thousand, and a frozen one costs twice as much to make.
 
@@ -60,6 +65,7 @@ __all__ = [
     "Steer",
     "Summary",
     "Task",
+    "left_out_of",
     "model_context",
     "read_node",
     "result_text",
@@ -101,6 +107,7 @@ class Task:
     node: Node
     text: str
     content: Any
+    left_out: str = ""  # why it is left out of the model's context (empty: it is in it)
     part: ClassVar[str] = "prompt"
 
 
@@ -110,6 +117,7 @@ class Steer:
 
     node: Node
     texts: tuple[str, ...]
+    left_out: str = ""
     part: ClassVar[str] = "steering"
 
 
@@ -119,6 +127,7 @@ class Note:
 
     node: Node
     texts: tuple[str, ...]
+    left_out: str = ""
     part: ClassVar[str] = "note"
 
 
@@ -127,6 +136,7 @@ class Continuation:
     """The loop asking the model to go on after a response cut by the output limit."""
 
     node: Node
+    left_out: str = ""
     part: ClassVar[str] = "continuation"
 
 
@@ -168,6 +178,7 @@ class Carried:
 
     node: Node
     summary: str
+    left_out: str = ""
     part: ClassVar[str] = "branch_summary"
 
 
@@ -183,8 +194,9 @@ class Damaged:
 Reading = Task | Steer | Note | Continuation | Answer | Results | Summary | Carried | Damaged
 
 
-def read_node(node: Node, asked: tuple[Call, ...] = ()) -> Reading:
-    """What ``node`` is. ``asked``: the calls of its parent, for a results node (from :func:`read_node` of it)."""
+def read_node(node: Node, asked: tuple[Call, ...] = (), left_out: str = "") -> Reading:
+    """What ``node`` is. ``asked``: the calls of its parent, for a results node (from :func:`read_node` of it);
+    ``left_out``: why a user message is left out of the model's context (the tree's mark; empty: it is not)."""
     try:
         message = node.message
     except SessionError as err:
@@ -200,17 +212,22 @@ def read_node(node: Node, asked: tuple[Call, ...] = ()) -> Reading:
     if node.kind == "tool_result":
         return _results(node, blocks, asked)
     if is_continue_prompt(message):
-        return Continuation(node)
+        return Continuation(node, left_out)
     words = [str(b.get("text", "")) for b in blocks if b.get("type") == "text" and not is_reminder(b)]
     if words or any(b.get("type") not in {"text", "tool_result"} for b in blocks):  # an image is the person's too
-        return Task(node, "\n\n".join(words), message.get("content"))
+        return Task(node, "\n\n".join(words), message.get("content"), left_out)
     carried = [text for text in map(carried_text, blocks) if text is not None]
     if carried:
-        return Carried(node, "\n\n".join(carried))
+        return Carried(node, "\n\n".join(carried), left_out)
     steering = tuple(text for text in map(steering_text, blocks) if text is not None)
     if steering:
-        return Steer(node, steering)
-    return Note(node, tuple(_reminder_text(b) for b in blocks if is_reminder(b)))
+        return Steer(node, steering, left_out)
+    return Note(node, tuple(_reminder_text(b) for b in blocks if is_reminder(b)), left_out)
+
+
+def left_out_of(reading: Reading) -> str:
+    """Why the node ``reading`` reads is left out of the model's context; empty when it is in it."""
+    return reading.left_out if isinstance(reading, Task | Steer | Note | Continuation | Carried) else ""
 
 
 def _answer(node: Node, message: dict[str, Any], blocks: list[dict[str, Any]]) -> Answer:
@@ -275,6 +292,8 @@ def summary(reading: Reading) -> str:
             line = "[branch left] " + text
         case Damaged():
             line = "[damaged record]"
+    if why := left_out_of(reading):
+        line = f"[left out: {why}] {line}"
     head = line[: _SUMMARY_WIDTH * 4]  # only what can show: a long answer costs what is shown
     shown = flat(head)
     if len(shown) <= _SUMMARY_WIDTH and len(head) < len(line):  # mostly blank so far: look at all of it
@@ -298,7 +317,7 @@ class Reader:
             if node.kind == "tool_result" and node.parent_id in self.tree.nodes:
                 parent = self.read(node.parent_id)
                 asked = parent.calls if isinstance(parent, Answer) else ()
-            reading = self._read[node_id] = read_node(node, asked)
+            reading = self._read[node_id] = read_node(node, asked, self.tree.left_out.get(node_id, ""))
         return reading
 
     def path(self, node_id: str | None = None) -> Iterator[Reading]:
@@ -315,12 +334,16 @@ def model_context(tree: SessionTree, node_id: str | None = None) -> Context:
 
     A compaction on the path stands for everything before it: its summary comes first, then
     the tail it kept (from the node in ``tree.kept``), then what followed it. A point before
-    the compaction still has its whole history. A damaged record on the path is a SessionError
-    naming it: the model is never sent a conversation with a hole in it.
+    the compaction still has its whole history. A message left out (``tree.left_out``) is not
+    sent. A damaged record on the path is a SessionError naming it: the model is never sent a
+    conversation with a hole in it.
     """
     path = tree.path(node_id)
     seen: list[Node] = []
+    left_out = tree.left_out
     for node in path:
+        if node.id in left_out:
+            continue
         if node.kind == "compaction":
             kept = tree.kept.get(node.id)
             starts = [index for index, earlier in enumerate(seen) if earlier.id == kept]

@@ -3,7 +3,9 @@
 The branch is the path from the root to one node (the leaf by default), read
 as ``sessions.reading`` reads every session. It is split into its runs at the
 person's prompts, so a session that was resumed, or switched back and resumed
-with another task, plays each run with its own turns. A run holds the model's
+with another task, plays each run with its own turns (a prompt no answer
+followed joins the next, as the loop sent them, unless it was left out of the
+conversation: then it is a run of its own, ending where it was left out). A run holds the model's
 messages in order, every call with its recorded result (known by its place in
 the tree, so a provider that reused an id never gets another call's result),
 and where the recording stops before the run answered (interrupted, killed,
@@ -33,6 +35,7 @@ from chimera.core.sessions.reading import (
     Steer,
     Summary,
     Task,
+    left_out_of,
     result_text,
 )
 from chimera.core.sessions.tree import Node, SessionTree
@@ -60,7 +63,9 @@ class RecordedRun:
     if recorded. ``beats`` is what the run did after its task, in order (the model's turns,
     the person's steering, the loop's notes, compactions: a compaction's summary is one of
     ``turns``, served when the replay asks for it); ``lead`` what happened between the run
-    before and this one's task (a compaction asked for by hand).
+    before and this one's task (a compaction asked for by hand); ``left_out`` why the words the
+    run ends on were left out of the conversation (``refused``, ``declined``, ``interrupted``;
+    empty: they were not).
     """
 
     prompt: str
@@ -73,6 +78,7 @@ class RecordedRun:
     permissions: Mapping[str, Any] | None
     beats: tuple[Beat, ...] = ()
     lead: tuple[Beat, ...] = ()
+    left_out: str = ""
 
     def placed(self) -> list[tuple[CallKey, ToolCall, ToolResult]]:
         """Each call in order, with its place and its recorded result."""
@@ -113,7 +119,9 @@ def recorded_runs(
             raise SessionError(reading.why)  # a replay cannot play past a hole in the recording
         following = path[index + 1] if index + 1 < len(path) else None
         if isinstance(reading, Task):
-            if runs and isinstance(path[index - 1], Task) and not runs[-1].stepped:
+            earlier = path[index - 1] if index else None
+            joined = isinstance(earlier, Task) and not (earlier.left_out or reading.left_out)
+            if runs and joined and not runs[-1].stepped:
                 runs[-1].add_prompt(reading)  # the earlier prompt got no answer: one turn, as the loop sent it
             else:
                 lead, summaries = runs[-1].trailing() if runs else ((), [])
@@ -153,6 +161,7 @@ class _Building:
         self.results: dict[CallKey, ToolResult] = {}
         self.last = prompt.node.id
         self.answered = False
+        self.left_out = prompt.left_out  # why the words the run ends on so far are left out
 
     @property
     def stepped(self) -> bool:
@@ -162,6 +171,7 @@ class _Building:
     def add_prompt(self, prompt: Task) -> None:
         self.task = content_blocks(self.task) + content_blocks(prompt.content)
         self.last = prompt.node.id
+        self.left_out = prompt.left_out
 
     def add_turn(self, answer: Answer, continued: bool, seconds: float) -> None:
         stop = "tool_use" if answer.calls else "end_turn"
@@ -173,6 +183,7 @@ class _Building:
         self.keys += [c.key for c in answer.calls]
         self.last = answer.node.id
         self.answered = stop == "end_turn"
+        self.left_out = ""
 
     def add_words(self, reading: Reading) -> None:
         """The person's steering and the loop's notes come back in their places (a continue prompt the
@@ -182,6 +193,7 @@ class _Building:
         elif isinstance(reading, Note):
             self.beats += [Beat("note", text) for text in reading.texts]
         self.last = reading.node.id
+        self.left_out = left_out_of(reading)
 
     def add_compaction(self, summary: Summary, why: str, seconds: float) -> None:
         """The compaction happens again, its summary served as the model's answer to the summary request."""
@@ -189,6 +201,7 @@ class _Building:
         self.turns.append(RecordedTurn(message=message, stop_reason="end_turn", seconds=seconds))
         self.beats.append(Beat("compact", why))
         self.last = summary.node.id
+        self.left_out = ""
 
     def trailing(self) -> tuple[tuple[Beat, ...], list[RecordedTurn]]:
         """What this run did after it answered, taken out of it for the next run to do before its task:
@@ -207,6 +220,7 @@ class _Building:
             self.results.setdefault(result.call.key, ToolResult(output=result.text, is_error=result.is_error))
         self.last = results.node.id
         self.answered = False
+        self.left_out = ""
 
     def done(self, partials: Mapping[str, list[dict[str, Any]]]) -> RecordedRun:
         finished = {
@@ -226,6 +240,7 @@ class _Building:
             permissions=self.permissions,
             beats=tuple(self.beats),
             lead=self.lead,
+            left_out=self.left_out,
         )
 
 

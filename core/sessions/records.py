@@ -20,6 +20,7 @@ from chimera.core.errors import ConfigError
 from chimera.core.permissions.policy import MODES
 from chimera.core.permissions.rule import Rule
 from chimera.core.sessions.tree import (
+    LEFT_OUT_REASONS,
     MESSAGE_KINDS,
     QUEUE_KINDS,
     Node,
@@ -31,7 +32,7 @@ from chimera.core.sessions.tree import (
 )
 from chimera.core.strict_json import finite_number, loads_clean
 
-__all__ = ["ID", "add_node", "add_plain_node", "apply_record", "parse_record"]
+__all__ = ["ID", "add_node", "add_plain_node", "apply_record", "check_record", "parse_record"]
 
 ID = re.compile(r"[\w.:-]{1,128}", re.ASCII)  # session and node ids
 _COMMIT = re.compile(r"[0-9a-f]{7,64}")
@@ -159,6 +160,16 @@ def apply_record(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree
     check = _CHECKS.get(kind)
     if check is not None:
         check(record, meta, tree)()  # every field checked first; only then does anything change
+
+
+def check_record(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> None:
+    """Raise as :func:`apply_record` would for a malformed record, changing nothing either way (a record checked
+    before it is written)."""
+    kind = record.get("t")
+    check = _CHECKS.get(kind) if isinstance(kind, str) else None
+    if check is None:
+        raise ValueError("it has no known record type")
+    check(record, meta, tree)
 
 
 def _node(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Change:
@@ -357,6 +368,21 @@ def _unqueued(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -
     return change
 
 
+def _left_out(record: dict[str, Any], meta: dict[str, Any], tree: SessionTree) -> Change:
+    """User messages left out of the model's context, and why: only the person's or the loop's words, never
+    tool results (their calls would go unanswered), an answer or a compaction."""
+    ids = record.get("ids")
+    if not isinstance(ids, list) or not ids:
+        raise ValueError("its ids are not a list of node ids")
+    nodes = [_node_ref({"id": node_id}, "id", tree) for node_id in ids]
+    if any(tree.nodes[node_id].kind != "user" for node_id in nodes):
+        raise ValueError("only user messages are left out of the conversation, never results, answers or summaries")
+    why = record.get("why")
+    if why not in LEFT_OUT_REASONS:
+        raise ValueError(f"its why is not one of {', '.join(LEFT_OUT_REASONS)}")
+    return lambda: tree.left_out.update(dict.fromkeys(nodes, str(why)))
+
+
 _CHECKS: dict[str, Callable[[dict[str, Any], dict[str, Any], SessionTree], Change]] = {
     "node": _node,
     "leaf": _leaf,
@@ -368,4 +394,5 @@ _CHECKS: dict[str, Callable[[dict[str, Any], dict[str, Any], SessionTree], Chang
     "meta": _meta,
     "queued": _queued,
     "unqueued": _unqueued,
+    "left_out": _left_out,
 }

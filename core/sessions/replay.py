@@ -5,7 +5,9 @@ split into its runs at the person's prompts, so a session that was resumed, or
 switched back and resumed with another task, plays each run with its own
 turns: the assistant messages come back through a ``ReplayProvider``, and a run
 the recording stopped before its answer (interrupted, killed, switched away
-from) stops at the same node in the replay, as recorded. The loop, the events
+from) stops at the same node in the replay, as recorded; one whose words were
+left out of the conversation (refused, declined, interrupted) ends the same
+way, its words left out again. The loop, the events
 and every reader behave as they did.
 
 Tool results are the recorded ones by default, and nothing runs. With
@@ -46,6 +48,7 @@ from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError, ReplayDiverged
 from chimera.core.events import RunFinished
 from chimera.core.loop_config import LoopConfig
+from chimera.core.loops.base import ENDED_LEAVING_OUT
 from chimera.core.loops.playback import Playback
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.permissions.rule import Rule
@@ -62,6 +65,7 @@ from chimera.core.tools.base import ToolResult, describe_call
 from chimera.core.tools.executor import ToolCall
 from chimera.core.tools.paths import real_path
 from chimera.core.tools.recorded import Recorded, Served
+from chimera.core.wording import describe_left_out
 
 __all__ = [
     "ReplayReport",
@@ -199,9 +203,13 @@ def _report(call: ToolCall, then: str, now: str) -> str:
     )
 
 
-def _ending(run: RecordedRun) -> str | None:
+def _ending(run: RecordedRun, last: bool) -> str | None:
     if run.stops_at is None:
         return None
+    if run.left_out:
+        return f"as recorded, at node {run.stops_at}: {describe_left_out(run.left_out)}"
+    if not last:
+        return f"the recorded run stops here, at node {run.stops_at}, before an answer: the next run follows"
     return f"the recording stops here, at node {run.stops_at}: nothing after it was recorded on this branch"
 
 
@@ -264,7 +272,12 @@ async def replay_session(
             if rerun is not None:
                 await rerun.arm(run, first=number == 1)
             provider = ReplayProvider(
-                run.turns, model=f"{model} (replay)", ending=_ending(run), secrets=secrets, clock=clock
+                run.turns,
+                model=f"{model} (replay)",
+                ending=_ending(run, number == len(runs)),
+                ending_kind=ENDED_LEAVING_OUT.get(run.left_out, RECORDING_ENDED),
+                secrets=secrets,
+                clock=clock,
             )
             core.provider = provider
             finished: RunFinished | None = None
@@ -275,7 +288,9 @@ async def replay_session(
             assert finished is not None
             as_recorded = finished.success and run.stops_at is None
             if run.stops_at is not None and provider.remaining == 0:
-                as_recorded = finished.reason in {RECORDING_ENDED, "stuck"}
+                as_recorded = finished.reason in {RECORDING_ENDED, "stuck"} or (
+                    bool(run.left_out) and finished.left_out == run.left_out  # its words left out, as recorded
+                )
             if not as_recorded:
                 return _report_of(rerun, False, finished.reason, number, error=finished.error)
     return _report_of(rerun, True, "completed", len(runs), stops_at=runs[-1].stops_at)

@@ -1,7 +1,8 @@
 """Provides ``Session``: one live session, the handle every front end drives.
 
 The workbench and the headless runner hold a ``Session`` and talk to the
-engine only through it and its bus: ``run`` a task, ``interrupt`` it,
+engine only through it and its bus: ``run`` a task, ``resend`` one the
+conversation left out (refused, declined, interrupted), ``interrupt`` it,
 ``answer`` a question the run published (by its request id), ``switch`` to
 another point with its files, ``branch`` from one, name a ``checkpoint``,
 ``configure`` the strategy, model and permission mode of the next runs. It
@@ -25,13 +26,14 @@ from chimera.core.errors import ConfigError, SessionError
 from chimera.core.events import BranchCreated, BranchSummarized, CheckpointCreated, CompactionDone
 from chimera.core.loop_config import LOOPS
 from chimera.core.loops.base import LoopStrategy, Steering
+from chimera.core.messages import Prompt
 from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider
 from chimera.core.redact import Redactor
 from chimera.core.sessions.catalog import note_session
 from chimera.core.sessions.log import SessionLog
-from chimera.core.sessions.reading import model_context
+from chimera.core.sessions.reading import Reader, Steer, Task, model_context
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import Named, SwitchDone, SwitchPlan, name_checkpoint, switch_to
 from chimera.core.sessions.workspace_lock import WorkspaceLock
@@ -101,6 +103,40 @@ class Session:
         session's. A blank ``task``, or a strategy that does not exist, raises ConfigError: nothing is sent."""
         if is_blank(task):
             raise ConfigError("the task is empty: say what the agent should do")
+        return await self._work(task, loop)
+
+    async def resend(self, ref: str, *, loop: str | None = None) -> AgentResult:
+        """Send again words the conversation left out (``ref``: the node of a task, or of steering, that a run
+        ended with no answer to: the server refused it, the model declined it, or it was interrupted), as a new
+        task from where the conversation stands now, exactly as they were sent (an attachment too); then the
+        follow-ups, as :meth:`run`. The left-out node stays in the tree, marked; the new task is a node of its own.
+
+        ConfigError naming the cause and the fix when ``ref`` is no node, is not the person's words, or is part
+        of the conversation already (nothing to send again), or while a run works."""
+        self._idle("sending words again")
+        node = self.store.require(ref)
+        reading = Reader(self.store.tree).read(node)
+        if not isinstance(reading, Task | Steer):
+            raise ConfigError(f"node {node} is not your task or steering: only your own words are sent again")
+        if not reading.left_out:
+            raise ConfigError(
+                f"node {node} is part of the conversation already: the model has it (send a new task instead)"
+            )
+        prompt = reading.content if isinstance(reading, Task) else "\n\n".join(reading.texts)
+        return await self._work(prompt, loop)
+
+    def last_left_out(self) -> str | None:
+        """The newest node of the person's words (a task, steering) left out of the conversation on the path to
+        where it stands now, for :meth:`resend`; None when there is none."""
+        reader = Reader(self.store.tree)
+        for node in reversed(self.store.tree.path()):
+            reading = reader.read(node.id)
+            if isinstance(reading, Task | Steer) and reading.left_out:
+                return node.id
+        return None
+
+    async def _work(self, task: Prompt, loop: str | None) -> AgentResult:
+        """Run ``task`` (with strategy ``loop``, when given), then the follow-ups (see :meth:`run`)."""
         strategy = self._strategy(loop) if loop is not None else None
         use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
         core = self.agent.core_for(self.env, session_id=self.id)
@@ -121,7 +157,9 @@ class Session:
         return result
 
     def interrupt(self) -> list[str]:
-        """Stop the run in progress, if any: the stream ends, tools are killed, it ends as ``interrupted``.
+        """Stop the run in progress, if any: the stream ends, tools are killed, it ends as ``interrupted``. Its
+        words no answer followed yet (the task, before the first answer) leave the conversation: kept in the
+        session, marked, said in ``run_finished``'s ``left_out``; :meth:`resend` sends them again.
 
         Returns the steering not delivered yet, taken off the session's queue and handed back (a
         ``steering_returned`` event each: the workbench puts them back in the input, a headless run

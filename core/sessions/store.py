@@ -30,7 +30,9 @@ stays readable with ``grep`` and ``jq``. Records:
   first message);
 * ``{"t": "label", "id", "label"}``: a named checkpoint (the name moves to this node);
 * ``{"t": "saved", "name", "commit", "node"}``: files saved under a name of their own (the
-  half-restored files an undo found), which a switch to ``name`` brings back at ``node``.
+  half-restored files an undo found), which a switch to ``name`` brings back at ``node``;
+* ``{"t": "left_out", "ids", "why"}``: user messages a run ended with no answer to, kept in the tree and
+  left out of the model's context (``why``: ``refused``, ``declined``, ``interrupted``).
 
 A new session can wait for its first record before anything of it is on disk
 (``create(deferred=True)``: the workbench, so a launch quit before any task leaves
@@ -80,7 +82,7 @@ from chimera.core.sessions.jsonl import append_line
 from chimera.core.sessions.loading import load_entries
 from chimera.core.sessions.reading import Damaged, Task, read_node, summary
 from chimera.core.sessions.received import Unconfirmed, home_key, seal, unconfirmed, unsealed_queue
-from chimera.core.sessions.records import ID, add_node, apply_record
+from chimera.core.sessions.records import ID, add_node, apply_record, check_record
 from chimera.core.sessions.session_ids import recorded_id, resolve_session
 from chimera.core.sessions.session_lock import hold_session
 from chimera.core.sessions.tree import MESSAGE_KINDS, Node, Queued, SessionTree
@@ -393,6 +395,14 @@ class SessionStore:
     def save_files(self, name: str, commit: str, node: str | None) -> None:
         """Record, durably, that snapshot ``commit`` holds files saved as ``name``; a switch there lands at ``node``."""
         record = {"t": "saved", "name": name, "commit": commit, "node": node}
+        self._write(record, sync=True)
+        apply_record(record, self.meta, self.tree)
+
+    def leave_out(self, node_ids: Iterable[str], why: str) -> None:
+        """Keep the user messages ``node_ids`` in the tree but out of the model's context from now on (``why``:
+        one of ``LEFT_OUT_REASONS``); durable at once. ValueError, nothing written, for any other message."""
+        record = {"t": "left_out", "ids": list(node_ids), "why": why}
+        check_record(record, self.meta, self.tree)  # before it is written: a record that would be skipped never is
         self._write(record, sync=True)
         apply_record(record, self.meta, self.tree)
 

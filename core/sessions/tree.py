@@ -3,8 +3,10 @@
 Nodes are messages (``user``, ``assistant``, ``tool_result``, ``compaction``);
 each has a parent, so every node is a point to branch from. The *leaf* is
 where the conversation stands; the model's context is the path from the root
-to the leaf (``sessions.reading`` reads it, and says what each node is).
-Moving the leaf is itself a record, so a reopened session lands where the
+to the leaf (``sessions.reading`` reads it, and says what each node is), less
+the user messages *left out* of it (a task the server refused, the model
+declined, or the person interrupted before any answer: kept, marked, never sent
+again). Moving the leaf is itself a record, so a reopened session lands where the
 person was. Checkpoint names name nodes (a name is on one node at a time,
 and a node may carry several); workspace snapshots pin the files as they were at a node;
 *undo* snapshots hold the files as they were when the person last switched away
@@ -30,6 +32,7 @@ from chimera.core.messages import content_blocks
 from chimera.core.strict_json import loads_clean
 
 __all__ = [
+    "LEFT_OUT_REASONS",
     "MESSAGE_KINDS",
     "QUEUE_KINDS",
     "Node",
@@ -42,6 +45,9 @@ __all__ = [
 
 MESSAGE_KINDS = frozenset({"user", "assistant", "tool_result", "compaction"})
 QUEUE_KINDS = ("steer", "follow_up")
+LEFT_OUT_REASONS = ("refused", "declined", "interrupted")
+"""Why words no answer followed are left out of the conversation: the server refused the request (an HTTP 4xx
+other than a rate limit), the model declined it, or the person interrupted the run before an answer."""
 
 
 _BLOCK_FIELDS = {
@@ -225,6 +231,9 @@ class SessionTree:
     """Per compaction node: the node from which the conversation before it is kept as it was."""
     queued: dict[str, Queued] = field(default_factory=dict)
     """The person's words queued for a run and not yet taken (steering, follow-ups), in order, by id."""
+    left_out: dict[str, str] = field(default_factory=dict)
+    """User messages kept in the tree but left out of the model's context, each with why (:data:`LEFT_OUT_REASONS`):
+    the words of a run that ended with no answer to them."""
 
     def add(self, node: Node, *, aside: bool = False) -> None:
         """Hold ``node``; it becomes the leaf unless it is recorded ``aside`` (beside the person's place)."""

@@ -29,7 +29,17 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from chimera.core.sessions.reading import Answer, Carried, Reader, Reading, Steer, Summary, Task, summary
+from chimera.core.sessions.reading import (
+    Answer,
+    Carried,
+    Reader,
+    Reading,
+    Steer,
+    Summary,
+    Task,
+    left_out_of,
+    summary,
+)
 from chimera.core.sessions.tree import SessionTree
 
 __all__ = ["FILTERS", "LEVEL_STEP", "SHOWN_LEVELS", "TreeLine", "TreeLines", "age", "who_spoke"]
@@ -252,7 +262,7 @@ class TreeLines:
             reading = self.reader.read(line.node)
             if isinstance(reading, Task | Answer) and reading.text.strip():
                 first = next(part for part in reading.text.splitlines() if part.strip())
-                text = summary(Task(reading.node, first, first))
+                text = summary(Task(reading.node, first, first, left_out_of(reading)))
             else:
                 text = summary(reading)
             self._texts[line.node] = text

@@ -408,7 +408,7 @@ def test_sessions_and_tree_commands_describe_what_was_recorded(
     assert document["session_id"] == info["id"]
     assert document["leaf"] == info["leaf"] == document["nodes"][-1]["id"]
     assert [n["kind"] for n in document["nodes"]] == ["user"] + ["assistant", "tool_result"] * 2 + ["assistant"]
-    fields = {"id", "parent_id", "kind", "part", "summary", "label", "labels", "checkpoint", "restores"}
+    fields = {"id", "parent_id", "kind", "part", "summary", "label", "labels", "checkpoint", "restores", "left_out"}
     assert set(document["nodes"][0]) == fields
     assert all(n["parent_id"] == p["id"] for p, n in zip(document["nodes"], document["nodes"][1:], strict=False))
     human = run_chimera("tree", info["id"])

@@ -1,7 +1,8 @@
-"""For any sequence of runs, steering, follow-ups, interrupts, switches, branches, compactions and resumes
-(against the loopback Messages API server, whose tool ids start again from 1 at every resume, as a local
-server's do), the session read back from disk is what the model was sent, and the resumed history, the
-export, a replay and `chimera tree` each contain every word the person sent that the run read.
+"""For any sequence of runs (some refused by the server), steering, follow-ups, interrupts, switches, branches,
+compactions and resumes (against the loopback Messages API server, whose tool ids start again from 1 at every
+resume, as a local server's do), the session read back from disk is what the model was sent, a refused task is
+never sent again, and the resumed history, the export, a replay and `chimera tree` each contain every word the
+person sent that the run read.
 
 The oracle is independent of the readers under test: which words the run read comes from the events
 published live (``run_started``, ``steering_delivered``), and which of them are on the current branch from
@@ -36,7 +37,7 @@ from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
 from chimera.tui.tree_command import tree_document
-from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic, Reply, message, text, tool_use
+from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic, Reply, message, status, text, tool_use
 
 WORDS = st.integers(0, 10**6)  # each word the person sends is made unique with a serial
 ACTIONS = ["run", "run", "run_asked", "run_asked", "run_asked", "switch", "branch", "compact", "resume"]
@@ -72,6 +73,8 @@ class Model:
         if any(b.get("type") == "tool_result" for b in blocks):
             return message(text("Done with the tools."))
         said = str(blocks[-1].get("text", "")) if blocks else ""  # the person's task comes last in the turn
+        if said.endswith("[refuse]"):
+            return status(400, "invalid_request_error", "this task is refused")
         for tool, call in (("[bash]", ("bash", {"command": "true"})), ("[glob]", ("glob", {"pattern": "*"}))):
             if said.endswith(tool):
                 return message(tool_use(f"toolu_{next(self.ids)}", *call), stop_reason="tool_use")
@@ -94,6 +97,7 @@ class SessionReaders(RuleBasedStateMachine):
         self.serial = itertools.count()
         self.live: list[StepEvent] = []
         self.answered = False
+        self.refused: list[tuple[str, int]] = []  # each refused task's word, and how many requests came before
         self.session = self._start(None)
 
     def _start(self, resume: str | None) -> Session:
@@ -115,7 +119,7 @@ class SessionReaders(RuleBasedStateMachine):
     @rule(
         action=st.sampled_from(ACTIONS),
         n=WORDS,
-        tool=st.sampled_from(["", "[glob]"]),
+        tool=st.sampled_from(["", "[glob]", "[refuse]"]),
         steer=st.none() | WORDS,
         follow=st.none() | WORDS,
         stop=st.booleans(),
@@ -137,8 +141,11 @@ class SessionReaders(RuleBasedStateMachine):
         self.answered = action in {"run", "run_asked"}  # the leaf answers the last request only right after a run
 
     def run(self, n: int, tool: str) -> None:
-        """A task, answered at once or after a read-only call."""
-        self._await(self.session.run(f"{self._word(n)} {tool}"))
+        """A task, answered at once, after a read-only call, or refused by the server (a 400)."""
+        word = self._word(n)
+        result = self._await(self.session.run(f"{word} {tool}"))
+        if result.reason == "bad_request":  # not when it went with cancelled results: the model answers those
+            self.refused.append((word, len(self.api.requests)))
 
     def run_asked(self, n: int, steer: int | None, follow: int | None, stop: bool) -> None:
         """A task whose command waits for permission; meanwhile the person may steer, queue a follow-up, and
@@ -202,6 +209,12 @@ class SessionReaders(RuleBasedStateMachine):
             summaries = " ".join(str(node["summary"]) for node in tree_document(store)["nodes"])
             assert all(word in summaries for word in delivered)
             assert model_context(store.tree).messages == model_context(self.session.store.tree).messages
+
+    @invariant()
+    def a_refused_task_is_never_sent_again(self) -> None:
+        """No request after a task's refusal carries it (resumed, switched, compacted or not)."""
+        for word, before in self.refused:
+            assert not any(word in json.dumps(r.body) for r in self.api.requests[before:])
 
     @invariant()
     def the_model_was_sent_what_the_session_holds(self) -> None:

@@ -405,20 +405,23 @@ async def test_answer_that_keeps_hitting_max_tokens_fails(
 # --- not retried -------------------------------------------------------------------------
 
 
-async def test_refusal_ends_the_run_without_retry_and_leaves_the_context(
+async def test_refusal_ends_the_run_without_retry_and_leaves_the_declined_task_out(
     api: FakeAnthropic, provider: AnthropicProvider, env: LocalEnvironment
 ) -> None:
-    """A refusal ends the run with reason refusal, is not retried, and is not added to the conversation."""
+    """A refusal ends the run with reason refusal, is not retried, is not added to the conversation, and the task it
+    declined leaves the conversation too: the next task is sent alone."""
     api.script(message(text("I can't help with that."), stop_reason="refusal"), *recovered())
     core = make_core(provider, env)
     events = await collect(core, TASK)
 
     assert retries(events) == []
     done = finished(events)
-    assert (done.success, done.reason) == (False, "refusal")
+    assert (done.success, done.reason, done.left_out) == (False, "refusal", "declined")
     assert "declined" in done.error
     assert len(api.requests) == 1
-    assert core.messages == [{"role": "user", "content": TASK}]
+    assert core.messages == []
+    await collect(core, "something else")
+    assert api.requests[1].messages == [{"role": "user", "content": "something else"}]
 
 
 async def test_bad_request_400_fails_at_once_with_the_servers_reason(

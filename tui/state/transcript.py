@@ -14,6 +14,11 @@ streams belongs to an *attempt* until ``message_completed`` seals it; a retry
 that voids the attempt, or a run that fails before the message completes,
 removes the attempt's entries, so a partial message never looks like an answer.
 
+A run that ends leaving its words out of the conversation (``run_finished``'s ``left_out``: the server
+refused them, the model declined them, or the run was interrupted before an answer) marks the entries of
+those words (the task, steering sent after the last answer) with ``data["left_out"]`` (why) and says so in
+a notice, so what the screen shows as the conversation is what the model is sent next.
+
 A running call shows the end of what it prints (``tool_output_delta``), bounded
 to ``LIVE_LINES`` lines and ``LIVE_CHARS`` characters, and the whole seconds it
 has run, read from the transcript's ``clock`` (a test passes its own) when the
@@ -68,7 +73,7 @@ from chimera.core.events import (
 from chimera.core.loops.plans import parse_checklist
 from chimera.core.messages import content_blocks, prompt_text
 from chimera.core.tools.base import describe_call, status_of_text
-from chimera.core.wording import describe_compaction, describe_ending, plural
+from chimera.core.wording import describe_compaction, describe_ending, describe_left_out, plural
 
 __all__ = ["FOLDS", "LIVE_CHARS", "LIVE_LINES", "Entry", "Transcript"]
 
@@ -166,6 +171,7 @@ class Transcript:
         self._plan: Entry | None = None
         self._candidates: list[Entry] = []  # the answers sampled for the turn being chosen
         self._snapshot: str | None = None  # the workspace's last pinned snapshot in this run
+        self._said: list[Entry] = []  # the run's words (task, steering) since its last answer
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -177,6 +183,7 @@ class Transcript:
         self._calls.clear()
         self._plan = None
         self._candidates.clear()
+        self._said = []
 
     @property
     def running(self) -> bool:
@@ -201,18 +208,20 @@ class Transcript:
                 self._stream("text", text)
             case ThinkingDelta(text=text):
                 self._stream("thinking", text)
-            case MessageCompleted(message=message):
+            case MessageCompleted(message=message, stop_reason=stop_reason):
                 if not self._attempt:  # no deltas came (a log, a replay, an answer requested quietly)
                     self._from_message(message)
                 self._seal()
+                if stop_reason != "refusal":  # a refusal answers nothing: the words it declined are left out
+                    self._said = []
             case RunStarted(task=task, notes=notes):
                 self._snapshot = None  # the task's own pin is where the run starts from, not news
-                self._add(Entry("user", task if isinstance(task, str) else prompt_text(task)))
+                self._said = [self._add(Entry("user", task if isinstance(task, str) else prompt_text(task)))]
                 for note in notes:
                     self._add(Entry("notice", note, severity="warning"))
             case SteeringDelivered(text=text):
                 self._seal()
-                self._add(Entry("steering", text))
+                self._said.append(self._add(Entry("steering", text)))
             case SteeringReturned(text=text):
                 self._add(
                     Entry("notice", f"↩ not delivered, the run ended before reading it: {text}", severity="warning")
@@ -396,6 +405,12 @@ class Transcript:
             call.status = "cancelled"
             call.touch()
         self._calls.clear()
+        said, self._said = self._said, []
+        if event.left_out and said:  # not part of the conversation any more: marked, and said so
+            for entry in said:
+                entry.data["left_out"] = event.left_out
+                entry.touch()
+            self._add(Entry("notice", f"↷ {describe_left_out(event.left_out)}", severity="warning"))
 
     def _checkpoint(self, label: str, snapshot: str) -> None:
         """A named checkpoint, or the files pinned after a change of them (a pin that changed nothing,
