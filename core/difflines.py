@@ -10,9 +10,10 @@ that passes for something else. Here a line ends at ``\\n`` only, as git and
 its line, shown as ``terminal_safe`` shows it (``\\r``, ``\\x0c``, ``\\u2028``);
 tabs stay tabs.
 
-``split_lines`` gives a text's lines as they are, to compare; ``diff_lines`` the
-lines of a diff ready to show; ``unified_diff`` the diff of two texts, its lines
-as they are (what a tool records), for ``diff_lines`` to show.
+``split_lines`` gives a text's lines as they are, to compare (``ended_lines`` with
+their newlines); ``diff_lines`` the lines of a diff ready to show; ``unified_diff``
+the diff of two texts, its lines as they are (what a tool records), for
+``diff_lines`` to show.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import difflib
 
 from chimera.core.terminal_text import terminal_safe
 
-__all__ = ["diff_lines", "shown_line", "split_lines", "unified_diff"]
+__all__ = ["NO_NEWLINE", "diff_lines", "ended_lines", "shown_line", "split_lines", "unified_diff"]
 
 NO_NEWLINE = "\\ No newline at end of file"  # git's and diff's words for a last line without one
 
@@ -53,13 +54,14 @@ def unified_diff(old: str, new: str, name: str) -> str:
     on its header line; the lines are kept exact (``diff_lines`` shows them)."""
     label = terminal_safe(name, one_line=True)
     out: list[str] = []
-    for line in difflib.unified_diff(_ended(old), _ended(new), f"a/{label}", f"b/{label}"):
+    for line in difflib.unified_diff(ended_lines(old), ended_lines(new), f"a/{label}", f"b/{label}"):
         out.append(line if line.endswith("\n") else f"{line}\n{NO_NEWLINE}\n")
     return "".join(out)
 
 
-def _ended(text: str) -> list[str]:
-    """``text``'s lines, each with its ``\\n`` (the last without one when the text does not end in one)."""
+def ended_lines(text: str) -> list[str]:
+    """``text``'s lines split at ``\\n`` only, each with its ``\\n`` (the last without one when the text does not
+    end in one)."""
     lines = [f"{line}\n" for line in text.split("\n")]
     lines[-1] = lines[-1][:-1]
     return lines if lines[-1] else lines[:-1]

@@ -267,12 +267,17 @@ class ToolCallFinished(StepEvent):
 @register
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PermissionRequested(StepEvent):
+    """A call waits for the person's answer. ``preview``: what it would do, for a tool that can say (a ``write``
+    or ``edit``: a unified diff against the file as it is when asked, bounded; see ``tools.change_preview``);
+    its lines are as they are, for a front end to show escaped (``difflines.diff_lines``)."""
+
     type: ClassVar[str] = "permission_requested"
     request_id: str  # answered with ``answer(request_id, decision)``
     call_id: str
     name: str
     args: dict[str, Any]
     reason: str = ""  # why it is asked when that is not plain (a command that hides what it runs, .git)
+    preview: str = ""
 
 
 @register

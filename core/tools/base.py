@@ -13,6 +13,7 @@ from chimera.core.terminal_text import flat
 __all__ = [
     "CALL_STATUSES",
     "DEFAULT_MAX_OUTPUT",
+    "Previewing",
     "Tool",
     "ToolContext",
     "ToolResult",
@@ -95,6 +96,16 @@ class Tool(Protocol):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run with arguments already checked against ``input_schema``."""
+        ...
+
+
+@runtime_checkable
+class Previewing(Protocol):
+    """A tool that can say what a call would do before it runs (``write``, ``edit``), for the person asked."""
+
+    def preview(self, args: dict[str, Any], workspace: Path) -> str:
+        """What the call with ``args`` (checked against the schema) would do in ``workspace`` as it is now, bounded
+        in size and time; blocking (run it in a thread). Never raises: a preview that cannot be made says why."""
         ...
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 from chimera.core.difflines import unified_diff
 from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.change_preview import preview_edit
+from chimera.core.tools.edit_plan import plan_edit
 from chimera.core.tools.files import NotRegularFile, open_regular, replace_text
 from chimera.core.tools.paths import display_path, resolve_in_workspace
 
@@ -35,14 +37,9 @@ class Edit:
         path = resolve_in_workspace(ctx.workspace, args["path"])
         return await asyncio.to_thread(_edit, path, args["old"], args["new"], bool(args.get("replace_all", False)), ctx)
 
-
-def _line_numbers(text: str, old: str) -> list[int]:
-    lines = []
-    start = text.find(old)
-    while start != -1:
-        lines.append(text.count("\n", 0, start) + 1)
-        start = text.find(old, start + max(len(old), 1))
-    return lines
+    def preview(self, args: dict[str, Any], workspace: Path) -> str:
+        """What this call would do to the file as it is now (see ``change_preview``); blocking."""
+        return preview_edit(workspace, args["path"], args["old"], args["new"], bool(args.get("replace_all", False)))
 
 
 def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -> ToolResult:
@@ -66,24 +63,16 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -
             f"{shown} is not UTF-8 text (byte {raw[err.start]:#04x} at offset {err.start}): "
             "change it with bash (for example sed), or rewrite it whole with write"
         )
-    if "\r\n" in text:  # keep the file's line endings; the model reads and sends bare \n
-        old, new = (s.replace("\r\n", "\n").replace("\n", "\r\n") for s in (old, new))
-    where = _line_numbers(text, old)
-    if not where:
-        return ToolResult.error(f"`old` was not found in {shown}: read the file and copy the text exactly")
-    if len(where) > 1 and not replace_all:
-        at = ", ".join(str(n) for n in where[:10])
-        return ToolResult.error(
-            f"`old` matches {len(where)} times in {shown} (lines {at}): "
-            "include more surrounding text, or set replace_all"
-        )
-    updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+    plan = plan_edit(text, old, new, replace_all, shown)
+    if isinstance(plan, str):
+        return ToolResult.error(plan)
+    updated = plan.apply(text)
     replace_text(path, updated)
     diff = unified_diff(text, updated, shown)
-    count = len(where) if replace_all else 1
+    count = len(plan.starts)
     plural = "s" if count != 1 else ""
-    at = ", ".join(str(n) for n in where[:10])
+    at = ", ".join(str(n) for n in plan.lines[:10])
     return ToolResult(
-        f"Edited {shown}: replaced {count} occurrence{plural} ({'lines' if len(where) > 1 else 'line'} {at}).",
+        f"Edited {shown}: replaced {count} occurrence{plural} ({'lines' if count > 1 else 'line'} {at}).",
         data={"path": shown, "diff": diff},
     )

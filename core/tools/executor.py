@@ -20,6 +20,7 @@ UTF-8) is shown as ``\\xHH``. Blocking work runs on daemon threads (see
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 import uuid
@@ -42,7 +43,7 @@ from chimera.core.redact import Redactor
 from chimera.core.strict_json import MAX_DEPTH, TOO_DEEP, clean_json, clean_text
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import ToolGroup
-from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, ToolContext, ToolResult
+from chimera.core.tools.base import DEFAULT_MAX_OUTPUT, Previewing, Tool, ToolContext, ToolResult
 from chimera.core.tools.live import LiveOutput
 from chimera.core.tools.paths import printable, real_path
 from chimera.core.tools.recorded import Recorded
@@ -63,6 +64,7 @@ PLANNING_REFUSAL = (
     "is approved; answer with the plan"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
+log = logging.getLogger("chimera.executor")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +234,7 @@ class Executor:
             return ToolResult.error(f"{err}. {call.name} takes: {_signature(tool.input_schema)}")
         if self.planning and not tool.read_only:
             return ToolResult.error(PLANNING_REFUSAL.format(name=call.name), "refused")
-        refusal = await self._permit(call, tool.read_only, emit)
+        refusal = await self._permit(call, tool, emit)
         if refusal is not None:
             return refusal
         clock[0] = time.perf_counter()
@@ -256,9 +258,9 @@ class Executor:
         finally:
             live.close()
 
-    async def _permit(self, call: ToolCall, read_only: bool, emit: Emit) -> ToolResult | None:
+    async def _permit(self, call: ToolCall, tool: Tool, emit: Emit) -> ToolResult | None:
         """None when the call may run; else the result that tells the model it may not."""
-        decision = self.policy.decide(call.name, call.args, read_only=read_only, workspace=self.workspace)
+        decision = self.policy.decide(call.name, call.args, read_only=tool.read_only, workspace=self.workspace)
         if decision.verdict == "allow":
             return None
         if decision.verdict == "deny":
@@ -270,13 +272,19 @@ class Executor:
             reason = f"{call.name} needs approval{why} and nobody can answer in a headless run: {fix}"
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=reason))
             return ToolResult.error(f"not permitted: {reason}", "refused")
+        preview = await self._preview(call, tool)
         request_id = f"{call.id}:{uuid.uuid4().hex[:8]}"
         answer: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
         self._questions[request_id] = (answer, call.name)  # before the request is out: an answer may come at once
         try:
             emit(
                 PermissionRequested(
-                    request_id=request_id, call_id=call.id, name=call.name, args=call.args, reason=decision.reason
+                    request_id=request_id,
+                    call_id=call.id,
+                    name=call.name,
+                    args=call.args,
+                    reason=decision.reason,
+                    preview=preview,
                 )
             )
             verdict, words = await answer
@@ -300,6 +308,17 @@ class Executor:
         if why_not:  # the person said why: the model reads it as the call's result
             return ToolResult.error(f"the person declined to run this {call.name} call: {why_not}", "declined")
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way", "declined")
+
+    async def _preview(self, call: ToolCall, tool: Tool) -> str:
+        """What ``call`` would do, for the person asked about it (empty when its tool cannot say), secrets masked."""
+        if not isinstance(tool, Previewing):
+            return ""
+        try:
+            preview = await asyncio.to_thread(tool.preview, call.args, self.workspace)
+        except Exception:  # a preview is a courtesy: the question is asked without it
+            log.exception("the preview of a %s call failed", call.name)
+            return ""
+        return clean_text(self.redactor.mask(preview))
 
     async def check(self, command: str, *, timeout: int = 600) -> ToolResult:
         """Run the person's own check command (``--verify``) in the workspace, as ``bash`` runs commands.

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.tools.base import ToolContext, ToolResult, schema
+from chimera.core.tools.change_preview import preview_write
 from chimera.core.tools.files import NotRegularFile, replace_text, special_kind
 from chimera.core.tools.paths import display_path, resolve_in_workspace
 
@@ -33,6 +34,10 @@ class Write:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.workspace, args["path"])
         return await asyncio.to_thread(_write, path, args["content"], ctx)
+
+    def preview(self, args: dict[str, Any], workspace: Path) -> str:
+        """What this call would do to the file as it is now (see ``change_preview``); blocking."""
+        return preview_write(workspace, args["path"], args["content"])
 
 
 def _write(path: Path, content: str, ctx: ToolContext) -> ToolResult:

@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chimera.core.difflines import NO_NEWLINE, diff_lines, shown_line, split_lines, unified_diff
+from tests.diff_helpers import patched
 
 # Every character str.splitlines breaks a line at, \n among them.
 BREAKS = ["\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
@@ -17,35 +18,6 @@ BREAKS = ["\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", 
 _RAW = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 PIECES = st.sampled_from([*BREAKS, "\r\n", "\t", "\x1b", "\u202e", "\\", "\\r", "a", "b", " ", "+", "-"])
 TEXTS = st.lists(PIECES, max_size=30).map("".join)
-
-
-def patched(old: str, diff: str) -> str:
-    """``old`` with the unified ``diff`` applied as patch(1) reads one: its lines end at ``\\n`` only."""
-    source = re.findall(r"[^\n]*\n|[^\n]+\Z", old)
-    out: list[str] = []
-    at = 0
-    last = ""
-    for line in re.findall(r"[^\n]*\n", diff)[2:]:  # past the --- and +++ lines
-        body = line[1:]
-        if line.startswith("@@"):
-            head = re.match(r"@@ -(\d+)(?:,(\d+))?", line)
-            assert head is not None, line
-            start, count = head.groups()
-            first = int(start) if count == "0" else int(start) - 1  # an empty range names the line before it
-            out += source[at:first]
-            at = first
-        elif line == f"{NO_NEWLINE}\n":
-            if last in " +":
-                out[-1] = out[-1].removesuffix("\n")
-        else:
-            assert line[0] in " -+", line
-            if line[0] in " -":
-                assert source[at].removesuffix("\n") == body.removesuffix("\n"), (source[at], line)
-                at += 1
-            if line[0] in " +":
-                out.append(body)
-        last = line[0]
-    return "".join(out + source[at:])
 
 
 @given(TEXTS)
