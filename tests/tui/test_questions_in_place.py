@@ -64,6 +64,25 @@ async def test_a_question_answered_by_its_keys(
 
 
 @pytest.mark.usefixtures("model_env")
+async def test_an_edit_asked_about_shows_its_change_at_the_files_real_lines(api: FakeAnthropic, project: Path) -> None:
+    """An edit of line 5 of a 20-line file: the question shows the hunk at line 2, with the three lines before and
+    after the change, as the file is now."""
+    (project / "twenty.txt").write_text("".join(f"line {n}\n" for n in range(1, 21)))
+    change = {"path": "twenty.txt", "old": "line 5\n", "new": "line five\n"}
+    api.script(message(tool_use("e1", "edit", change), stop_reason="tool_use"), message(text("Noted.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    async with app.run_test(size=(80, 30)) as pilot:
+        await send(pilot, "change line 5")
+        shown = await asked(pilot, app)
+        panel = [line.partition("█ ")[2].rstrip() for line in shown.splitlines() if "█ " in line]
+        at = panel.index("@@ -2,7 +2,7 @@")
+        hunk = [" line 2", " line 3", " line 4", "-line 5", "+line five", " line 6", " line 7", " line 8"]
+        assert panel[at - 2 : at + 9] == ["--- a/twenty.txt", "+++ b/twenty.txt", "@@ -2,7 +2,7 @@", *hunk]
+        await pilot.press("n")
+        await app.run_shown.wait()
+
+
+@pytest.mark.usefixtures("model_env")
 async def test_two_questions_wait_in_a_queue_oldest_first(api: FakeAnthropic, project: Path) -> None:
     """Two questions open: the oldest is asked as "1 of 2"; once it is answered the other is asked alone.
 

@@ -61,8 +61,9 @@ NOT_ASKED: frozenset[type[ev.StepEvent]] = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class Question:
-    """One open question. ``kind`` is ``permission`` (a tool call: ``call_id``, ``name``, ``args`` and, when it is
-    not a plain one, the ``reason`` it is asked) or ``plan`` (its ``steps``)."""
+    """One open question. ``kind`` is ``permission`` (a tool call: ``call_id``, ``name``, ``args``, when it is
+    not a plain one the ``reason`` it is asked, and the ``preview`` of what it would do when its tool can say)
+    or ``plan`` (its ``steps``)."""
 
     request_id: str
     kind: Literal["permission", "plan"]
@@ -71,6 +72,7 @@ class Question:
     args: dict[str, Any] = field(default_factory=dict)
     reason: str = ""
     steps: tuple[str, ...] = ()
+    preview: str = ""
 
 
 class Questions:
@@ -111,7 +113,8 @@ class Questions:
         """Open or close questions as one event says."""
         match event:
             case PermissionRequested(request_id=request_id, call_id=call_id, name=name, args=args, reason=reason):
-                self._open[request_id] = Question(request_id, "permission", call_id, name, dict(args), reason)
+                question = Question(request_id, "permission", call_id, name, dict(args), reason, preview=event.preview)
+                self._open[request_id] = question
             case PermissionDecided(request_id=request_id):
                 self.close(request_id)  # answered, or withdrawn (cancelled): either way nobody waits
             case PlanProposed(request_id=request_id, steps=steps):

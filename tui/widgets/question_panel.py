@@ -35,6 +35,7 @@ __all__ = ["QuestionHost", "QuestionPanel", "always_rule", "rule_text"]
 _LINES = ("question-reason", "question-rule")  # the one-line inputs the panel opens: a reason, a rule
 
 PREVIEW_LINES = 8  # lines of a command or a change shown; the rest is counted
+DIFF_LINES = 11  # lines of a change's preview shown (its headers and a hunk with its context; the detail holds 12)
 
 
 class QuestionHost(Protocol):
@@ -167,12 +168,14 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         def shown(key: str) -> str:
             return terminal_safe(str(args.get(key, "")))
 
-        def cut(lines: list[str]) -> str:
-            more = f"\n… {len(lines) - PREVIEW_LINES} more lines" if len(lines) > PREVIEW_LINES else ""
-            return "\n".join(lines[:PREVIEW_LINES]) + more
+        def cut(lines: list[str], most: int = PREVIEW_LINES) -> str:
+            more = f"\n… {len(lines) - most} more lines" if len(lines) > most else ""
+            return "\n".join(lines[:most]) + more
 
         if question.name == "bash":
             return Syntax(cut(shown("command").splitlines()), "bash", theme=look.syntax, word_wrap=True)
+        if question.preview:  # what the call would do to the file as it is (the core's, at its real lines)
+            return Syntax(cut(diff_lines(question.preview), DIFF_LINES), "diff", theme=look.syntax, word_wrap=True)
         if question.name in ("write", "edit"):
             raw = {key: str(args.get(key, "")) for key in ("path", "old", "new", "content")}
             old, new = (raw["old"], raw["new"]) if question.name == "edit" else ("", raw["content"])
