@@ -126,7 +126,7 @@ async def test_always_shows_its_rule_and_needs_a_second_key(api: FakeAnthropic, 
         await answering(pilot, app)
         await pilot.press("a")
         await until(pilot, lambda: "a again keeps this rule" in screen_text(app), "the rule shown")
-        assert "Always allow, from now on: bash" in screen_text(app)
+        assert "Always allow, from now on: bash(" in screen_text(app)
         assert answered == []
         await pilot.press("escape")  # not kept: back to the question
         await until(pilot, lambda: "a again keeps this rule" not in screen_text(app), "the rule put away")

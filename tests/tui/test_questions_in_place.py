@@ -54,7 +54,7 @@ async def test_a_question_answered_by_its_keys(
         assert "change a" in shown  # the conversation stays on screen
         assert "-one" in shown
         assert "+two" in shown
-        assert "a adds the rule write and edit: every file" in shown
+        assert "a adds the rule edit, write" in shown
         await pilot.press(*keys)
         await app.run_shown.wait()
     assert ((project / "a.txt").read_text() == "two\n") is changed

@@ -7,7 +7,8 @@ choose one, ``s`` stops it alone, a permission it asks shows its label and ``y``
 ``Variant.answer``). At the end the table of rows shows; ``d`` shows the file diff between two variants'
 branches (the diff of ``chimera diff``), ``enter``/``a`` adopts the chosen one after a ``y`` (the session
 switches to its branch with its files); ``escape`` goes back to the workbench, the workspace untouched.
-What the variants spend (tokens, cost) counts into the workbench's totals as it comes (``CompareHost``).
+What the variants spend (tokens, cost) counts into the ``totals`` it is given (the workbench's run status,
+every run since it opened) as it comes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import ClassVar, Protocol, cast
+from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
@@ -36,19 +37,9 @@ from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import plural
 from chimera.tui.outside import tell
 from chimera.tui.state.compare import VariantProgress
-from chimera.tui.state.workbench import WorkbenchState
+from chimera.tui.state.run_status import RunStatus
 
-__all__ = ["CompareHost", "CompareScreen", "rows_grid"]
-
-
-class CompareHost(Protocol):
-    """What the screen asks of the app: the workbench's state, whose run status totals (every run since the
-    workbench opened) the variants' tokens and cost count into, and a way to draw the status line again."""
-
-    @property
-    def state(self) -> WorkbenchState: ...
-
-    def show_status(self, **fields: object) -> None: ...
+__all__ = ["CompareScreen", "rows_grid"]
 
 
 def _safe(text: str) -> str:
@@ -165,9 +156,15 @@ class CompareScreen(Screen[None]):
     ]
 
     def __init__(
-        self, session: Session, comparison: Comparison, *, clock: Callable[[], float] = time.monotonic
+        self,
+        session: Session,
+        comparison: Comparison,
+        *,
+        totals: RunStatus | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         super().__init__()
+        self.totals = totals if totals is not None else RunStatus()  # what the variants spend counts in here
         self.session = session
         self.comparison = comparison
         self.progress = [VariantProgress(v.label, clock=clock) for v in comparison.variants]
@@ -198,15 +195,11 @@ class CompareScreen(Screen[None]):
         self.set_interval(1.0, self._redraw)
         self._redraw()
 
-    def on_unmount(self) -> None:
-        host = cast(CompareHost, self.app)
-        self.app.call_later(host.show_status)  # back on the workbench's screen: its line shows the new totals
-
     # --- the comparison, live -------------------------------------------------------------
 
     @work(group="compare-bus", exit_on_error=False)
     async def _follow(self, events: StreamSubscription, progress: VariantProgress) -> None:
-        totals = cast(CompareHost, self.app).state.status
+        totals = self.totals
         async for batch in events.batches():
             for event in batch:
                 progress.apply(event)

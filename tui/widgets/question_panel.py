@@ -24,6 +24,7 @@ from textual.events import Key
 from textual.widgets import Input, Static
 
 from chimera.core.difflines import diff_lines, unified_diff
+from chimera.core.permissions.kept import always_words
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.tui.command_views import CommandKeys, command_bindings
@@ -47,16 +48,10 @@ class QuestionHost(Protocol):
 
 
 def always_rule(question: Question) -> str:
-    """What "always" lets run unasked, as the policy remembers it (``PermissionPolicy.remembering``): this exact
-    command; for ``write`` and ``edit`` every edit by either tool, or, asked about for a reason (a file inside
-    .git), edits to that file only; for any other tool, its every call."""
-    name = terminal_safe(question.name, one_line=True)
-    if question.name == "bash":
-        return f"bash: {terminal_safe(str(question.args.get('command', '')), one_line=True)}"
-    if question.name in ("write", "edit"):
-        path = terminal_safe(str(question.args.get("path", "")), one_line=True)
-        return f"write and edit: {path}" if question.reason else "write and edit: every file"
-    return f"{name}: every call"
+    """What "always" lets run unasked, as the policy remembers it and written as rules are everywhere
+    (``always_words``): this exact command; for ``write`` and ``edit`` every edit by either tool, or, asked about
+    for a reason (a file inside .git), edits to that file only; for any other tool, its every call."""
+    return terminal_safe(always_words(question.name, question.args, one_file=bool(question.reason)), one_line=True)
 
 
 def rule_text(question: Question) -> str:

@@ -137,7 +137,8 @@ class Sessions:
         except ChimeraError as err:
             return app.commands.refuse(f"/compare: {err}")
         app.runs.running = True  # the session's other commands wait for the comparison, as for a run
-        app.push_screen(CompareScreen(app.session, comparison, clock=app.state.status.clock), self._compared)
+        screen = CompareScreen(app.session, comparison, totals=app.state.status, clock=app.state.status.clock)
+        app.push_screen(screen, self._compared)
         return True
 
     def _last_task(self) -> str:
@@ -150,4 +151,5 @@ class Sessions:
 
     def _compared(self, _: None = None) -> None:
         self.app.runs.running = False
+        self.app.conversation.show_status()  # its line shows the totals the variants added to
         self.app.prompt.focus()  # adopted or left: the next words are a task
