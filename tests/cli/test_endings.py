@@ -15,7 +15,7 @@ from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.status_line import StatusLine
 from tests.cli_runner import run_here
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.tui_helpers import screen_text, send, until
+from tests.tui_helpers import answering, screen_text, send, until
 
 PLAN = "Here is the plan:\n\n- [ ] Write `out.txt` saying hello\n"
 CODES = ("plan_cancelled", "recording_ended", "max_turns")
@@ -79,11 +79,8 @@ async def test_cancelling_a_plan_in_the_workbench_ends_it_cancelled(
     app = build_app(RunOptions(workdir=project, loop="plan", permission_mode="bypass"))
     async with app.run_test(size=(100, 30)) as pilot:
         await send(pilot, "write out.txt")
-        await until(
-            pilot,
-            lambda: app.focused is app.query_one(PlanPanel) and "Write out.txt" in screen_text(app),
-            "the plan on screen",
-        )
+        await until(pilot, lambda: "Write out.txt" in screen_text(app), "the plan on screen")
+        await answering(pilot, app, PlanPanel)  # the person moves to it
         await pilot.press("c", "y")  # c asks once
         await app.run_shown.wait()
         await until(pilot, lambda: "the plan was cancelled" in screen_text(app), "the ending on screen")

@@ -21,7 +21,7 @@ from chimera.tui.widgets.plan_panel import PlanPanel
 from tests.cli_runner import run_here
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.tui_helpers import screen_text, send, until
+from tests.tui_helpers import answering, screen_text, send, until
 
 EDITED = "hello\nworld\n"
 PLAN = "Here is the plan:\n\n- [ ] Write `out.txt` saying hello\n- [ ] Add a second line to `out.txt`\n"
@@ -180,11 +180,8 @@ async def test_the_workbench_shows_the_plan_to_approve_edit_or_cancel(
     app = build_app(RunOptions(workdir=notes_project, model=MODEL, loop="plan", permission_mode="bypass"))
     async with app.run_test(size=(100, 30)) as pilot:
         await send(pilot, "write out.txt")
-        await until(  # the steps on screen, the panel focused
-            pilot,
-            lambda: app.focused is app.query_one(PlanPanel) and "Add a second line to out.txt" in screen_text(app),
-            "the plan on screen",
-        )
+        await until(pilot, lambda: "Add a second line to out.txt" in screen_text(app), "the plan on screen")
+        await answering(pilot, app, PlanPanel)  # the person moves to it
         if answer == "edit":
             await pilot.press("e")
             await until(pilot, lambda: bool(app.query("#plan-editor")), "the editor")

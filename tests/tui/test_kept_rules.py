@@ -95,13 +95,13 @@ async def test_mode_alone_says_when_nothing_is_kept_and_forget_names_the_choices
 
 @pytest.mark.usefixtures("model_env")
 async def test_mode_lists_an_always_as_allow_takes_it(api: FakeAnthropic, project: Path) -> None:
-    """a on `touch made`: /mode lists bash(touch made), the rule --allow would take, and forget names it so."""
+    """a a on `touch made`: /mode lists bash(touch made), the rule --allow would take, and forget names it so."""
     api.script(bash("b1", "touch made"), message(text("Made.")))
     app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
     async with app.run_test(size=(80, 24)) as pilot:
         await send(pilot, "make a file")
         await asked(pilot, app)
-        await pilot.press("a")
+        await pilot.press("a", "a")
         await app.run_shown.wait()
         await send(pilot, "/mode")
         await until(pilot, lambda: "1. bash(touch made)" in screen_text(app), "the kept answer listed")
