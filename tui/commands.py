@@ -142,6 +142,12 @@ def _movable(facts: Facts) -> str:
     return _DEMO if facts.demo else "" if facts.recorded else "has nothing to move to yet: give Chimera a task first."
 
 
+def _left_out(facts: Facts) -> str:
+    if facts.state.left_out is None:
+        return "has nothing to send again: no words of yours were left out of the conversation."
+    return _configurable(facts)
+
+
 def _has_tree(facts: Facts) -> str:
     return "" if facts.recorded else "has nothing to show yet: give Chimera a task first."
 
@@ -362,6 +368,14 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command("replay", "Replay", "Say how to watch this session again", unavailable=_recorded),
     Command("new", "New session", "Start a fresh session in this workspace", unavailable=_configurable),
+    Command(
+        "resend",
+        "Send left-out words again",
+        "Send again, as a new task, the words a run left out of the conversation (the server refused them, the "
+        "model declined them, or you interrupted before an answer): the newest, or [NODE]",
+        argument="[NODE]",
+        unavailable=_left_out,
+    ),
     Command(
         "interrupt",
         "Interrupt",

@@ -36,16 +36,28 @@ _MARKS = {"asking": "?", "running": "…", "done": "✓", "failed": "✗", "canc
 _BOLD_LEVELS = {"error"}  # notices drawn bold as well as in their colour
 
 
+CUT_OFF = "⏹ interrupted here: this part of the answer was not kept, and the model never sees it"
+
+
 def render_entry(entry: Entry, look: Look | None = None) -> RenderableType:
     """What ``entry`` shows, as its fold state says, in ``look``'s colours (the default theme's if not
     given). A text entry still streaming (an answer's open tail) shows its code plain."""
     look = look or default_look()
     text = terminal_safe(entry.text)
     match entry.kind:
+        case "user" | "steering" if entry.data.get("left_out"):  # sent, but no answer followed: not in the context
+            mark = "› " if entry.kind == "user" else "↳ "
+            why = f"  (left out: {entry.data['left_out']}, /resend sends it again)"
+            return Text.assemble(
+                (mark, look["muted"]), (text, look["muted"] + Style(strike=True)), (why, look["muted"])
+            )
         case "user":
             return Text.assemble(("› ", look["user"] + BOLD), (text, BOLD))
         case "steering":
             return Text.assemble(("↳ ", look["steering"]), (text, ITALIC))
+        case "text" if entry.data.get("cut_off"):
+            shown = code_markdown(text, look.syntax, highlight=True)
+            return Group(shown, Text(CUT_OFF, look["notice_warning"]))
         case "text":
             return code_markdown(text, look.syntax, highlight=not entry.streaming)
         case "thinking":

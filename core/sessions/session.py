@@ -113,6 +113,13 @@ class Session:
 
         ConfigError naming the cause and the fix when ``ref`` is no node, is not the person's words, or is part
         of the conversation already (nothing to send again), or while a run works."""
+        reading = self.check_resend(ref)
+        prompt = reading.content if isinstance(reading, Task) else "\n\n".join(reading.texts)
+        return await self._work(prompt, loop)
+
+    def check_resend(self, ref: str) -> Task | Steer:
+        """What :meth:`resend` would send for ``ref`` (its reading); ConfigError, naming the cause and the fix,
+        when it would refuse."""
         self._idle("sending words again")
         node = self.store.require(ref)
         reading = Reader(self.store.tree).read(node)
@@ -122,8 +129,7 @@ class Session:
             raise ConfigError(
                 f"node {node} is part of the conversation already: the model has it (send a new task instead)"
             )
-        prompt = reading.content if isinstance(reading, Task) else "\n\n".join(reading.texts)
-        return await self._work(prompt, loop)
+        return reading
 
     def last_left_out(self) -> str | None:
         """The newest node of the person's words (a task, steering) left out of the conversation on the path to

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.events import PermissionRequested, PlanProposed
+from chimera.core.events import PermissionRequested, PlanProposed, RunFinished
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.command_views import palette_entries
@@ -45,8 +45,16 @@ def call_waiting() -> Facts:
     return replace(IDLE, state=state, running=True)
 
 
+def words_left_out() -> Facts:
+    state = WorkbenchState()
+    ended = RunFinished(success=False, reason="error", steps=0, cost=0.0, left_out="refused", left_out_nodes=["n1"])
+    state.apply(ended)
+    return replace(IDLE, state=state)
+
+
 SITUATIONS = {
     "idle": IDLE,
+    "words left out": words_left_out(),
     "running": replace(IDLE, running=True),
     "a plan waits": plan_waiting(),
     "a call waits": call_waiting(),

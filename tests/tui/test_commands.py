@@ -22,7 +22,7 @@ from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.question_panel import QuestionPanel
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
-from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.fake_anthropic import FakeAnthropic, message, status, text, tool_use
 from tests.tui_helpers import answering, entries, in_palette, screen_text, send, toasts, until
 
 Step = Callable[[Pilot[int], ChimeraApp], Awaitable[None]]
@@ -156,6 +156,11 @@ async def compared(pilot: Pilot[int], app: ChimeraApp) -> None:
     await until(pilot, lambda: "completed" in screen_text(app) and app.screen.rows is not None, "its rows")
 
 
+async def resent(pilot: Pilot[int], app: ChimeraApp) -> None:
+    await app.run_shown.wait()
+    await until(pilot, lambda: "Hi, again." in screen_text(app), "the refused task's answer")
+
+
 async def help_up(pilot: Pilot[int], app: ChimeraApp) -> None:
     await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
 
@@ -233,6 +238,11 @@ CASES: dict[str, Case] = {
     "export": Case(before=one_run, after=exported, replies=(message(text("Hi.")),)),
     "replay": Case(before=one_run, after=shown("chimera replay"), replies=(message(text("Hi.")),)),
     "new": Case(after=shown("New session")),
+    "resend": Case(
+        before=one_run,  # its task refused by the server
+        after=resent,
+        replies=(status(400, "invalid_request_error", "malformed"), message(text("Hi, again."))),
+    ),
     "compare": Case(
         before=one_run, argument="label=one label=two", after=compared, replies=(message(text("Hi.")),) * 3
     ),

@@ -171,7 +171,9 @@ async def test_an_interrupt_gives_the_unsent_words_back_to_the_input(api: FakeAn
         await pilot.press("escape")
         await app.run_shown.wait()
         await pilot.pause()
-        assert app.query_one(PromptInput).value == "actually, stop and do b"
+        prompt = app.query_one(PromptInput)
+        assert prompt.value == "[steering: actually, stop and do b]"  # one piece, marked for what it was
+        assert prompt.whole(prompt.value) == "actually, stop and do b"
     assert len(api.requests) == 1  # the words never reached the model
 
 
@@ -358,7 +360,9 @@ async def test_an_interrupt_gives_queued_follow_ups_back_to_the_input(api: FakeA
         await pilot.press("escape")
         await app.run_shown.wait()
         await pilot.pause()
-        assert app.query_one(PromptInput).value == "then do b"
+        prompt = app.query_one(PromptInput)
+        assert prompt.value == "[queued: then do b]"
+        assert prompt.whole(prompt.value) == "then do b"
         assert app.session.follow_ups == []
         assert app.session.store.tree.queued == {}  # given back, not left for a later resume
     assert len(api.requests) == 1

@@ -338,6 +338,15 @@ class Transcript:
             entry.touch()
         self._attempt.clear()
 
+    def _cut_off(self) -> None:
+        """The answer streaming when the person interrupted: kept on screen, marked as cut off (the session
+        never keeps a partial answer, so the model never sees it)."""
+        for entry in self._attempt:
+            entry.streaming = False
+            entry.data["cut_off"] = True
+            entry.touch()
+        self._attempt.clear()
+
     def _discard(self) -> None:
         """The attempt is void: its entries leave the transcript."""
         if self._attempt:
@@ -397,8 +406,11 @@ class Transcript:
             done = f"✓ done in {plural(event.steps, 'turn')} · ${event.cost:.4f}"
             self._add(Entry("notice", done, severity="success"))
         else:
-            self._discard()
             ending = describe_ending(event.success, event.reason, event.error)
+            if ending.state == "interrupted":  # what streamed before the stop stays on screen, marked as not kept
+                self._cut_off()
+            else:
+                self._discard()
             mark, severity = _ENDED[ending.state]  # interrupted, cancelled: the person's own doing, not a failure
             self._add(Entry("notice", f"{mark} {ending.line}", severity=severity))
         for call in self._calls.values():  # calls whose end never came: not running any more

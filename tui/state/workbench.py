@@ -46,7 +46,6 @@ NOT_KEPT: frozenset[type[ev.StepEvent]] = frozenset(
         ev.ReminderInjected,
         ev.Replanned,
         ev.RetryScheduled,
-        ev.RunFinished,
         ev.SteeringDelivered,
         ev.Switched,
         ev.TextDelta,
@@ -70,6 +69,7 @@ class WorkbenchState:
         self.status = RunStatus()
         self.follow_ups: list[str] = []  # queued for after the run, in order (the session keeps them too)
         self.returned: list[str] = []  # words a run gave back unread, for the input
+        self.left_out: str | None = None  # the newest node of the person's words no answer followed, for /resend
 
     def apply_all(self, events: Iterable[StepEvent]) -> None:
         for event in events:
@@ -88,6 +88,9 @@ class WorkbenchState:
                     self.follow_ups.pop(0)
             case SteeringReturned(text=text):
                 self.returned.append(text)
+            case ev.RunFinished(left_out_nodes=nodes):
+                if nodes:
+                    self.left_out = nodes[-1]
             case _:
                 ignored(event, NOT_KEPT)
 
@@ -96,6 +99,8 @@ class WorkbenchState:
         for event in events:
             self.transcript.apply(event)
             self.plan.apply(event)
+            if isinstance(event, ev.RunFinished) and event.left_out_nodes:
+                self.left_out = event.left_out_nodes[-1]
 
     def take_returned(self) -> list[str]:
         """The words handed back since the last call, in the order sent (they are the caller's now)."""
@@ -110,3 +115,4 @@ class WorkbenchState:
         self.status.restart()
         self.follow_ups.clear()
         self.returned.clear()
+        self.left_out = None

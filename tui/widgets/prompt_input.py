@@ -109,11 +109,32 @@ class PromptInput(Input):
 
     def _keep_whole(self, text: str, fold: str) -> None:
         """Show ``fold`` in the input for ``text``, which is sent whole."""
+        self.insert_text_at_cursor(self._folded(text, fold))
+
+    def _folded(self, text: str, fold: str) -> str:
+        """``fold`` made unique (the same paste twice: each its own), standing for ``text`` from now on."""
         base = fold.removesuffix("]")
-        while fold in self.pasted or fold in self.value:  # the same paste twice: each its own
+        while fold in self.pasted or fold in self.value:
             fold = f"{base} #{next(self._pastes)}]"
         self.pasted[fold] = text
-        self.insert_text_at_cursor(fold)
+        return fold
+
+    def put_back(self, items: list[tuple[str, str]]) -> None:
+        """Words sent that no run read, back at the start of the input before what is there: each ``(what it
+        was, its words)`` one piece marked ``[steering: …]`` or ``[queued: …]``, a new line between them, so
+        they can be sent again as they were, or removed one at a time."""
+        if not items:
+            return
+        pieces = []
+        for mark, text in items:
+            first = terminal_safe(text.strip().split("\n", 1)[0], one_line=True)
+            more = "…" if len(first) > _SHOWN or "\n" in text.strip() else ""
+            pieces.append(self._folded(text, f"[{mark}: {first[:_SHOWN]}{more}]"))
+        if self.value:
+            pieces.append(self.value)
+        self.value = NEW_LINE.join(pieces)
+        self._new_lines = True
+        self.cursor_position = len(self.value)
 
     def _folds(self) -> list[tuple[int, int]]:
         """Where each folded paste sits in the text: (start, end), in order."""

@@ -101,18 +101,17 @@ class Prompt:
         waiting = len(app.session.follow_ups)
         tell(app, f"Queued: it runs when this run ends ({plural(waiting, 'task')} waiting).", timeout=4)
 
-    def give_back(self, texts: list[str]) -> None:
-        """Words that were sent and not read: back in the input, in the order sent, before what is there."""
-        if texts:
-            prompt = self.input
-            prompt.value = " ".join([*texts, prompt.value]).strip()
+    def give_back(self, items: list[tuple[str, str]]) -> None:
+        """Words that were sent and not read (``(what they were, the words)``: steering, a queued task): back
+        in the input, in the order sent, before what is there, each a piece of its own marked for what it was."""
+        self.input.put_back(items)
 
     def take_back(self) -> None:
         """Words the run handed back unread (its ``steering_returned`` events) go back to the input."""
         returned = self.app.state.take_returned()
         if returned:
-            self.give_back(returned)
-            tell(self.app, "Not delivered: your words are back in the input.", timeout=4)
+            self.give_back([("steering", text) for text in returned])
+            tell(self.app, "Not delivered: your words are back in the input, marked.", timeout=4)
 
     def prefill(self, text: str) -> None:
         """Put ``text`` in the input, the cursor at its end, and the focus there."""

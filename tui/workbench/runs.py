@@ -20,6 +20,7 @@ from chimera.core.errors import ChimeraError
 from chimera.tui.outside import tell
 from chimera.tui.screens.compare import CompareScreen
 from chimera.tui.widgets.prompt_input import PromptInput
+from chimera.tui.widgets.transcript_view import TranscriptView
 
 if TYPE_CHECKING:
     from chimera.tui.app import ChimeraApp
@@ -41,7 +42,7 @@ class Runs:
         self.end_shown = False  # the run's end is on screen (its worker may still be finishing)
 
     def commands(self) -> dict[str, object]:
-        return {"plan": self.plan, "compact": self.compact, "interrupt": self.interrupt}
+        return {"plan": self.plan, "compact": self.compact, "interrupt": self.interrupt, "resend": self.resend}
 
     @property
     def running(self) -> bool:
@@ -58,17 +59,34 @@ class Runs:
 
     def start(self, task: str, *, loop: str | None = None) -> None:
         """Run ``task`` (with strategy ``loop`` for it alone, when given)."""
+        self._begin(self.app.session.run(task, loop=loop))
+
+    def _begin(self, run: Awaitable[object]) -> None:
         self.running = True
         self.shown.clear()
         self.end_shown = False
-        self.app.run_worker(self._run(task, loop), group="run", exclusive=True, exit_on_error=False, name="run")
+        self.app.run_worker(self._run(run), group="run", exclusive=True, exit_on_error=False, name="run")
 
-    async def _run(self, task: str, loop: str | None) -> None:
+    async def _run(self, run: Awaitable[object]) -> None:
         try:
-            await self.app.session.run(task, loop=loop)
+            await run
         finally:
             self.running = False
             self.over()
+
+    def resend(self, ref: str) -> bool:
+        """``/resend [NODE]``: words the conversation left out (the newest, or NODE's), sent again as a task."""
+        app = self.app
+        node = app.session.store.tree.resolve(ref.strip()) if ref.strip() else app.state.left_out
+        if node is None:
+            return app.commands.refuse(f"/resend: this session has no node {ref.strip()!r}: /tree shows them.")
+        try:
+            app.session.check_resend(node)
+        except ChimeraError as err:
+            return app.commands.refuse(f"/resend: {err}")
+        app.query_one(TranscriptView).follow()
+        self._begin(app.session.resend(node))
+        return True
 
     def ended(self) -> None:
         """The run's end is on screen (its ``run_finished`` event)."""
@@ -106,7 +124,9 @@ class Runs:
             app.session.interrupt()  # words the run never read come back as events (see Prompt.take_back)
             unsent = app.session.take_follow_ups()
             app.state.follow_ups = []
-            app.prompt.give_back(unsent)  # tasks queued after the run go back to the input
+            app.prompt.give_back([("queued", text) for text in unsent])  # tasks queued after the run: back too
+            for text in unsent:
+                app.conversation.say(f"↩ not run, back in the input: {text}", "warning")
             tell(app, "Interrupting…", timeout=2)
 
     async def aside(self, state: str, stopped: str, request: Awaitable[_T]) -> _T | ChimeraError:
