@@ -38,7 +38,9 @@ class SwitchPreview:
     """What a switch to ``requested`` does: where it lands, what it leaves behind, which files it changes.
 
     ``pinned`` is False when no snapshot covers the point (the files stay as they are); ``kept`` counts the
-    paths the switch leaves alone that are not the agent's.
+    paths the switch leaves alone that are not the agent's; ``at_risk`` names the files changed since the last
+    snapshot (by the person, or outside Chimera) that the switch rewrites or deletes: saved first, so a switch
+    back brings them back, but gone from the workspace until then.
     """
 
     requested: str
@@ -49,6 +51,7 @@ class SwitchPreview:
     files: tuple[FileChange, ...]
     pinned: bool
     kept: int = 0
+    at_risk: tuple[str, ...] = ()
 
     @property
     def moves(self) -> bool:
@@ -92,7 +95,17 @@ def preview_switch(store: SessionStore, ref: str) -> SwitchPreview:
         _files(plan, repo),
         plan.preview is not None,
         kept=len(plan.preview.keep) if plan.preview is not None else 0,
+        at_risk=_at_risk(plan),
     )
+
+
+def _at_risk(plan: SwitchPlan) -> tuple[str, ...]:
+    """The files edited since the last snapshot that the switch would rewrite or delete."""
+    preview = plan.preview
+    if preview is None:
+        return ()
+    touched = {*preview.rewrite, *preview.delete}
+    return tuple(shown_name(path) for path in plan.unsaved if path in touched)
 
 
 def _files(plan: SwitchPlan, repo: ShadowRepo) -> tuple[FileChange, ...]:

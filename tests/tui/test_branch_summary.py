@@ -93,6 +93,8 @@ async def test_with_the_setting_y_summarizes_and_s_does_not(
         assert not api.requests
         app.session_tree.shown.clear()
         await pilot.press("ctrl+t", "u")  # back to the tree (the switch left the focus in the input), then back
+        await until(pilot, lambda: "Go back to" in screen_text(app), "going back asked")
+        await pilot.press("y")
         await until(pilot, lambda: tree.leaf == ids["a3"], "back")
         await until(pilot, app.session_tree.shown.is_set, "tree shown")
         await pilot.press("ctrl+t")  # going back left the focus in the input: to the tree again

@@ -178,6 +178,12 @@ async def a_named_run(pilot: Pilot[int], app: ChimeraApp) -> None:
     app.session.checkpoint("hi")
 
 
+async def a_named_run_then_more(pilot: Pilot[int], app: ChimeraApp) -> None:
+    """A task done, its answer named ``hi``, then another: the session has moved on from ``hi``."""
+    await a_named_run(pilot, app)
+    await one_run(pilot, app)
+
+
 async def a_branch_made(pilot: Pilot[int], app: ChimeraApp) -> None:
     await a_named_run(pilot, app)
     app.session_tree.moved.clear()
@@ -248,7 +254,9 @@ CASES: dict[str, Case] = {
     ),
     "interrupt": Case(before=a_command_runs, after=interrupted, replies=WAITING),
     "tree": Case(before=one_run, after=shown("Session tree · 2 lines"), replies=(message(text("Hi.")),)),
-    "switch": Case(before=a_named_run, argument="hi", after=switched_after_yes, replies=(message(text("Hi.")),)),
+    "switch": Case(
+        before=a_named_run_then_more, argument="hi", after=switched_after_yes, replies=(message(text("Hi.")),) * 2
+    ),
     "branch": Case(before=a_named_run, argument="hi", after=shown("branches from"), replies=(message(text("Hi.")),)),
     "checkpoint": Case(before=one_run, after=shown("Checkpoint 'checkpoint-1'"), replies=(message(text("Hi.")),)),
     "label": Case(

@@ -13,6 +13,7 @@ from textual.pilot import Pilot
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
 from chimera.tui.screens.compare import CompareScreen
+from chimera.tui.widgets.prompt_input import PromptInput
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, Reply, by_model, message, stalled, status, text, tool_use
 from tests.tui_helpers import screen_text, send, toasts, until
@@ -68,13 +69,24 @@ async def test_two_variants_run_side_by_side_and_the_one_adopted_brings_its_file
         assert (project / "a.txt").read_text() == "hello\n"
         assert not (project / "b.txt").exists()
         await pilot.press("right", "enter")
-        await until(pilot, lambda: "Adopt model-b?" in screen_text(app), "the adoption asked")
+        await until(pilot, lambda: "Adopt it (/back undoes it)? y yes" in screen_text(app), "the adoption asked")
+        shown = screen_text(app)
+        assert "Adopt model-b: lands at" in shown  # the same preview as a switch: the files it changes
+        assert "delete  a.txt" in shown
+        assert "create  b.txt" in shown
         assert not (project / "b.txt").exists()  # nothing changes before the y
         await pilot.press("y")
         await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "back in the workbench")
         assert (project / "b.txt").read_text() == "bee\n"
         assert not (project / "a.txt").exists()  # the task run again from before it: model-b wrote b.txt only
         assert not app.running
+        assert isinstance(app.focused, PromptInput)  # the next words are a task
+        await send(pilot, "/back")  # undoes the adopt, after its preview and a y
+        await until(pilot, lambda: "Go back to" in screen_text(app), "going back asked")
+        await pilot.press("y")
+        await until(pilot, lambda: (project / "a.txt").exists(), "the files from before the adopt")
+        assert (project / "a.txt").read_text() == "hello\n"
+        assert not (project / "b.txt").exists()
     assert "/compare" not in str([r.messages for r in api.requests])
 
 
@@ -259,3 +271,30 @@ async def test_what_the_variants_spend_counts_into_the_workbenchs_totals(api: Fa
         await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "back in the workbench")
         await until(pilot, lambda: f"${status.cost:.4f}" in screen_text(app), "the total on the status line")
         assert status.cost > before[2]
+
+
+async def test_adopting_over_hand_edits_says_so_and_back_brings_them_back(api: FakeAnthropic, project: Path) -> None:
+    """a.txt edited by hand after the task: adopting a variant that rewrites it names the hand edit at risk
+    in its preview; once adopted, /back (after its preview and a y) brings the hand edit back."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        (project / "a.txt").write_text("hello, by hand\n")  # the person's own edit, outside Chimera
+        api.responder = by_model(
+            {
+                "model-a": writes("a.txt", "A!\n", "A done.", model="model-a"),
+                "model-b": writes("a.txt", "B!\n", "B done.", model="model-b"),
+            }
+        )
+        await compared(pilot, app, "model=model-a model=model-b")
+        await until(pilot, lambda: "completed" in screen_text(app) and "1 +1 -0" in screen_text(app), "the rows")
+        await pilot.press("enter")
+        await until(pilot, lambda: "Adopt it (/back undoes it)? y yes" in screen_text(app), "the adoption asked")
+        assert "Edits since the last snapshot it overwrites: a.txt" in screen_text(app)
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "adopted")
+        assert (project / "a.txt").read_text() == "A!\n"
+        await send(pilot, "/back")
+        await until(pilot, lambda: "Go back to" in screen_text(app), "going back asked")
+        await pilot.press("y")
+        await until(pilot, lambda: (project / "a.txt").read_text() == "hello, by hand\n", "the hand edit back")

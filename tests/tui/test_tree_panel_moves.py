@@ -35,7 +35,9 @@ async def _select(pilot: Pilot[int], panel: TreePanel, node: str) -> None:
     view = panel.view
     assert view.model is not None
     await pilot.press("home")
-    while view.selected is not None and view.selected.node != node:
+    for _ in range(len(view.shown)):
+        if view.selected is None or view.selected.node == node:
+            break
         await pilot.press("down")
 
 
@@ -75,6 +77,9 @@ async def test_a_switch_from_the_panel_restores_files_and_back_returns(
         await pilot.press("ctrl+t")  # back to the tree, still shown
         await until(pilot, lambda: app.focused is app.query_one(TreePanel), "the tree again")
         await pilot.press("u")
+        await until(pilot, lambda: "Go back to" in screen_text(app), "going back asked, the files changing")
+        assert "Back: lands at" in screen_text(app)  # its preview
+        await pilot.press("y")
         await until(pilot, app.history_shown.is_set, "history shown")
         await until(pilot, lambda: (project / "b.txt").exists(), "the files back")
         assert (project / "a.txt").read_text() == "v2\n"
@@ -184,3 +189,24 @@ async def test_a_switch_asked_during_a_run_offers_to_interrupt_first(
             assert said(app) == ["fix the bug", "now add tests"]
     finally:
         release.set()
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_the_switch_question_names_where_it_lands_and_a_switch_to_here_asks_nothing(
+    isolated_env: Path, project: Path
+) -> None:
+    """enter on a message of yours lands just before it: the question names that point, as the preview does;
+    enter on the point you are at asks nothing and says so."""
+    ids = branched_session(isolated_env, project)
+    app = build_app(RunOptions(resume="s1", model=MODEL))
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        panel = await _open(pilot, app)
+        await _select(pilot, panel, ids["u2"])
+        await pilot.press("enter")
+        await until(pilot, lambda: f"Switch to {ids['a1']}?" in screen_text(app), "the question")
+        assert f"Switch: lands at {ids['a1']}, just before this message" in screen_text(app)
+        await pilot.press("n")
+        await _select(pilot, panel, ids["a3"])  # where the session is
+        await pilot.press("enter")
+        await until(pilot, lambda: "You are here already" in toasts(app), "nothing to switch")
+        assert panel.asking is None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.table import Table
@@ -33,13 +34,15 @@ from chimera.core.difflines import diff_lines
 from chimera.core.errors import ChimeraError
 from chimera.core.events import UsageReported
 from chimera.core.sessions.session import Session
+from chimera.core.sessions.switch_preview import preview_switch
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import plural
 from chimera.tui.outside import tell
 from chimera.tui.state.compare import VariantProgress
 from chimera.tui.state.run_status import RunStatus
+from chimera.tui.switch_words import describe_switch
 
-__all__ = ["CompareScreen", "rows_grid"]
+__all__ = ["Adopted", "CompareScreen", "rows_grid"]
 
 
 def _safe(text: str) -> str:
@@ -88,7 +91,14 @@ class VariantCard(Static):
         return text
 
 
-class CompareScreen(Screen[None]):
+@dataclass(frozen=True, slots=True)
+class Adopted:
+    """How the screen ended when a variant was adopted: the leaf before (``/back`` returns there)."""
+
+    before: str | None
+
+
+class CompareScreen(Screen[Adopted | None]):
     """The variants of one comparison, live, then their rows; diff, adopt or leave."""
 
     DEFAULT_CSS = """
@@ -172,6 +182,7 @@ class CompareScreen(Screen[None]):
         self.rows: list[Row] | None = None
         self.diff_from: int | None = None  # the first of two variants to diff, once d is pressed with 3 or more
         self.adopting: int | None = None  # the variant to adopt once y confirms
+        self.adopt_shown = False  # its preview is on screen: y now adopts it
         self.done = asyncio.Event()
 
     def compose(self) -> ComposeResult:
@@ -269,7 +280,8 @@ class CompareScreen(Screen[None]):
 
     def action_yes(self) -> None:
         if self.adopting is not None:
-            self._adopt(self.adopting)
+            if self.adopt_shown:  # a y before the preview shows adopts nothing: it is answered once it is read
+                self._adopt(self.adopting)
             return
         asked = self._question_of()
         if asked is not None:
@@ -293,22 +305,46 @@ class CompareScreen(Screen[None]):
             self._refuse(f"{row.label} has no branch to adopt ({row.outcome}): choose another.")
             return
         self.adopting = self.chosen
-        files = ", ".join(f.path for f in row.files[:4]) or "no files changed"
-        self._say(f"Adopt {row.label}? Its branch and its files ({files}) replace the workspace's: y yes, n no")
+        self.adopt_shown = False
+        self._say(f"Adopt {row.label}? Working out what it changes in the workspace…")
+        self._preview_adopt(self.chosen, row.checkpoint)
+
+    @work(group="compare-adopt", exclusive=True, exit_on_error=False)
+    async def _preview_adopt(self, index: int, checkpoint: str) -> None:
+        """What adopting the variant would do, as a switch's preview says it (the files it rewrites or deletes,
+        edits made since the last snapshot that it overwrites); then ``y`` adopts."""
+        label = self.progress[index].label
+        try:
+            preview = await asyncio.to_thread(preview_switch, self.session.store, checkpoint)
+        except ChimeraError as err:
+            self.adopting = None
+            self._refuse(f"{label} cannot be adopted: {err}")
+            return
+        if self.adopting != index:  # answered, or another chosen, meanwhile
+            return
+        said = describe_switch(preview, self.session.store.tree.leaf, what=f"Adopt {label}")
+        self.query_one("#compare-line", Static).update(Text(f"{said}\nAdopt it (/back undoes it)? y yes, n no"))
+        self.adopt_shown = True
 
     def _adopt(self, index: int) -> None:
         self.adopting = None
         row = self.rows[index] if self.rows is not None else None
         if row is None or row.checkpoint is None:
             return
+        self._switch_to(row.label, row.checkpoint)
+
+    @work(group="compare-adopt", exclusive=True, exit_on_error=False)
+    async def _switch_to(self, label: str, checkpoint: str) -> None:
+        """Adopt: the session switches to the variant's branch with its files, off the screen's thread."""
+        before = self.session.store.tree.leaf
         try:
-            done = self.session.switch(row.checkpoint)
+            done = await asyncio.to_thread(self.session.switch, checkpoint)
         except ChimeraError as err:
-            self._refuse(f"{row.label} was not adopted: {err}")
+            self._refuse(f"{label} was not adopted: {err}")
             return
         if done is not None:
-            tell(self.app, f"Adopted {row.label}: the workspace holds its files.", one_line=True)
-            self.dismiss()
+            tell(self.app, f"Adopted {label}: the workspace holds its files (/back undoes it).", one_line=True)
+            self.dismiss(Adopted(before))
 
     def action_diff(self) -> None:
         if self.rows is None:

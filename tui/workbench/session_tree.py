@@ -26,15 +26,16 @@ from chimera.core.sessions.switch_preview import SwitchPreview, preview_switch
 from chimera.core.sessions.switching import name_checkpoint
 from chimera.core.sessions.tree_lines import TreeLines
 from chimera.core.terminal_text import terminal_safe
-from chimera.core.wording import plural, point_name
+from chimera.core.wording import point_name
 from chimera.tui.outside import tell
+from chimera.tui.switch_words import describe_switch
 from chimera.tui.widgets.tree_panel import TreePanel
 from chimera.tui.workbench.focus import move_to
 
 if TYPE_CHECKING:
     from chimera.tui.app import ChimeraApp
 
-__all__ = ["SessionTree", "describe"]
+__all__ = ["SessionTree"]
 
 _OFFERED = 200  # node ids offered in completion (the newest), after every name
 
@@ -131,13 +132,19 @@ class SessionTree:
         if self.app.runs.running:
             self.panel.show_preview(node, "A run is working: the preview waits for it to end.")
             return
+        preview = await self._preview_of(node)
+        if preview is not None and self.panel.asking is None:  # a question shows the preview it asks about
+            self.panel.show_preview(node, describe_switch(preview, self.app.session.store.tree.leaf))
+
+    async def _preview_of(self, node: str) -> SwitchPreview | None:
+        """What a switch to ``node`` would do, worked out off the screen's thread; None (said in the panel) when
+        it cannot be told."""
         try:
             async with self.files_busy:
-                preview = await asyncio.to_thread(preview_switch, self.app.session.store, node)
+                return await asyncio.to_thread(preview_switch, self.app.session.store, node)
         except ChimeraError as err:
             self.panel.show_preview(node, terminal_safe(f"No preview: {err}", one_line=True))
-            return
-        self.panel.show_preview(node, describe(preview, self.app.session.store.tree.leaf))
+            return None
 
     def tree_switch(self, node: str) -> None:
         if self.app.runs.running:
@@ -145,9 +152,29 @@ class SessionTree:
                 "A run is working: interrupt it, then switch there?", lambda: self.interrupt_and_switch(node)
             )
             return
+        self._run(self._ask_switch(node), "tree-ask")
+
+    async def _ask_switch(self, node: str, *, back: bool = False) -> None:
+        """The switch's preview, then its question, naming the point the switch lands at (which the preview
+        names too); a switch that would change nothing asks nothing. ``back``: the move undone by ``/back``."""
+        preview = await self._preview_of(node)
+        if preview is None:
+            return
+        leaf = self.app.session.store.tree.leaf
+        what = "Back" if back else "Switch"
+        self.panel.show_preview(node, describe_switch(preview, leaf, what=what))
+        if not preview.moves:
+            tell(self.app, "You are here already: a switch changes nothing.", timeout=4)
+            if back:
+                self.moves.pop()
+            return
+        landing = point_name(preview.node)
+        if back:
+            self.panel.ask(f"Go back to {landing}?", lambda: self._went_back(node))
+            return
         summarize = self.app.session.summarize_left_default  # the settings' default; s does the other
         self.panel.ask(
-            f"Switch to {node}, summarizing the branch left?" if summarize else f"Switch to {node}?",
+            f"Switch to {landing}, summarizing the branch left?" if summarize else f"Switch to {landing}?",
             lambda: self.switch_at(node, summarize=summarize),
             other=(
                 "switch without a summary" if summarize else "switch and summarize the branch left",
@@ -298,11 +325,21 @@ class SessionTree:
         if self.app.runs.running:
             self._refuse("/back waits for the run: interrupt it, or let it finish.")
             return
-        self.moves.pop()
-        if how == "branch":
+        if how == "branch":  # the files stay as they are: nothing to ask
+            self.moves.pop()
             self.branch_at(leaf, remember=False)
-        else:
-            self.switch_at(leaf, remember=False)
+            return
+        self.show(leaf)  # the files change: the preview, then a y (edits made since are at risk)
+        self._run(self._ask_switch(leaf, back=True), "tree-ask")
+
+    def _went_back(self, leaf: str) -> None:
+        if self.moves and self.moves[-1][1] == leaf:
+            self.moves.pop()
+        self.switch_at(leaf, remember=False)
+
+    def adopted(self, before: str | None) -> None:
+        """A compared variant was adopted (a switch to its branch): ``/back`` undoes it like any switch."""
+        self.moves.append(("switch", before))
 
     def name_point(self, node: str, name: str, *, checkpoint: bool, move: bool = False) -> None:
         """Name ``node`` ``name``: a checkpoint (at the leaf the files are pinned) or a label. A name on
@@ -353,25 +390,3 @@ class SessionTree:
         events = await asyncio.to_thread(branch_events, self.app.session.store)
         self.app.conversation.tell_again(events, note)
         self.moved.set()
-
-
-def describe(preview: SwitchPreview, leaf: str | None) -> str:
-    """A preview as a few lines: where a switch lands, what it leaves behind, each file it changes."""
-    if preview.node == leaf and not preview.files:
-        return "You are here: a switch changes nothing."
-    lines = [f"Switch: lands at {point_name(preview.node)}" + (f", {preview.note}" if preview.note else "") + "."]
-    lines.append(
-        f"Leaves {plural(preview.turns, 'turn')} and ~{preview.tokens:,} tokens behind (kept in the tree)."
-        if preview.turns or preview.tokens
-        else "Leaves nothing behind."
-    )
-    if not preview.pinned:
-        lines.append("No snapshot pins this point: the files stay as they are.")
-    elif not preview.files:
-        lines.append("No file changes.")
-    else:
-        lines.append(f"Files: {plural(len(preview.files), 'file')} change.")
-        lines += [f"  {f.verb:<8}{f.path}  +{f.added} -{f.removed}" for f in preview.files[:6]]
-        if len(preview.files) > 6:
-            lines.append(f"  … and {len(preview.files) - 6} more")
-    return terminal_safe("\n".join(lines))

@@ -21,7 +21,7 @@ from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import start_session
 from chimera.core.wording import command
 from chimera.tui.outside import tell
-from chimera.tui.screens.compare import CompareScreen
+from chimera.tui.screens.compare import Adopted, CompareScreen
 from chimera.tui.screens.sessions import SessionPicker
 from chimera.tui.widgets.welcome import Welcome
 
@@ -149,7 +149,9 @@ class Sessions:
                 return node.id
         raise ConfigError("there is no task to run again: give Chimera a task first")
 
-    def _compared(self, _: None = None) -> None:
+    def _compared(self, adopted: Adopted | None = None) -> None:
         self.app.runs.running = False
+        if adopted is not None:  # a switch like any other: /back undoes it
+            self.app.session_tree.adopted(adopted.before)
         self.app.conversation.show_status()  # its line shows the totals the variants added to
         self.app.prompt.focus()  # adopted or left: the next words are a task
