@@ -295,7 +295,8 @@ async def test_the_workbench_gives_unread_words_back_when_the_run_stops_at_its_l
             if not app.running:
                 break
             await pilot.pause(0.005)
-        assert prompt.value == WORDS  # back in the input
+        assert prompt.value == f"[steering: {WORDS}]"  # back in the input, marked for what it was
+        assert prompt.whole(prompt.value) == WORDS
         prompt.value = ""
         await pilot.press(*"next task", "enter")
         await app.run_shown.wait()
