@@ -31,32 +31,22 @@ from dataclasses import dataclass, field
 from chimera.core.events import PlanApproved, PlanCancelled, PlanEdited, PlanProposed, PlanStepChecked, Replanned
 from chimera.core.loops.base import Core, Outcome
 from chimera.core.loops.fingerprints import falsified, fingerprint, fingerprints
-from chimera.core.loops.plans import Plan, parse_checklist
+from chimera.core.loops.plan_notes import (
+    EXECUTE_PROMPT,
+    PLANNING_PROMPT,
+    check_note,
+    edited_note,
+    replan_note,
+    retry_note,
+    revise_note,
+    step_note,
+)
+from chimera.core.loops.plans import Plan, check_passed, parse_checklist
 from chimera.core.loops.strategy import Strategy
 from chimera.core.messages import Prompt
 
 __all__ = ["EXECUTE_PROMPT", "PLANNING_PROMPT", "PlanAndExecute"]
 
-PLANNING_PROMPT = (
-    "Before changing anything, make a plan. Look around with the read-only tools if you need to, then answer "
-    "with the plan as a Markdown checklist, one line per step (`- [ ] step`), naming the files each step "
-    "touches. Change nothing yet: only read-only tools run until the plan is approved."
-)
-EXECUTE_PROMPT = "Now execute the plan you just created, step by step."
-_STEP = "{lead}Step {number} of {count}: {step}\n\nThe plan:\n{checklist}\n\nDo this step only, then say it is done."
-_CHECK = (
-    "Check step {number} ({step}) with the read-only tools: is it done? Answer `DONE`, or `NOT DONE: <why>`, "
-    "on the first line."
-)
-_RETRY = "Step {number} is not done: {why}\nFix it, then say it is done."
-_REPLAN = (
-    "The plan no longer holds: {why}. Revise the remaining steps ({remaining}) as a Markdown checklist, one "
-    "line per step. Change nothing yet."
-)
-_REVISE = (
-    "The person wants the plan changed before anything runs: {feedback}\nAnswer with the whole revised plan as a "
-    "Markdown checklist, one line per step. Change nothing yet."
-)
 _CHECK_TURNS = 3  # turns the model's own check may take to look
 _WRITERS = frozenset({"write", "edit"})
 _READERS = frozenset({"read", "glob", "grep", "think"})
@@ -130,7 +120,7 @@ class PlanAndExecute(Strategy):
             return Outcome(False, "plan_cancelled", error=why)
         answer = await core.ask_plan(steps)
         while answer.decision == "revise":  # the person says what to change: the model plans again, asked afresh
-            core.note(_REVISE.format(feedback=answer.plan.strip()))
+            core.note(revise_note(answer.plan.strip()))
             revised = await self._checklist(core, "revising the plan", "the model answered without a revised checklist")
             if isinstance(revised, Outcome):
                 return revised
@@ -142,7 +132,7 @@ class PlanAndExecute(Strategy):
         if answer.decision == "edit":
             edited = parse_checklist(answer.plan) or Plan((answer.plan.strip(),), answer.plan)
             core.emit(PlanEdited(steps=list(edited.steps)))
-            core.note(f"The person edited the plan. Follow this one instead:\n{edited.checklist()}")
+            core.note(edited_note(edited))
             return edited
         core.emit(PlanApproved(steps=steps))
         return plan
@@ -174,10 +164,8 @@ class PlanAndExecute(Strategy):
 
     async def _step(self, core: Core, steps: list[str], index: int, work: _Work) -> Outcome:
         number, step = index + 1, steps[index]
-        lead = f"{EXECUTE_PROMPT}\n\n" if index == 0 else ""
-        checklist = Plan(tuple(steps), "").checklist(done=index)
-        core.remember("The plan, steps done so far checked", checklist)
-        core.note(_STEP.format(lead=lead, number=number, count=len(steps), step=step, checklist=checklist))
+        core.remember("The plan, steps done so far checked", Plan(tuple(steps), "").checklist(done=index))
+        core.note(step_note(steps, index))
         for attempt in range(1, self.step_retries + 2):
             done = await _answer(core, self.step_turns, f"step {number}", work)
             if not done.success:
@@ -186,7 +174,7 @@ class PlanAndExecute(Strategy):
             core.emit(PlanStepChecked(index=index, step=step, passed=passed, by=by, detail=detail, attempt=attempt))
             if passed:
                 return done
-            core.note(_RETRY.format(number=number, why=detail or "its check failed"))
+            core.note(retry_note(number, detail or "its check failed"))
         why = f"step {number} ({step}) failed its check {self.step_retries + 1} times"
         return Outcome(False, "plan_step_failed", error=f"{why}: {_last_line(detail)}")
 
@@ -194,17 +182,14 @@ class PlanAndExecute(Strategy):
         if self.verify is not None:
             passed, output = await core.check(self.verify)
             return passed, output[-2000:], self.verify
-        core.note(_CHECK.format(number=number, step=step))
+        core.note(check_note(number, step))
         with core.read_only():
             verdict = await _answer(core, _CHECK_TURNS, f"the check of step {number}")
         said = verdict.answer.strip()
-        head = said.splitlines()[0].strip("`*_ ").upper() if said else ""
-        passed = verdict.success and head.startswith("DONE")
-        return passed, said[-2000:] or verdict.error, "model"
+        return verdict.success and check_passed(said), said[-2000:] or verdict.error, "model"
 
     async def _replan(self, core: Core, steps: list[str], index: int, why: str) -> list[str] | Outcome:
-        remaining = f"steps {index + 1} to {len(steps)}" if index + 1 < len(steps) else f"step {index + 1}"
-        core.note(_REPLAN.format(why=why, remaining=remaining))
+        core.note(replan_note(why, index, len(steps)))
         revised = await self._checklist(core, "replanning", "the model revised the plan without a checklist")
         return revised if isinstance(revised, Outcome) else list(revised.steps)
 

@@ -2,7 +2,8 @@
 
 The planning answer is a Markdown checklist (``- [ ] step``); numbered or plain
 bullets are read too, since models drift. A plan names files; the files a step
-names are what the run watches to notice that the plan no longer holds.
+names are what the run watches to notice that the plan no longer holds. A step's
+check by the model is read here too (:func:`check_passed`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Plan", "looks_complex", "named_paths", "parse_checklist"]
+__all__ = ["Plan", "check_passed", "looks_complex", "named_paths", "parse_checklist"]
 
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>\S.*?)\s*$")
 _CHECKBOX = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+\[[ xX]\]\s+\S")
@@ -62,6 +63,13 @@ def parse_checklist(text: str) -> Plan | None:
     items = [m["text"] for line in (boxed or lines) if (m := _ITEM.match(line))]
     steps = tuple(item.strip() for item in items if item.strip())
     return Plan(steps, text) if steps else None
+
+
+def check_passed(answer: str) -> bool:
+    """Whether the model's answer to a step's check says it is done (``DONE`` first, not ``NOT DONE: why``)."""
+    said = answer.strip()
+    head = said.splitlines()[0].strip("`*_ ").upper() if said else ""
+    return head.startswith("DONE")
 
 
 def named_paths(step: str) -> list[str]:
