@@ -3,15 +3,18 @@
 The planning answer is a Markdown checklist (``- [ ] step``); numbered or plain
 bullets are read too, since models drift. A plan names files; the files a step
 names are what the run watches to notice that the plan no longer holds. A step's
-check by the model is read here too (:func:`check_passed`).
+check by the model is read here too (:func:`check_passed`), whether an answer is
+nothing but a plan's list (:func:`only_the_list`), which every reader shows as the
+plan instead, and what a re-plan keeps of the checks (:func:`kept_checks`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Plan", "check_passed", "looks_complex", "named_paths", "parse_checklist"]
+__all__ = ["Plan", "check_passed", "kept_checks", "looks_complex", "named_paths", "only_the_list", "parse_checklist"]
 
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>\S.*?)\s*$")
 _CHECKBOX = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+\[[ xX]\]\s+\S")
@@ -63,6 +66,27 @@ def parse_checklist(text: str) -> Plan | None:
     items = [m["text"] for line in (boxed or lines) if (m := _ITEM.match(line))]
     steps = tuple(item.strip() for item in items if item.strip())
     return Plan(steps, text) if steps else None
+
+
+def only_the_list(text: str, steps: Sequence[str]) -> bool:
+    """Whether ``text`` is nothing but a list of the last steps of ``steps`` (all of them, or the ones a
+    re-plan revised): the plan shows them, so the words need not show as well."""
+    plan = parse_checklist(text)
+    if plan is None or len(plan.steps) > len(steps):
+        return False
+    lines = [line for line in text.splitlines() if line.strip()]
+    return len(lines) == len(plan.steps) and tuple(steps[len(steps) - len(plan.steps) :]) == plan.steps
+
+
+def kept_checks(steps: Sequence[str], checks: Sequence[bool | None], revised: Sequence[str]) -> list[bool | None]:
+    """The checks a revision (``revised``) of ``steps`` keeps: those of the steps it leaves as they were, from the
+    first up to the first it changes or that had not passed (a re-plan keeps the steps done before it)."""
+    kept: list[bool | None] = []
+    for old, new, check in zip(steps, revised, checks, strict=False):
+        if old != new or check is not True:
+            break
+        kept.append(check)
+    return kept
 
 
 def check_passed(answer: str) -> bool:

@@ -18,11 +18,22 @@ import datetime as dt
 import html
 import json
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from chimera.core.difflines import diff_lines
+from chimera.core.events import (
+    PlanCancelled,
+    PlanEdited,
+    PlanProposed,
+    PlanStepChecked,
+    Replanned,
+    StepEvent,
+)
+from chimera.core.loops.plan_notes import PlanNote
+from chimera.core.loops.plans import kept_checks, only_the_list
 from chimera.core.messages import content_blocks
-from chimera.core.sessions.history import read_log
+from chimera.core.sessions.history import PlanTeller, read_log
 from chimera.core.sessions.reading import (
     Answer,
     Carried,
@@ -60,10 +71,65 @@ def export_markdown(store: SessionStore) -> str:
         f"- started: {created}",
         "",
     ]
-    diffs = {key: event["data"]["diff"] for key, event in read_log(store).calls.items() if _has_diff(event)}
-    for reading in Reader(store.tree).path():
-        out += _told(reading, diffs)
+    logged = read_log(store)
+    diffs = {key: event["data"]["diff"] for key, event in logged.calls.items() if _has_diff(event)}
+    teller = PlanTeller(logged)
+    path = [(reading, teller.told(reading)) for reading in Reader(store.tree).path()]
+    plans = _plans(path)
+    for reading, planned in path:
+        out += _told(reading, diffs, planned, plans)
     return terminal_safe("\n".join(out).rstrip()) + "\n"
+
+
+@dataclass(slots=True)
+class _Plan:
+    """A plan as the path leaves it: its steps, each one's last check (True passed, False failed, None not yet)."""
+
+    steps: list[str]
+    checks: list[bool | None]
+    title: str
+
+
+Told = list[tuple[Reading, list[StepEvent]]]  # each node of the path, with the plan's events it tells
+Where = tuple[str, int]  # a plan's event: the node that tells it, and its place among the node's
+
+
+def _plans(path: Told) -> dict[Where, _Plan]:
+    """Each plan the path proposes, edits or revises, by where it is told, with the checks that follow it."""
+    plans: dict[Where, _Plan] = {}
+    plan: _Plan | None = None
+    for reading, planned in path:
+        for at, event in enumerate(planned):
+            match event:
+                case PlanProposed(steps=steps) | PlanEdited(steps=steps) | Replanned(steps=steps):
+                    revised = plan is not None and isinstance(event, Replanned)
+                    kept = kept_checks(plan.steps, plan.checks, steps) if plan is not None and revised else []
+                    checks = kept + [None] * (len(steps) - len(kept))
+                    plan = plans[(reading.node.id, at)] = _Plan(list(steps), checks, _title(event))
+                case PlanStepChecked(index=index, passed=passed) if plan is not None and 0 <= index < len(plan.steps):
+                    plan.checks[index] = passed
+                case _:
+                    pass
+    return plans
+
+
+def _title(event: StepEvent) -> str:
+    match event:
+        case PlanEdited():
+            return "The plan, as the person edited it:"
+        case Replanned(why=why):
+            return f"The plan, revised ({plain(why)}):" if why else "The plan, revised:"
+        case _:
+            return "The plan:"
+
+
+def _plan_lines(plan: _Plan) -> list[str]:
+    """A plan as the workbench shows it: each step with its mark (☑ passed, ☒ failed, ☐ not checked)."""
+    marks = {True: "☑", False: "☒", None: "☐"}
+    items = [
+        f"- {marks[check]} {' '.join(step.splitlines())}" for step, check in zip(plan.steps, plan.checks, strict=True)
+    ]
+    return [f"**{plan.title}**", "", *items, ""]
 
 
 def _has_diff(event: dict[str, Any]) -> bool:
@@ -71,16 +137,26 @@ def _has_diff(event: dict[str, Any]) -> bool:
     return isinstance(data, dict) and isinstance(data.get("diff"), str) and bool(data["diff"])
 
 
-def _told(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
-    """The Markdown lines for one node, as ``sessions.reading`` reads it; words left out of the model's context
-    say so after them."""
-    lines = _lines(reading, diffs)
+def _told(
+    reading: Reading, diffs: dict[tuple[str, str], str], planned: list[StepEvent], plans: dict[Where, _Plan]
+) -> list[str]:
+    """The Markdown lines for one node, as ``sessions.reading`` reads it, then the plan it proposes or a
+    cancellation; words left out of the model's context say so after them."""
+    lines = _lines(reading, diffs, planned)
+    for at, event in enumerate(planned):
+        if (plan := plans.get((reading.node.id, at))) is not None:
+            heading = ["## Chimera", ""] if isinstance(reading, Answer) and not lines else []  # the model's plan
+            lines += [*heading, *_plan_lines(plan)]
+        elif isinstance(event, PlanCancelled):
+            lines += [f"*({plain(f'plan cancelled: {event.reason}' if event.reason else 'plan cancelled')})*", ""]
     why = left_out_of(reading)
     return [*lines, f"*({plain(describe_left_out(why))})*", ""] if why and lines else lines
 
 
-def _lines(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
+def _lines(reading: Reading, diffs: dict[tuple[str, str], str], planned: list[StepEvent]) -> list[str]:
     match reading:
+        case Note(plan_note=PlanNote() as note):
+            return ["> *The loop:* " + _quoted(note.line), ""]  # its checklist is the plan's, shown with its marks
         case Task(text=text):
             return ["## You", "", text, ""] if text else []
         case Steer(texts=texts):
@@ -96,7 +172,7 @@ def _lines(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
         case Damaged(why=why):
             return [f"*({why})*", ""]  # one damaged message: said where it was, the rest kept
         case Answer():
-            return _answer(reading)
+            return _answer(reading, _shown_by_plan(reading, planned))
         case Results(results=results, notes=notes):
             lines = []
             for result in results:
@@ -109,12 +185,30 @@ def _lines(reading: Reading, diffs: dict[tuple[str, str], str]) -> list[str]:
             return lines + [line for text in notes for line in ("> *The loop:* " + _quoted(text), "")]
 
 
-def _answer(answer: Answer) -> list[str]:
+def _shown_by_plan(answer: Answer, planned: list[StepEvent]) -> bool:
+    """Whether the plan shows what the answer's words say, as the workbench has it: words that are only the
+    plan's list, or the model's ``DONE`` for a step (the plan ticks it; a failed check's words stay)."""
+    for event in planned:
+        match event:
+            case PlanProposed(steps=steps) | Replanned(steps=steps) if only_the_list(answer.text, steps):
+                return True
+            case PlanStepChecked(passed=True, by="model", detail=detail):
+                return bool(detail.strip()) and answer.text.strip() == detail.strip()
+            case _:
+                pass
+    return False
+
+
+def _answer(answer: Answer, words_shown: bool = False) -> list[str]:
+    """The model's message under its heading; ``words_shown``: its words are left to the plan that shows them
+    (nothing at all when the message has nothing else)."""
+    if words_shown and not answer.thinking and not answer.calls:
+        return []
     lines = ["## Chimera", ""]
     calls = iter(answer.calls)  # in the order the message makes them, between its words
     for block in content_blocks(answer.message.get("content")):
         if block.get("type") == "text" and str(block.get("text", "")).strip():
-            lines += [str(block["text"]), ""]
+            lines += [] if words_shown else [str(block["text"]), ""]
         elif block.get("type") == "thinking" and str(block.get("thinking", "")).strip():
             thinking = html.escape(str(block["thinking"]), quote=False)  # it cannot close the details it is in
             lines += ["<details><summary>thinking</summary>", "", thinking, "", "</details>", ""]

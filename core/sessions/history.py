@@ -2,12 +2,14 @@
 
 A front end shows a resumed session by feeding these to the same reducer that
 reads a live run, so history looks like what the person saw: their messages,
-thinking, answers, every tool call with its result, steering, compactions. The
-tree holds the messages (the branch exactly, whatever was switched since);
+thinking, answers, every tool call with its result, steering, compactions, and a
+plan run's plan as it was proposed, decided and checked off (:class:`PlanTeller`).
+The tree holds the messages (the branch exactly, whatever was switched since);
 ``events.jsonl`` adds what only the events knew, each call's duration and data
 (an edit's diff), matched by the call's place in the tree (the message that
-made it, and its id there), never by the provider's id alone. A log that is
-missing, unreadable or damaged only costs those details (a run whose words the
+made it, and its id there), never by the provider's id alone, and what the
+messages cannot tell of a plan (that it was cancelled, a ``--verify`` check
+of the last step). A log that is missing, unreadable or damaged only costs those details (a run whose words the
 tree marks as left out still ends there, saying so). Each node is read as
 ``sessions.reading`` reads it, as every other reader of a session does.
 """
@@ -27,6 +29,8 @@ from chimera.core.events import (
     BranchSummarized,
     CompactionDone,
     MessageCompleted,
+    PlanCancelled,
+    PlanStepChecked,
     RetryScheduled,
     RunFinished,
     RunStarted,
@@ -60,7 +64,16 @@ from chimera.core.sessions.tree import LEFT_OUT_REASONS, Node
 from chimera.core.tools.base import CALL_STATUSES, ToolResult, status_of_text
 from chimera.core.wording import Ending, describe_ending
 
-__all__ = ["UNKNOWN_DURATION", "Logged", "branch_events", "last_ending", "logged_duration", "logged_status", "read_log"]
+__all__ = [
+    "UNKNOWN_DURATION",
+    "Logged",
+    "PlanTeller",
+    "branch_events",
+    "last_ending",
+    "logged_duration",
+    "logged_status",
+    "read_log",
+]
 
 _E = TypeVar("_E", bound=StepEvent)
 
@@ -81,12 +94,14 @@ def _branch_events(store: SessionStore) -> list[StepEvent]:
     out: list[StepEvent] = []
     continued = 0  # continue prompts in a row: the retry number a live run showed
     readings = list(Reader(store.tree).path())
+    plans = PlanTeller(logged)
     left_out: list[str] = []  # the nodes of the words left out just before this one
     for index, reading in enumerate(readings):
         node = reading.node
         continued = continued + 1 if isinstance(reading, Continuation) else 0
         compaction = logged.compactions.get(node.id)
         told = [compaction] if compaction is not None else _told(reading, logged.calls, model, continued)
+        told += plans.told(reading)
         out += [dataclasses.replace(event, node_id=node.id, ts=node.ts) for event in told]
         ends = logged.ends.get(node.id, [])
         out += ends  # the runs that ended here, as they ended
@@ -172,12 +187,39 @@ def logged_duration(value: object) -> float | None:
 @dataclass(frozen=True, slots=True)
 class Logged:
     """What only a session's event log holds: each finished call's event as JSON by the call's place
-    (:attr:`Call.key`: durations, data such as diffs), the ends of runs by the node they ended at, and
-    each compaction's event (why, how much) by its node."""
+    (:attr:`Call.key`: durations, data such as diffs), the ends of runs by the node they ended at,
+    each compaction's event (why, how much) by its node, and the plan's cancellations and checks by
+    the node they were published at."""
 
     calls: Calls = field(default_factory=dict)
     ends: dict[str, list[StepEvent]] = field(default_factory=dict)
     compactions: dict[str, CompactionDone] = field(default_factory=dict)
+    plans: dict[str, list[PlanCancelled | PlanStepChecked]] = field(default_factory=dict)
+
+
+class PlanTeller:
+    """Tells the plan's events of each node of a branch, read in order: those its reading tells
+    (``sessions.reading``), then those only the log kept there (a plan cancelled, a ``--verify`` check
+    the messages show only later or never), each check once."""
+
+    def __init__(self, logged: Logged) -> None:
+        self.logged = logged.plans
+        self._checks: set[tuple[int, str, int]] = set()  # the checks told in this run: step, its words, attempt
+
+    def told(self, reading: Reading) -> list[StepEvent]:
+        """The plan's events of the node ``reading`` reads (the next node of the branch), in the order published."""
+        if isinstance(reading, Task):
+            self._checks.clear()
+        read = reading.plan if isinstance(reading, Answer | Note) else ()
+        out: list[StepEvent] = []
+        for event in (*read, *self.logged.get(reading.node.id, ())):
+            if isinstance(event, PlanStepChecked):
+                check = (event.index, event.step, event.attempt)
+                if check in self._checks:
+                    continue
+                self._checks.add(check)
+            out.append(event)
+        return out
 
 
 def read_log(store: SessionStore) -> Logged:
@@ -193,8 +235,9 @@ def read_log(store: SessionStore) -> Logged:
     calls: Calls = {}
     ends: dict[str, list[StepEvent]] = {}
     compactions: dict[str, CompactionDone] = {}
+    plans: dict[str, list[PlanCancelled | PlanStepChecked]] = {}
     for line in raw.splitlines():
-        if not any(kind in line for kind in (b'"tool_call_finished"', b'"run_finished"', b'"compaction"')):
+        if not any(kind in line for kind in _KEPT):
             continue
         try:
             data = json.loads(line)
@@ -207,7 +250,12 @@ def read_log(store: SessionStore) -> Logged:
             ends.setdefault(event.node_id, []).append(event)
         elif isinstance(event, CompactionDone) and isinstance(event.node_id, str) and _sound_compaction(event):
             compactions[event.node_id] = event
-    return Logged(calls, ends, compactions)
+        elif isinstance(event, PlanCancelled | PlanStepChecked) and isinstance(event.node_id, str) and _sound(event):
+            plans.setdefault(event.node_id, []).append(event)
+    return Logged(calls, ends, compactions, plans)
+
+
+_KEPT = (b'"tool_call_finished"', b'"run_finished"', b'"compaction"', b'"plan_cancelled"', b'"plan_step_checked"')
 
 
 def last_ending(store: SessionStore) -> Ending | None:
@@ -249,6 +297,19 @@ def _sound_end(event: RunFinished) -> bool:
         and event.left_out in ("", *LEFT_OUT_REASONS)
         and isinstance(event.left_out_nodes, list)
         and all(isinstance(node, str) for node in event.left_out_nodes)
+    )
+
+
+def _sound(event: PlanCancelled | PlanStepChecked) -> bool:
+    """Whether a logged plan event has the types it is read with."""
+    if isinstance(event, PlanCancelled):
+        return isinstance(event.reason, str)
+    return (
+        isinstance(event.index, int)
+        and not isinstance(event.index, bool)
+        and isinstance(event.passed, bool)
+        and isinstance(event.attempt, int)
+        and all(isinstance(text, str) for text in (event.step, event.by, event.detail))
     )
 
 

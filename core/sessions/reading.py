@@ -17,6 +17,12 @@ and vanish from another:
 - :class:`Carried` the summary of a branch the person left, carried into the path they came to;
 - :class:`Damaged` a record that no longer decodes (the rest of the session still reads).
 
+A plan run is read as it ran: the loop's notes (``loops.plan_notes``) say what the answers after them are,
+so an answer that is the plan, a revision of it or a step's verdict, and a note that decides the plan or
+tells a ``--verify`` check, carry the events the live run published for them (``plan``: ``plan_proposed``,
+``plan_approved``, ``plan_edited``, ``replanned``, ``plan_step_checked``), read from the messages alone by
+:class:`Reader`, which reads a node after the nodes of its run above it (``loops.plan_trace``).
+
 Words of the person's side (a prompt, steering, a note, a continuation, a carried summary) may be
 *left out* of the model's context (``left_out`` says why: ``refused``, ``declined``, ``interrupted``):
 a run ended with no answer to them, and the session keeps them, marked. Every reader shows them as
@@ -39,6 +45,9 @@ from typing import Any, ClassVar
 
 from chimera.core.context import Context
 from chimera.core.errors import SessionError
+from chimera.core.events import PlanEdited, PlanProposed, PlanStepChecked, Replanned, StepEvent
+from chimera.core.loops.plan_notes import PlanNote, read_plan_note
+from chimera.core.loops.plan_trace import NO_PLAN, PlanTrace
 from chimera.core.messages import (
     REMINDER_OPEN,
     SUMMARY_PREFIX,
@@ -123,11 +132,16 @@ class Steer:
 
 @dataclass(slots=True)
 class Note:
-    """A note of the loop's own, in the person's turn (a reflection, a plan's next step)."""
+    """A note of the loop's own, in the person's turn (a reflection, a plan's next step).
+
+    ``plan_note`` is what a note of the plan loop asks; ``plan`` the plan's events it tells (a decision,
+    a ``--verify`` check), as :class:`Reader` reads it in its run."""
 
     node: Node
     texts: tuple[str, ...]
     left_out: str = ""
+    plan_note: PlanNote | None = None
+    plan: tuple[StepEvent, ...] = ()
     part: ClassVar[str] = "note"
 
 
@@ -142,13 +156,15 @@ class Continuation:
 
 @dataclass(slots=True)
 class Answer:
-    """The model's message: its text, its thinking, the tool calls it makes."""
+    """The model's message: its text, its thinking, the tool calls it makes; ``plan`` the plan's events it tells
+    (it is the plan, a revision of it or a step's verdict), as :class:`Reader` reads it in its run."""
 
     node: Node
     message: dict[str, Any]
     text: str
     thinking: tuple[str, ...]
     calls: tuple[Call, ...]
+    plan: tuple[StepEvent, ...] = ()
     part: ClassVar[str] = "answer"
 
 
@@ -222,7 +238,8 @@ def read_node(node: Node, asked: tuple[Call, ...] = (), left_out: str = "") -> R
     steering = tuple(text for text in map(steering_text, blocks) if text is not None)
     if steering:
         return Steer(node, steering, left_out)
-    return Note(node, tuple(_reminder_text(b) for b in blocks if is_reminder(b)), left_out)
+    texts = tuple(_reminder_text(b) for b in blocks if is_reminder(b))
+    return Note(node, texts, left_out, read_plan_note(texts[0]) if len(texts) == 1 else None)
 
 
 def left_out_of(reading: Reading) -> str:
@@ -271,11 +288,36 @@ def _reminder_text(block: dict[str, Any]) -> str:
     return str(block.get("text", "")).removeprefix(REMINDER_OPEN).removesuffix(_REMINDER_CLOSE).strip()
 
 
+def _told_of_plan(event: StepEvent) -> str:
+    """One of the plan's events in a line, as the plan shows it: its steps with their marks, or a step's mark."""
+    match event:
+        case PlanProposed(steps=steps):
+            return "[plan] " + _marked(steps)
+        case PlanEdited(steps=steps):
+            return "[plan, as the person edited it] " + _marked(steps)
+        case Replanned(steps=steps, why=why):
+            return f"[plan revised: {why}] " + _marked(steps)
+        case PlanStepChecked(index=index, step=step, passed=True):
+            return f"☑ step {index + 1}: {step}"
+        case PlanStepChecked(index=index, detail=detail):
+            return f"☒ step {index + 1}: {detail or 'its check failed'}"
+        case _:
+            return ""  # an approval: the steps already show
+
+
+def _marked(steps: list[str]) -> str:
+    return " ".join(f"☐ {step}" for step in steps)
+
+
 def summary(reading: Reading) -> str:
     """One line saying what the node holds, at most 80 characters."""
     match reading:  # the kinds most nodes are, first
-        case Answer(text=text, calls=calls):
+        case Answer(text=text, calls=calls, plan=()):
             line = " ".join([text, *(f"[{c.name}]" for c in calls)])
+        case Answer(plan=plan):
+            line = " ".join(told for told in map(_told_of_plan, plan) if told)
+        case Note(plan_note=PlanNote() as note, plan=plan):
+            line = "[loop] " + " · ".join([*(told for told in map(_told_of_plan, plan) if told), note.line])
         case Results(results=results):
             line = " ".join("[error]" if r.is_error else "[result]" for r in results)
         case Task(text=text):
@@ -302,22 +344,64 @@ def summary(reading: Reading) -> str:
 
 
 class Reader:
-    """Reads the nodes of one tree, each once: a reading is kept and given again when asked again."""
+    """Reads the nodes of one tree, each once: a reading is kept and given again when asked again.
+
+    A node is read after the nodes above it in its run (up to the prompt that started it, or a node read
+    already): a results node is matched to the calls of its parent, and a plan run's answers and notes are
+    read for what they tell of its plan (``loops.plan_trace``)."""
 
     def __init__(self, tree: SessionTree) -> None:
         self.tree = tree
         self._read: dict[str, Reading] = {}
+        self._traces: dict[str, PlanTrace] = {}  # where a plan stands after each node (none: NO_PLAN)
 
     def read(self, node_id: str) -> Reading:
-        """What node ``node_id`` is (a results node is matched to the calls of its parent)."""
+        """What node ``node_id`` is."""
         reading = self._read.get(node_id)
         if reading is None:
             node = self.tree.nodes[node_id]
-            asked: tuple[Call, ...] = ()
-            if node.kind == "tool_result" and node.parent_id in self.tree.nodes:
-                parent = self.read(node.parent_id)
-                asked = parent.calls if isinstance(parent, Answer) else ()
-            reading = self._read[node_id] = read_node(node, asked, self.tree.left_out.get(node_id, ""))
+            parent = node.parent_id
+            if parent is None or parent in self._read:  # most reads: a path read from its root
+                return self._read_in_run(node, None)
+            reading = self._read_up(node)
+        return reading
+
+    def _read_up(self, node: Node) -> Reading:
+        """Read ``node`` after the nodes above it in its run not read yet (up to the prompt that starts it)."""
+        nodes, read = self.tree.nodes, self._read
+        unread: list[tuple[Node, Reading | None]] = []  # from node up, each with its reading when made on the way
+        seen: set[str] = set()
+        current: str | None = node.id
+        while current is not None and current in nodes and current not in read and current not in seen:
+            above = nodes[current]
+            seen.add(current)
+            first = read_node(above, (), self.tree.left_out.get(current, "")) if above.kind == "user" else None
+            unread.append((above, first))
+            if isinstance(first, Task):  # a run starts here: nothing above it tells of this run's plan
+                break
+            current = above.parent_id
+        for above, first in reversed(unread):
+            self._read_in_run(above, first)
+        return read[node.id]
+
+    def _read_in_run(self, node: Node, reading: Reading | None) -> Reading:
+        """Read ``node`` (``reading``: as read without its run, when already made), its parent read."""
+        parent = node.parent_id
+        if reading is None:
+            above = self._read.get(parent) if node.kind == "tool_result" and parent is not None else None
+            asked = above.calls if isinstance(above, Answer) else ()
+            reading = read_node(node, asked, self.tree.left_out.get(node.id, ""))
+        trace = self._traces.get(parent, NO_PLAN) if self._traces and parent is not None else NO_PLAN
+        if type(reading) is Note and reading.plan_note is not None:
+            trace, reading.plan = trace.note(reading.plan_note)
+        elif trace is not NO_PLAN:  # a plan run's: what its answers are
+            if type(reading) is Task:
+                trace = NO_PLAN
+            elif type(reading) is Answer:
+                trace, reading.plan = trace.answer(reading.text, bool(reading.calls))
+        if trace is not NO_PLAN:
+            self._traces[node.id] = trace
+        self._read[node.id] = reading
         return reading
 
     def path(self, node_id: str | None = None) -> Iterator[Reading]:

@@ -4,8 +4,9 @@ A node *matters* when it is a person's message (a prompt or steering), an answer
 assistant message that only calls tools, and the results of those calls, fold into the turn), a
 compaction, a named node (a checkpoint or a label), a branch point, a root or the leaf. A line shows
 the connectors that join it to its branch point (``├─``, ``└─``, ``│``), whether it is on the active
-path (the root to the leaf) and is the leaf, who spoke, the first line of its text, its names and its
-age. At each branch point the active branch comes first; several roots are branches of the start.
+path (the root to the leaf) and is the leaf, who spoke, the first line of its text (a plan run's plan and
+its steps' verdicts as the plan shows them: ``[plan] ☐ …``, ``☑ step 1: …``), its names and its age. At
+each branch point the active branch comes first; several roots are branches of the start.
 
 A line draws at most :data:`SHOWN_LEVELS` levels of connectors: one nested deeper draws its innermost
 levels after ``«N»``, the number of outer levels left out (N grows in steps of :data:`LEVEL_STEP`, so
@@ -260,7 +261,9 @@ class TreeLines:
         text = self._texts.get(line.node)
         if text is None:
             reading = self.reader.read(line.node)
-            if isinstance(reading, Task | Answer) and reading.text.strip():
+            if isinstance(reading, Answer) and reading.plan:  # the plan, or a step's verdict, as the plan shows it
+                text = summary(reading)
+            elif isinstance(reading, Task | Answer) and reading.text.strip():
                 first = next(part for part in reading.text.splitlines() if part.strip())
                 text = summary(Task(reading.node, first, first, left_out_of(reading)))
             else:

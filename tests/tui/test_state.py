@@ -430,6 +430,18 @@ def test_an_answer_that_is_only_the_plans_list_shows_once_as_the_plan(event: typ
     assert [e.kind for e in transcript.entries][-2:] == ["text", "plan"]
 
 
+def test_a_replan_shows_once_with_the_steps_done_still_ticked() -> None:
+    """A re-plan's answer lists only the steps it revised: it gives way to the revised plan, which keeps the
+    ticks of the steps done before it."""
+    transcript = Transcript(clock=Clock())
+    transcript.apply(PlanProposed(steps=["Read `notes.txt`", "Sum up `notes.txt`"]))
+    transcript.apply(PlanStepChecked(index=0, passed=True, by="model", detail="DONE"))
+    answered(transcript, "- [ ] Write `summary.txt`")
+    transcript.apply(Replanned(steps=["Read `notes.txt`", "Write `summary.txt`"], why="notes.txt is missing"))
+    plans = [(e.steps, e.checks) for e in transcript.entries]
+    assert plans[1:] == [(["Read `notes.txt`", "Write `summary.txt`"], [True, None])]
+
+
 def test_a_checks_done_is_the_ticked_step_and_a_failed_checks_words_stay() -> None:
     """The model's check answering DONE is what the step's tick says: it leaves. A failed check's answer says
     why, so it stays; so does a check by a command (its output is not an answer on screen)."""

@@ -28,6 +28,7 @@ from chimera.core.events import (
     StepEvent,
     ignored,
 )
+from chimera.core.loops.plans import kept_checks
 
 __all__ = ["NOT_PLANNED", "PlanState"]
 
@@ -117,18 +118,19 @@ class PlanState:
             case _:
                 ignored(event, NOT_PLANNED)
 
+    def settle(self) -> None:
+        """No run goes on with the plan any more (a session's history, told again, whose log lost how a run
+        ended): a plan proposed or being carried out is over."""
+        if self.phase in {"proposed", "working"}:
+            self.phase = "over"
+
     def clear(self) -> None:
         """No plan (a fresh session)."""
         self._set([], "none")
 
     def _done_before(self, steps: list[str]) -> list[bool | None]:
         """The checks of the steps a revision keeps as they were, from the first one up to the first it changes."""
-        kept: list[bool | None] = []
-        for old, new, check in zip(self.steps, steps, self.checks, strict=False):
-            if old != new or check is not True:
-                break
-            kept.append(check)
-        return kept
+        return kept_checks(self.steps, self.checks, steps)
 
     @property
     def done(self) -> int:

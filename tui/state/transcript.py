@@ -70,7 +70,7 @@ from chimera.core.events import (
     UsageReported,
     ignored,
 )
-from chimera.core.loops.plans import parse_checklist
+from chimera.core.loops.plans import kept_checks, only_the_list
 from chimera.core.messages import content_blocks, prompt_text
 from chimera.core.tools.base import describe_call, status_of_text
 from chimera.core.wording import describe_compaction, describe_ending, describe_left_out, plural
@@ -254,7 +254,9 @@ class Transcript:
             case PlanProposed(steps=steps) | PlanEdited(steps=steps) | Replanned(steps=steps):
                 if not isinstance(event, PlanEdited):  # the model's: its answer may be the same list in words
                     self._drop_plan_words(steps)
-                self._plan = self._add(Entry("plan", steps=list(steps), checks=[None] * len(steps)))
+                checks = self._kept_checks(steps) if isinstance(event, Replanned) else []
+                checks += [None] * (len(steps) - len(checks))
+                self._plan = self._add(Entry("plan", steps=list(steps), checks=checks))
             case PlanApproved():
                 pass  # the proposed plan stands as it is shown
             case PlanCancelled(reason=reason):
@@ -311,15 +313,17 @@ class Transcript:
                 self._stream("text", str(block["text"]))
 
     def _drop_plan_words(self, steps: Sequence[str]) -> None:
-        """An answer that is nothing but the plan's checklist leaves: the plan's entry, just after it, shows
-        the same steps and ticks them off (an answer with words besides the list stays)."""
+        """An answer that is nothing but the plan's checklist (or, for a re-plan, the steps it revised) leaves:
+        the plan's entry, just after it, shows the same steps and ticks them off (an answer with words besides
+        the list stays)."""
         last = self._last_answer()
-        if last is None:
-            return
-        plan = parse_checklist(last.text)
-        lines = [line for line in last.text.splitlines() if line.strip()]
-        if plan is not None and list(plan.steps) == list(steps) and len(lines) == len(steps):
+        if last is not None and only_the_list(last.text, tuple(steps)):
             self.entries.pop()
+
+    def _kept_checks(self, steps: Sequence[str]) -> list[bool | None]:
+        """The ticks a re-plan keeps: those of the steps done before it, which it leaves as they were."""
+        plan = self._plan
+        return kept_checks(plan.steps, plan.checks, steps) if plan is not None else []
 
     def _drop_last_text(self, words: str) -> None:
         """The last answer leaves if it is ``words`` and nothing else (a check's verdict the plan shows)."""

@@ -97,10 +97,13 @@ class WorkbenchState:
     def tell(self, events: Iterable[StepEvent]) -> None:
         """A session's history, told again: the conversation and the plan, never a question or a token."""
         for event in events:
+            if isinstance(event, RunStarted):
+                self.plan.settle()  # told again, the run before is over, whether or not the log said how it ended
             self.transcript.apply(event)
             self.plan.apply(event)
             if isinstance(event, ev.RunFinished) and event.left_out_nodes:
                 self.left_out = event.left_out_nodes[-1]
+        self.plan.settle()  # nothing runs in a history
 
     def take_returned(self) -> list[str]:
         """The words handed back since the last call, in the order sent (they are the caller's now)."""
