@@ -9,7 +9,9 @@ conversation: then it is a run of its own, ending where it was left out). A run 
 messages in order, every call with its recorded result (known by its place in
 the tree, so a provider that reused an id never gets another call's result),
 and where the recording stops before the run answered (interrupted, killed,
-switched away from).
+switched away from, or a plan run that stopped at its plan or after a note of
+its own). What a plan run published of its plan comes back in its places, as
+every reader has it (``history.PlanTeller``).
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from chimera.core.errors import ConfigError, SessionError
+from chimera.core.events import PlanCancelled, PlanProposed, Replanned, StepEvent
 from chimera.core.loops.playback import Beat
 from chimera.core.messages import content_blocks
 from chimera.core.providers.replay import RecordedTurn
-from chimera.core.sessions.history import logged_duration, logged_status
+from chimera.core.sessions.history import Logged, PlanTeller, logged_duration, logged_status
 from chimera.core.sessions.reading import (
     Answer,
     Continuation,
@@ -101,20 +104,25 @@ class RecordedRun:
 
 
 def recorded_runs(
-    tree: SessionTree, node_id: str | None = None, compacted: Mapping[str, str] | None = None
+    tree: SessionTree,
+    node_id: str | None = None,
+    compacted: Mapping[str, str] | None = None,
+    logged: Logged | None = None,
 ) -> list[RecordedRun]:
     """The runs of the branch from the root to ``node_id`` (the leaf when None), in order.
 
     ``compacted`` says why each compaction happened, by its node (from the session's log; a
-    compaction it does not name replays as one the threshold asked for). Raises ConfigError
-    when the branch does not start with a prompt, SessionError when one of its records is
-    damaged.
+    compaction it does not name replays as one the threshold asked for); ``logged`` (the session's
+    log) what only it kept of a plan. Raises ConfigError when the branch does not start with a
+    prompt, SessionError when one of its records is damaged.
     """
     reader = Reader(tree)
     path = [reader.read(node.id) for node in tree.path(node_id)]
+    plans = PlanTeller(logged or Logged())
     runs: list[_Building] = []
     for index, reading in enumerate(path):
         node = reading.node
+        planned = plans.told(reading)
         if isinstance(reading, Damaged):
             raise SessionError(reading.why)  # a replay cannot play past a hole in the recording
         following = path[index + 1] if index + 1 < len(path) else None
@@ -130,12 +138,14 @@ def recorded_runs(
             raise ConfigError(f"node {node.id} comes before any prompt, so this branch cannot be replayed")
         elif isinstance(reading, Answer):
             runs[-1].add_turn(reading, isinstance(following, Continuation), _took(path[index - 1].node, node))
+            runs[-1].add_plan(planned)
         elif isinstance(reading, Results):
             runs[-1].add_results(reading)
         elif isinstance(reading, Summary):
             why = (compacted or {}).get(node.id, "threshold")
             runs[-1].add_compaction(reading, why, _took(path[index - 1].node, node))
         else:
+            runs[-1].add_plan(planned)  # published before the note was written: the run decided, or checked
             runs[-1].add_words(reading)
     return [run.done(tree.partials) for run in runs]
 
@@ -187,13 +197,21 @@ class _Building:
 
     def add_words(self, reading: Reading) -> None:
         """The person's steering and the loop's notes come back in their places (a continue prompt the
-        loop sends again itself)."""
+        loop sends again itself). After a note of the loop's, the run answers again."""
         if isinstance(reading, Steer):
             self.beats += [Beat("steer", text) for text in reading.texts]
         elif isinstance(reading, Note):
             self.beats += [Beat("note", text) for text in reading.texts]
+            self.answered = False
         self.last = reading.node.id
         self.left_out = left_out_of(reading)
+
+    def add_plan(self, planned: list[StepEvent]) -> None:
+        """What the run published of its plan, in its place. A plan proposed (or revised), or cancelled, is not
+        the run's answer: a recording that stops there stops before it."""
+        self.beats += [Beat("plan", event=event) for event in planned]
+        if any(isinstance(event, PlanProposed | Replanned | PlanCancelled) for event in planned):
+            self.answered = False
 
     def add_compaction(self, summary: Summary, why: str, seconds: float) -> None:
         """The compaction happens again, its summary served as the model's answer to the summary request."""

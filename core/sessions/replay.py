@@ -246,7 +246,7 @@ async def replay_session(
     if rerun_tools:
         _check_scratch(workspace, original_workspace, repo)
     logged = logged or Logged()
-    runs = recorded_runs(tree, node_id, {node: event.reason for node, event in logged.compactions.items()})
+    runs = recorded_runs(tree, node_id, {node: event.reason for node, event in logged.compactions.items()}, logged)
     if not runs:
         return ReplayReport(False, "empty", 0, 0, error="the session has no messages to replay")
     if rerun_tools and tree.snapshot_for(runs[0].prompt) is None:
@@ -267,7 +267,7 @@ async def replay_session(
         rerun = _Rerun(core, tree, repo, original_workspace, logged.calls) if rerun_tools and repo is not None else None
         for number, run in enumerate(runs, start=1):
             core.executor.recorded = run.served(logged.calls)
-            core.strategy = Playback(config, beats=run.beats, lead=run.lead)
+            core.strategy = Playback(config, beats=run.beats, lead=run.lead, stops=run.stops_at is not None)
             core.executor.policy = _NOTHING_RUNS
             if rerun is not None:
                 await rerun.arm(run, first=number == 1)

@@ -1,5 +1,5 @@
-"""A plan run read back shows its plan as the live run did: resumed in the workbench, exported and in `chimera
-tree`, the plan is its checklist with its ticks (a failed check's words stay), never the model's raw
+"""A plan run read back shows its plan as the live run did: resumed in the workbench, exported, in `chimera tree`
+and replayed, the plan is its checklist with its ticks (a failed check's words stay), never the model's raw
 `- [ ]` answer or its `DONE` for a step, from the session's records alone as well as with its event log.
 
 Plan runs recorded by the real `chimera run --loop plan --json` against the loopback Messages API.
@@ -128,6 +128,22 @@ def test_chimera_tree_shows_the_plan_and_each_verdict_as_the_plan_does(recorded:
     assert raw_plan_words([node["summary"] for node in document["nodes"]]) == []
 
 
+def test_a_replayed_plan_run_plays_every_step_and_its_plan(recorded: str) -> None:
+    """`chimera replay ID --json`: the whole run plays (it used to stop at the plan), publishing the plan and its
+    checks as the run did."""
+    proc = run_here("replay", recorded, "--json")
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    kinds = [e["type"] for e in events]
+    assert [e["steps"] for e in events if e["type"] == "plan_proposed"] == [STEPS]
+    assert kinds.count("plan_approved") == 1
+    checks = [(e["index"], e["passed"]) for e in events if e["type"] == "plan_step_checked"]
+    assert checks == [(0, False), (0, True), (1, True)]
+    assert kinds.count("message_completed") == 10
+    (finished,) = [e for e in events if e["type"] == "run_finished"]
+    assert finished["success"] is True
+
+
 def plan_events(events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     """What the plan's events say, in order: the steps of each plan, each check (step, passed, attempt), a cancel."""
     said: list[tuple[Any, ...]] = []
@@ -227,7 +243,7 @@ def test_a_replanned_run_reads_back_with_its_revision_and_the_ticks_it_kept(
 def test_a_plan_cancelled_reads_back_cancelled_with_its_log_and_as_proposed_without(
     api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
 ) -> None:
-    """Headless without --approve-plan: resumed and exported, the plan shows once and says it was
+    """Headless without --approve-plan: resumed, exported and replayed, the plan shows once and says it was
     cancelled and why; without the log the records say only that it was proposed."""
     api.script(message(text(PLAN)))
     live = live_run(api, model_env, project)
@@ -241,6 +257,9 @@ def test_a_plan_cancelled_reads_back_cancelled_with_its_log_and_as_proposed_with
     assert "- ☐ Write `out.txt` saying hello" in exported
     assert "*(plan cancelled\\: the plan needs approval" in exported  # escaped, as Markdown shows it
     assert raw_plan_words(exported.splitlines()) == []
+    replayed = run_here("replay", session_id, "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    assert plan_events([json.loads(line) for line in replayed.stdout.splitlines()]) == plan_events(live)
 
     without_log(isolated_env, session_id)
     history, state = told_again(isolated_env, session_id)

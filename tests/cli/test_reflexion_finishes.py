@@ -64,3 +64,24 @@ def test_a_model_that_only_ever_reflects_is_stopped_by_the_turn_limit(
     assert code == 1
     assert events[-1]["reason"] == "max_turns"
     assert len(api.requests) == 6
+
+
+def test_a_replay_goes_on_past_the_reflection_as_the_run_did(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """`chimera replay ID`: the reflection's reply ends no run; every turn plays back, to the fix (it stopped there)."""
+    (project / "calc.py").write_text(BUG)
+    api.script(
+        read_calc(),
+        message(text("The read worked. Next, fix the bug.")),
+        message(tool_use("e1", "edit", {"path": "calc.py", "old": "a - b", "new": "a + b"}), stop_reason="tool_use"),
+        message(text("The edit worked; nothing else to change.")),
+        message(text("Fixed: add() adds.")),
+    )
+    code, events, err = reflexion(project, model_env)
+    assert code == 0, err
+    replayed = run_here("replay", events[0]["session_id"], "--json")
+    assert replayed.returncode == 0, replayed.stderr
+    played = [json.loads(line) for line in replayed.stdout.splitlines()]
+    assert sum(e["type"] == "message_completed" for e in played) == 5
+    assert [e["answer"] for e in played if e["type"] == "run_finished"] == ["Fixed: add() adds."]

@@ -1,12 +1,15 @@
-"""For any sequence of runs (some refused by the server), steering, follow-ups, interrupts, switches, branches,
-compactions and resumes (against the loopback Messages API server, whose tool ids start again from 1 at every
-resume, as a local server's do), the session read back from disk is what the model was sent, a refused task is
-never sent again, and the resumed history, the export, a replay and `chimera tree` each contain every word the
-person sent that the run read.
+"""For any sequence of runs (some refused by the server), plan runs (approved, edited, sent back to revise or
+cancelled, a step failing its check once), steering, follow-ups, interrupts, switches, branches, compactions and
+resumes (against the loopback Messages API server, whose tool ids start again from 1 at every resume, as a local
+server's do), the session read back from disk is what the model was sent, a refused task is never sent again, and
+the resumed history, the export, a replay and `chimera tree` each contain every word the person sent that the run
+read, and tell each plan as the run did: its steps and its checks, never the model's raw `- [ ]` list or its
+`DONE`, with the event log or from the records alone.
 
-The oracle is independent of the readers under test: which words the run read comes from the events
-published live (``run_started``, ``steering_delivered``), and which of them are on the current branch from
-the raw JSON of the branch's records.
+The oracle is independent of the readers under test: which words the run read, and what the plans were, comes
+from the events published live (``run_started``, ``steering_delivered``, ``plan_proposed``,
+``plan_step_checked``, ``plan_cancelled``), and which of them are on the current branch from the raw JSON of the
+branch's records and the nodes the events were published at.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,22 +30,49 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 from chimera.core.bus import EventBus
-from chimera.core.events import PermissionRequested, RunFinished, RunStarted, SteeringDelivered, StepEvent
+from chimera.core.events import (
+    PermissionRequested,
+    PlanCancelled,
+    PlanProposed,
+    PlanStepChecked,
+    RunFinished,
+    RunStarted,
+    SteeringDelivered,
+    StepEvent,
+)
 from chimera.core.loops.compaction import SUMMARY_SYSTEM
+from chimera.core.loops.plan_notes import PLANNING_PROMPT
 from chimera.core.messages import prompt_text
 from chimera.core.sessions.export import export_markdown
+from chimera.core.sessions.files import EVENTS
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.playback import play_back
 from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
+from chimera.tui.state.transcript import Transcript
 from chimera.tui.tree_command import tree_document
 from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic, Reply, message, status, text, tool_use
 
 WORDS = st.integers(0, 10**6)  # each word the person sends is made unique with a serial
-ACTIONS = ["run", "run", "run_asked", "run_asked", "run_asked", "switch", "branch", "compact", "resume"]
+ACTIONS = ["run", "run", "run_asked", "run_asked", "run_asked", "plan", "switch", "branch", "compact", "resume"]
 _WORD = re.compile(r"w\d+x\d+")
+_PLAN_KINDS = (PlanProposed, PlanStepChecked, PlanCancelled)
+_RAW_PLAN = re.compile(r"^(- \[[ x]\] .*|DONE)$", re.M)  # the model's own checklist, or its bare verdict
+
+
+def plan_said(events: Iterable[StepEvent]) -> list[tuple[Any, ...]]:
+    """What the events tell of plans, in order: each plan's steps, each check (step, passed), each cancel."""
+    said: list[tuple[Any, ...]] = []
+    for event in events:
+        if isinstance(event, PlanProposed):
+            said.append(("proposed", tuple(event.steps)))
+        elif isinstance(event, PlanStepChecked):
+            said.append(("checked", event.index, event.passed))
+        elif isinstance(event, PlanCancelled):
+            said.append(("cancelled", event.reason))
+    return said
 
 
 def person_words(events: list[StepEvent]) -> list[str]:
@@ -73,12 +104,31 @@ class Model:
         if any(b.get("type") == "tool_result" for b in blocks):
             return message(text("Done with the tools."))
         said = str(blocks[-1].get("text", "")) if blocks else ""  # the person's task comes last in the turn
+        planned = self.plan(body, blocks, said)
+        if planned is not None:
+            return message(text(planned))
         if said.endswith("[refuse]"):
             return status(400, "invalid_request_error", "this task is refused")
         for tool, call in (("[bash]", ("bash", {"command": "true"})), ("[glob]", ("glob", {"pattern": "*"}))):
             if said.endswith(tool):
                 return message(tool_use(f"toolu_{next(self.ids)}", *call), stop_reason="tool_use")
         return message(text("Answered."))
+
+    @staticmethod
+    def plan(body: Any, blocks: list[dict[str, Any]], said: str) -> str | None:
+        """The answer to a plan loop's note: a checklist (the task's steps; one step once sent back), a step's
+        work, a verdict (a step named ``[fails]`` fails its first check); None for anything else."""
+        if PLANNING_PROMPT in said:
+            task = str(blocks[-2].get("text", "")) if len(blocks) > 1 else ""
+            return f"- [ ] First step of {task}\n- [ ] Second step of {task}"
+        if "The person wants the plan changed" in said:
+            return "- [ ] The one step, as revised"
+        if (check := re.search(r"Check step (\d+) \((.*)\) with the read-only tools", said)) is not None:
+            retried = f"Step {check[1]} is not done" in json.dumps(body["messages"][-6:])
+            return "NOT DONE: not yet" if "[fails]" in check[2] and not retried else "DONE"
+        if re.search(r"Step \d+ of \d+: |Step \d+ is not done: |The person edited the plan", said):
+            return "Did that step."
+        return None
 
 
 class SessionReaders(RuleBasedStateMachine):
@@ -124,13 +174,26 @@ class SessionReaders(RuleBasedStateMachine):
         follow=st.none() | WORDS,
         stop=st.booleans(),
         pick=st.integers(0, 10**6),
+        decision=st.sampled_from(["approve", "edit", "revise", "cancel"]),
     )
-    def act(self, action: str, n: int, tool: str, steer: int | None, follow: int | None, stop: bool, pick: int) -> None:
+    def act(
+        self,
+        action: str,
+        n: int,
+        tool: str,
+        steer: int | None,
+        follow: int | None,
+        stop: bool,
+        pick: int,
+        decision: str,
+    ) -> None:
         """One thing the person does (runs twice as likely as each move between them)."""
         if action == "run":
             self.run(n, tool)
         elif action == "run_asked":
             self.run_asked(n, steer, follow, stop)
+        elif action == "plan":
+            self.run_plan(n, decision, fails=stop)
         elif action in {"switch", "branch"} and len(self.session.store.tree) > 1:
             nodes = list(self.session.store.tree.nodes)
             getattr(self.session, action)(nodes[pick % len(nodes)])
@@ -138,7 +201,7 @@ class SessionReaders(RuleBasedStateMachine):
             self._await(self.session.compact())
         elif action == "resume":
             self.resume()
-        self.answered = action in {"run", "run_asked"}  # the leaf answers the last request only right after a run
+        self.answered = action in {"run", "run_asked", "plan"}  # the leaf answers the last request only after a run
 
     def run(self, n: int, tool: str) -> None:
         """A task, answered at once, after a read-only call, or refused by the server (a 400)."""
@@ -178,6 +241,27 @@ class SessionReaders(RuleBasedStateMachine):
 
         self._await(drive())
 
+    def run_plan(self, n: int, decision: str, *, fails: bool) -> None:
+        """A task planned first; the person approves the plan, edits it, sends it back (then approves the
+        revision) or cancels it; with ``fails`` a step fails its first check."""
+
+        async def drive() -> None:
+            events = self.session.bus.stream()
+            run = asyncio.create_task(self.session.run(f"{self._word(n)}{' [fails]' if fails else ''}", loop="plan"))
+            answers = [decision, "approve"] if decision == "revise" else [decision]
+            try:
+                async for event in events:
+                    if isinstance(event, PlanProposed) and event.request_id and answers:
+                        said = {"edit": f"- [ ] Edited step{' [fails]' if fails else ''}", "revise": "one step"}
+                        self.session.answer(event.request_id, answers[0], said.get(answers.pop(0)))
+                    elif isinstance(event, RunFinished):
+                        break
+            finally:
+                events.cancel()
+            await run
+
+        self._await(drive())
+
     def resume(self) -> None:
         """Chimera stops and starts again on this session; the server numbers its tool ids from 1 again."""
         session_id = self.session.id if self.session.store.on_disk else None  # no task yet: no session to resume
@@ -203,12 +287,43 @@ class SessionReaders(RuleBasedStateMachine):
                 (w for w in delivered if any(w in raw for raw in path)),
                 key=lambda w: next(i for i, raw in enumerate(path) if w in raw),
             )
-            assert person_words(branch_events(store)) == on_branch
+            history = branch_events(store)
+            assert person_words(history) == on_branch
             exported = export_markdown(store)
             assert all(word in exported for word in on_branch)
-            summaries = " ".join(str(node["summary"]) for node in tree_document(store)["nodes"])
-            assert all(word in summaries for word in delivered)
+            summaries = [str(node["summary"]) for node in tree_document(store)["nodes"]]
+            assert all(word in " ".join(summaries) for word in delivered)
             assert model_context(store.tree).messages == model_context(self.session.store.tree).messages
+            self.tell_plans_as_they_ran(store, history, exported, summaries)
+
+    def tell_plans_as_they_ran(
+        self, store: SessionStore, history: list[StepEvent], exported: str, summaries: list[str]
+    ) -> None:
+        """History tells each plan on the branch as it was published live (its steps, its checks, a cancel), and
+        no reader shows the model's raw checklist or its DONE."""
+        on_path = {node.id for node in store.tree.path()}
+        live = [e for e in self.live if isinstance(e, _PLAN_KINDS) and e.node_id in on_path]
+        assert plan_said(history) == plan_said(live)
+        shown = Transcript()
+        shown.apply_all(history)
+        assert not any(_RAW_PLAN.search(e.text) for e in shown.entries if e.kind == "text")
+        assert not _RAW_PLAN.search(exported)
+        assert not any(_RAW_PLAN.search(summary) for summary in summaries)
+
+    def replay_and_records_tell_the_plans(self, replayed: list[StepEvent]) -> None:
+        """A replay tells the branch's plans as history does; so do the records alone, but for the cancels
+        only the event log keeps."""
+        with SessionStore.open(self.home, self.session.id, writable=False) as store:
+            told = plan_said(branch_events(store))
+            log = store.folder / EVENTS
+            aside = log.with_name("events.aside")
+            log.rename(aside)
+            try:
+                alone = plan_said(branch_events(store))
+            finally:
+                aside.rename(log)
+        assert plan_said(replayed) == told
+        assert alone == [said for said in told if said[0] != "cancelled"]
 
     @invariant()
     def a_refused_task_is_never_sent_again(self) -> None:
@@ -248,6 +363,7 @@ class SessionReaders(RuleBasedStateMachine):
                 self._await(play_back(self.session.id, bus))
                 self._await(bus.drain(10))
                 assert person_words(replayed) == on_branch
+                self.replay_and_records_tell_the_plans(replayed)
         finally:
             self._await(self.session.close())
             self.loop.close()
