@@ -71,6 +71,9 @@ class Command:
     scope: str = "app"  # where its keys are bound: the app, or a panel ("plan", "question") when it has the focus
     completions: Callable[[Facts], Sequence[str]] | None = None
     unavailable: Callable[[Facts], str] = field(default=_always)
+    # When the completions are examples, not the only choices: what else the argument may be ("any model your
+    # server serves"); empty when the completions are all there is (a strategy, a theme).
+    open_choice: str = ""
 
     @property
     def slash(self) -> str:
@@ -282,6 +285,7 @@ COMMANDS: tuple[Command, ...] = (
         argument="NAME",
         completions=lambda facts: facts.models,
         unavailable=_configurable,
+        open_choice="any model your server serves",
     ),
     Command(
         "mode",

@@ -18,8 +18,16 @@ from typing import Any
 from chimera.core import credentials
 from chimera.core.errors import ConfigError
 from chimera.core.providers.anthropic import AnthropicProvider
+from chimera.core.providers.pricing import price_for
 
-__all__ = ["DEFAULT_MODEL", "create_provider", "model_configured", "resolve_model", "thinking_setting"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "create_provider",
+    "known_model",
+    "model_configured",
+    "resolve_model",
+    "thinking_setting",
+]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
@@ -37,6 +45,12 @@ def resolve_model(model: str | None = None, environ: Mapping[str, str] | None = 
     """The model to use: the argument, else ``CHIMERA_MODEL``, else the default Sonnet."""
     env = os.environ if environ is None else environ
     return model or env.get("CHIMERA_MODEL") or DEFAULT_MODEL
+
+
+def known_model(name: str) -> bool:
+    """Whether Chimera knows the model ``name``: the default, or one of a family it has prices for (so its cost
+    is counted). Any other name may still be real (a local server's model), or a slip of the keys."""
+    return name == DEFAULT_MODEL or price_for(name) is not None
 
 
 _MAX_TOKENS = 100_000_000  # more than any model's window or budget: a larger number is a slip

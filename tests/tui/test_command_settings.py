@@ -34,6 +34,29 @@ async def test_model_names_the_model_of_the_next_request(api: FakeAnthropic, pro
 
 
 @pytest.mark.usefixtures("model_env")
+async def test_a_model_chimera_does_not_know_is_used_and_said_so(api: FakeAnthropic, project: Path) -> None:
+    """/model claude-x (a typo, or a local server's model) is used, and one line says Chimera does not know it and
+    how to go back; a known one is not warned about; /model alone asks for a name without offering a closed list."""
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "/model")
+        await until(pilot, lambda: "/model needs NAME" in toasts(app), "the refusal")
+        assert "/model needs NAME: any model your server serves, such as claude-sonnet-4-6" in toasts(app)
+        assert "one of" not in toasts(app)
+        app.clear_notifications()
+        app.query_one("#prompt").value = ""  # type: ignore[attr-defined]
+        await send(pilot, "/model claude-x")
+        await until(pilot, lambda: app.session.model == "claude-x", "the model taken")
+        await until(pilot, lambda: "claude-x is not a model Chimera knows" in toasts(app), "the warning")
+        assert "the next runs use it anyway; /model claude-sonnet-4-6 goes back." in toasts(app)
+        app.clear_notifications()
+        await send(pilot, "/model claude-haiku-4-5")
+        await until(pilot, lambda: "The next runs use the model claude-haiku-4-5." in toasts(app), "the change")
+        assert "not a model Chimera knows" not in toasts(app)
+    assert api.requests == []
+
+
+@pytest.mark.usefixtures("model_env")
 async def test_loop_plan_makes_the_next_task_plan_first(api: FakeAnthropic, project: Path) -> None:
     """/loop plan: the next task is planned and the plan asked about; the status line shows the strategy."""
     api.script(message(text("- [ ] say hello")), message(text("Hello.")), message(text("DONE")))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from textual.binding import Binding
 
 from chimera.core.errors import ConfigError
-from chimera.core.providers.factory import DEFAULT_MODEL, resolve_model
+from chimera.core.providers.factory import DEFAULT_MODEL, known_model, resolve_model
 from chimera.tui.commands import COMMANDS, Completion, Facts, available, complete, find, unknown
 from chimera.tui.outside import tell
 from chimera.tui.screens.help import HelpScreen, Row
@@ -55,7 +55,7 @@ class CommandRunner:
         return {
             "help": self.help,
             "loop": lambda name: self._configure("loop", "strategy", loop=name),
-            "model": lambda name: self._configure("model", "model", model=name),
+            "model": self.model,
             "mode": self.mode,
             "theme": self.theme,
             "quit": self.app.exit,
@@ -99,7 +99,11 @@ class CommandRunner:
             return self.refuse(f"{command.slash} {why}")
         if command.needs_argument and not argument:
             choices = command.choices(self.facts())
-            which = f"one of {', '.join(choices)}" if choices else f"type {command.usage}"
+            if command.open_choice:  # the completions are examples: any name may do
+                such = f", such as {', '.join(choices)}" if choices else ""
+                which = f"{command.open_choice}{such}"
+            else:
+                which = f"one of {', '.join(choices)}" if choices else f"type {command.usage}"
             return self.refuse(f"{command.slash} needs {command.argument}: {which}.")
         if argument and not command.argument:
             return self.refuse(f"{command.slash} takes nothing after it: send {command.slash} alone.")
@@ -163,14 +167,28 @@ class CommandRunner:
         self.app.conversation.say("\n".join(lines))
         return True
 
-    def _configure(self, command: str, what: str, **choice: str) -> bool:
+    def model(self, name: str) -> bool:
+        """``/model NAME``: any name is used (a local server's model is none Chimera knows), but one Chimera does
+        not know is said so, with how to go back: a slip of the keys does not take effect unseen."""
+        before, name = self.app.session.model, name.strip()
+        if known_model(name):
+            return self._configure("model", "model", model=name)
+        back = f"/model {before} goes back" if before != name else f"/model {DEFAULT_MODEL} chooses the default"
+        warning = f"{name} is not a model Chimera knows (its cost is not counted): the next runs use it anyway; {back}."
+        return self._configure("model", "model", warning, model=name)
+
+    def _configure(self, command: str, what: str, warning: str = "", **choice: str) -> bool:
+        """Choose what the next runs use; say so (or ``warning``, when given, instead)."""
         session = self.app.session
         try:
             session.configure(**choice)
         except ConfigError as err:
             return self.refuse(f"/{command}: {err}")
         self.app.conversation.show_status(model=session.model, loop=session.loop_name, mode=session.policy.mode)
-        tell(self.app, f"The next runs use the {what} {next(iter(choice.values()))}.", one_line=True)
+        if warning:
+            tell(self.app, warning, one_line=True, severity="warning", timeout=10)
+        else:
+            tell(self.app, f"The next runs use the {what} {next(iter(choice.values()))}.", one_line=True)
         return True
 
     def theme(self, name: str) -> bool:
