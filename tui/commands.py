@@ -297,7 +297,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
     Command(
         "theme",
-        "Theme",
+        "Change theme",
         "Switch the colours",
         argument="NAME",
         completions=lambda facts: facts.themes,

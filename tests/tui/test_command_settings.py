@@ -13,7 +13,7 @@ from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.tui_helpers import answering, entries, screen_text, send, toasts, until
+from tests.tui_helpers import answering, entries, in_palette, screen_text, send, toasts, until
 
 
 @pytest.mark.usefixtures("model_env")
@@ -123,6 +123,15 @@ async def test_theme_switches_the_colours(api: FakeAnthropic, project: Path) -> 
     app = build_app(RunOptions(workdir=project, model=MODEL))
     async with app.run_test(size=(120, 40)) as pilot:
         await send(pilot, "/theme chimera-light")
+        await until(pilot, lambda: app.theme == "chimera-light", "the light theme")
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_the_palette_changes_the_theme(api: FakeAnthropic, project: Path) -> None:
+    """ctrl+p, "change theme": one hit per theme, as the README says (ctrl+p → Change theme); taking one puts it on."""
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await in_palette(pilot, app, "change theme chimera-light", "Change theme: chimera-light")
         await until(pilot, lambda: app.theme == "chimera-light", "the light theme")
 
 
