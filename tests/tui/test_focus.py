@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from chimera.core.events import PermissionDecided, StepEvent
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
+from chimera.tui.screens.help import HelpScreen
 from chimera.tui.screens.output import OutputScreen
 from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
@@ -197,6 +198,22 @@ async def test_the_timeline_is_left_by_escape_and_a_letter_typed_there_goes_to_t
         await until(pilot, lambda: app.focused is view, "back on the timeline")
         await pilot.press("escape")
         await until(pilot, lambda: app.focused is prompt, "escape back to the input")
+
+
+async def test_z_is_named_for_what_it_does_in_the_footer_and_the_help(api: FakeAnthropic, project: Path) -> None:
+    """z folds or unfolds every entry (it toggles): the timeline's footer and the help say "fold/unfold all"."""
+    api.script(message(text("Hi.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "hello")
+        await app.run_shown.wait()
+        await pilot.press("tab")
+        await until(pilot, lambda: isinstance(app.focused, TranscriptView), "the timeline")
+        await until(pilot, lambda: "z fold/unfold all" in footer(app), "the footer's words for z")
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        app.screen.query_one("#help-body").scroll_end(animate=False)  # the timeline's keys come last
+        await until(pilot, lambda: "z              Fold/unfold all" in screen_text(app), "the help's words for z")
 
 
 async def test_after_a_switch_in_the_tree_the_next_words_are_a_task(

@@ -66,7 +66,7 @@ class TranscriptView(ScrollView, can_focus=True):
         Binding("up,k", "move(-1)", "Previous", show=False),
         Binding("down,j", "move(1)", "Next", show=False),
         Binding("enter,space", "fold", "Fold/unfold"),
-        Binding("z", "fold_all", "Fold all"),
+        Binding("z", "fold_all", "Fold/unfold all"),
         Binding("n", "next_failed", "Next failed call"),
         Binding("o", "open_output", "Full output"),
     ]

@@ -56,7 +56,14 @@ PLACES: tuple[Place, ...] = (
         "tab from an empty input, a click",
         "escape or tab (to the input)",
         "stays (o opens the output viewer over it)",
-        (("↑↓", "move"), ("enter", "fold"), ("z", "fold all"), ("n", "next failed"), ("o", "output"), ("esc", "input")),
+        (
+            ("↑↓", "move"),
+            ("enter", "fold"),
+            ("z", "fold/unfold all"),
+            ("n", "next failed"),
+            ("o", "output"),
+            ("esc", "input"),
+        ),
     ),
     Place(
         "question",
