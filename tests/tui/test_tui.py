@@ -9,7 +9,7 @@ import pytest
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
-from chimera.tui.widgets.demo_banner import DemoBanner
+from chimera.tui.widgets.demo_banner import DEMO_LINE, DemoBanner
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
@@ -42,8 +42,8 @@ async def test_demo_final_answer_appears_on_screen(isolated_env: Path) -> None:
 
 
 async def test_the_demo_banner_folds_to_one_line_once_the_demo_starts(isolated_env: Path) -> None:
-    """At 80×24 the banner takes one line (cut with an ellipsis); its whole notice opens in the conversation
-    first, and a click on the banner opens it there too."""
+    """At 80×24 the banner takes one line, shown whole (what the demo is and how to use a model); its whole
+    notice opens in the conversation first, and a click on the banner opens it there too."""
     app = build_app(RunOptions(), demo_pace=0)
     async with app.run_test(size=(80, 24)) as pilot:
         await app.run_shown.wait()
@@ -52,8 +52,10 @@ async def test_the_demo_banner_folds_to_one_line_once_the_demo_starts(isolated_e
         assert banner.folded
         assert banner.size.height == 1
         top = screen_text(app).splitlines()[0]
-        assert top.rstrip().endswith("…")
+        assert "…" not in top
+        assert top.strip().endswith(DEMO_LINE)
         assert "Demo mode: a recorded session replays" in top
+        assert "set ANTHROPIC_API_KEY to use a model" in top
         assert app.transcript.entries[0].text == DEMO_NOTICE
         await pilot.click("#demo-banner")
         await pilot.pause()

@@ -14,7 +14,9 @@ from chimera.core.demo import DEMO_NOTICE
 
 __all__ = ["DEMO_LINE", "DemoBanner"]
 
-DEMO_LINE = "Demo mode: a recorded session replays on a copy of a sample project · set ANTHROPIC_API_KEY to use a model"
+# The folded line, short enough to show whole at 80 columns (the banner's border and padding leave 77); the
+# whole notice says the rest (a copy of a sample project, a local server).
+DEMO_LINE = "Demo mode: a recorded session replays · set ANTHROPIC_API_KEY to use a model"
 
 
 class DemoBanner(Static):
