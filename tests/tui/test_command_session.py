@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 from chimera.core.home import chimera_home
 from chimera.core.sessions.start import RunOptions, start_session
 from chimera.core.sessions.store import SessionStore
+from chimera.core.wording import shown_path
 from chimera.tui.app import ChimeraApp, build_app
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text
@@ -36,7 +37,7 @@ async def test_new_starts_a_fresh_session_with_the_same_choices(api: FakeAnthrop
         first = app.session.id
         await send(pilot, "/mode accept-edits")
         await send(pilot, "/new")
-        await until(pilot, lambda: app.session.id != first and "New session" in screen_text(app), "a new session")
+        await until(pilot, lambda: app.session.id != first and "A new session" in screen_text(app), "a new session")
         assert said(app) == []
         assert not entries(app, "text")
         assert (app.state.status.input_tokens, app.state.status.mode) == (0, "accept-edits")
@@ -49,6 +50,29 @@ async def test_new_starts_a_fresh_session_with_the_same_choices(api: FakeAnthrop
     with SessionStore.open(chimera_home(), second, writable=False) as new:
         assert new.title == "fresh task"
         assert new.workdir == old.workdir
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_new_says_the_session_is_kept_once_it_has_a_task(api: FakeAnthropic, project: Path) -> None:
+    """/new names no id that nothing could find (the session is kept from its first task on): it says when it is
+    kept, and neither the screen nor the footer offers what the empty session does not have (its tree); after
+    its first task the status line shows its id, which names a session kept on disk."""
+    api.script(message(text("First answer.")), message(text("Fresh answer.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run(pilot, app, "first task")
+        first = app.session.id
+        await send(pilot, "/new")
+        await until(pilot, lambda: app.session.id != first and "A new session" in screen_text(app), "a new session")
+        shown = screen_text(app)
+        kept = f"A new session in {shown_path(project)}: it is kept once you send it a task."
+        assert [e.text for e in entries(app, "notice")] == [kept]
+        assert app.session.id not in shown
+        assert not app.session.store.folder.exists()
+        assert "session tree" not in shown.splitlines()[-1]  # the footer: ctrl+t has nothing to show yet
+        await run(pilot, app, "fresh task")
+        assert f"#{app.session.id[:8]}" in screen_text(app)
+        assert app.session.store.folder.exists()
 
 
 @pytest.mark.parametrize("target", ["", "notes/out.md", "ABSOLUTE"])

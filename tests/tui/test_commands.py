@@ -243,7 +243,7 @@ CASES: dict[str, Case] = {
     "sessions": Case(before=one_run, after=shown("Resume a session"), replies=(message(text("Hi.")),)),
     "export": Case(before=one_run, after=exported, replies=(message(text("Hi.")),)),
     "replay": Case(before=one_run, after=shown("chimera replay"), replies=(message(text("Hi.")),)),
-    "new": Case(after=shown("New session")),
+    "new": Case(after=shown("A new session")),
     "resend": Case(
         before=one_run,  # its task refused by the server
         after=resent,

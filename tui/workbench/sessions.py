@@ -19,7 +19,7 @@ from chimera.core.sessions.export import export_markdown
 from chimera.core.sessions.reading import Task, read_node
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import start_session
-from chimera.core.wording import command
+from chimera.core.wording import command, shown_path
 from chimera.tui.outside import tell
 from chimera.tui.screens.compare import Adopted, CompareScreen
 from chimera.tui.screens.sessions import SessionPicker
@@ -124,9 +124,11 @@ class Sessions:
         app.conversation.show_status(model=session.model, loop=session.loop_name, mode=session.policy.mode)
         app.conversation.redraw()
         app.conversation.show_bus(session.bus)
-        app.conversation.say(f"New session {session.id} in {session.env.workdir}")
+        # Its id names nothing yet: the session is kept (and listed, and resumed by it) from its first task on.
+        app.conversation.say(f"A new session in {shown_path(session.env.workdir)}: it is kept once you send it a task.")
         if not app.query(Welcome):  # how to start, again, until its first task
             app.mount(Welcome.of(session, app.commands.facts()), before="#middle")
+        app.show_keys()  # what works now is the empty session's (no tree to show yet)
 
     def compare(self, argument: str) -> bool:
         """``/compare SPEC ...``: the person's last task again, as variants side by side from the point before it."""
