@@ -90,7 +90,7 @@ def _work(entry: Entry, text: str, look: Look) -> RenderableType:
             head = f"↺ reflection · {plural(len(entry.text.splitlines()) or 1, 'line')}"
             style = look["thinking"]
         case "reminder":
-            head = f"⚑ reminder · {first[:80]}"
+            head = f"⚑ reminder · {_clip(first, 80)}"
             style = look["muted"]
         case "checkpoint":
             label = f" {entry.name}" if entry.name else ""
@@ -98,7 +98,8 @@ def _work(entry: Entry, text: str, look: Look) -> RenderableType:
         case _:
             head, style = _candidate_head(entry, first, look)
     line = Text(f"{_arrow(entry)} {terminal_safe(head, one_line=True)}", style)
-    if entry.folded or not text:
+    if entry.folded or not text:  # one line: cut at the width, with an ellipsis (open, it wraps whole)
+        line.no_wrap, line.overflow = True, "ellipsis"
         return line
     return Group(line, Text(text, look["muted"] if entry.kind != "candidate" else Style.null()))
 
@@ -116,8 +117,13 @@ def _candidate_head(entry: Entry, first: str, look: Look) -> tuple[str, Style]:
         return " · ".join(parts), look["tool_done"] + BOLD
     if "chosen" in data:
         parts.append("not taken")
-    parts.append(first[:60])
+    parts.append(_clip(first, 60))
     return " · ".join(part for part in parts if part), look["muted"]
+
+
+def _clip(text: str, length: int) -> str:
+    """``text`` in at most ``length`` characters, ending in ``…`` when it was longer."""
+    return text if len(text) <= length else text[: length - 1] + "…"
 
 
 def _notice_style(severity: str, look: Look) -> Style:
@@ -138,7 +144,7 @@ def summary_line(entry: Entry) -> str:
         parts.append(f"running {_elapsed(entry.elapsed)}")
         if entry.folded:  # its latest words, when it has printed any
             latest = next((line.strip() for line in reversed(_screen_lines(entry.output)) if line.strip()), "")
-            parts.append(latest[:80])
+            parts.append(_clip(latest, 80))
     elif entry.duration_ms is not None:
         parts.append(describe_timing(entry.ended, entry.duration_ms))
     if entry.output and entry.status in {"done", "failed"} and entry.ended not in {"refused", "declined"}:

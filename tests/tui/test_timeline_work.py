@@ -7,14 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from chimera.core.events import CheckpointCreated, ReminderInjected
+from chimera.core.events import (
+    CandidateChosen,
+    CandidateProposed,
+    CheckpointCreated,
+    ReminderInjected,
+    RunStarted,
+    ToolCallStarted,
+    ToolOutputDelta,
+)
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.state import Transcript
 from chimera.tui.transcript_render import render_entry
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.tui_helpers import entries, screen_text, send, until
+from tests.tui_helpers import Harness, entries, screen_text, send, until
 
 
 def reads(*names: str) -> object:
@@ -68,8 +76,6 @@ async def test_a_tree_of_thought_run_shows_each_candidate_and_the_one_taken(api:
 
 def test_a_reminder_and_a_checkpoint_after_a_change_are_entries_that_fold() -> None:
     """A reminder is a folded entry; a pin that changed files is a checkpoint, the task's own pin is not."""
-    from chimera.core.events import RunStarted
-
     transcript = Transcript()
     transcript.apply(RunStarted(task="edit it", model=MODEL, loop="react"))
     transcript.apply(CheckpointCreated(snapshot="a" * 40))  # the task's pin: where the run starts
@@ -85,3 +91,42 @@ def test_a_reminder_and_a_checkpoint_after_a_change_are_entries_that_fold() -> N
     assert "before-refactor" in str(render_entry(named))
     transcript.toggle(1)
     assert "Run them." in str(render_entry(reminder).renderables[1])  # type: ignore[attr-defined]
+
+
+async def test_a_folded_line_cut_at_the_width_ends_with_an_ellipsis() -> None:
+    """At 80 columns a folded reminder, a checkpoint with a long name and a candidate each take one line, cut
+    with an ellipsis (a reminder wrapped onto a second line that stopped mid-word); a running call's latest
+    output, cut to fit its line, ends with one too."""
+    words = {"role": "assistant", "content": [{"type": "text", "text": "Read every module first, then " * 4}]}
+    transcript = Transcript()
+    transcript.apply_all(
+        [
+            RunStarted(task="tidy up", model=MODEL, loop="tot"),
+            ReminderInjected(
+                text="The tests in tests/test_stats.py failed twice in a row: read the failing assertion "
+                "before you edit stats.py again, and run them after every change."
+            ),
+            CheckpointCreated(snapshot="a" * 40),  # the task's pin
+            CheckpointCreated(
+                label="before-the-refactor-of-the-statistics-module-and-all-its-helpers", snapshot="b" * 40
+            ),
+            CandidateProposed(index=0, message=words, stop_reason="end_turn"),
+            CandidateChosen(
+                index=0, scores=[9], reason="it reads the code first, and the evaluation scored it 9 of 10"
+            ),
+            ToolCallStarted(call_id="c", name="bash", args={"command": "make"}),
+            ToolOutputDelta(call_id="c", text="compiling " + "src/module.c " * 20 + "\n"),
+        ]
+    )
+    app = Harness(transcript)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        lines = [line.rstrip() for line in screen_text(app).splitlines()]
+        for head in ("⚑ reminder · The tests", "◆ checkpoint before-the-refactor", "candidate 1 of 1 · score 9"):
+            (line,) = [line for line in lines if head in line]
+            assert line.endswith("…"), line
+            following = lines[lines.index(line) + 1]
+            assert not following.strip(), f"{head!r} went on: {following!r}"  # one line, then the next entry
+        assert "run them after" not in screen_text(app)
+        call = entries(app, "tool")[0]
+        assert str(render_entry(call)).endswith("src/module.c src/module.c src/…")  # 80 characters of it
