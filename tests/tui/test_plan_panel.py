@@ -158,6 +158,21 @@ async def test_cancel_asks_once_and_ends_cancelled(
 
 
 @pytest.mark.usefixtures("model_env")
+async def test_a_cancelled_plan_is_said_once(api: FakeAnthropic, project: Path) -> None:
+    """Cancelled, the plan is said to be cancelled once in the conversation, with why (it was said twice: "plan
+    cancelled: cancelled by the person", then "the plan was cancelled: the person cancelled the plan")."""
+    api.script(PLAN)
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await proposed(pilot, app)
+        await pilot.press("c", "y")
+        await app.run_shown.wait()
+        await until(pilot, lambda: app.state.status.state == "cancelled", "cancelled")
+        said = [e.text for e in app.transcript.entries if "cancel" in e.text]
+        assert said == ["⊘ the plan was cancelled: the person cancelled the plan"]
+
+
+@pytest.mark.usefixtures("model_env")
 async def test_the_steps_tick_off_live_and_a_failed_check_says_why(api: FakeAnthropic, project: Path) -> None:
     """While the plan is carried out the panel shows each step ticked as its check passes, the step being worked
     on marked, and a failed check with what it said."""

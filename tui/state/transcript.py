@@ -259,8 +259,8 @@ class Transcript:
                 self._plan = self._add(Entry("plan", steps=list(steps), checks=checks))
             case PlanApproved():
                 pass  # the proposed plan stands as it is shown
-            case PlanCancelled(reason=reason):
-                self._add(Entry("notice", f"plan cancelled: {reason}" if reason else "plan cancelled"))
+            case PlanCancelled():
+                pass  # the run's end says it, with why ("⊘ the plan was cancelled: …"): said once
             case PlanStepChecked(index=index, passed=passed, by=by, detail=detail):
                 if passed and by == "model":  # the model's "DONE" says what the step's tick says
                     self._drop_last_text(detail)
