@@ -47,7 +47,7 @@ class Facts:
     recorded: bool = False  # the session holds something to replay or export
     themes: tuple[str, ...] = ()  # the themes the app knows
     models: tuple[str, ...] = ()  # model names to offer (the one in use first)
-    kept: int = 0  # answers kept by "always" this session
+    kept: tuple[int, ...] = ()  # the numbers of the answers kept by "always" this session (as /mode lists them)
     points: tuple[str, ...] = ()  # the session's checkpoint names and node ids to offer, names first
 
 
@@ -292,7 +292,7 @@ COMMANDS: tuple[Command, ...] = (
         "Permission mode",
         f'Choose the permission mode of the next runs ({", ".join(MODES)}); alone, list what "always" allows',
         argument="[NAME]",
-        completions=lambda facts: (*MODES, *(f"forget {n}" for n in range(1, facts.kept + 1))),
+        completions=lambda facts: (*MODES, *(f"forget {n}" for n in facts.kept)),
         unavailable=_configurable,
     ),
     Command(

@@ -64,6 +64,7 @@ class Session:
     _follow_ups: deque[tuple[str, str]] = field(default_factory=deque)  # (queue id, task), in order
     _carried: list[Steering] = field(default_factory=list)  # steering a stopped process never delivered
     summarize_left_default: bool = False  # settings: a move away from a branch summarizes it unless asked not to
+    _forgotten: list[int] = field(default_factory=list)  # the numbers of the "always" answers taken back
 
     def __post_init__(self) -> None:
         """Words the person queued before the process stopped are taken up again: steering goes to
@@ -219,14 +220,29 @@ class Session:
         """What each "always" answered this session lets run unasked, oldest first, a line each."""
         return self.agent.kept
 
+    @property
+    def kept_numbers(self) -> dict[int, str]:
+        """What each "always" answered this session lets run unasked, by its number, oldest first: the n-th
+        "always" is number n for the whole session, so taking one back never renumbers the others."""
+        kept = self.agent.kept  # in the order answered; only :meth:`forget` takes one out
+        numbers = [n for n in range(1, len(kept) + len(self._forgotten) + 1) if n not in self._forgotten]
+        return dict(zip(numbers, kept, strict=True))
+
     def forget(self, number: int) -> str:
-        """Take back the ``number``-th "always" (1 first, as ``kept`` lists them); what it allowed, which is
-        asked about again. ConfigError naming the choices when there is no such answer."""
-        kept = self.agent.kept
-        if not 1 <= number <= len(kept):
-            choices = f"give 1 to {len(kept)}" if kept else "no call has been allowed always yet"
-            raise ConfigError(f"there is no kept answer {number}: {choices}")
-        return self.agent.forget(number - 1)
+        """Take back "always" answer ``number`` (as ``kept_numbers`` numbers them); what it allowed, which is
+        asked about again. ConfigError naming the numbers kept when there is no such answer (or no more)."""
+        kept = self.kept_numbers
+        if number not in kept:
+            why = ["it was taken back"] if number in self._forgotten else []
+            if kept:
+                *others, last = [str(n) for n in kept]
+                why.append(f"give {', '.join(others)} or {last}" if others else f"give {last}")
+            else:
+                why.append("no always answer is kept now" if self._forgotten else "no call has been allowed always yet")
+            raise ConfigError(f"there is no kept answer {number}: {'; '.join(why)}")
+        words = self.agent.forget(list(kept).index(number))
+        self._forgotten.append(number)
+        return words
 
     def switch(self, ref: str, confirm: Callable[[SwitchPlan], bool] = lambda _: True) -> SwitchDone | None:
         """Move to ``ref`` (a node, a checkpoint or saved files' name) with its files; between runs only.

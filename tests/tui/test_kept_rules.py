@@ -11,11 +11,11 @@ from textual.widgets import Input
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
-from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.tui_helpers import asked, screen_text, send, toasts, until
+from tests.fake_anthropic import FakeAnthropic, Reply, message, text, tool_use
+from tests.tui_helpers import asked, entries, screen_text, send, toasts, until
 
 
-def bash(call_id: str, command: str) -> object:
+def bash(call_id: str, command: str) -> Reply:
     return message(tool_use(call_id, "bash", {"command": command}), stop_reason="tool_use")
 
 
@@ -108,3 +108,39 @@ async def test_mode_lists_an_always_as_allow_takes_it(api: FakeAnthropic, projec
         await send(pilot, "/mode forget 1")
         await until(pilot, lambda: "Asked again from now on: bash(touch made)." in screen_text(app), "forgotten")
     assert (project / "made").exists()
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_kept_answer_keeps_its_number_after_another_is_taken_back(api: FakeAnthropic, project: Path) -> None:
+    """Three "always" answers listed 1 to 3; /mode forget 1 names what it took back and lists the rest as they are
+    now, each under the number it had; /mode forget 2 then takes back the second answer (not the third, which
+    the numbers shifting made 2), and the number taken back is refused in a line naming those kept."""
+    api.script(bash("b1", "touch one"), bash("b2", "touch two"), bash("b3", "touch three"), message(text("Made.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "make three files")
+        for name in ("one", "two", "three"):
+            await asked(pilot, app)
+            await pilot.press("a", "a")
+            await until(pilot, (project / name).exists, f"{name} made")
+        await app.run_shown.wait()
+        await send(pilot, "/mode forget 1")
+        await until(pilot, lambda: "Asked again from now on: bash(touch one)" in screen_text(app), "one taken back")
+        assert said_last(app).splitlines()[1:] == [
+            'Still allowed unasked by an "always" (/mode forget N takes one back):',
+            "  2. bash(touch two)",
+            "  3. bash(touch three)",
+        ]
+        await send(pilot, "/mode forget 2")
+        await until(pilot, lambda: "Asked again from now on: bash(touch two)" in screen_text(app), "two taken back")
+        assert app.session.kept == ["bash(touch three)"]
+        await send(pilot, "/mode")
+        await until(pilot, lambda: said_last(app).endswith("  3. bash(touch three)"), "three listed as 3")
+        await send(pilot, "/mode forget 1")
+        await until(pilot, lambda: "there is no kept answer 1: it was taken back; give 3" in toasts(app), "refused")
+        assert app.session.kept == ["bash(touch three)"]
+
+
+def said_last(app: object) -> str:
+    """The last notice in the conversation."""
+    return str(entries(app, "notice")[-1].text)

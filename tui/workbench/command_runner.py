@@ -74,7 +74,7 @@ class CommandRunner:
             recorded=len(session.store.tree) > 0,
             themes=tuple(sorted(app.available_themes)),
             models=tuple(dict.fromkeys([session.model, resolve_model(), DEFAULT_MODEL])),
-            kept=len(session.kept),
+            kept=tuple(session.kept_numbers),
             points=app.session_tree.points(),
         )
 
@@ -151,21 +151,24 @@ class CommandRunner:
                 gone = self.app.session.forget(int(number))
             except ConfigError as err:
                 return self.refuse(f"/mode forget: {err}")
-            self.app.conversation.say(f"Asked again from now on: {gone}.")
+            # What was taken back, and the rest as they are now: each keeps its number, as /mode forget takes it.
+            rest = self._kept_lines('Still allowed unasked by an "always"', 'No "always" is kept now.')
+            self.app.conversation.say("\n".join([f"Asked again from now on: {gone}.", *rest]))
             return True
         return self._configure("mode", "permission mode", mode=name)
 
     def _show_kept(self) -> bool:
         session = self.app.session
-        kept = session.kept
-        lines = [f"Permission mode {session.policy.mode}."]
-        if kept:
-            lines.append('Allowed unasked by an "always" this session (/mode forget N takes one back):')
-            lines += [f"  {n}. {words}" for n, words in enumerate(kept, start=1)]
-        else:
-            lines.append('No "always" answered this session.')
-        self.app.conversation.say("\n".join(lines))
+        kept = self._kept_lines('Allowed unasked by an "always" this session', 'No "always" answered this session.')
+        self.app.conversation.say("\n".join([f"Permission mode {session.policy.mode}.", *kept]))
         return True
+
+    def _kept_lines(self, title: str, none: str) -> list[str]:
+        """The answers kept by "always", each under its number (the one ``/mode forget N`` takes), or ``none``."""
+        kept = self.app.session.kept_numbers
+        if not kept:
+            return [none]
+        return [f"{title} (/mode forget N takes one back):", *(f"  {n}. {words}" for n, words in kept.items())]
 
     def model(self, name: str) -> bool:
         """``/model NAME``: any name is used (a local server's model is none Chimera knows), but one Chimera does
