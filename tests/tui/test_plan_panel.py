@@ -66,6 +66,29 @@ async def test_approve_by_key_with_the_conversation_on_screen(
     assert len(api.requests) == 5
 
 
+@pytest.mark.parametrize("ending", ["done", "cancelled"])
+@pytest.mark.usefixtures("model_env")
+async def test_a_plan_over_gives_the_conversation_its_width_back(
+    api: FakeAnthropic, project: Path, ending: str
+) -> None:
+    """At 120 columns the plan is a column beside the conversation while it is asked and carried out; once it is
+    over (done or cancelled) its one line sits above the conversation, which has the whole width again."""
+    api.script(PLAN, *CARRIED_OUT)
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        panel = await proposed(pilot, app)
+        conversation = app.query_one("#conversation")
+        assert conversation.size.width < 100  # the plan's column beside it
+        await pilot.press(*(("c", "y") if ending == "cancelled" else ("a",)))
+        await app.run_shown.wait()
+        await until(pilot, lambda: app.state.plan.phase in {"over", "cancelled"}, "the plan over")
+        await until(pilot, lambda: conversation.size.width == 120, "the conversation's whole width")
+        assert panel.outer_size.height == 1
+        assert panel.region.y < conversation.region.y  # above it, as one line
+        first = screen_text(app).splitlines()[0]
+        assert "The plan (2 steps) done" in first or "The plan was cancelled" in first
+
+
 @pytest.mark.usefixtures("model_env")
 async def test_approve_by_slash_and_by_palette(api: FakeAnthropic, project: Path) -> None:
     """/approve typed in the input, and Approve the plan chosen in the palette, each approve the plan."""

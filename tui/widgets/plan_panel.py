@@ -7,7 +7,8 @@ Markdown text area: ``ctrl+s`` uses the edit, ``escape`` leaves the editor and k
 approves the edited plan). Keep planning asks what to change in one line (``enter`` sends it: the model
 revises the plan). Cancel asks once ("Cancel the plan? y/n"). While the plan is carried out the steps tick
 off live, the current one is marked and a failed check says why; once the plan is over the panel folds to
-one line. The panel never changes the state: it asks the app (:class:`PlanHost`) to answer.
+one line (class ``-over``: above the conversation, which has the whole width again). The panel never changes
+the state: it asks the app (:class:`PlanHost`) to answer.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
             return
         look = look_of(self.app.current_theme)
         folded = plan.phase in {"over", "cancelled"}
+        self.set_class(folded, "-over")  # one line, above the conversation at any width (app.tcss)
         self.query_one("#plan-title", Static).update(self._title(look))
         steps = self.query_one("#plan-steps", Static)
         steps.display = not folded and not self.editing
