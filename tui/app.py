@@ -177,7 +177,9 @@ class ChimeraApp(App[int]):
     def on_mount(self) -> None:
         self.theme_keeper.start()
         session = self.session
-        self.conversation.show_status(model=session.model, loop=session.loop_name, mode=session.policy.mode)
+        self.conversation.show_status(
+            model=session.model, loop=session.loop_name, strategy=session.loop_name, mode=session.policy.mode
+        )
         self.conversation.show_status(workspace=shown_path(session.env.workdir))
         if self.options.resume:
             self.conversation.show_status(session=session.id)

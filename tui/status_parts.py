@@ -4,7 +4,7 @@
 spinner and the time elapsed while a run works), the model, the permission mode, the strategy, the turn,
 the context used against the model's window, the tokens in and out, the cost, the session's short id and
 the workspace. :func:`fit` keeps what fits a width by dropping whole parts, least useful first
-(:data:`DROP_ORDER`: the workspace, then the session's id, the turn, the mode, …), never the state, the tokens or
+(:data:`DROP_ORDER`: the workspace, then the session's id, the turn, the strategy, …), never the state, the tokens or
 the cost, so a narrow terminal loses the end of nothing that matters.
 """
 
@@ -24,7 +24,8 @@ __all__ = ["DROP_ORDER", "SEPARATOR", "SPINNER", "Part", "fit", "parts_of", "spi
 SEPARATOR = " · "
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_RATE = 8  # spinner frames a second: the line redraws no more often, and only while a run works
-DROP_ORDER = ("workspace", "session", "turn", "mode", "loop", "context", "model")  # dropped first to last
+# Dropped first to last. The permission mode outlasts the strategy and the context: it says what may run unasked.
+DROP_ORDER = ("workspace", "session", "turn", "loop", "context", "mode", "model")
 SPINNING = frozenset({"running", "compacting", "summarizing"})
 
 

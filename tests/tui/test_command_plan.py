@@ -55,11 +55,12 @@ async def test_plan_a_task_then_approve_it_by_command(api: FakeAnthropic, projec
         await app.run_shown.wait()
         await until(pilot, lambda: app.state.status.state == "done", "the plan carried out")
         assert app.state.plan.checks == [True, True]
-        assert (app.state.status.loop, app.session.loop_name) == ("plan", "react")
+        assert (app.state.status.loop, app.session.loop_name) == ("react", "react")  # the plan was for that task
         app.run_shown.clear()
         await send(pilot, "and now?")
         await app.run_shown.wait()
-        await until(pilot, lambda: app.state.status.loop == "react", "react again")
+        await until(pilot, lambda: app.state.status.state == "done", "the next task answered")
+        assert app.state.status.loop == "react"
         assert said(app) == ["greet", "and now?"]
     assert {t["name"] for t in api.requests[0].body["tools"]} <= {"read", "glob", "grep", "think"}
     assert len(api.requests) == 6

@@ -106,7 +106,7 @@ async def ran_the_plan(pilot: Pilot[int], app: ChimeraApp) -> None:
     await app.run_shown.wait()
     await until(pilot, lambda: app.state.status.state == "done", "the plan to be carried out")
     assert app.state.plan.checks == [True]
-    assert app.state.status.loop == "plan"
+    assert app.state.status.loop == "react"  # the plan was that task's alone: the session's strategy shows again
 
 
 async def plan_asked(pilot: Pilot[int], app: ChimeraApp) -> None:

@@ -14,10 +14,11 @@ from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.state import RunStatus
 from chimera.tui.status_parts import DROP_ORDER, Part, fit, parts_of
+from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.status_line import StatusLine
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paced, text, tool_use
-from tests.tui_helpers import asked, screen_text, send, until
+from tests.tui_helpers import answering, asked, screen_text, send, until
 
 
 def busy_status() -> RunStatus:
@@ -41,12 +42,12 @@ def test_wide_enough_every_part_shows() -> None:
     assert [p.text for p in shown][5:9] == ["context 45% of 200k", "123.5k in / 7.9k out", "$1.2345", "#0f3a9c2e"]
 
 
-def test_at_120_and_80_columns_the_workspace_goes_first_and_tokens_and_cost_stay() -> None:
-    """At 120 columns the workspace and the session's id are left out; at 80 the turn, mode, strategy and
-    context too, whole; the tokens and the cost stay."""
+def test_at_120_and_80_columns_the_workspace_goes_first_and_the_mode_tokens_and_cost_stay() -> None:
+    """At 120 columns the workspace and the session's id are left out; at 80 the turn, strategy and context too,
+    whole; the permission mode, the tokens and the cost stay."""
     parts = parts_of(busy_status(), 0.0)
     assert [p for p in names(parts) if p not in names(fit(parts, 118))] == ["session", "workspace"]
-    assert names(fit(parts, 78)) == ["state", "model", "tokens", "cost"]
+    assert names(fit(parts, 78)) == ["state", "model", "mode", "tokens", "cost"]
 
 
 def test_parts_leave_in_the_drop_order_as_the_line_narrows() -> None:
@@ -93,6 +94,34 @@ async def test_the_status_line_keeps_tokens_and_cost_at_80_and_120_columns(
         assert "123.5k in / 78.9k out · $12.5000" in line
         assert "…" not in line
         assert (" · turn 1 · " in line) is (size[0] == 120)  # at 80 columns the turn is left out, whole
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.usefixtures("model_env")
+async def test_after_a_plan_run_the_line_shows_the_sessions_strategy_and_keeps_the_mode_longest(
+    api: FakeAnthropic, project: Path, size: tuple[int, int]
+) -> None:
+    """/plan TASK plans that task alone: while it runs the line says plan, once it is over the session's own
+    strategy again (react: what the next task uses). At 80 columns the permission mode stays where the strategy
+    (and the context) are left out: it says what may run unasked."""
+    api.script(message(text("- [ ] say hello")), message(text("Hello.")), message(text("DONE")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=size) as pilot:
+        await send(pilot, "/plan greet")
+        await until(pilot, lambda: app.state.status.loop == "plan", "the plan's strategy while it runs")
+        await answering(pilot, app, PlanPanel)
+        await pilot.press("a")
+        await app.run_shown.wait()
+        await until(pilot, lambda: app.state.status.state == "done", "the plan carried out")
+        await pilot.pause()
+        line = status_line(app)
+        assert " · plan · " not in line
+        assert f"{MODEL} · bypass · " in line
+        assert (" · bypass · react · " in line) is (size[0] == 120)  # at 80 columns the strategy is left out
+
+
+def status_line(app: object) -> str:
+    return screen_text(app).splitlines()[-2]  # above the footer
 
 
 @pytest.mark.usefixtures("model_env")

@@ -55,7 +55,7 @@ def notices(app: object) -> list[str]:
 async def test_compact_with_a_focus_summarizes_and_says_so(api: FakeAnthropic, long_files_project: Path) -> None:
     api.script(*reads_then_answer(), message(text("SUMMARY: both files read.")), message(text("Next.")))
     app = build_app(RunOptions(workdir=long_files_project, model=MODEL, permission_mode="bypass"))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(120, 40)) as pilot:  # wide enough for the context (at 80 the mode outlasts it)
         await send(pilot, "read the files")
         await app.run_shown.wait()
         await pilot.pause()

@@ -59,7 +59,10 @@ class RunStatus:
     """The run's state and the session's totals, kept up by :meth:`apply`."""
 
     model: str = ""
-    loop: str = "react"
+    loop: str = "react"  # the strategy shown: the run's while one works (/plan TASK: plan), else the session's
+    # The session's own strategy, which the next runs use: shown again once a run that used another ends ("": the
+    # last run's stays, as a replay's line keeps its recording's).
+    strategy: str = ""
     mode: str = "ask"
     state: str = "idle"
     turn: int = 0
@@ -94,6 +97,7 @@ class RunStatus:
             case RunFinished(success=success, reason=reason, error=error):
                 ended = describe_ending(success, reason, error).state  # a cancelled plan has not failed
                 self.state = "done" if ended == "finished" else ended
+                self.loop = self.strategy or self.loop
             case _:
                 ignored(event, NOT_FOLLOWED)
 

@@ -187,7 +187,9 @@ class CommandRunner:
             session.configure(**choice)
         except ConfigError as err:
             return self.refuse(f"/{command}: {err}")
-        self.app.conversation.show_status(model=session.model, loop=session.loop_name, mode=session.policy.mode)
+        self.app.conversation.show_status(
+            model=session.model, loop=session.loop_name, strategy=session.loop_name, mode=session.policy.mode
+        )
         if warning:
             tell(self.app, warning, one_line=True, severity="warning", timeout=10)
         else:

@@ -121,7 +121,9 @@ class Sessions:
         app = self.app
         app.state.new_session()
         app.answers.show()
-        app.conversation.show_status(model=session.model, loop=session.loop_name, mode=session.policy.mode)
+        app.conversation.show_status(
+            model=session.model, loop=session.loop_name, strategy=session.loop_name, mode=session.policy.mode
+        )
         app.conversation.redraw()
         app.conversation.show_bus(session.bus)
         # Its id names nothing yet: the session is kept (and listed, and resumed by it) from its first task on.
