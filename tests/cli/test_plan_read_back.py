@@ -252,7 +252,10 @@ def test_a_plan_cancelled_reads_back_cancelled_with_its_log_and_as_proposed_with
     assert plan_events(history) == plan_events(live)
     assert state.plan.phase == "cancelled"
     notices = [e.text for e in state.transcript.entries if e.kind == "notice"]
-    assert any(text.startswith("plan cancelled: ") and "--approve-plan" in text for text in notices)
+    cancelled = [text for text in notices if "cancelled" in text]
+    assert len(cancelled) == 1  # said once, by the run's end, with why
+    assert cancelled[0].startswith("⊘ the plan was cancelled: ")
+    assert "--approve-plan" in cancelled[0]
     exported = run_here("export", session_id).stdout
     assert "- ☐ Write `out.txt` saying hello" in exported
     assert "*(plan cancelled\\: the plan needs approval" in exported  # escaped, as Markdown shows it
