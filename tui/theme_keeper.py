@@ -2,7 +2,8 @@
 
 At start it registers the built-in themes (``chimera.themes``) and every theme
 file in ``CHIMERA_HOME/themes/`` (``chimera.themes.loading.UserThemes`` reads
-them), and puts on the theme chosen last (``chimera.themes.choice``). A worker
+them), and puts on the theme chosen last (``chimera.themes.choice``). Once the first frame is on
+screen, a worker
 watches that folder with ``watchfiles.awatch``: a file saved is read again
 and, if it is the theme in use, applied at once; a file that cannot be used
 gives one notice naming it and the line at fault, and whatever theme it gave
@@ -53,7 +54,8 @@ class ThemeKeeper:
         return sorted(names, key=lambda name: (name in BUILTIN_THEMES, not name.startswith(PREFIX), name))
 
     def start(self) -> None:
-        """Register every theme, put on the one chosen last, and watch the person's theme files."""
+        """Register every theme, put on the one chosen last, and, after the first frame, watch the person's
+        theme files (watchfiles and anyio take a while to import: nothing on the first screen needs them)."""
         for theme in THEMES:
             self.app.register_theme(theme)
         try:
@@ -70,7 +72,7 @@ class ThemeKeeper:
         else:
             self.user = UserThemes(folder, [theme.name for theme in THEMES] + list(BUILTIN_THEMES))
             self._apply(self.user.load_all())
-            self.app.run_worker(self._watch(folder), group="themes", exit_on_error=False)
+            self.app.call_after_refresh(self._start_watching, folder)
         self.app.theme = self._chosen()
         self._remembered = self.app.theme  # what was kept stays kept until the person chooses again
         self.app.theme_changed_signal.subscribe(self.app, self._remember)
@@ -114,9 +116,13 @@ class ThemeKeeper:
         except ChimeraError as err:
             self._say(f"{err}: it is on until Chimera quits", "warning")
 
+    def _start_watching(self, folder: Path) -> None:
+        if not self._stop.is_set():  # the app may have closed before its first frame was drawn
+            self.app.run_worker(self._watch(folder), group="themes", exit_on_error=False)
+
     async def _watch(self, folder: Path) -> None:
         """Read the theme files again as they are saved, until :meth:`stop` (the watching thread sees it)."""
-        from watchfiles import awatch  # here, not at the top: its import (and anyio's) waits until after mount
+        from watchfiles import awatch  # here, not at the top: its import (and anyio's) waits for the first frame
 
         try:
             saves = awatch(folder, stop_event=self._stop, step=WATCH_STEP_MS, recursive=False)
