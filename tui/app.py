@@ -174,8 +174,10 @@ class ChimeraApp(App[int]):
         yield PromptInput(completer=self.commands.complete)
         yield KeyFooter(self.footer_hints, id="footer")
 
+    def on_load(self) -> None:
+        self.theme_keeper.start()  # before the stylesheet is first parsed: it is parsed once, in the right colours
+
     def on_mount(self) -> None:
-        self.theme_keeper.start()
         session = self.session
         self.conversation.show_status(
             model=session.model, loop=session.loop_name, strategy=session.loop_name, mode=session.policy.mode

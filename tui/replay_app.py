@@ -76,8 +76,10 @@ class ReplayApp(App[int]):
     def transcript(self) -> Transcript:
         return self.state.transcript
 
+    def on_load(self) -> None:
+        self.theme_keeper.start()  # before the stylesheet is first parsed
+
     def on_mount(self) -> None:
-        self.theme_keeper.start()
         self.sub_title = f"replay of {terminal_safe(self.session_id, one_line=True)}"
         # Where results come from stands where a live run shows its permission mode.
         self.conversation.show_status(model="replay", mode="tools re-run" if self.rerun_tools else "recorded results")

@@ -2,8 +2,9 @@
 
 At start it registers the built-in themes (``chimera.themes``) and every theme
 file in ``CHIMERA_HOME/themes/`` (``chimera.themes.loading.UserThemes`` reads
-them), and puts on the theme chosen last (``chimera.themes.choice``). Once the first frame is on
-screen, a worker
+them), and puts on the theme chosen last (``chimera.themes.choice``): from the app's ``on_load``, so
+the theme is on before Textual first parses the stylesheet (put on later, every style is parsed and
+applied again before the first frame). Once the first frame is on screen, a worker
 watches that folder with ``watchfiles.awatch``: a file saved is read again
 and, if it is the theme in use, applied at once; a file that cannot be used
 gives one notice naming it and the line at fault, and whatever theme it gave
@@ -36,7 +37,7 @@ PREFIX = "chimera-"  # /theme dark is chimera-dark
 
 
 class ThemeKeeper:
-    """The themes of ``app``: call :meth:`start` once mounted, :meth:`stop` when it unmounts."""
+    """The themes of ``app``: call :meth:`start` as it loads (``on_load``), :meth:`stop` when it unmounts."""
 
     def __init__(self, app: App[Any]) -> None:
         self.app = app
