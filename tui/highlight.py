@@ -3,14 +3,14 @@
 ``syntax_theme`` turns a theme's code colours (its ``[code]`` table, or the
 colours of its palette: primary, secondary, accent, success, warning, error,
 the foreground faded) into a Rich ``SyntaxTheme``, so a theme switch
-recolours code like everything else. ``code_markdown`` is Rich Markdown
-whose code blocks use it; ``highlight_read`` colours the code of a ``read``
+recolours code like everything else (``tui.code_markdown`` draws Markdown's
+code blocks in it); ``highlight_read`` colours the code of a ``read``
 result by its file name, leaving the line numbers dim.
 
 Highlighting costs time, so it is capped: text beyond ``MAX_CHARS`` and lines
 beyond ``LONG_LINE`` characters stay plain, the lexer comes from the file name
 alone (never guessed from the content), and a code block still streaming is
-drawn plain until it is finished (``code_markdown(highlight=False)``).
+drawn plain until it is finished.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from collections.abc import Mapping
 from functools import cache, lru_cache
 from pathlib import PurePath
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token as MarkdownToken
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_for_filename
 from pygments.lexers.special import TextLexer
@@ -29,10 +27,9 @@ from pygments.token import Token, _TokenType
 from pygments.util import ClassNotFound
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import CodeBlock, Markdown
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax, SyntaxTheme
+from rich.syntax import SyntaxTheme
 from rich.text import Span, Text
 from textual.color import Color
 from textual.theme import Theme
@@ -44,7 +41,6 @@ __all__ = [
     "MAX_CHARS",
     "NumberedCode",
     "ThemeSyntax",
-    "code_markdown",
     "highlight_read",
     "syntax_theme",
 ]
@@ -138,63 +134,6 @@ def syntax_theme(theme: Theme) -> ThemeSyntax:
     if panel.a > 0 and panel.ansi is None:
         syntax.blocks = ThemeSyntax(theme.name, styles, Style(bgcolor=panel.rich_color))
     return syntax
-
-
-# --- Markdown -----------------------------------------------------------------------------
-
-
-# The parser Rich's Markdown makes for every text it is given (compiling its link patterns each time: most of
-# what drawing a streamed answer's tail cost a frame), made once. Parsing keeps no state between texts.
-_PARSER = MarkdownIt().enable("strikethrough").enable("table")
-
-
-class _ThemedMarkdown(Markdown):
-    """Rich's Markdown with the theme's code colours, parsed by the one parser."""
-
-    syntax: ThemeSyntax
-    highlight: bool
-
-    def __init__(self, markup: str) -> None:  # Rich's, with its defaults, but the parser made once
-        self.markup = markup
-        self.parsed = _PARSER.parse(markup)
-        self.code_theme = "monokai"
-        self.justify = None
-        self.style = "none"
-        self.hyperlinks = True
-        self.inline_code_lexer = None
-        self.inline_code_theme = self.code_theme
-
-
-class _CodeBlock(CodeBlock):
-    """A fenced code block in the theme's colours (plain while its answer is still streaming)."""
-
-    syntax: ThemeSyntax
-
-    @classmethod
-    def create(cls, markdown: Markdown, token: MarkdownToken) -> CodeBlock:
-        block = super().create(markdown, token)
-        assert isinstance(block, _CodeBlock)
-        assert isinstance(markdown, _ThemedMarkdown)
-        block.syntax = markdown.syntax.blocks
-        if not markdown.highlight:
-            block.lexer_name = "text"
-        return block
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        code = str(self.text).rstrip()
-        lexer = self.lexer_name if len(code) <= MAX_CHARS else "text"
-        yield Syntax(code, lexer, theme=self.syntax, word_wrap=True, padding=1)
-
-
-_ThemedMarkdown.elements = {**Markdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock}
-
-
-def code_markdown(text: str, syntax: ThemeSyntax, *, highlight: bool = True) -> Markdown:
-    """Markdown whose code blocks take ``syntax``'s colours; with ``highlight`` false they are plain."""
-    markdown = _ThemedMarkdown(text)
-    markdown.syntax = syntax
-    markdown.highlight = highlight
-    return markdown
 
 
 # --- a read's lines ------------------------------------------------------------------------

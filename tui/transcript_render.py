@@ -24,7 +24,7 @@ from chimera.core.difflines import diff_lines
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_output, describe_timing, plural
-from chimera.tui.highlight import code_markdown, highlight_read
+from chimera.tui.highlight import highlight_read
 from chimera.tui.inline_markdown import inline_markdown
 from chimera.tui.look import BOLD, ITALIC, Look, default_look
 from chimera.tui.state import Entry
@@ -56,10 +56,10 @@ def render_entry(entry: Entry, look: Look | None = None) -> RenderableType:
         case "steering":
             return Text.assemble(("↳ ", look["steering"]), (text, ITALIC))
         case "text" if entry.data.get("cut_off"):
-            shown = code_markdown(text, look.syntax, highlight=True)
+            shown = _markdown(text, look, highlight=True)
             return Group(shown, Text(CUT_OFF, look["notice_warning"]))
         case "text":
-            return code_markdown(text, look.syntax, highlight=not entry.streaming)
+            return _markdown(text, look, highlight=not entry.streaming)
         case "thinking":
             lines = plural(len(entry.text.splitlines()) or 1, "line")
             head = Text(f"{_arrow(entry)} thinking · {lines}", look["thinking"])
@@ -71,7 +71,7 @@ def render_entry(entry: Entry, look: Look | None = None) -> RenderableType:
             return Group(*(_plan_step(step, check, look) for step, check in steps))
         case "compaction":
             head = Text(f"{_arrow(entry)} {terminal_safe(entry.name)}", look["marker"])
-            return head if entry.folded else Group(head, code_markdown(text, look.syntax))
+            return head if entry.folded else Group(head, _markdown(text, look))
         case "switch":
             return Text(text, look["marker"] + BOLD)
         case "reflection" | "reminder" | "checkpoint" | "candidate":
@@ -158,6 +158,13 @@ def _status_style(status: str, look: Look) -> Style:
     if key not in look.styles:
         return Style.null()
     return look[key] + BOLD if status == "failed" else look[key]
+
+
+def _markdown(text: str, look: Look, *, highlight: bool = True) -> RenderableType:
+    """``text`` as Markdown, its code blocks in ``look``'s syntax colours (plain unless ``highlight``)."""
+    from chimera.tui.code_markdown import code_markdown  # markdown-it loads with the first answer drawn
+
+    return code_markdown(text, look.syntax, highlight=highlight)
 
 
 def _tool(entry: Entry, look: Look) -> RenderableType:

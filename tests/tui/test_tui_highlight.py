@@ -259,7 +259,7 @@ def test_an_answer_is_drawn_as_richs_markdown_draws_it() -> None:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from chimera.tui.highlight import code_markdown
+    from chimera.tui.code_markdown import code_markdown
     from chimera.tui.look import default_look
 
     answer = (
