@@ -202,22 +202,41 @@ class _Reader:
         every = {**dataclasses.replace(theme, ansi=False).to_color_system().generate(), **generated}
         known = [name for name in every if name not in COLOURS]
         given = self.table("variables", value, known)
+        # One stylesheet for them all when each is one value (a theme's usual case): a stylesheet reads the
+        # theme's few hundred colours before its own rules, so one a variable cost more than the rest of the file.
+        if all(_one_value(setting) for setting in given.values()) and _takes(given, generated, self.path):
+            return dict(given)
         checked: dict[str, str] = {}
-        for key, setting in given.items():
+        for key, setting in given.items():  # something is wrong: the first variable at fault is named
             if not isinstance(setting, str):
                 raise self.fail(("variables", key), f"variables.{key} must be a value in quotes, not {_shown(setting)}")
-            prop = "text-style" if key.endswith("style") else "background" if "background" in key else "color"
-            if any(mark in setting for mark in ";{}\n"):  # one value, never more CSS
-                raise self.fail(("variables", key), f"variables.{key}: {_shown(setting)} is not a {prop} value")
-            sheet = Stylesheet(variables=generated)
-            sheet.add_source(f"Screen {{ {prop}: {setting}; }}", read_from=(str(self.path), key))
-            try:
-                sheet.parse()
-            except Exception:  # Textual's CSS errors have no common base besides this; the value is what failed
-                shown = _shown(setting)
-                raise self.fail(("variables", key), f"variables.{key}: {shown} is not a {prop} value") from None
+            if not _one_value(setting) or not _takes({key: setting}, generated, self.path):
+                problem = f"variables.{key}: {_shown(setting)} is not a {_property(key)} value"
+                raise self.fail(("variables", key), problem)
             checked[key] = setting
         return checked
+
+
+def _one_value(setting: object) -> bool:
+    """A variable's value is a string of one value, never more CSS."""
+    return isinstance(setting, str) and not any(mark in setting for mark in ";{}\n")
+
+
+def _property(variable: str) -> str:
+    """The CSS property a Textual variable's value is checked as."""
+    return "text-style" if variable.endswith("style") else "background" if "background" in variable else "color"
+
+
+def _takes(settings: Mapping[str, str], generated: Mapping[str, str], path: Path) -> bool:
+    """Whether Textual's CSS takes every one of ``settings`` (variable: value) as its property's value."""
+    sheet = Stylesheet(variables=dict(generated))
+    for key, setting in settings.items():
+        sheet.add_source(f"Screen {{ {_property(key)}: {setting}; }}", read_from=(str(path), key))
+    try:
+        sheet.parse()
+    except Exception:  # Textual's CSS errors have no common base besides this
+        return False
+    return True
 
 
 def _nearest(name: str, known: Collection[str]) -> str:
