@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState
 from chimera.core import events as ev
 from chimera.core.demo import DEMO_NOTICE
 from chimera.core.events import RunFinished, RunStarted, StepEvent, Switched, TextDelta, ThinkingDelta, ToolOutputDelta
+from chimera.core.gc_pause import started
 from chimera.core.sessions.history import branch_events
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import RunOptions, start_session
@@ -187,6 +188,7 @@ class ChimeraApp(App[int]):
             self.conversation.show_status(session=session.id)
         self.conversation.show_bus(session.bus)
         self.prompt.focus()
+        self.call_after_refresh(started)  # the collector, paused while the workbench started, runs again
         self.warn_opened(session.warnings)
         if session.demo:
             self.conversation.say(DEMO_NOTICE, "warning")  # the banner folds to one line as the demo starts

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["main"]
 
+from chimera.core.gc_pause import started
 from chimera.core.loop_config import LOOPS
 from chimera.core.permissions.policy import MODES as PERMISSION_MODES
 from chimera.tui.compare_args import add_compare_commands
@@ -299,6 +300,8 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     parser.given = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = getattr(args, "handler", _workbench)
+    if handler is not _workbench:  # the workbench lets the collector run again after its first frame
+        started()
     try:
         return handler(args)
     except KeyboardInterrupt:
@@ -440,6 +443,7 @@ def _workbench(args: argparse.Namespace) -> int:
     """
     options = _options(args, interactive=True)
     if options.resume == PICK:
+        started()
         chosen = _pick(options)
         if chosen is None:
             return 0
@@ -482,7 +486,10 @@ def _open_workbench(options: RunOptions) -> tuple[int, str | None]:
             return 1, None
         options = confirmed
     app = build_app(options)
-    app.run()
+    try:
+        app.run()
+    finally:
+        started()  # the app did after its first frame, unless it ended before
     if app.resume_next is None:  # the workbench closed for good, not to open another session
         hint = app.resume_hint()
         if hint:

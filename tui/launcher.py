@@ -17,6 +17,9 @@ __all__ = ["main"]
 
 def main() -> int:
     """Run the ``chimera`` command as the console script does; return its exit code."""
+    from chimera.core.gc_pause import pause_until_started
+
+    pause_until_started()  # what starting imports lives as long as the process: the collector waits (cli.py)
     from chimera.core.credentials import take_from_environment
 
     take_from_environment()
