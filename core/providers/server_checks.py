@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import socket
 import ssl
-import urllib.request
 from http import HTTPStatus
 from urllib.parse import urljoin, urlsplit
 
@@ -188,6 +187,8 @@ def first_bytes(base_url: str, *, timeout: float = 3.0) -> bytes:
     speaks something else (SSH, Redis) from one that just hung up. Nothing secret is sent.
     Empty for an https address, or one reached through a proxy, where a bare look proves nothing.
     """
+    import urllib.request  # here: it (and http.client, email) would load with every start, for a rare failure
+
     parts = urlsplit(base_url)
     host, port = parts.hostname, parts.port or 80
     if parts.scheme != "http" or not host or (urllib.request.getproxies().get("http") and not _bypassed(host)):
@@ -206,4 +207,6 @@ def first_bytes(base_url: str, *, timeout: float = 3.0) -> bytes:
 
 
 def _bypassed(host: str) -> bool:
+    import urllib.request
+
     return bool(urllib.request.proxy_bypass(host))
