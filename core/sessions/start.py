@@ -21,9 +21,6 @@ from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
 from chimera.core.loops.base import LoopStrategy
-from chimera.core.loops.plan_execute import PlanAndExecute
-from chimera.core.loops.reflexion import Reflexion
-from chimera.core.loops.tree_of_thought import TreeOfThought
 from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.permissions.rule import Rule
 from chimera.core.providers.base import Provider
@@ -108,11 +105,18 @@ STRATEGIES = ("react", "plan", "reflexion", "tot")
 
 
 def _strategy(options: RunOptions, config: LoopConfig) -> LoopStrategy:
+    """The strategy ``options`` name; the others are imported only when asked for (``/loop`` may later)."""
     if options.loop == "plan":
+        from chimera.core.loops.plan_execute import PlanAndExecute
+
         return PlanAndExecute(config, approve=options.approve_plan, verify=options.verify)
     if options.loop == "reflexion":
+        from chimera.core.loops.reflexion import Reflexion
+
         return Reflexion(config, reflect_every=options.reflect_every, verify=options.verify)
     if options.loop == "tot":
+        from chimera.core.loops.tree_of_thought import TreeOfThought
+
         return TreeOfThought(config, n_candidates=options.candidates)
     return ReAct(config)
 

@@ -18,7 +18,6 @@ from textual.css.query import NoMatches
 
 from chimera.core.errors import ChimeraError
 from chimera.tui.outside import tell
-from chimera.tui.screens.compare import CompareScreen
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.transcript_view import TranscriptView
 
@@ -112,6 +111,8 @@ class Runs:
     def interrupt(self) -> None:
         """Stop the run: the stream ends, tools are killed, the conversation stays valid. While a comparison
         runs, every variant stops (each ends as stopped)."""
+        from chimera.tui.screens.compare import CompareScreen  # imported with /compare: here only to tell it
+
         app = self.app
         if isinstance(app.screen, CompareScreen):
             app.screen.comparison.stop()

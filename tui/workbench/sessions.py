@@ -4,6 +4,8 @@
 writes the session as Markdown and says where, ``/replay`` says how to watch it again (``chimera replay ID``:
 a replay is an app of its own), ``/new`` closes the session and opens a fresh one in the same workspace with
 the same choices, ``/compare SPEC ...`` runs the last task again as variants side by side (``CompareScreen``).
+The picker, the comparison and the export are imported when their command is first given: nothing of them is
+on the first screen.
 """
 
 from __future__ import annotations
@@ -13,20 +15,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from chimera.core.compare import parse_specs, session_comparison
 from chimera.core.errors import ChimeraError, ConfigError
-from chimera.core.sessions.export import export_markdown
 from chimera.core.sessions.reading import Task, read_node
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.start import start_session
 from chimera.core.wording import command, shown_path
 from chimera.tui.outside import tell
-from chimera.tui.screens.compare import Adopted, CompareScreen
-from chimera.tui.screens.sessions import SessionPicker
 from chimera.tui.widgets.welcome import Welcome
 
 if TYPE_CHECKING:
     from chimera.tui.app import ChimeraApp
+    from chimera.tui.screens.compare import Adopted
 
 __all__ = ["Sessions"]
 
@@ -49,6 +48,8 @@ class Sessions:
 
     def pick(self) -> None:
         """``/sessions``: the session picker over the workbench; the session chosen opens next."""
+        from chimera.tui.screens.sessions import SessionPicker
+
         self.app.push_screen(SessionPicker(self.app.session.env.workdir), self.resume)
 
     def resume(self, session_id: str | None) -> None:
@@ -69,6 +70,8 @@ class Sessions:
     async def export(self, target: str) -> bool:
         """Write the session's active path as Markdown to ``target`` (the workspace's ``chimera-<id>.md`` by
         default; a relative path is taken in the workspace)."""
+        from chimera.core.sessions.export import export_markdown
+
         session = self.app.session
         path = self._export_path(target)
         document = export_markdown(session.store)
@@ -134,6 +137,9 @@ class Sessions:
 
     def compare(self, argument: str) -> bool:
         """``/compare SPEC ...``: the person's last task again, as variants side by side from the point before it."""
+        from chimera.core.compare import parse_specs, session_comparison
+        from chimera.tui.screens.compare import CompareScreen
+
         app = self.app
         try:
             specs = parse_specs(argument.split())
