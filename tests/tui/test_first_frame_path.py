@@ -1,0 +1,85 @@
+"""The workbench's first frame waits only for what it draws: what is loaded by then is checked, not timed.
+
+Each test starts a new interpreter, as the ``chimera`` command does (the collector paused first thing), and runs
+the workbench on a fresh workspace (a model configured, so it opens on its welcome) to its first frame.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+# Loaded only once they are needed, each well after the first frame; every one took time before it.
+NOT_BEFORE_THE_FIRST_FRAME = (
+    "anthropic",  # the SDK: with the first request
+    "markdown_it",  # Markdown: with the first answer drawn (tui.code_markdown)
+    "watchfiles",  # the theme files' watch: started after the first frame
+    "anyio",
+    "urllib.request",  # a server's first bytes looked at: a rare failure
+    "chimera.core.compare",  # /compare
+    "chimera.tui.screens.compare",
+    "chimera.tui.screens.sessions",  # /sessions
+    "chimera.core.sessions.export",  # /export
+    "chimera.core.loops.plan_execute",  # strategies other than the one asked for
+    "chimera.core.loops.reflexion",
+    "chimera.core.loops.tree_of_thought",
+)
+
+FIRST_FRAME = """
+import gc, json, sys
+from pathlib import Path
+
+from chimera.core.gc_pause import pause_until_started
+
+pause_until_started()  # as the chimera command does, first thing
+from textual.app import App
+
+from chimera.core.sessions.start import RunOptions
+from chimera.tui.app import build_app
+
+seen = {}
+display = App._display  # where a frame goes to the terminal
+
+
+def first_frame(self, screen, renderable):
+    display(self, screen, renderable)
+    if renderable is not None and not self._batch_count and not seen:
+        seen["loaded"] = sorted(sys.modules)
+        seen["welcome"] = bool(self.query("#welcome"))
+        self.call_after_refresh(self.exit)
+
+
+App._display = first_frame
+build_app(RunOptions(workdir=Path(sys.argv[1]))).run(headless=True, size=(120, 40))
+seen["collecting"] = gc.isenabled()
+print(json.dumps(seen))
+"""
+
+
+def _to_first_frame(workdir: Path) -> dict[str, Any]:
+    """Run the workbench in a new interpreter to its first frame (and the next); what it saw there."""
+    env = {**os.environ, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_FRAME, str(workdir)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    seen: dict[str, Any] = json.loads(out.stdout.splitlines()[-1])
+    return seen
+
+
+def test_the_first_frame_is_drawn_before_what_it_does_not_draw_is_loaded(tmp_path: Path) -> None:
+    """The welcome is on the first frame, and nothing only a later step needs (the SDK, Markdown, the theme
+    watch, the comparisons, the pickers, other strategies) was loaded to draw it."""
+    seen = _to_first_frame(tmp_path)
+    assert seen["welcome"]
+    loaded = set(seen["loaded"])
+    assert [name for name in NOT_BEFORE_THE_FIRST_FRAME if name in loaded] == []
+
+
+def test_the_collector_paused_while_starting_runs_again_after_the_first_frame(tmp_path: Path) -> None:
+    """The cyclic garbage collector, paused while the workbench starts, runs again once it is on screen."""
+    assert _to_first_frame(tmp_path)["collecting"] is True
