@@ -26,7 +26,7 @@ from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
-from textual.widgets import Input, OptionList, TextArea
+from textual.widgets import Input, OptionList
 from textual.worker import Worker, WorkerState
 
 from chimera.core import events as ev
@@ -257,7 +257,7 @@ class ChimeraApp(App[int]):
         place = self.place()
         if place == "input":
             return hints(self.facts())
-        if isinstance(self.focused, TextArea):  # the plan's editor
+        if self.focused is not None and self.focused.id == "plan-editor":  # (TextArea: imported when it opens)
             return [("ctrl+s", "use this plan"), ("esc", "keep the edit")]
         if isinstance(self.focused, Input):  # a line a panel asks for: a reason, a rule, a search, a name
             return [("enter", "done"), ("esc", "back")]

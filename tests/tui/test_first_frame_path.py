@@ -27,6 +27,7 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     "chimera.core.loops.plan_execute",  # strategies other than the one asked for
     "chimera.core.loops.reflexion",
     "chimera.core.loops.tree_of_thought",
+    "textual.widgets._text_area",  # the plan's editor: with the first edit
 )
 
 FIRST_FRAME = """
@@ -73,7 +74,7 @@ def _to_first_frame(workdir: Path) -> dict[str, Any]:
 
 def test_the_first_frame_is_drawn_before_what_it_does_not_draw_is_loaded(tmp_path: Path) -> None:
     """The welcome is on the first frame, and nothing only a later step needs (the SDK, Markdown, the theme
-    watch, the comparisons, the pickers, other strategies) was loaded to draw it."""
+    watch, the comparisons, the pickers, other strategies, the plan's editor) was loaded to draw it."""
     seen = _to_first_frame(tmp_path)
     assert seen["welcome"]
     loaded = set(seen["loaded"])

@@ -21,7 +21,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import Input, Static, TextArea
+from textual.widgets import Input, Static
 
 from chimera.core.loops.plans import parse_checklist
 from chimera.core.terminal_text import terminal_safe
@@ -208,6 +208,8 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
         """Swap the steps for the plan as Markdown (the kept edit, when there is one)."""
         if self.editing:
             return
+        from textual.widgets import TextArea  # ~10 ms to import: with the first edit, not before the first frame
+
         self._close_inputs()
         text = self.draft or "\n".join(f"- [ ] {step}" for step in self.plan.steps)
         editor = TextArea(text, id="plan-editor", soft_wrap=True)
@@ -249,6 +251,8 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
 
     def action_save(self) -> None:
         """``ctrl+s`` in the editor: the edit is the plan."""
+        from textual.widgets import TextArea  # (imported with the editor)
+
         editors = self.query("#plan-editor")
         if not editors or not self.editing:
             return
@@ -267,6 +271,8 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
         if not isinstance(event, Key) or event.key != "escape":
             return
         if self.editing:
+            from textual.widgets import TextArea  # (imported with the editor)
+
             text = self.query_one("#plan-editor", TextArea).text
             self.draft = text if text.strip() else self.draft
             if self.draft:
