@@ -11,8 +11,9 @@ one for a Textual theme; the view makes a new one when the theme changes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.theme import Theme as RichTheme
@@ -21,7 +22,9 @@ from textual.theme import Theme
 
 from chimera.themes import DEFAULT_THEME, THEMES
 from chimera.themes.palette import TRANSCRIPT, palette
-from chimera.tui.highlight import ThemeSyntax, syntax_theme
+
+if TYPE_CHECKING:
+    from chimera.tui.highlight import ThemeSyntax
 
 __all__ = ["Look", "default_look", "look_of"]
 
@@ -36,11 +39,22 @@ class Look:
 
     name: str
     styles: Mapping[str, Style]
-    syntax: ThemeSyntax
     markdown: RichTheme
+    theme: Theme
+    _syntax: list[ThemeSyntax] = field(default_factory=list, compare=False, repr=False)  # made once, when asked
 
     def __getitem__(self, key: str) -> Style:
         return self.styles[key]
+
+    @property
+    def syntax(self) -> ThemeSyntax:
+        """The theme's syntax colours for code, made the first time code is drawn (they take pygments and
+        Rich's ``Syntax``, which the first frame has no use for)."""
+        if not self._syntax:
+            from chimera.tui.highlight import syntax_theme
+
+            self._syntax.append(syntax_theme(self.theme))
+        return self._syntax[0]
 
 
 def look_of(theme: Theme) -> Look:
@@ -67,7 +81,7 @@ def look_of(theme: Theme) -> Look:
         "markdown.table.header": heading,
         "markdown.kbd": styles["inline_code"] + BOLD,
     }
-    return Look(theme.name, styles, syntax_theme(theme), RichTheme(markdown, inherit=False))
+    return Look(theme.name, styles, RichTheme(markdown, inherit=False), theme)
 
 
 def _style(colour: Color | None) -> Style:

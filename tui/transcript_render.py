@@ -17,14 +17,12 @@ import json
 
 from rich.console import Group, RenderableType
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 
 from chimera.core.difflines import diff_lines
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.tools.base import describe_call
 from chimera.core.wording import describe_output, describe_timing, plural
-from chimera.tui.highlight import highlight_read
 from chimera.tui.inline_markdown import inline_markdown
 from chimera.tui.look import BOLD, ITALIC, Look, default_look
 from chimera.tui.state import Entry
@@ -168,12 +166,16 @@ def _markdown(text: str, look: Look, *, highlight: bool = True) -> RenderableTyp
 
 
 def _tool(entry: Entry, look: Look) -> RenderableType:
-    syntax = look.syntax
     head = Text.assemble((f"{_arrow(entry)} ", look["muted"]), (summary_line(entry), _status_style(entry.status, look)))
     diff = entry.data.get("diff")
     shown_diff = isinstance(diff, str) and bool(diff) and entry.status == "done"
     if entry.folded:
         return head
+    from rich.syntax import Syntax  # (with pygments: when a call is first unfolded, not before the first frame)
+
+    from chimera.tui.highlight import highlight_read
+
+    syntax = look.syntax
     parts: list[RenderableType] = [head]
     if not shown_diff:  # an edit's diff says what its arguments would
         parts.append(Text(terminal_safe(json.dumps(entry.args, ensure_ascii=False)), look["muted"]))

@@ -17,6 +17,8 @@ from typing import Any
 NOT_BEFORE_THE_FIRST_FRAME = (
     "anthropic",  # the SDK: with the first request
     "markdown_it",  # Markdown: with the first answer drawn (tui.code_markdown)
+    "pygments",  # code's colours: with the first code drawn (Look.syntax)
+    "rich.syntax",
     "watchfiles",  # the theme files' watch: started after the first frame
     "anyio",
     "urllib.request",  # a server's first bytes looked at: a rare failure
@@ -73,8 +75,8 @@ def _to_first_frame(workdir: Path) -> dict[str, Any]:
 
 
 def test_the_first_frame_is_drawn_before_what_it_does_not_draw_is_loaded(tmp_path: Path) -> None:
-    """The welcome is on the first frame, and nothing only a later step needs (the SDK, Markdown, the theme
-    watch, the comparisons, the pickers, other strategies, the plan's editor) was loaded to draw it."""
+    """The welcome is on the first frame, and nothing only a later step needs (the SDK, Markdown, code's colours, the
+    theme watch, the comparisons, the pickers, other strategies, the plan's editor) was loaded to draw it."""
     seen = _to_first_frame(tmp_path)
     assert seen["welcome"]
     loaded = set(seen["loaded"])

@@ -15,7 +15,6 @@ from __future__ import annotations
 from typing import Any, ClassVar, Protocol
 
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -166,6 +165,8 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         def cut(lines: list[str], most: int = PREVIEW_LINES) -> str:
             more = f"\n… {len(lines) - most} more lines" if len(lines) > most else ""
             return "\n".join(lines[:most]) + more
+
+        from rich.syntax import Syntax  # (with pygments: when a question first shows code, not before)
 
         if question.name == "bash":
             return Syntax(cut(shown("command").splitlines()), "bash", theme=look.syntax, word_wrap=True)

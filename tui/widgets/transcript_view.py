@@ -18,7 +18,7 @@ many lines an entry takes).
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import RenderableType
 from rich.segment import Segment
@@ -33,12 +33,14 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.theme import Theme
 
-from chimera.tui.highlight import ThemeSyntax
 from chimera.tui.look import BOLD, Look, look_of
 from chimera.tui.outside import tell
 from chimera.tui.state import FOLDS, Entry, Transcript
 from chimera.tui.transcript_render import render_entry, settled_length
 from chimera.tui.widgets.quick_scrollbar import QuickScrollBar
+
+if TYPE_CHECKING:
+    from chimera.tui.highlight import ThemeSyntax
 
 __all__ = ["TranscriptView"]
 
