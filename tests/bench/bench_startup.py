@@ -1,8 +1,10 @@
-"""Benchmark: cold start of `chimera --help`, and of the workbench to its first frame.
+"""Benchmark: cold start of `chimera --help` (with and without a key to hand over), and `import anthropic`.
 
 Run by hand: `python tests/bench/bench_startup.py [runs]`. Prints medians in
 milliseconds, and the ratio to a bare `python -c pass` on the same machine
-(ratios travel between machines; milliseconds do not).
+(ratios travel between machines; milliseconds do not). The workbench's first
+frame is `bench_first_frame.py`'s: the real command in a terminal, against a
+minimal Textual app's.
 """
 
 from __future__ import annotations
@@ -15,38 +17,12 @@ import tempfile
 import time
 from pathlib import Path
 
-FIRST_FRAME = """
-import sys
-from chimera.core.sessions.start import RunOptions, start_session
-from chimera.tui.app import ChimeraApp
 
-class FirstFrame(ChimeraApp):
-    def on_ready(self) -> None:  # Textual sends Ready once the first frame is on screen
-        sys.stdout.write("ready\\n")
-        sys.stdout.flush()
-        self.exit()
-
-options = RunOptions()
-FirstFrame(start_session(options), options).run(headless=True, size=(120, 40))
-"""
-
-
-def _median_ms(command: list[str], runs: int, env: dict[str, str], until: str | None = None) -> float:
+def _median_ms(command: list[str], runs: int, env: dict[str, str]) -> float:
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        if until is None:
-            subprocess.run(command, check=True, capture_output=True, env=env)
-        else:
-            with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) as proc:
-                assert proc.stdout is not None
-                for line in proc.stdout:
-                    if line.strip() == until:
-                        break
-                elapsed = time.perf_counter() - start
-                proc.wait()
-                samples.append(elapsed)
-                continue
+        subprocess.run(command, check=True, capture_output=True, env=env)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples) * 1000
 
@@ -59,13 +35,11 @@ def main() -> None:
     bare = _median_ms([sys.executable, "-c", "pass"], runs, env)
     helped = _median_ms([chimera, "--help"], runs, env)
     keyed = _median_ms([chimera, "--help"], runs, {**env, "ANTHROPIC_API_KEY": "sk-ant-bench-not-a-real-key-0000"})
-    frame = _median_ms([sys.executable, "-c", FIRST_FRAME], runs, env, until="ready")
     sdk = _median_ms([sys.executable, "-c", "import anthropic"], runs, env)
     print(f"runs: {runs} (median)")
     print(f"python -c pass            {bare:8.0f} ms")
     print(f"chimera --help            {helped:8.0f} ms   ({helped / bare:.1f}x bare python)")
     print(f"the same, with a key set  {keyed:8.0f} ms   ({keyed / bare:.1f}x: it restarts without the key)")
-    print(f"workbench to first frame  {frame:8.0f} ms   ({frame / bare:.1f}x bare python)")
     print(f"import anthropic (avoided){sdk:8.0f} ms   ({sdk / bare:.1f}x bare python)")
 
 
