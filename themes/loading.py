@@ -42,6 +42,7 @@ _FRACTIONS = ("luminosity_spread", "text_alpha")
 _TOP = ("name", *COLOURS, *_SWITCHES, *_FRACTIONS, "variables", *TABLES)
 _ANSI_VARIABLES = {"ansi-background": ("ansi_black", "ansi_white"), "ansi-foreground": ("ansi_white", "ansi_black")}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_VARIABLE = re.compile(r"\$([A-Za-z0-9_-]+)")  # a variable a CSS value names
 _COLOUR_HELP = 'write #rrggbb, rgb(r, g, b), hsl(h, s%, l%) or a name such as "white"'
 
 
@@ -199,7 +200,9 @@ class _Reader:
         if value == {}:
             return {}
         generated = theme.to_color_system().generate()
-        every = {**dataclasses.replace(theme, ansi=False).to_color_system().generate(), **generated}
+        every = generated  # every name Textual knows: an ANSI theme's colours leave some out
+        if theme.ansi:
+            every = {**dataclasses.replace(theme, ansi=False).to_color_system().generate(), **generated}
         known = [name for name in every if name not in COLOURS]
         given = self.table("variables", value, known)
         # One stylesheet for them all when each is one value (a theme's usual case): a stylesheet reads the
@@ -228,8 +231,12 @@ def _property(variable: str) -> str:
 
 
 def _takes(settings: Mapping[str, str], generated: Mapping[str, str], path: Path) -> bool:
-    """Whether Textual's CSS takes every one of ``settings`` (variable: value) as its property's value."""
-    sheet = Stylesheet(variables=dict(generated))
+    """Whether Textual's CSS takes every one of ``settings`` (variable: value) as its property's value.
+
+    The stylesheet is given only the variables the values name (``$primary``): it reads every one it is
+    given before its rules, and a theme has a few hundred."""
+    named = set(_VARIABLE.findall(" ".join(settings.values())))
+    sheet = Stylesheet(variables={name: value for name, value in generated.items() if name in named})
     for key, setting in settings.items():
         sheet.add_source(f"Screen {{ {_property(key)}: {setting}; }}", read_from=(str(path), key))
     try:

@@ -170,6 +170,13 @@ def test_a_colour_given_in_a_table_is_the_one_used() -> None:
     assert palette(theme)["code.keyword"] == Color.parse("red")
 
 
+def test_a_variable_may_name_the_themes_colours() -> None:
+    """A [variables] value may name the colours Textual makes of the theme ($primary, "$accent 50%")."""
+    text = 'primary = "#3366CC"\n[variables]\nfooter-key-foreground = "$primary"\nscrollbar = "$accent 50%"\n'
+    theme = parse_theme(text, MINE)
+    assert theme.variables == {"footer-key-foreground": "$primary", "scrollbar": "$accent 50%"}
+
+
 @pytest.mark.parametrize(
     ("text", "line", "words"),
     [
@@ -189,6 +196,7 @@ def test_a_colour_given_in_a_table_is_the_one_used() -> None:
         ('primary = "#fff"\n[variables]\nblock-cursor-text-style = "shiny"\n', 3, "not a text-style value"),
         ('primary = "#fff"\n[variables]\nfooter-key-foregrond = "red"\n', 3, "did you mean footer-key-foreground?"),
         ('primary = "#fff"\n[variables]\nfooter-key-foreground = "red; } Screen { color: blue"\n', 3, "variables."),
+        ('primary = "#fff"\n[variables]\nscrollbar = "red"\nfooter-key-foreground = "$nope"\n', 4, "'$nope' is not a"),
         ('name = "a b"\nprimary = "#fff"\n', 1, "name must be letters, digits, - and _"),
         ('primary = "#fff"\n\n[[transcript]]\nuser = "red"\n', 3, "transcript must be a table"),
         ('primary = "#fff"\n[transcript.user]\nred = 1\n', 2, "transcript.user must be a colour in quotes"),
