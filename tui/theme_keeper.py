@@ -20,6 +20,7 @@ from typing import Any
 from textual.app import App
 from textual.notifications import SeverityLevel
 from textual.theme import BUILTIN_THEMES, Theme
+from textual.worker import WorkType
 
 from chimera.core.errors import ChimeraError
 from chimera.core.home import chimera_home, private_dir
@@ -118,8 +119,14 @@ class ThemeKeeper:
             self._say(f"{err}: it is on until Chimera quits", "warning")
 
     def _start_watching(self, folder: Path) -> None:
+        async def watch() -> None:
+            await self._watch(folder)
+
+        # The work is given uncalled: if the app closes before the worker starts, no coroutine is left
+        # unawaited (Python would print a warning on the terminal).
+        work: WorkType[None] = watch
         if not self._stop.is_set():  # the app may have closed before its first frame was drawn
-            self.app.run_worker(self._watch(folder), group="themes", exit_on_error=False)
+            self.app.run_worker(work, group="themes", exit_on_error=False)
 
     async def _watch(self, folder: Path) -> None:
         """Read the theme files again as they are saved, until :meth:`stop` (the watching thread sees it)."""

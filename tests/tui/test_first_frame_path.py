@@ -38,7 +38,8 @@ from pathlib import Path
 
 from chimera.core.gc_pause import pause_until_started
 
-pause_until_started()  # as the chimera command does, first thing
+if sys.argv[2] == "paused":
+    pause_until_started()  # as the chimera command does, first thing
 from textual.app import App
 
 from chimera.core.sessions.start import RunOptions
@@ -63,14 +64,15 @@ print(json.dumps(seen))
 """
 
 
-def _to_first_frame(workdir: Path) -> dict[str, Any]:
-    """Run the workbench in a new interpreter to its first frame (and the next); what it saw there."""
+def _to_first_frame(workdir: Path, *, paused: bool = True) -> dict[str, Any]:
+    """Run the workbench in a new interpreter to its first frame (and the next), then quit; what it saw.
+    ``paused``: the collector paused first, as the ``chimera`` command does (else as when the app is a library)."""
     env = {**os.environ, "ANTHROPIC_BASE_URL": "http://127.0.0.1:9", "ANTHROPIC_API_KEY": "k"}
-    out = subprocess.run(
-        [sys.executable, "-c", FIRST_FRAME, str(workdir)], capture_output=True, text=True, env=env, timeout=60
-    )
+    script = [sys.executable, "-c", FIRST_FRAME, str(workdir), "paused" if paused else "collecting"]
+    out = subprocess.run(script, capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0, out.stderr
     seen: dict[str, Any] = json.loads(out.stdout.splitlines()[-1])
+    seen["stderr"] = out.stderr
     return seen
 
 
@@ -86,3 +88,9 @@ def test_the_first_frame_is_drawn_before_what_it_does_not_draw_is_loaded(tmp_pat
 def test_the_collector_paused_while_starting_runs_again_after_the_first_frame(tmp_path: Path) -> None:
     """The cyclic garbage collector, paused while the workbench starts, runs again once it is on screen."""
     assert _to_first_frame(tmp_path)["collecting"] is True
+
+
+def test_quitting_as_the_first_frame_shows_leaves_nothing_on_the_terminal(tmp_path: Path) -> None:
+    """Closed right after its first frame (before the theme watch has started), the workbench prints nothing
+    more: no warning about work never started (with the collector running, as when the app is a library)."""
+    assert _to_first_frame(tmp_path, paused=False)["stderr"] == ""
