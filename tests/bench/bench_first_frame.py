@@ -6,11 +6,14 @@ The real `chimera` starts in a tmux terminal (120x40) on a fresh, empty workspac
 anything), so it opens on its welcome; the pane is polled (`tmux capture-pane`) until the welcome and the
 input show. Interleaved with it, a minimal Textual app (a `Static` and an `Input`) is started and polled
 the same way. Each time runs from just before tmux is asked to start the program to the poll that sees its
-first frame. Prints the median of each and their ratio (the goal is 1.3x at most). `BENCH_BASELINE=CMD`
-also times another `chimera` (an older checkout's, installed in a venv of its own), interleaved with the two,
-to measure a change against the code before it. `BENCH_PROFILE=FILE`
-also records one more start of `chimera` with py-spy (`pip install py-spy`; without the key, which would
-make the process non-dumpable) into FILE (speedscope JSON).
+first frame; the program's CPU by then is read from `/proc` (with the key, chimera's first process, which
+starts it again without the key, counts too: it is the same process). Prints the medians and their ratios
+(the goal is 1.3x at most).
+
+`BENCH_BASELINE=CMD` also times another `chimera` (an older checkout's, installed in a venv of its own),
+interleaved with the two, to measure a change against the code before it. `BENCH_PROFILE=FILE` also
+records one more start of `chimera` with py-spy (`pip install py-spy`), without the key (a process holding
+one cannot be read), into FILE (speedscope JSON).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import contextlib
 import os
 import shlex
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -88,20 +92,29 @@ def _cpu_seconds(pid: int) -> float:
     return total / 1e9
 
 
-def _first_frame(command: list[str], env: dict[str, str], cwd: Path, shows: tuple[str, ...]) -> tuple[float, float]:
+def _left_running(pid: int) -> None:
+    """What a timed run does with the program once its first frame is seen: nothing (it is then ended)."""
+
+
+def _first_frame(
+    command: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    shows: tuple[str, ...],
+    seen: Callable[[int], None] = _left_running,
+) -> tuple[float, float]:
     """Seconds from asking tmux to start ``command`` to the first look at the pane that shows all of ``shows``,
-    and the CPU seconds the program had used by then (the machine's other work counts in the first, not in this)."""
+    and the CPU seconds the program had used by then (the machine's other work counts in the first, not in this).
+    ``seen`` is called with the program's pid once it shows them, before it is ended."""
     line = " ".join(["exec env -i", *(shlex.quote(f"{k}={v}") for k, v in env.items()), *map(shlex.quote, command)])
     start = time.perf_counter()
-    pid = int(
-        _tmux(
-            "new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", "run", "-x", "120", "-y", "40", "-c", str(cwd), line
-        )
-    )
+    size = ["-x", "120", "-y", "40"]
+    pid = int(_tmux("new-session", "-d", "-P", "-F", "#{pane_pid}", "-s", "run", *size, "-c", str(cwd), line))
     _until(f"{command[-1]!r} on screen", lambda: all(s in _pane() for s in shows))
     elapsed = time.perf_counter() - start
     cpu = _cpu_seconds(pid)
-    _tmux("kill-session", "-t", "run")
+    seen(pid)
+    subprocess.run(["tmux", "-L", SOCKET, "kill-session", "-t", "run"], capture_output=True)  # (it may have ended)
     _until("the program to end", lambda: not _alive())
     return elapsed, cpu
 
@@ -109,8 +122,15 @@ def _first_frame(command: list[str], env: dict[str, str], cwd: Path, shows: tupl
 def _profile(output: str, env: dict[str, str], cwd: Path) -> None:
     """One start of chimera under py-spy (no key: a process holding one cannot be read), to its welcome."""
     keyless = {k: v for k, v in env.items() if k != "ANTHROPIC_API_KEY"}
-    spy = ["py-spy", "record", "-r", "500", "-f", "speedscope", "-o", output, "--"]
-    _first_frame([*spy, *chimera_command()], keyless, cwd, ("Welcome to Chimera",))
+    beside = Path(sys.executable).with_name("py-spy")  # installed in this venv, or on the PATH
+    program = str(beside) if beside.exists() else shutil.which("py-spy") or "py-spy"
+    spy = [program, "record", "-r", "500", "-f", "speedscope", "-o", output, "--"]
+
+    def stop(pid: int) -> None:  # py-spy writes its file when interrupted
+        os.kill(pid, signal.SIGINT)
+        _until("py-spy to write its profile", lambda: Path(output).exists())
+
+    _first_frame([*spy, *chimera_command()], keyless, cwd, ("Welcome to Chimera",), stop)
 
 
 def main() -> None:
