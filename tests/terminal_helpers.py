@@ -3,13 +3,18 @@ only the terminal can show."""
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 import subprocess
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+
+from tests.cli_runner import chimera_command
 
 __all__ = ["Terminal", "needs_tmux", "wait_for"]
 
@@ -31,6 +36,31 @@ class Terminal:
 
     def alive(self, session: str) -> bool:
         return self("has-session", "-t", session).returncode == 0
+
+    def start_chimera(
+        self, session: str, home: Path, workdir: Path, api_url: str, *options: str, env: dict[str, str] | None = None
+    ) -> None:
+        """The real `chimera` in a new 80x24 session of this server, against the Messages API at ``api_url``
+        (``env`` adds settings), ready for a task. The pane's process is chimera itself (its shell exec'd it)."""
+        settings = {"CHIMERA_HOME": str(home), "ANTHROPIC_BASE_URL": api_url, "ANTHROPIC_API_KEY": "k", **(env or {})}
+        command = " ".join(
+            [
+                "exec env",
+                *[f"-u {name}" for name in os.environ if name.startswith("ANTHROPIC_")],
+                "NO_PROXY=127.0.0.1",
+                *(shlex.quote(f"{name}={value}") for name, value in settings.items()),
+                *map(shlex.quote, chimera_command()),
+                "--workdir",
+                shlex.quote(str(workdir)),
+                *options,
+            ]
+        )
+        self("new-session", "-d", "-s", session, "-x", "80", "-y", "24", command, check=True)
+        assert wait_for(lambda: "Tell Chimera" in self.capture(session)), self.capture(session)
+
+    def pid(self, session: str) -> int:
+        """The pid of the program in the pane of ``session``."""
+        return int(self("display-message", "-p", "-t", session, "#{pane_pid}", check=True).stdout)
 
     def pane_dead(self, session: str) -> bool:
         """The program in the pane has ended (the pane is kept to read what it left)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import ClassVar
@@ -41,6 +42,7 @@ from chimera.themes import APP_CSS
 from chimera.tui.command_views import WorkbenchCommands, command_bindings
 from chimera.tui.commands import Facts
 from chimera.tui.footer_hints import hints
+from chimera.tui.hangup import let_go_of_gone_streams
 from chimera.tui.messages import BusEvents
 from chimera.tui.outside import tell
 from chimera.tui.state import Transcript, WorkbenchState
@@ -188,6 +190,7 @@ class ChimeraApp(App[int]):
             self.conversation.show_status(session=session.id)
         self.conversation.show_bus(session.bus)
         self.prompt.focus()
+        self._stop_on_signals()
         self.call_after_refresh(started)  # the collector, paused while the workbench started, runs again
         self.warn_opened(session.warnings)
         if session.demo:
@@ -195,6 +198,28 @@ class ChimeraApp(App[int]):
             self.runs.start(session.demo_task)
         elif self.options.resume:
             self.run_worker(self._show_history(), group="history", exit_on_error=False)
+
+    def _stop_on_signals(self) -> None:
+        """In a real terminal, SIGTERM and SIGHUP (the terminal closed) end the workbench as ctrl+q does: a run
+        is interrupted, a comparison's variants stop (their scratch copies removed), the session closes."""
+        if self.is_headless:
+            return
+        loop = asyncio.get_running_loop()
+        for signum, hung_up in ((signal.SIGTERM, False), (signal.SIGHUP, True)):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                loop.add_signal_handler(signum, self._stopped_by_signal, hung_up)
+
+    def _stopped_by_signal(self, hung_up: bool) -> None:
+        if hung_up:  # nothing more can be drawn: what is still written goes nowhere, quietly
+            let_go_of_gone_streams()
+        from chimera.tui.screens.compare import CompareScreen  # loaded with /compare, not before the first frame
+
+        for screen in self.screen_stack:
+            if isinstance(screen, CompareScreen):
+                screen.comparison.stop()
+        if self.runs.running and not self.runs.compacting:
+            self.session.interrupt()
+        self.exit()
 
     def warn_opened(self, warnings: list[str]) -> None:
         """What opening the session found damaged, in one notice however much it is (the first, and a count)."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import signal
 import sys
 import threading
@@ -33,6 +32,7 @@ from chimera.core.redact import Redactor
 from chimera.core.sessions.store import SessionStore
 from chimera.core.terminal_text import inert_json, terminal_safe
 from chimera.core.wording import describe_ending, plural
+from chimera.tui.hangup import let_go_of_gone_streams
 from chimera.tui.printing import line, warn_opened
 
 __all__ = ["compare_session", "diff_session", "rows_table"]
@@ -135,11 +135,11 @@ def _print_endings(comparison: Comparison) -> None:
 def _on_signals(stop: Callable[[], None]) -> Iterator[None]:
     """While the block runs, Ctrl-C, SIGTERM and SIGHUP (the terminal closed) each ``stop`` every variant, so the
     run ends as Ctrl-C ends it: commands killed, rows made, scratch copies removed. After a hangup, the streams
-    whose terminal is gone are let go first (see :func:`_let_go_of_gone_streams`)."""
+    whose terminal is gone are let go first (see ``tui.hangup``)."""
     loop = asyncio.get_running_loop()
 
     def hung_up() -> None:
-        _let_go_of_gone_streams()
+        let_go_of_gone_streams()
         stop()
 
     handled: list[signal.Signals] = []
@@ -154,24 +154,6 @@ def _on_signals(stop: Callable[[], None]) -> Iterator[None]:
     finally:
         for signum in handled:
             loop.remove_signal_handler(signum)
-
-
-def _let_go_of_gone_streams() -> None:
-    """Point stdout and stderr at /dev/null where they can no longer be written (their terminal hung up: EIO),
-    so what is still said, and the flush at exit, go nowhere quietly; a file or a pipe still gets the rows."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            fd = stream.fileno()
-        except (OSError, ValueError):  # not a file descriptor (a test's stream)
-            continue
-        try:
-            os.write(fd, b"")  # writes nothing; a terminal that hung up refuses even that
-        except OSError:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            try:
-                os.dup2(devnull, fd)
-            finally:
-                os.close(devnull)
 
 
 _HEAD = ("variant", "outcome", "turns", "calls", "failed", "in", "out", "cost", "time", "files", "verified")

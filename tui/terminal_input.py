@@ -18,11 +18,14 @@ import selectors
 import time
 from codecs import getincrementaldecoder
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from textual import constants, events
 from textual._xterm_parser import XTermParser
 from textual.drivers.linux_driver import LinuxDriver
 from textual.message import Message
+
+from chimera.tui.hangup import HangupProofOutput, gone
 
 __all__ = ["PASTE_END", "PASTE_START", "PasteKeepingDriver", "PasteParser"]
 
@@ -98,7 +101,21 @@ class PasteParser(XTermParser):
 
 
 class PasteKeepingDriver(LinuxDriver):
-    """Textual's driver for a POSIX terminal, reading its input with :class:`PasteParser`."""
+    """Textual's driver for a POSIX terminal, reading its input with :class:`PasteParser`, and outliving a
+    terminal that hangs up until the app's SIGHUP handler ends it: its output goes nowhere instead of ending
+    Textual's writer thread (after which every frame would wait forever on that thread's full queue), and its
+    input stops being read instead of being read empty in a busy loop."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self._file is not None:  # typed as the real stream; the writer thread only writes, flushes, asks fileno
+            self._file = HangupProofOutput(self._file)  # type: ignore[assignment]
+
+    def resume_application_mode(self) -> None:
+        """Back from a suspend (SIGCONT), unless the terminal hung up: the kernel sends SIGCONT with SIGHUP, and a
+        resume then would start a second writer on the gone terminal, whose death stops every later frame."""
+        if not gone(self.fileno):
+            super().resume_application_mode()
 
     def run_input_thread(self) -> None:
         """Read the terminal until the app stops, turning what comes into Textual's events."""
@@ -108,9 +125,14 @@ class PasteKeepingDriver(LinuxDriver):
             selector.register(self.fileno, selectors.EVENT_READ)
             while not self.exit_event.is_set():
                 for _ in selector.select(0.1):
-                    data = decode(os.read(self.fileno, _READ))
-                    if data:
-                        for event in parser.feed(data):
-                            self.process_message(event)
+                    try:
+                        raw = os.read(self.fileno, _READ)
+                    except OSError:  # EIO: the terminal hung up
+                        raw = b""
+                    if not raw:  # nothing more will ever come; the app stops on the SIGHUP that came with it
+                        self.exit_event.wait()
+                        return
+                    for event in parser.feed(decode(raw)):
+                        self.process_message(event)
                 for event in parser.tick():
                     self.process_message(event)

@@ -4,12 +4,9 @@ the input, one backspace taking all of it, never sending a task by itself."""
 
 from __future__ import annotations
 
-import os
-import shlex
 import threading
 from pathlib import Path
 
-from tests.cli_runner import chimera_command
 from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
 from tests.terminal_helpers import Terminal, needs_tmux, wait_for
 
@@ -23,21 +20,7 @@ COLOURED = "look at this:\n\x1b[31mFAILED\x1b[0m test_x\nline three\n"
 
 def started(isolated_env: Path, workdir: Path, api: FakeAnthropic, session: str, *options: str) -> None:
     """`chimera` in a new 80x24 tmux session against ``api``, ready for a task."""
-    settings = [f"CHIMERA_HOME={isolated_env}", f"ANTHROPIC_BASE_URL={api.url}", "ANTHROPIC_API_KEY=k"]
-    command = " ".join(
-        [
-            "exec env",
-            *[f"-u {name}" for name in os.environ if name.startswith("ANTHROPIC_")],
-            "NO_PROXY=127.0.0.1",
-            *map(shlex.quote, settings),
-            *map(shlex.quote, chimera_command()),
-            "--workdir",
-            shlex.quote(str(workdir)),
-            *options,
-        ]
-    )
-    tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", command, check=True)
-    assert wait_for(lambda: "Tell Chimera" in capture(session)), capture(session)
+    tmux.start_chimera(session, isolated_env, workdir, api.url, *options)
 
 
 def typed(session: str, words: str) -> None:
