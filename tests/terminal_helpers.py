@@ -62,6 +62,10 @@ class Terminal:
         """The pid of the program in the pane of ``session``."""
         return int(self("display-message", "-p", "-t", session, "#{pane_pid}", check=True).stdout)
 
+    def exit_status(self, session: str) -> int:
+        """The exit code of the program that ended in the pane of ``session`` (kept with ``remain-on-exit``)."""
+        return int(self("display-message", "-p", "-t", session, "#{pane_dead_status}", check=True).stdout)
+
     def pane_dead(self, session: str) -> bool:
         """The program in the pane has ended (the pane is kept to read what it left)."""
         return self("display-message", "-p", "-t", session, "#{pane_dead}").stdout.strip() == "1"

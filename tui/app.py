@@ -205,12 +205,13 @@ class ChimeraApp(App[int]):
         if self.is_headless:
             return
         loop = asyncio.get_running_loop()
-        for signum, hung_up in ((signal.SIGTERM, False), (signal.SIGHUP, True)):
+        for signum in (signal.SIGTERM, signal.SIGHUP):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
-                loop.add_signal_handler(signum, self._stopped_by_signal, hung_up)
+                loop.add_signal_handler(signum, self._stopped_by_signal, signum)
 
-    def _stopped_by_signal(self, hung_up: bool) -> None:
-        if hung_up:  # nothing more can be drawn: what is still written goes nowhere, quietly
+    def _stopped_by_signal(self, signum: signal.Signals) -> None:
+        """Stop as ctrl+q would, with the exit code of a process the signal ended (128 + its number)."""
+        if signum == signal.SIGHUP:  # nothing more can be drawn: what is still written goes nowhere, quietly
             let_go_of_gone_streams()
         from chimera.tui.screens.compare import CompareScreen  # loaded with /compare, not before the first frame
 
@@ -219,7 +220,7 @@ class ChimeraApp(App[int]):
                 screen.comparison.stop()
         if self.runs.running and not self.runs.compacting:
             self.session.interrupt()
-        self.exit()
+        self.exit(return_code=128 + signum)
 
     def warn_opened(self, warnings: list[str]) -> None:
         """What opening the session found damaged, in one notice however much it is (the first, and a count)."""

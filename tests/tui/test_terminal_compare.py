@@ -29,7 +29,8 @@ def test_ending_the_workbench_during_a_comparison_leaves_no_scratch_copy(
     ending: str, isolated_env: Path, project: Path, tmp_path: Path, reaper: Reaper
 ) -> None:
     """A first task writes a file; ``/compare`` runs it again as two variants, one of them sleeping in a command.
-    Ended then, the workbench kills that command and removes the scratch copies from its TMPDIR."""
+    Ended then, the workbench kills that command and removes the scratch copies from its TMPDIR; SIGTERM's
+    exit code says the signal ended it (143)."""
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     fifo = PidFifo(tmp_path / "pid.fifo")
@@ -56,6 +57,7 @@ def test_ending_the_workbench_during_a_comparison_leaves_no_scratch_copy(
             sleeping = fifo.pid(timeout=60)
             assert len(list(scratch.iterdir())) == 1  # the comparison's copies, while it runs
             if ending == "SIGTERM":
+                tmux("set-option", "-t", session, "remain-on-exit", "on", check=True)  # to read its exit code
                 os.kill(chimera, signal.SIGTERM)
             else:
                 tmux("kill-session", "-t", session, check=True)  # the pane's process gets SIGHUP
@@ -63,6 +65,9 @@ def test_ending_the_workbench_during_a_comparison_leaves_no_scratch_copy(
             reaper.assert_killed(sleeping)
             assert list(scratch.iterdir()) == []
             assert (project / "a.txt").read_text() == "hi\n"  # the workspace as the first task left it
+            if ending == "SIGTERM":  # ended by the signal, as a script reading the exit code should learn
+                assert wait_for(lambda: tmux.pane_dead(session))
+                assert tmux.exit_status(session) == 128 + signal.SIGTERM
         finally:
             fifo.close()
             tmux("kill-server")
