@@ -262,6 +262,9 @@ class ToolCallFinished(StepEvent):
     output: str
     data: dict[str, Any] = field(default_factory=dict)
     status: str = ""
+    # ``confined``: its processes ran in the sandbox; ``refused``: and the sandbox refused one of them something
+    # (what: ``data["sandbox_refused"]``); empty: nothing ran confined (not a command, or the sandbox is off).
+    sandbox: str = ""
 
 
 @register

@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's mo
     from chimera.core.permissions.rules import CommandPattern
     from chimera.core.permissions.shell import Line
     from chimera.core.permissions.shell_words import Command
+    from chimera.core.sandbox.policy import SandboxSettings
 
 __all__ = ["MODES", "Decision", "PermissionPolicy"]
 
@@ -99,6 +100,9 @@ class PermissionPolicy:
     kept: tuple[Kept[Rule], ...] = ()  # each "always" answered, in order: what it added (``kept``, ``forgetting``)
     # Chimera's own state (CHIMERA_HOME): never changed unasked (own_state.py). Where it is, not a rule.
     home: Path | None = field(default=None, compare=False)
+    # What the commands a call starts are confined to (None: nothing is); rules decide what is asked, the
+    # sandbox what is possible.
+    sandbox: SandboxSettings | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -113,13 +117,14 @@ class PermissionPolicy:
         *,
         tools: Collection[str] | None = None,
         home: Path | None = None,
+        sandbox: SandboxSettings | None = None,
     ) -> PermissionPolicy:
         """A policy from rule texts; with ``tools``, each rule must name one of them. Raises ConfigError.
 
         ``home`` is Chimera's own state folder, which no tool changes unasked when it lies in the workspace.
         """
         allowed, denied = tuple(Rule.parse(r, tools) for r in allow), tuple(Rule.parse(r, tools) for r in deny)
-        return cls(mode, allowed, denied, home=home)
+        return cls(mode, allowed, denied, home=home, sandbox=sandbox)
 
     def decide(self, tool: str, args: dict[str, Any], *, read_only: bool, workspace: Path | None = None) -> Decision:
         """What happens to a call of ``tool`` with ``args``; paths are judged relative to ``workspace``."""
@@ -228,6 +233,10 @@ class PermissionPolicy:
         return covered
 
     # --- deny ----------------------------------------------------------------------------
+
+    def read_denied(self) -> tuple[str, ...]:
+        """The path patterns ``read`` deny rules name (the sandbox hides them from commands too)."""
+        return tuple(r.pattern for r in self._read_rules() if r.pattern is not None)
 
     def _read_rules(self) -> tuple[Rule, ...]:
         return tuple(r for r in self.deny if r.tool in ("read", "*"))

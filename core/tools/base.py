@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from chimera.core.redact import Redactor
+from chimera.core.sandbox.policy import Confinement
 from chimera.core.terminal_text import flat
 
 __all__ = [
@@ -74,6 +75,7 @@ class ToolContext:
             searches leave such files out.
         on_output: where a tool passes its output while it runs (in order, secrets masked), for the
             person watching; None when nobody watches.
+        sandbox: what the processes the call starts are confined to; None: they run unconfined.
     """
 
     workspace: Path
@@ -83,6 +85,7 @@ class ToolContext:
     redactor: Redactor = field(default_factory=Redactor)
     withheld: Callable[[str], bool] | None = None
     on_output: Callable[[str], object] | None = None
+    sandbox: Confinement | None = None
 
 
 @runtime_checkable

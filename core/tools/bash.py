@@ -16,6 +16,8 @@ import time
 from typing import Any
 
 from chimera.core.credentials import clean_environment
+from chimera.core.sandbox.probe import support
+from chimera.core.sandbox.refusals import refusal
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.output import OutputSink
 from chimera.core.tools.shell import Shell, start_shell
@@ -64,7 +66,10 @@ class Bash:
         spill = ctx.spill_dir / f"{ctx.call_id}.txt"
         sink = OutputSink(ctx.max_output, spill, redactor=ctx.redactor, listener=ctx.on_output)
         started = time.monotonic()
-        shell = start_shell(args["command"], ctx.workspace, scrubbed_environment())
+        env, rules = scrubbed_environment(), ""
+        if ctx.sandbox is not None:
+            env, rules = ctx.sandbox.environment(env), ctx.sandbox.spec(support().abi)
+        shell = start_shell(args["command"], ctx.workspace, env, rules)
         timed_out = False
         try:
             try:
@@ -82,6 +87,12 @@ class Bash:
         text = sink.render()
         data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3), "timeout": timeout}
         data.update(sink.cut_data())
+        if ctx.sandbox is not None:
+            refused = refusal(text, ctx.sandbox, ctx.workspace)
+            data["sandbox"] = "refused" if refused else "confined"
+            if refused:
+                data["sandbox_refused"] = refused
+                text = _join(text, f"[the sandbox refused {refused}]")
         if timed_out:
             return ToolResult(_join(text, _timeout_note(timeout)), is_error=True, data=data)
         if shell.note:

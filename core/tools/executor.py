@@ -40,6 +40,8 @@ from chimera.core.events import (
 )
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
+from chimera.core.sandbox.policy import Confinement, SandboxSettings, hidden_by_rules
+from chimera.core.sandbox.probe import support
 from chimera.core.strict_json import MAX_DEPTH, TOO_DEEP, clean_json, clean_text
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import ToolGroup
@@ -101,6 +103,7 @@ class ToolOutcome:
             output=self.result.output,
             data=self.result.data,
             status=self.result.ended,
+            sandbox=str(self.result.data.get("sandbox", "")),
         )
 
     def block(self) -> dict[str, Any]:
@@ -156,6 +159,19 @@ class Executor:
         self._questions: dict[str, tuple[asyncio.Future[tuple[str, str]], str]] = {}
         self.planning = False  # while True only read-only tools run, whatever the policy says
         self._clocks: dict[str, list[float]] = {}  # when each running call started (or was let run)
+        self._confined: tuple[SandboxSettings, Confinement] | None = None
+
+    def confinement(self) -> Confinement | None:
+        """What the commands of this workspace's calls are confined to; None when the policy's sandbox is off
+        or this machine has none. One per settings (its private TMPDIR lasts as long); the ``read`` deny rules
+        are hidden as they are at the first call."""
+        settings = self.policy.sandbox
+        if settings is None or not settings.on or not support().available:
+            return None
+        if self._confined is None or self._confined[0] is not settings:
+            hidden = hidden_by_rules(self.policy.read_denied(), self.workspace)
+            self._confined = (settings, settings.confine(self.workspace, hidden))
+        return self._confined[1]
 
     async def run(
         self,
@@ -248,6 +264,7 @@ class Executor:
             withheld=withheld,
             redactor=self.redactor,
             on_output=live.write,
+            sandbox=None if tool.read_only else self.confinement(),
         )
         try:
             return await tool.run(call.args, ctx)

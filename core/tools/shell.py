@@ -26,7 +26,7 @@ from typing import IO, Protocol
 
 from chimera.core.tools import watchdog
 
-__all__ = ["Shell", "start_shell"]
+__all__ = ["Shell", "can_supervise", "start_shell"]
 
 _SUPERVISOR = str(Path(__file__).with_name("supervisor.py"))
 # The shell waits at this gate until its group is in the watchdog's list, then becomes the
@@ -58,15 +58,22 @@ class Shell(Protocol):
         ...
 
 
-def start_shell(command: str, cwd: Path, env: dict[str, str]) -> Shell:
-    """Start ``bash -c command`` in ``cwd`` with ``env``, stdin empty and stdout and stderr on ``output``."""
-    if _can_supervise():
-        return _Supervised(command, cwd, env)
+def start_shell(command: str, cwd: Path, env: dict[str, str], sandbox: str = "") -> Shell:
+    """Start ``bash -c command`` in ``cwd`` with ``env``, stdin empty and stdout and stderr on ``output``.
+
+    ``sandbox``: the Landlock rules to confine the command to (``Confinement.spec``), applied by its
+    supervisor; empty for none. Rules given where there is no supervisor raise RuntimeError: a command
+    meant to be confined never runs unconfined.
+    """
+    if can_supervise():
+        return _Supervised(command, cwd, env, sandbox)
+    if sandbox:
+        raise RuntimeError("the sandbox needs the supervisor, which this system cannot run")
     return _Grouped(command, cwd, env)
 
 
 @functools.cache
-def _can_supervise() -> bool:
+def can_supervise() -> bool:
     """Linux, with pidfds (5.3 and later) and /proc, and a Python to run the supervisor."""
     if not sys.platform.startswith("linux") or not sys.executable or not os.path.isdir("/proc/self"):
         return False
@@ -95,11 +102,11 @@ os.register_at_fork(after_in_child=_forked)
 class _Supervised:
     """The command under a per-call supervisor that kills all its descendants (Linux)."""
 
-    def __init__(self, command: str, cwd: Path, env: dict[str, str]) -> None:
+    def __init__(self, command: str, cwd: Path, env: dict[str, str], sandbox: str = "") -> None:
         reader, writer = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", _SUPERVISOR, str(writer), command],
+                [sys.executable, "-I", "-S", _SUPERVISOR, str(writer), command, *([sandbox] if sandbox else [])],
                 cwd=cwd,
                 stdin=subprocess.PIPE,  # the control pipe: closing it ends the command
                 stdout=subprocess.PIPE,  # the report

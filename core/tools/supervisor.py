@@ -10,6 +10,11 @@ closes (the call ended, timed out or was cancelled, or Chimera died, even by SIG
 the kernel closes the pipe). Then it kills every process descended from it, reaps them
 all, reports and exits.
 
+Given a third argument, the Landlock rules of the sandbox (``sandbox/policy.py``), it confines
+itself to them before it starts the shell (``sandbox/landlock.py``), so the shell and all it
+starts are confined; it stays in the same Landlock domain as they, so it can still signal and
+reap them all. If the rules cannot be applied, the command does not run.
+
 The report is a line ``pid N`` once the shell runs, then ``exit N`` or ``signal N``
 for how the shell ended (or ``error …`` if it could not start).
 
@@ -47,6 +52,11 @@ _DEFAULTS = (*_IGNORED, _signal.SIGPIPE, _signal.SIGXFSZ)
 
 def main() -> None:
     out, command = int(sys.argv[1]), sys.argv[2]
+    if len(sys.argv) > 3:
+        failed = _confine(sys.argv[3])
+        if failed:
+            _report(f"error the sandbox could not be set up, so the command did not run: {failed}\n")
+            return
     for number in _IGNORED:
         _signal.signal(number, _signal.SIG_IGN)
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # if refused, the shell's group is still killed at the end
@@ -78,6 +88,17 @@ def main() -> None:
     status = _end_all(shell, status)
     if status is not None:
         _report(f"signal {os.WTERMSIG(status)}\n" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}\n")
+
+
+def _confine(spec: str) -> str:
+    """Apply the sandbox's rules to this process and what it starts; what failed, or an empty string."""
+    sys.path.insert(0, __file__.rpartition("/")[0].rpartition("/")[0] + "/sandbox")
+    try:
+        import landlock  # type: ignore[import-not-found]  # sandbox/landlock.py, by its own name (see above)
+    except ImportError as err:
+        return f"the sandbox's kernel layer is missing ({err})"
+    failed: str = landlock.restrict(spec)
+    return failed
 
 
 def _prctl(option: int, value: int) -> None:

@@ -41,17 +41,17 @@ def _median_ms(action: Callable[[], object], rounds: int) -> float:
 
 
 def bash_call(workspace: Path, spill: Path, *, supervised: bool) -> float:
-    shell._can_supervise.cache_clear()
+    shell.can_supervise.cache_clear()
     if not supervised:
-        shell._can_supervise = lambda: False  # type: ignore[assignment]
+        shell.can_supervise = lambda: False  # type: ignore[assignment]
     ctx = ToolContext(workspace, spill)
     try:
         return _median_ms(lambda: asyncio.run(Bash().run({"command": "true"}, ctx)), 40)
     finally:
-        shell._can_supervise = _original_can_supervise  # type: ignore[assignment]
+        shell.can_supervise = _original_can_supervise  # type: ignore[assignment]
 
 
-_original_can_supervise = shell._can_supervise
+_original_can_supervise = shell.can_supervise
 
 
 def parser_load_ms() -> float:

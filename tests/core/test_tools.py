@@ -563,7 +563,7 @@ async def test_bash_without_a_supervisor_still_kills_its_group(
     ctx: ToolContext, reaper: Reaper, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where no supervisor can run (not Linux), output, exit code and the group kill work as before."""
-    monkeypatch.setattr(shell_module, "_can_supervise", lambda: False)
+    monkeypatch.setattr(shell_module, "can_supervise", lambda: False)
     result = await run(Bash(), ctx, command="sleep 300 & echo $!; exit 3")
     assert (result.data["exit_code"], result.data["seconds"] < 5) == (3, True)
     child, note = result.output.split("\n")

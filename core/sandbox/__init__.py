@@ -1,0 +1,2 @@
+"""Provides the sandbox: what the commands Chimera runs may touch (``policy``), the kernel's means of holding
+them to it (``landlock``), and what this machine can enforce (``probe``)."""

@@ -1,0 +1,198 @@
+"""Provides what a sandboxed command may touch: ``SandboxSettings`` (the person's choice) and ``Confinement``
+(those settings made concrete for one workspace, as the Landlock rules the supervisor applies).
+
+By default a command reads the whole file system but the person's secrets
+(:data:`SECRETS` under ``$HOME`` as Chimera started, ``CHIMERA_HOME``, paths a
+``read`` deny rule names, and ``hidden`` paths from config.toml); writes only the
+workspace (the workspace's ``.git`` included: today's rules let a command run
+``git commit``), a private temporary folder set as ``TMPDIR``, ``writable`` paths
+from config.toml, and ``/dev/null`` and its kind; and makes no TCP connection and
+binds no TCP port unless the network is allowed.
+
+Landlock only grants access to whole hierarchies, so "read everything but
+``~/.ssh``" is built around the hidden paths: read is granted on every entry of
+``/`` but the folders on the way to a hidden path, where it is granted on each
+entry beside that way, and so on down. The rules are made afresh for every call;
+a file made *during* a call directly in a folder on the way to a hidden path
+(``~/new.txt`` while ``~/.ssh`` is hidden) cannot be read until the next call
+(access taken away, never given). Listing folders is granted everywhere, so the
+*names* in a hidden folder can be listed, never its files read. ``/dev`` is built
+the same way: only the harmless devices are reachable (never a disk: as root,
+``/dev/sda`` would read every secret past every rule).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import tempfile
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chimera.core.sandbox import landlock
+
+__all__ = ["MODES", "SECRETS", "Confinement", "SandboxSettings"]
+
+MODES = ("workspace", "off")
+SECRETS = (".ssh", ".aws", ".config/gcloud", ".gnupg", ".netrc", ".docker/config.json")
+"""The person's secrets, relative to ``$HOME``: never readable by a sandboxed command."""
+
+_DEVICES_READ = ("null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts")  # /dev/fd is /proc's
+_DEVICES_WRITE = ("null", "zero", "full", "tty", "ptmx", "pts", "shm")
+_MOST_MATCHES = 200  # paths a wildcard in a read deny rule is expanded to
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """How commands are confined: ``mode`` (``workspace`` or ``off``), whether they may use the network, and
+    extra ``writable`` and ``hidden`` paths. ``home`` is ``$HOME`` as Chimera started (its secrets are hidden),
+    ``chimera_home`` Chimera's own state (hidden too)."""
+
+    mode: str = "workspace"
+    allow_network: bool = False
+    writable: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    home: Path | None = field(default_factory=lambda: _home())
+    chimera_home: Path | None = None
+
+    @property
+    def on(self) -> bool:
+        return self.mode != "off"
+
+    def confine(self, workspace: Path, hidden: Iterable[Path] = ()) -> Confinement:
+        """The confinement of commands run in ``workspace``; ``hidden``: more paths to hide (read deny rules)."""
+        secrets = [self.home / name for name in SECRETS] if self.home is not None else []
+        if self.chimera_home is not None:
+            secrets.append(self.chimera_home)
+        return Confinement(
+            workspace=_real(workspace),
+            writable=tuple(_real(p) for p in self.writable),
+            hidden=tuple(dict.fromkeys(_real(p) for p in (*secrets, *self.hidden, *hidden))),
+            network=self.allow_network,
+        )
+
+
+def hidden_by_rules(patterns: Iterable[str], workspace: Path) -> list[Path]:
+    """The paths ``read`` deny rule patterns name in ``workspace`` (a wildcard expanded, at most a few hundred)."""
+    found: list[Path] = []
+    for pattern in patterns:
+        if not glob.has_magic(pattern):
+            found.append(Path(pattern) if os.path.isabs(pattern) else workspace / pattern)
+            continue
+        for n, match in enumerate(glob.iglob(pattern, root_dir=workspace, recursive=True, include_hidden=True)):
+            if n >= _MOST_MATCHES:
+                break
+            found.append(workspace / match)
+    return found
+
+
+class Confinement:
+    """The sandbox of the commands run in one workspace: what they may write and must not read, and their
+    private temporary folder (made on first use, removed when this object goes or Chimera exits)."""
+
+    def __init__(
+        self, *, workspace: Path, writable: Sequence[Path] = (), hidden: Sequence[Path] = (), network: bool = False
+    ) -> None:
+        self.workspace = workspace
+        self.writable = tuple(writable)
+        self.hidden = tuple(hidden)
+        self.network = network
+        self._tmpdir: Path | None = None
+
+    @property
+    def tmpdir(self) -> Path:
+        """The private temporary folder commands get as ``TMPDIR`` (the same for every call of this session)."""
+        if self._tmpdir is None:
+            self._tmpdir = Path(tempfile.mkdtemp(prefix="chimera-sandbox-tmp-"))
+            weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
+        return self._tmpdir
+
+    def environment(self, env: dict[str, str]) -> dict[str, str]:
+        """``env`` with the private temporary folder as ``TMPDIR`` (and ``TMP``, ``TEMP``)."""
+        tmp = str(self.tmpdir)
+        return {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+
+    def hides(self, path: Path) -> bool:
+        """Whether a sandboxed command cannot read ``path`` (resolved): it lies in a hidden path."""
+        real = _real(path)
+        return any(_within(real, h) for h in self.hidden) and not self._writes(real)
+
+    def may_write(self, path: Path) -> bool:
+        """Whether a sandboxed command may write ``path`` (resolved)."""
+        real = _real(path)
+        return self._writes(real) or (real.parent == Path("/dev") and real.name in _DEVICES_WRITE)
+
+    def _writable_roots(self) -> tuple[Path, ...]:
+        return (self.workspace, self.tmpdir, *self.writable)
+
+    def _writes(self, real: Path) -> bool:
+        """Whether a writable root holds ``real`` without a hidden path (carved out of it) holding it too."""
+        return any(
+            _within(real, root) and not any(_within(real, h) and _within(h, root) for h in self.hidden)
+            for root in self._writable_roots()
+        )
+
+    def spec(self, abi: int) -> str:
+        """The rules as ``landlock.restrict`` reads them, for a kernel offering Landlock ABI ``abi``."""
+        fs = landlock.fs_rights(abi)
+        net = landlock.ACCESS_NET if abi >= 4 and not self.network else 0
+        scoped = 0
+        if abi >= 6:
+            scoped = landlock.SCOPE_SIGNAL | (0 if self.network else landlock.SCOPE_ABSTRACT_UNIX)
+        rules: list[tuple[int, str]] = [(landlock.READ_DIR, "/")]  # names are listable everywhere
+        hidden = [str(h) for h in self.hidden]
+        rules += _around("/", landlock.READ, [*hidden, "/dev"])
+        rules += [(landlock.DEV_RIGHTS, f"/dev/{name}") for name in _DEVICES_READ]
+        for root in self._writable_roots():
+            rules += _around(str(root), landlock.READ | landlock.WRITE, hidden)
+        rules += [(landlock.READ | landlock.WRITE, f"/dev/{name}") for name in _DEVICES_WRITE]
+        lines = [f"{fs} {net} {scoped}"]
+        for rights, path in rules:
+            if "\n" not in path:  # such a name cannot be passed: left out, so less is reachable, never more
+                lines.append(f"{rights & fs} {path}")
+        return "\n".join(lines)
+
+
+def _around(root: str, rights: int, carved: Sequence[str]) -> list[tuple[int, str]]:
+    """Rules granting ``rights`` on ``root`` and all below it but the ``carved`` paths (strings: pathlib costs
+    milliseconds a call here)."""
+    inside = [c for c in carved if _inside(c, root)]
+    if not inside:
+        return [(rights, root)]
+    if root in inside:
+        return []
+    rules: list[tuple[int, str]] = []
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return rules  # cannot be listed: nothing below it is granted
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.is_symlink():
+                continue  # its target is reached where it lies, under that place's rules
+            if entry.is_dir(follow_symlinks=False):
+                rules += _around(entry.path, rights, inside)
+            elif entry.path not in inside:
+                rules.append((rights & landlock.FILE_RIGHTS, entry.path))
+    return rules
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root if root.endswith("/") else root + "/")
+
+
+def _within(path: Path, root: Path) -> bool:
+    return _inside(str(path), str(root))
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _home() -> Path | None:
+    home = os.environ.get("HOME")
+    return Path(home) if home else None

@@ -1,0 +1,92 @@
+"""Provides ``refusal``: what the sandbox refused a finished command, read from what the command printed.
+
+Landlock tells nobody but the process what it refused (its audit records need
+root and the audit daemon), so a refusal is read from the output, and claimed only
+where the policy explains the error:
+
+- a line saying ``Permission denied`` or ``Operation not permitted`` names a path
+  (quoted, or before the colon, as bash, coreutils, make and Python print it) that
+  the sandbox hides, or that it does not let a command write while Chimera itself
+  could (so a file only root may write is not blamed on the sandbox);
+- with the network off, a line saying a connection failed (curl's ``Failed to
+  connect``, ``Permission denied`` from a socket) names the address when it can.
+
+Its limits: a program that swallows the error, or prints it without a path, goes
+unnoticed (the command still fails as the kernel made it); a path printed relative
+to a folder other than the command's starting one may be missed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from chimera.core.sandbox.policy import Confinement
+
+__all__ = ["refusal"]
+
+_DENIED = re.compile(r"Permission denied|Operation not permitted")
+_QUOTED = re.compile(r"""['"‘`]([^'"’`\n]+)['"’`]""")
+_BEFORE_COLON = re.compile(r"(?:^|[\s:])((?:/|\./|\.\./|~/)?[\w.@+\-/]+): (?:cannot|Permission|Operation)")
+_CONNECT = re.compile(
+    r"Failed to connect to (?P<host>\S+) port (?P<port>\d+)"
+    r"|[Cc]ould(?:n't| not) connect|[Cc]onnection (?:refused|failed)|Network is unreachable"
+)
+_SOCKETISH = re.compile(r"socket|connect|urlopen|http|Connection|getaddrinfo|port \d", re.IGNORECASE)
+_MOST_LINES = 200  # lines read from the end of the output
+
+
+def refusal(output: str, sandbox: Confinement, cwd: Path) -> str:
+    """What the sandbox refused, as a phrase ("writing /tmp/x, outside the workspace and $TMPDIR"), or ""."""
+    lines = output.splitlines()[-_MOST_LINES:]
+    pathless = False  # a refusal naming no path: with the network off, most likely a socket's
+    for line in lines:
+        if not _DENIED.search(line):
+            continue
+        candidates = _paths(line)
+        pathless = pathless or not candidates or bool(_SOCKETISH.search(line))
+        for candidate in candidates:
+            path = Path(os.path.expanduser(candidate))
+            found = _refused_path(path if path.is_absolute() else cwd / path, sandbox)
+            if found:
+                return found
+    if sandbox.network:
+        return ""
+    address = _address(lines)
+    if address or any(_CONNECT.search(line) for line in lines):
+        return f"a connection to {address or 'the network'} (commands have no network here; --allow-network gives it)"
+    if pathless:
+        return "a network connection, it seems (the error names no file; commands have no network here)"
+    return ""
+
+
+def _paths(line: str) -> list[str]:
+    """The words of ``line`` that may be the path an error names, likeliest first."""
+    found = [m.group(1) for m in _QUOTED.finditer(line)]
+    found += [m.group(1) for m in _BEFORE_COLON.finditer(line)]
+    return [p for p in found if "/" in p or "." in p or p.isidentifier()]
+
+
+def _refused_path(path: Path, sandbox: Confinement) -> str:
+    """The phrase for ``path`` when the sandbox, not the file's own permissions, refused it; else ""."""
+    path = Path(os.path.realpath(path))  # what it leads to, by a link out of the workspace too
+    if sandbox.hides(path):
+        return f"reaching {path}, which the sandbox hides (a secret, Chimera's own state or a read deny rule)"
+    if sandbox.may_write(path):
+        return ""
+    target = path if path.exists() else path.parent
+    if target.exists() and os.access(target, os.W_OK):
+        return f"writing {path}, outside the workspace and $TMPDIR ({sandbox.tmpdir})"
+    return ""
+
+
+def _address(lines: list[str]) -> str:
+    """HOST:PORT the output names for a failed connection, or ""."""
+    for line in lines:
+        match = _CONNECT.search(line)
+        if match is None:
+            continue
+        if match.group("host"):
+            return f"{match.group('host')}:{match.group('port')}"
+    return ""
