@@ -103,23 +103,26 @@ class _Supervised:
     """The command under a per-call supervisor that kills all its descendants (Linux)."""
 
     def __init__(self, command: str, cwd: Path, env: dict[str, str], sandbox: str = "") -> None:
+        rules = _rules_file(sandbox) if sandbox else None  # the supervisor reads them from there, then closes it
         reader, writer = os.pipe()
         try:
             self._proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", _SUPERVISOR, str(writer), command, *([sandbox] if sandbox else [])],
+                [sys.executable, "-I", "-S", _SUPERVISOR, str(writer), command, *([str(rules)] if rules else [])],
                 cwd=cwd,
                 stdin=subprocess.PIPE,  # the control pipe: closing it ends the command
                 stdout=subprocess.PIPE,  # the report
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # a ctrl+c to the terminal's group must not reach it
                 env=env,
-                pass_fds=(writer,),
+                pass_fds=(writer,) if rules is None else (writer, rules),
             )
         except BaseException:
             os.close(reader)
             raise
         finally:
             os.close(writer)
+            if rules is not None:
+                os.close(rules)
         self.output: IO[bytes] = open(reader, "rb", buffering=0)  # noqa: SIM115 - closed by close()
         self.note = ""
         assert self._proc.stdin is not None
@@ -205,6 +208,18 @@ class _Supervised:
         for stream in (self.output, self._proc.stdout):
             if stream is not None:
                 stream.close()
+
+
+def _rules_file(spec: str) -> int:
+    """A descriptor of an anonymous file holding ``spec``, read from its start (the rules can outgrow a pipe)."""
+    fd = os.memfd_create("chimera-sandbox-rules", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, spec.encode("utf-8", "surrogateescape"))  # a memfd takes it all at once
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _alive_below(root: int) -> list[int]:

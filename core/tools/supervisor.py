@@ -10,7 +10,8 @@ closes (the call ended, timed out or was cancelled, or Chimera died, even by SIG
 the kernel closes the pipe). Then it kills every process descended from it, reaps them
 all, reports and exits.
 
-Given a third argument, the Landlock rules of the sandbox (``sandbox/policy.py``), it confines
+Given a third argument, a file descriptor holding the Landlock rules of the sandbox (a memfd:
+``sandbox/policy.py`` writes them), it confines
 itself to them before it starts the shell (``sandbox/landlock.py``), so the shell and all it
 starts are confined; it stays in the same Landlock domain as they, so it can still signal and
 reap them all. If the rules cannot be applied, the command does not run.
@@ -53,7 +54,7 @@ _DEFAULTS = (*_IGNORED, _signal.SIGPIPE, _signal.SIGXFSZ)
 def main() -> None:
     out, command = int(sys.argv[1]), sys.argv[2]
     if len(sys.argv) > 3:
-        failed = _confine(sys.argv[3])
+        failed = _confine(int(sys.argv[3]))
         if failed:
             _report(f"error the sandbox could not be set up, so the command did not run: {failed}\n")
             return
@@ -90,8 +91,15 @@ def main() -> None:
         _report(f"signal {os.WTERMSIG(status)}\n" if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}\n")
 
 
-def _confine(spec: str) -> str:
-    """Apply the sandbox's rules to this process and what it starts; what failed, or an empty string."""
+def _confine(rules: int) -> str:
+    """Apply the sandbox's rules (in the file ``rules``) to this process and what it starts; what failed, or ""."""
+    chunks = []
+    try:
+        while chunk := os.read(rules, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(rules)
+    spec = b"".join(chunks).decode("utf-8", "surrogateescape")
     sys.path.insert(0, __file__.rpartition("/")[0].rpartition("/")[0] + "/sandbox")
     try:
         import landlock  # type: ignore[import-not-found]  # sandbox/landlock.py, by its own name (see above)
