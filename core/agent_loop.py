@@ -193,6 +193,7 @@ class AgentLoop:
             policy=policy if policy is not None else self.config.permissions,
             can_ask=can_ask,
             secrets=getattr(provider, "secrets", ()),
+            temp_root=getattr(env, "temp_root", None),
         )
         self.system: str | None = None
         self.run_id = ""

@@ -8,6 +8,12 @@ deny = ["bash(rm -rf *)"]
 
 [tree]
 summarize_left = false                         # true: leaving a branch summarizes it (one key says not to)
+
+[sandbox]
+mode = "workspace"                             # workspace | off: what commands may touch (core/sandbox)
+network = false                                # true: commands may use the network (--allow-network)
+writable = ["~/.cache/pip"]                    # more folders commands may write
+hidden = ["~/work/secrets"]                    # more paths commands may not read
 ```
 
 Flags override the mode and add to the rules. A file that cannot be read, a
@@ -30,6 +36,7 @@ from typing import Any
 from chimera.core.errors import ConfigError
 from chimera.core.permissions.policy import MODES
 from chimera.core.permissions.rule import Rule
+from chimera.core.sandbox.policy import MODES as SANDBOX_MODES
 from chimera.core.toml_nesting import DEEPEST, too_deep
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.files import NotRegularFile, open_regular
@@ -40,6 +47,7 @@ CONFIG_NAME = "config.toml"
 KNOWN: dict[str, frozenset[str]] = {
     "permissions": frozenset({"mode", "allow", "deny"}),
     "tree": frozenset({"summarize_left"}),
+    "sandbox": frozenset({"mode", "network", "writable", "hidden"}),
 }
 LARGEST = 1 << 20  # bytes: settings are a few lines, so a bigger file is not settings
 
@@ -50,11 +58,15 @@ class Settings:
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     summarize_left: bool = False  # leaving a branch summarizes it by default
+    sandbox_mode: str | None = None  # None: the default (workspace where the machine can)
+    sandbox_network: bool = False
+    sandbox_writable: tuple[str, ...] = ()  # as written: ``~`` is expanded when the sandbox is made
+    sandbox_hidden: tuple[str, ...] = ()
 
 
-def _strings(value: object, where: str, path: Path) -> tuple[str, ...]:
+def _strings(value: object, where: str, path: Path, example: str = '["bash(git status*)"]') -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f'{path}: {where} must be a list of strings such as ["bash(git status*)"]')
+        raise ConfigError(f"{path}: {where} must be a list of strings such as {example}")
     return tuple(value)
 
 
@@ -140,4 +152,25 @@ def load_settings(home: Path) -> Settings:
     summarize_left = tree.get("summarize_left", False)
     if not isinstance(summarize_left, bool):
         raise ConfigError(f"{path}: tree.summarize_left must be true or false")
-    return Settings(permission_mode=mode, allow=allow, deny=deny, summarize_left=summarize_left)
+    return Settings(permission_mode=mode, allow=allow, deny=deny, summarize_left=summarize_left, **_sandbox(data, path))
+
+
+def _sandbox(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The ``[sandbox]`` table's settings, as ``Settings`` fields."""
+    table = data.get("sandbox", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [sandbox] must be a table")
+    mode = table.get("mode")
+    if mode is not None and mode not in SANDBOX_MODES:
+        raise ConfigError(f"{path}: sandbox.mode {mode!r} is unknown: use one of {', '.join(SANDBOX_MODES)}")
+    network = table.get("network", False)
+    if not isinstance(network, bool):
+        raise ConfigError(f"{path}: sandbox.network must be true or false")
+    found: dict[str, Any] = {"sandbox_mode": mode, "sandbox_network": network}
+    for key in ("writable", "hidden"):
+        paths = _strings(table.get(key, []), f"sandbox.{key}", path, '["~/.cache/pip"]')
+        relative = next((p for p in paths if not p.startswith(("/", "~"))), None)
+        if relative is not None:
+            raise ConfigError(f"{path}: sandbox.{key}: {relative!r} is relative: write it from / or ~")
+        found[f"sandbox_{key}"] = paths
+    return found

@@ -26,10 +26,15 @@ from tests.processes import Reaper, subreaper
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Every test gets its own CHIMERA_HOME and no API key, base URL or model from the machine."""
+def isolated_env(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """Every test gets its own CHIMERA_HOME and no API key, base URL or model from the machine. Sandboxed
+    commands may write the test's tmp_path (the FIFOs through which commands tell a test their pid live
+    there); the sandbox's own tests take that away (``tests.sandbox_helpers``)."""
     home = tmp_path_factory.mktemp("chimera-home")
     monkeypatch.setenv("CHIMERA_HOME", str(home))
+    monkeypatch.setenv("CHIMERA_SANDBOX_WRITABLE", str(tmp_path))
     for name in (
         "ANTHROPIC_API_KEY",
         "ANTHROPIC_AUTH_TOKEN",

@@ -24,7 +24,7 @@ __all__ = ["main"]
 from chimera.core.gc_pause import started
 from chimera.core.loop_config import LOOPS
 from chimera.core.permissions.policy import MODES as PERMISSION_MODES
-from chimera.tui.compare_args import add_compare_commands
+from chimera.tui.compare_args import add_compare_commands, add_sandbox_options
 
 
 class _Parser(argparse.ArgumentParser):
@@ -155,6 +155,7 @@ def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
     parser.add_argument(
         "--deny", metavar="RULE", action="append", default=default([]), help="refuse matching tool calls (repeatable)"
     )
+    add_sandbox_options(parser, default)
 
 
 def build_parser() -> _Parser:
@@ -260,6 +261,12 @@ def build_parser() -> _Parser:
     )
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
     add_compare_commands(commands, _session_command, _positive)
+    doctor = commands.add_parser(
+        "doctor",
+        help="say what this machine lets Chimera do",
+        description="Say which sandbox commands run in, and what it cannot enforce here.",
+    )
+    doctor.set_defaults(handler=_doctor)
     return parser
 
 
@@ -419,7 +426,15 @@ def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
         workdir_from_session=args.workdir_from_session,
         accept_queued=args.accept_queued,
         drop_queued=args.drop_queued,
+        sandbox=args.sandbox,
+        allow_network=args.allow_network,
     )
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from chimera.tui.doctor_command import print_doctor
+
+    return print_doctor(sys.stdout)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -11,8 +11,26 @@ from collections.abc import Callable
 from typing import Any
 
 from chimera.core.permissions.policy import MODES as PERMISSION_MODES
+from chimera.core.sandbox.policy import MODES as SANDBOX_MODES
 
-__all__ = ["add_compare_commands"]
+__all__ = ["add_compare_commands", "add_sandbox_options"]
+
+
+def add_sandbox_options(parser: argparse.ArgumentParser, default: Callable[[object], object]) -> None:
+    """``--sandbox`` and ``--allow-network``, as ``chimera``, ``chimera run`` and ``chimera compare`` take them."""
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        default=default(None),
+        help="what commands may touch: workspace (write only there and in a private TMPDIR, no secrets, no "
+        "network; the default where the kernel can) or off",
+    )
+    parser.add_argument(
+        "--allow-network",
+        action="store_true",
+        default=default(False),
+        help="let sandboxed commands use the network",
+    )
 
 
 def add_compare_commands(
@@ -65,6 +83,7 @@ def add_compare_commands(
         default=argparse.SUPPRESS,
         help="refuse matching tool calls, beside the session's rules (repeatable)",
     )
+    add_sandbox_options(compare, lambda _: argparse.SUPPRESS)
     diff = session_command(
         commands,
         "diff",
@@ -89,6 +108,8 @@ def _compare(args: argparse.Namespace) -> int:
         permission_mode=args.permission_mode,
         allow=tuple(args.allow),
         deny=tuple(args.deny),
+        sandbox=getattr(args, "sandbox", None),
+        allow_network=getattr(args, "allow_network", False),
         as_json=args.json,
         out=sys.stdout,
     )

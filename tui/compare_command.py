@@ -51,6 +51,8 @@ def compare_session(
     permission_mode: str | None = None,
     allow: Sequence[str] = (),
     deny: Sequence[str] = (),
+    sandbox: str | None = None,
+    allow_network: bool = False,
 ) -> int:
     """Run the comparison ``chimera compare`` asks for; print it; its exit code."""
     variants = parse_specs(specs)  # a bad spec is one line before anything opens
@@ -64,6 +66,8 @@ def compare_session(
         permission_mode=permission_mode,
         allow=allow,
         deny=deny,
+        sandbox=sandbox,
+        allow_network=allow_network,
     )
     with opening as comparison:
         warn_opened(comparison.store)

@@ -25,10 +25,13 @@ from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.permissions.rule import Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider
+from chimera.core.sandbox.choice import choose_sandbox
+from chimera.core.sandbox.policy import SandboxSettings
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import interrupted_switch
 from chimera.core.sessions.workspace_lock import WorkspaceLock
+from chimera.core.settings import load_settings
 from chimera.core.tool_group import DEFAULT_TOOLS
 
 __all__ = ["open_comparison", "session_comparison", "session_policy"]
@@ -41,10 +44,12 @@ def session_policy(
     mode: str | None = None,
     allow: Sequence[str] = (),
     deny: Sequence[str] = (),
+    sandbox: SandboxSettings | None = None,
 ) -> PermissionPolicy:
     """The permissions the session's runs were last started with (``ask`` and no rules when it never said),
     with ``mode`` in place of its mode and ``allow`` and ``deny`` beside its rules (``--permission-mode``,
-    ``--allow``, ``--deny``). ConfigError naming the option for an unknown mode or a bad rule."""
+    ``--allow``, ``--deny``), its commands confined by ``sandbox``. ConfigError naming the option for an unknown
+    mode or a bad rule."""
     _check_permissions(mode, allow, deny)
     recorded = store.meta.get("permissions")
     if not isinstance(recorded, dict):
@@ -55,6 +60,7 @@ def session_policy(
         deny=[*(str(rule) for rule in recorded.get("deny", [])), *deny],
         tools=DEFAULT_TOOLS.names,
         home=home,
+        sandbox=sandbox,
     )
 
 
@@ -82,17 +88,24 @@ def open_comparison(
     permission_mode: str | None = None,
     allow: Sequence[str] = (),
     deny: Sequence[str] = (),
+    sandbox: str | None = None,
+    allow_network: bool = False,
     provider_for: Callable[[str | None], Provider] = create_provider,
 ) -> Iterator[Comparison]:
     """A ``Comparison`` over stored session ``session_id`` from ``ref``, its calls judged by the session's
     permissions with ``permission_mode``, ``allow`` and ``deny`` (see :func:`session_policy`); the session and
     the workspace's lock are let go when the block ends. ConfigError for a session open elsewhere, cut short
-    mid-switch, or a bad point, mode, rule or ``verify``.
+    mid-switch, or a bad point, mode, rule or ``verify``. The variants' commands are confined to their own
+    copies by ``sandbox`` (``--sandbox``, ``--allow-network`` over config.toml: ``choose_sandbox``); where the
+    machine cannot, the store's warnings say so.
     """
     _check_permissions(permission_mode, allow, deny)  # before anything opens
     check_verify(verify)
     home = chimera_home()
+    confinement, note = choose_sandbox(sandbox, allow_network, load_settings(home), home)
     with SessionStore.open(home, session_id) as store:
+        if note:
+            store.warnings.append(note)
         if store.tree.pending_switch is not None:
             raise ConfigError(interrupted_switch(store))
         with WorkspaceLock(home, store.workdir) as lock:
@@ -104,7 +117,7 @@ def open_comparison(
                 task=task,
                 verify=verify,
                 jobs=jobs,
-                policy=session_policy(store, home, mode=permission_mode, allow=allow, deny=deny),
+                policy=session_policy(store, home, mode=permission_mode, allow=allow, deny=deny, sandbox=confinement),
                 provider_for=provider_for,
             )
 

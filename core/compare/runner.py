@@ -241,7 +241,7 @@ class Comparison:
         started = time.monotonic()
         files, repo = await self._copy(folder)
         provider = self.provider_for(variant.spec.model)
-        env = LocalEnvironment(files, spill_dir=folder / "output")
+        env = LocalEnvironment(files, spill_dir=folder / "output", temp_root=folder)  # all of it goes at the end
         variant._branch = BranchRecorder(self.store)
         try:
             agent = Agent(

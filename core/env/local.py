@@ -24,15 +24,17 @@ class LocalEnvironment:
     Args:
         workdir: the workspace folder; it must exist.
         spill_dir: where full tool outputs are saved; a private temporary folder when None.
+        temp_root: where the sandbox makes its commands' private temporary folder (None: the system's).
     """
 
-    def __init__(self, workdir: str | Path, *, spill_dir: Path | None = None) -> None:
+    def __init__(self, workdir: str | Path, *, spill_dir: Path | None = None, temp_root: Path | None = None) -> None:
         path = Path(workdir).expanduser()
         if not path.exists():
             raise ConfigError(f"the workdir {path} does not exist: create it, or pass --workdir an existing folder")
         if not path.is_dir():
             raise ConfigError(f"the workdir {path} is not a folder: pass --workdir a folder")
         self.workdir = real_path(path)
+        self.temp_root = temp_root
         self._own_spill = spill_dir is None
         self._spill_dir = spill_dir
 

@@ -63,8 +63,9 @@ class SandboxSettings:
     def on(self) -> bool:
         return self.mode != "off"
 
-    def confine(self, workspace: Path, hidden: Iterable[Path] = ()) -> Confinement:
-        """The confinement of commands run in ``workspace``; ``hidden``: more paths to hide (read deny rules)."""
+    def confine(self, workspace: Path, hidden: Iterable[Path] = (), *, temp_root: Path | None = None) -> Confinement:
+        """The confinement of commands run in ``workspace``; ``hidden``: more paths to hide (read deny rules);
+        ``temp_root``: where the private temporary folder is made (None: the system's temporary folder)."""
         secrets = [self.home / name for name in SECRETS] if self.home is not None else []
         if self.chimera_home is not None:
             secrets.append(self.chimera_home)
@@ -73,6 +74,7 @@ class SandboxSettings:
             writable=tuple(_real(p) for p in self.writable),
             hidden=tuple(dict.fromkeys(_real(p) for p in (*secrets, *self.hidden, *hidden))),
             network=self.allow_network,
+            temp_root=temp_root,
         )
 
 
@@ -95,19 +97,26 @@ class Confinement:
     private temporary folder (made on first use, removed when this object goes or Chimera exits)."""
 
     def __init__(
-        self, *, workspace: Path, writable: Sequence[Path] = (), hidden: Sequence[Path] = (), network: bool = False
+        self,
+        *,
+        workspace: Path,
+        writable: Sequence[Path] = (),
+        hidden: Sequence[Path] = (),
+        network: bool = False,
+        temp_root: Path | None = None,
     ) -> None:
         self.workspace = workspace
         self.writable = tuple(writable)
         self.hidden = tuple(hidden)
         self.network = network
+        self.temp_root = temp_root
         self._tmpdir: Path | None = None
 
     @property
     def tmpdir(self) -> Path:
         """The private temporary folder commands get as ``TMPDIR`` (the same for every call of this session)."""
         if self._tmpdir is None:
-            self._tmpdir = Path(tempfile.mkdtemp(prefix="chimera-sandbox-tmp-"))
+            self._tmpdir = Path(tempfile.mkdtemp(prefix="chimera-sandbox-tmp-", dir=self.temp_root))
             weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
         return self._tmpdir
 

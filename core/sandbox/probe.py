@@ -23,6 +23,7 @@ FORCE_OFF = "CHIMERA_NO_LANDLOCK"
 ALWAYS_UNENFORCED = (
     "UDP and Unix sockets named by a path (Landlock rules cover TCP only)",
     "listing the names in a hidden folder (its files stay unreadable)",
+    "writing /dev/shm (POSIX shared memory and semaphores live there)",
 )
 
 

@@ -47,6 +47,7 @@ from chimera.core.difflines import shown_line, split_lines
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError, ReplayDiverged
 from chimera.core.events import RunFinished
+from chimera.core.home import chimera_home
 from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.base import ENDED_LEAVING_OUT
 from chimera.core.loops.playback import Playback
@@ -55,6 +56,7 @@ from chimera.core.permissions.rule import Rule
 from chimera.core.providers.pace import Pace
 from chimera.core.providers.replay import RECORDING_ENDED, ReplayProvider
 from chimera.core.redact import Redactor
+from chimera.core.sandbox.policy import SandboxSettings
 from chimera.core.sessions.checkpoints import ShadowRepo
 from chimera.core.sessions.history import Logged, logged_status
 from chimera.core.sessions.recorded import RecordedRun, recorded_runs
@@ -332,7 +334,10 @@ class _Rerun:
                 self.not_rerun.append(f"call {call.id} ({call.name} {shown}): {why}")
         executor = self.core.executor
         executor.recorded = run.served(self.logged, only=held)
-        executor.policy = policy  # no looser than the recording's, and nobody to ask
+        # No looser than the recording's, and nobody to ask; its commands confined to the scratch copy.
+        executor.policy = replace(
+            policy, sandbox=executor.policy.sandbox or SandboxSettings(chimera_home=chimera_home())
+        )
         executor.observe = self.after_call
         self.comparer.expect(run, skip=held)
 

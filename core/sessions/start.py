@@ -26,6 +26,7 @@ from chimera.core.permissions.rule import Rule
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.redact import Redactor
+from chimera.core.sandbox.choice import check_mode, choose_sandbox
 from chimera.core.sessions.log import SessionLog
 from chimera.core.sessions.pins import WorkspacePins
 from chimera.core.sessions.reading import model_context
@@ -72,6 +73,8 @@ class RunOptions:
     workdir_from_session: bool = False
     accept_queued: bool = False
     drop_queued: bool = False
+    sandbox: str | None = None  # workspace | off; None: config.toml's, else workspace
+    allow_network: bool = False
 
 
 def _check(options: RunOptions) -> None:
@@ -92,6 +95,7 @@ def _check(options: RunOptions) -> None:
                 Rule.parse(rule, DEFAULT_TOOLS.names)
             except ConfigError as err:
                 raise ConfigError(f"{flag}: {err}") from None
+    check_mode(options.sandbox)
     if options.accept_queued and options.drop_queued:
         raise ConfigError("--accept-queued and --drop-queued say opposite things: pass one of them")
     if options.max_turns < 1:
@@ -138,11 +142,12 @@ def start_session(options: RunOptions) -> Session:
     demo = not model_configured()
     if options.resume:
         check_can_resume()
+    sandbox, sandbox_note = choose_sandbox(options.sandbox, options.allow_network, settings, home)
     provider: Provider
     demo_task = ""
     if demo:
-        # The demo works on a throwaway copy, so its recorded tool calls all run.
-        policy = PermissionPolicy("bypass")
+        # The demo works on a throwaway copy, so its recorded tool calls all run (confined to it).
+        policy = PermissionPolicy("bypass", sandbox=sandbox)
         provider = demo_provider(pace=options.demo_pace)
         demo_task = demo_recording().task
     else:
@@ -152,6 +157,7 @@ def start_session(options: RunOptions) -> Session:
             deny=(*settings.deny, *options.deny),
             tools=DEFAULT_TOOLS.names,
             home=home,
+            sandbox=sandbox,
         )
         provider = create_provider(options.model)
     config = _config(options)
@@ -164,7 +170,7 @@ def start_session(options: RunOptions) -> Session:
     redactor = Redactor(getattr(provider, "secrets", ()))
     store = _session(home, options, provider.model, demo=demo)
     store.redactor = redactor
-    warnings = list(store.warnings)
+    warnings = [*store.warnings, *([sandbox_note] if sandbox_note else [])]
     lock = WorkspaceLock(home, store.workdir)
     try:
         lock.shared(options.max_time)

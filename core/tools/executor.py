@@ -129,6 +129,7 @@ class Executor:
         can_ask: whether someone answers permission requests (the workbench does; a
             headless run without a control channel does not).
         secrets: values masked in every result (API keys).
+        temp_root: where sandboxed commands get their private temporary folder (None: the system's).
     """
 
     def __init__(
@@ -142,8 +143,10 @@ class Executor:
         policy: PermissionPolicy | None = None,
         can_ask: bool = False,
         secrets: Iterable[str] = (),
+        temp_root: Path | None = None,
     ) -> None:
         self.tools = tools
+        self.temp_root = temp_root
         self.workspace = real_path(workspace)
         self.spill_dir = spill_dir
         self.max_output = max_output
@@ -170,7 +173,7 @@ class Executor:
             return None
         if self._confined is None or self._confined[0] is not settings:
             hidden = hidden_by_rules(self.policy.read_denied(), self.workspace)
-            self._confined = (settings, settings.confine(self.workspace, hidden))
+            self._confined = (settings, settings.confine(self.workspace, hidden, temp_root=self.temp_root))
         return self._confined[1]
 
     async def run(

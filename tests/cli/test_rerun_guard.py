@@ -47,7 +47,9 @@ def test_commands_that_went_home_are_not_rerun_and_touch_nothing_outside(
         ),
         message(text("Done.")),
     )
-    run = run_here("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
+    # Recorded outside the sandbox, which would have kept them in (tests/core/test_sandbox_rules.py).
+    recording = ("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", "--sandbox", "off")
+    run = run_here(*recording, env=env)
     assert run.returncode == 0, run.stderr
     made = sorted(p.name for p in home.iterdir())
     assert made == ["made-by-builtin", "made-by-comment", "made-by-group", "made-by-if"]  # they did go home
@@ -80,7 +82,8 @@ def test_a_link_out_made_by_one_rerun_call_is_gone_before_the_next_follows_it(
         message(tool_use("t2", "bash", {"command": "touch h/made-through-link"}), stop_reason="tool_use"),
         message(text("Done.")),
     )
-    run = run_here("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", env=env)
+    recording = ("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", "--sandbox", "off")
+    run = run_here(*recording, env=env)
     assert run.returncode == 0, run.stderr
     assert (home / "made-through-link").exists()  # as recorded, it went through the link
     (home / "made-through-link").unlink()

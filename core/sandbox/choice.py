@@ -1,0 +1,57 @@
+"""Provides ``choose_sandbox``: the sandbox a session's commands run in, from the flags and config.toml, and the
+one line that says so when the machine cannot hold it.
+
+``--sandbox`` (``workspace`` or ``off``) wins over ``[sandbox] mode``; the default is
+``workspace``. ``CHIMERA_SANDBOX_WRITABLE`` (paths joined by ``:``) adds writable paths to
+``[sandbox] writable``, for a setup (a test harness, CI) that hands commands a channel outside
+the workspace. ``--allow-network`` or ``[sandbox] network = true`` gives commands the
+network. Where ``workspace`` is asked for but this machine cannot confine commands
+(``probe.py``), commands run as before, guarded by the permission rules alone, and the
+line returned says so: Chimera prints it once at start, never falls back silently.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from chimera.core.errors import ConfigError
+from chimera.core.sandbox.policy import MODES, SandboxSettings
+from chimera.core.sandbox.probe import support
+from chimera.core.settings import Settings
+
+__all__ = ["WRITABLE_ENV", "check_mode", "choose_sandbox"]
+
+WRITABLE_ENV = "CHIMERA_SANDBOX_WRITABLE"
+
+
+def check_mode(mode: str | None) -> None:
+    """ConfigError in one line for a ``--sandbox`` value that is not a mode."""
+    if mode is not None and mode not in MODES:
+        raise ConfigError(f"--sandbox {mode!r} is unknown: use one of {', '.join(MODES)}")
+
+
+def choose_sandbox(
+    mode: str | None, allow_network: bool, settings: Settings, chimera_home: Path
+) -> tuple[SandboxSettings, str]:
+    """The sandbox for ``mode`` (``--sandbox``; None: config.toml's, else ``workspace``) and ``allow_network``
+    over ``settings``, hiding ``chimera_home``; and the line to print at start ("" when there is nothing to say)."""
+    check_mode(mode)
+    chosen = SandboxSettings(
+        mode=mode or settings.sandbox_mode or "workspace",
+        allow_network=allow_network or settings.sandbox_network,
+        writable=tuple(
+            Path(os.path.expanduser(p))
+            for p in (*settings.sandbox_writable, *os.environ.get(WRITABLE_ENV, "").split(os.pathsep))
+            if p
+        ),
+        hidden=tuple(Path(os.path.expanduser(p)) for p in settings.sandbox_hidden),
+        chimera_home=chimera_home,
+    )
+    found = support()
+    if chosen.on and not found.available:
+        return chosen, (
+            f"commands are not sandboxed: {found.missing}; the permission rules alone guard them "
+            "(--sandbox off says you know)"
+        )
+    return chosen, ""

@@ -1,0 +1,204 @@
+"""The sandbox from the command line: on by default for `chimera run` and `chimera compare` (bypass mode too),
+`--sandbox off`, `--allow-network`, `[sandbox]` in config.toml, the one line when the machine cannot hold it,
+the refused call's words and event, and `chimera doctor`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chimera.core.sandbox.probe import FORCE_OFF
+from tests.cli_runner import assert_one_line_error, run_chimera, run_here
+from tests.compare_helpers import named_session
+from tests.fake_anthropic import FakeAnthropic, by_model, message, text, tool_use
+from tests.sandbox_helpers import SERVED, loopback_port, needs_landlock
+from tests.switch_helpers import folder_digest
+
+
+@pytest.fixture(autouse=True)
+def strict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands get no more than the sandbox gives (the suite lets them write the test's folder: conftest)."""
+    monkeypatch.delenv("CHIMERA_SANDBOX_WRITABLE", raising=False)
+
+
+def _one_command(api: FakeAnthropic, command: str) -> None:
+    api.script(
+        message(tool_use("t1", "bash", {"command": command}), stop_reason="tool_use"),
+        message(text("Done.")),
+    )
+
+
+def _finished(stdout: str) -> dict[str, Any]:
+    """The one tool_call_finished event of a `--json` run."""
+    (event,) = [e for e in map(json.loads, stdout.splitlines()) if e["type"] == "tool_call_finished"]
+    return event
+
+
+def _run(workdir: Path, *flags: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    args = ("run", "go", "--json", "--workdir", str(workdir), "--permission-mode", "bypass", *flags)
+    proc = run_here(*args, env=env)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@needs_landlock
+def test_run_in_bypass_cannot_write_outside_and_says_why(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """`chimera run` in bypass mode: a command writing outside is refused by the kernel, the result tells the
+    model so in one line, and the finished event says `sandbox: refused`."""
+    target = tmp_path / "outside.txt"
+    _one_command(api, f"echo pwned > {target}")
+    code, out, err = _run(project)
+    assert code == 0, err
+    assert not target.exists()
+    event = _finished(out)
+    assert event["sandbox"] == "refused"
+    assert event["data"]["sandbox_refused"].startswith(f"writing {target}, outside the workspace")
+    assert event["output"].splitlines()[-2] == f"[the sandbox refused {event['data']['sandbox_refused']}]"
+    assert "sandbox" not in err  # nothing to say at start where the sandbox holds
+
+
+@needs_landlock
+def test_sandbox_off_runs_as_before(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """`--sandbox off`: the same command writes outside, as the permission rules alone allow in bypass."""
+    target = tmp_path / "outside.txt"
+    _one_command(api, f"echo written > {target}")
+    code, out, err = _run(project, "--sandbox", "off")
+    assert code == 0, err
+    assert target.read_text() == "written\n"
+    assert _finished(out)["sandbox"] == ""
+
+
+def test_fallback_says_so_once_and_runs_under_the_rules(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """With Landlock unavailable (forced off), one line at start says commands are not sandboxed, and they run
+    as before."""
+    target = tmp_path / "outside.txt"
+    _one_command(api, f"echo written > {target}")
+    args = ("run", "go", "--json", "--workdir", str(project), "--permission-mode", "bypass")
+    proc = run_chimera(*args, env={**model_env, FORCE_OFF: "1"})
+    assert proc.returncode == 0, proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if "sandbox" in line]
+    assert notes == [
+        f"chimera: commands are not sandboxed: Landlock is switched off by {FORCE_OFF}; the permission rules "
+        "alone guard them (--sandbox off says you know)"
+    ]
+    assert target.read_text() == "written\n"
+    assert _finished(proc.stdout)["sandbox"] == ""
+
+
+@needs_landlock
+def test_allow_network_reaches_the_server(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> None:
+    """Without `--allow-network` curl cannot reach a server on 127.0.0.1; with it, it can."""
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed")
+    command = f"curl -sS http://127.0.0.1:{loopback_port()}/"
+    _one_command(api, command)
+    code, out, err = _run(project)
+    assert code == 0, err
+    assert SERVED not in _finished(out)["output"]
+    assert _finished(out)["data"]["sandbox_refused"].startswith(f"a connection to 127.0.0.1:{loopback_port()}")
+    _one_command(api, command)
+    code, out, err = _run(project, "--allow-network")
+    assert code == 0, err
+    assert _finished(out)["output"] == SERVED
+
+
+@needs_landlock
+def test_config_adds_writable_and_hidden_paths(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path, isolated_env: Path
+) -> None:
+    """`[sandbox] writable` lets commands write a folder outside; `hidden` keeps one inside from being read."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (project / "private.txt").write_text("classified")
+    (isolated_env / "config.toml").write_text(
+        f'[sandbox]\nwritable = ["{cache}"]\nhidden = ["{project / "private.txt"}"]\n'
+    )
+    _one_command(api, f"echo cached > {cache}/f && cat private.txt")
+    code, out, err = _run(project)
+    assert code == 0, err
+    assert (cache / "f").read_text() == "cached\n"
+    event = _finished(out)
+    assert "classified" not in event["output"]
+    assert event["data"]["sandbox_refused"].startswith(f"reaching {project / 'private.txt'}, which the sandbox hides")
+
+
+@pytest.mark.parametrize(
+    ("config", "fault"),
+    [
+        ('[sandbox]\nmode = "of"\n', "sandbox.mode 'of' is unknown: use one of workspace, off"),
+        ("[sandbox]\nnetwork = 1\n", "sandbox.network must be true or false"),
+        ("[sandbox]\nnetwrok = true\n", "unknown key sandbox.netwrok in [sandbox]: did you mean sandbox.network?"),
+        ('[sandbox]\nwritable = ["cache"]\n', "sandbox.writable: 'cache' is relative: write it from / or ~"),
+    ],
+)
+def test_config_typos_are_one_line(
+    model_env: dict[str, str], project: Path, isolated_env: Path, config: str, fault: str
+) -> None:
+    """A mistake in `[sandbox]` stops the run before it starts, in one line naming the file and the fault."""
+    (isolated_env / "config.toml").write_text(config)
+    proc = run_here("run", "go", "--workdir", str(project))
+    assert_one_line_error(proc, f"{isolated_env / 'config.toml'}: {fault}")
+
+
+def test_a_bad_sandbox_flag_is_one_line(project: Path) -> None:
+    """`--sandbox` takes workspace or off; anything else is refused by the parser, naming the choices."""
+    proc = run_here("run", "go", "--workdir", str(project), "--sandbox", "strict")
+    assert proc.returncode == 2
+    assert "argument --sandbox: invalid choice: 'strict' (choose from 'workspace', 'off')" in proc.stderr
+
+
+@needs_landlock
+def test_a_compare_variant_in_bypass_cannot_touch_the_workspace_or_another_copy(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
+) -> None:
+    """In bypass mode a variant's command writing the workspace (by its path) and the other variant's copy is
+    refused; the workspace is untouched and the other variant's files do not hold the intruder."""
+    session_id = named_session(api, model_env, project, isolated_env)
+    before = folder_digest(project)
+    attack = f"echo pwned > {project}/pwned.txt; echo pwned > ../../2/files/pwned.txt; echo tried"
+    api.responder = by_model(
+        {
+            "attacker": [
+                message(tool_use("t1", "bash", {"command": attack}), stop_reason="tool_use", model="attacker"),
+                message(text("Tried."), model="attacker"),
+            ],
+            "quiet": [message(text("Nothing to do."), model="quiet")],
+        }
+    )
+    proc = run_chimera(
+        "compare", session_id, "--from", "before-v2", "--try", "model=attacker", "--try", "model=quiet",
+        "--permission-mode", "bypass", "--json", env=model_env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert folder_digest(project) == before
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    (finished,) = [e for e in events if e["type"] == "tool_call_finished"]
+    assert finished["sandbox"] == "refused"
+    assert "[the sandbox refused writing " in finished["output"]
+    rows = {row["label"]: row for row in events[-1]["rows"]}
+    assert all(change["path"] != "pwned.txt" for row in rows.values() for change in row["files"])
+
+
+def test_doctor_says_which_sandbox_and_what_it_cannot_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chimera doctor` names the mechanism and what it does not enforce; forced off, it says commands run
+    unconfined."""
+    proc = run_chimera("doctor")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    if "landlock" in lines[0]:
+        assert lines[0].startswith("sandbox: landlock (ABI ")
+        assert any(line.startswith("  not enforced: UDP") for line in lines)
+    forced = run_chimera("doctor", env={FORCE_OFF: "1"})
+    assert forced.stdout.splitlines() == [
+        f"sandbox: none: Landlock is switched off by {FORCE_OFF}",
+        "  commands run unconfined, guarded by the permission rules alone",
+    ]
