@@ -5,9 +5,11 @@ By default a command reads the whole file system but the person's secrets
 (:data:`SECRETS` under ``$HOME`` as Chimera started, ``CHIMERA_HOME``, paths a
 ``read`` deny rule names, and ``hidden`` paths from config.toml); writes only the
 workspace (the workspace's ``.git`` included: today's rules let a command run
-``git commit``), a private temporary folder set as ``TMPDIR``, ``writable`` paths
-from config.toml, and ``/dev/null`` and its kind; and makes no TCP connection and
-binds no TCP port unless the network is allowed.
+``git commit``; for a linked worktree, whose ``.git`` file names a git directory
+elsewhere, that directory and the repository's common one too), a private
+temporary folder set as ``TMPDIR``, ``writable`` paths from config.toml, and
+``/dev/null`` and its kind; and makes no TCP connection and binds no TCP port
+unless the network is allowed.
 
 Landlock only grants access to whole hierarchies, so "read everything but
 ``~/.ssh``" is built around the hidden paths: read is granted on every entry of
@@ -71,11 +73,27 @@ class SandboxSettings:
             secrets.append(self.chimera_home)
         return Confinement(
             workspace=_real(workspace),
-            writable=tuple(_real(p) for p in self.writable),
+            writable=tuple(_real(p) for p in (*self.writable, *_linked_git_dirs(workspace))),
             hidden=tuple(dict.fromkeys(_real(p) for p in (*secrets, *self.hidden, *hidden))),
             network=self.allow_network,
             temp_root=temp_root,
         )
+
+
+def _linked_git_dirs(workspace: Path) -> list[Path]:
+    """The git directory a ``.git`` file at the workspace's root names (a linked worktree's, a submodule's) and
+    the common directory it shares with its repository: a commit writes both."""
+    try:
+        text = (workspace / ".git").read_text(encoding="utf-8") if (workspace / ".git").is_file() else ""
+    except (OSError, UnicodeError):
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    git_dir = workspace / text[len("gitdir:") :].strip()
+    found = [git_dir]
+    with contextlib.suppress(OSError, UnicodeError):
+        found.append(git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip())
+    return found
 
 
 def hidden_by_rules(patterns: Iterable[str], workspace: Path) -> list[Path]:

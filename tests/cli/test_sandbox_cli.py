@@ -202,3 +202,18 @@ def test_doctor_says_which_sandbox_and_what_it_cannot_hold(monkeypatch: pytest.M
         f"sandbox: none: Landlock is switched off by {FORCE_OFF}",
         "  commands run unconfined, guarded by the permission rules alone",
     ]
+
+
+@needs_landlock
+def test_a_read_deny_rule_holds_against_a_program(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """`--deny 'read(.env)'` reads a command line; a program that spells the name its own way is held by the
+    sandbox, which hides the file from every process the call starts."""
+    (project / ".env").write_text("TOKEN=classified")
+    _one_command(api, "python3 -c \"print(open('.e' + 'nv').read())\"")
+    code, out, err = _run(project, "--deny", "read(.env)")
+    assert code == 0, err
+    event = _finished(out)
+    assert "classified" not in event["output"]
+    assert event["data"]["sandbox_refused"].startswith(f"reaching {project / '.env'}, which the sandbox hides")

@@ -207,3 +207,21 @@ def test_everything_started_still_ends_with_the_call(ws: Path, reaper: Reaper) -
     them, can still signal them."""
     result = run("setsid -f sleep 300; sleep 300 & echo $!; disown", ws, confined(ws))
     reaper.assert_killed(int(result.output.split()[0]))
+
+
+def test_a_linked_worktree_commits(tmp_path: Path) -> None:
+    """In a linked worktree (its .git a file naming a git directory elsewhere) a commit still works: that
+    directory and the repository's common one are writable, the rest of the repository is not."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "root")
+    ws = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(ws))
+    (ws / "f.txt").write_text("x")
+    sandbox = confined(ws)
+    commit = "git add -A && git -c user.name=a -c user.email=a@b commit -qm linked && git log --oneline -1"
+    result = run(commit, ws, sandbox)
+    assert not result.is_error, result.output
+    assert "linked" in result.output
+    assert run(f"echo x > {repo}/stray", ws, sandbox).data["sandbox"] == "refused"
