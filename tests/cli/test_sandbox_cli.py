@@ -205,9 +205,7 @@ def test_doctor_says_which_sandbox_and_what_it_cannot_hold(monkeypatch: pytest.M
 
 
 @needs_landlock
-def test_a_read_deny_rule_holds_against_a_program(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path
-) -> None:
+def test_a_read_deny_rule_holds_against_a_program(api: FakeAnthropic, model_env: dict[str, str], project: Path) -> None:
     """`--deny 'read(.env)'` reads a command line; a program that spells the name its own way is held by the
     sandbox, which hides the file from every process the call starts."""
     (project / ".env").write_text("TOKEN=classified")
