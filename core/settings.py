@@ -12,6 +12,7 @@ summarize_left = false                         # true: leaving a branch summariz
 [sandbox]
 mode = "workspace"                             # workspace | off: what commands may touch (core/sandbox)
 network = false                                # true: commands may use the network (--allow-network)
+auto = false                                   # true: commands only the mode asks about run unasked (--sandbox-auto)
 writable = ["~/.cache/pip"]                    # more folders commands may write
 hidden = ["~/work/secrets"]                    # more paths commands may not read
 ```
@@ -47,7 +48,7 @@ CONFIG_NAME = "config.toml"
 KNOWN: dict[str, frozenset[str]] = {
     "permissions": frozenset({"mode", "allow", "deny"}),
     "tree": frozenset({"summarize_left"}),
-    "sandbox": frozenset({"mode", "network", "writable", "hidden"}),
+    "sandbox": frozenset({"mode", "network", "auto", "writable", "hidden"}),
 }
 LARGEST = 1 << 20  # bytes: settings are a few lines, so a bigger file is not settings
 
@@ -60,6 +61,7 @@ class Settings:
     summarize_left: bool = False  # leaving a branch summarizes it by default
     sandbox_mode: str | None = None  # None: the default (workspace where the machine can)
     sandbox_network: bool = False
+    sandbox_auto: bool = False
     sandbox_writable: tuple[str, ...] = ()  # as written: ``~`` is expanded when the sandbox is made
     sandbox_hidden: tuple[str, ...] = ()
 
@@ -166,7 +168,10 @@ def _sandbox(data: dict[str, Any], path: Path) -> dict[str, Any]:
     network = table.get("network", False)
     if not isinstance(network, bool):
         raise ConfigError(f"{path}: sandbox.network must be true or false")
-    found: dict[str, Any] = {"sandbox_mode": mode, "sandbox_network": network}
+    auto = table.get("auto", False)
+    if not isinstance(auto, bool):
+        raise ConfigError(f"{path}: sandbox.auto must be true or false")
+    found: dict[str, Any] = {"sandbox_mode": mode, "sandbox_network": network, "sandbox_auto": auto}
     for key in ("writable", "hidden"):
         paths = _strings(table.get(key, []), f"sandbox.{key}", path, '["~/.cache/pip"]')
         relative = next((p for p in paths if not p.startswith(("/", "~"))), None)

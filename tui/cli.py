@@ -428,6 +428,7 @@ def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
         drop_queued=args.drop_queued,
         sandbox=args.sandbox,
         allow_network=args.allow_network,
+        sandbox_auto=args.sandbox_auto,
     )
 
 

@@ -31,6 +31,13 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default: Callable[[obje
         default=default(False),
         help="let sandboxed commands use the network",
     )
+    parser.add_argument(
+        "--sandbox-auto",
+        action="store_true",
+        default=default(False),
+        help="in ask and accept-edits modes, run unasked a command only the mode would ask about, confined by "
+        "the sandbox (with the network off)",
+    )
 
 
 def add_compare_commands(
@@ -110,6 +117,7 @@ def _compare(args: argparse.Namespace) -> int:
         deny=tuple(args.deny),
         sandbox=getattr(args, "sandbox", None),
         allow_network=getattr(args, "allow_network", False),
+        sandbox_auto=getattr(args, "sandbox_auto", False),
         as_json=args.json,
         out=sys.stdout,
     )

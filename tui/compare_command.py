@@ -53,6 +53,7 @@ def compare_session(
     deny: Sequence[str] = (),
     sandbox: str | None = None,
     allow_network: bool = False,
+    sandbox_auto: bool = False,
 ) -> int:
     """Run the comparison ``chimera compare`` asks for; print it; its exit code."""
     variants = parse_specs(specs)  # a bad spec is one line before anything opens
@@ -68,6 +69,7 @@ def compare_session(
         deny=deny,
         sandbox=sandbox,
         allow_network=allow_network,
+        sandbox_auto=sandbox_auto,
     )
     with opening as comparison:
         warn_opened(comparison.store)

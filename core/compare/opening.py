@@ -90,6 +90,7 @@ def open_comparison(
     deny: Sequence[str] = (),
     sandbox: str | None = None,
     allow_network: bool = False,
+    sandbox_auto: bool = False,
     provider_for: Callable[[str | None], Provider] = create_provider,
 ) -> Iterator[Comparison]:
     """A ``Comparison`` over stored session ``session_id`` from ``ref``, its calls judged by the session's
@@ -102,7 +103,7 @@ def open_comparison(
     _check_permissions(permission_mode, allow, deny)  # before anything opens
     check_verify(verify)
     home = chimera_home()
-    confinement, note = choose_sandbox(sandbox, allow_network, load_settings(home), home)
+    confinement, note = choose_sandbox(sandbox, allow_network, load_settings(home), home, auto=sandbox_auto)
     with SessionStore.open(home, session_id) as store:
         if note:
             store.warnings.append(note)

@@ -5,7 +5,9 @@ one line that says so when the machine cannot hold it.
 ``workspace``. ``CHIMERA_SANDBOX_WRITABLE`` (paths joined by ``:``) adds writable paths to
 ``[sandbox] writable``, for a setup (a test harness, CI) that hands commands a channel outside
 the workspace. ``--allow-network`` or ``[sandbox] network = true`` gives commands the
-network. Where ``workspace`` is asked for but this machine cannot confine commands
+network. ``--sandbox-auto`` or ``[sandbox] auto = true`` lets a command that only the
+permission mode would ask about run unasked, confined (the executor decides, call by
+call: ``Executor._sandbox_answers``). Where ``workspace`` is asked for but this machine cannot confine commands
 (``probe.py``), commands run as before, guarded by the permission rules alone, and the
 line returned says so: Chimera prints it once at start, never falls back silently.
 """
@@ -32,14 +34,16 @@ def check_mode(mode: str | None) -> None:
 
 
 def choose_sandbox(
-    mode: str | None, allow_network: bool, settings: Settings, chimera_home: Path
+    mode: str | None, allow_network: bool, settings: Settings, chimera_home: Path, *, auto: bool = False
 ) -> tuple[SandboxSettings, str]:
-    """The sandbox for ``mode`` (``--sandbox``; None: config.toml's, else ``workspace``) and ``allow_network``
-    over ``settings``, hiding ``chimera_home``; and the line to print at start ("" when there is nothing to say)."""
+    """The sandbox for ``mode`` (``--sandbox``; None: config.toml's, else ``workspace``), ``allow_network``
+    and ``auto`` (``--sandbox-auto``) over ``settings``, hiding ``chimera_home``; and the line to print at start
+    ("" when there is nothing to say)."""
     check_mode(mode)
     chosen = SandboxSettings(
         mode=mode or settings.sandbox_mode or "workspace",
         allow_network=allow_network or settings.sandbox_network,
+        auto=auto or settings.sandbox_auto,
         writable=tuple(
             Path(os.path.expanduser(p))
             for p in (*settings.sandbox_writable, *os.environ.get(WRITABLE_ENV, "").split(os.pathsep))

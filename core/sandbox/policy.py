@@ -50,12 +50,14 @@ _MOST_MATCHES = 200  # paths a wildcard in a read deny rule is expanded to
 
 @dataclass(frozen=True, slots=True)
 class SandboxSettings:
-    """How commands are confined: ``mode`` (``workspace`` or ``off``), whether they may use the network, and
-    extra ``writable`` and ``hidden`` paths. ``home`` is ``$HOME`` as Chimera started (its secrets are hidden),
+    """How commands are confined: ``mode`` (``workspace`` or ``off``), whether they may use the network, whether
+    a command only the permission mode would ask about runs unasked, confined (``auto``), and extra ``writable``
+    and ``hidden`` paths. ``home`` is ``$HOME`` as Chimera started (its secrets are hidden),
     ``chimera_home`` Chimera's own state (hidden too)."""
 
     mode: str = "workspace"
     allow_network: bool = False
+    auto: bool = False  # --sandbox-auto: commands only the mode asks about run unasked, confined
     writable: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     home: Path | None = field(default_factory=lambda: _home())

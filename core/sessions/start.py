@@ -75,6 +75,7 @@ class RunOptions:
     drop_queued: bool = False
     sandbox: str | None = None  # workspace | off; None: config.toml's, else workspace
     allow_network: bool = False
+    sandbox_auto: bool = False
 
 
 def _check(options: RunOptions) -> None:
@@ -142,7 +143,9 @@ def start_session(options: RunOptions) -> Session:
     demo = not model_configured()
     if options.resume:
         check_can_resume()
-    sandbox, sandbox_note = choose_sandbox(options.sandbox, options.allow_network, settings, home)
+    sandbox, sandbox_note = choose_sandbox(
+        options.sandbox, options.allow_network, settings, home, auto=options.sandbox_auto
+    )
     provider: Provider
     demo_task = ""
     if demo:

@@ -61,6 +61,8 @@ NOT_FINISHED = (
 )
 UNFINISHED_PREFIX = "Cancelled:"  # every result of a call that never ran to its end starts so
 DECISIONS = ("allow", "always", "deny")  # the answers to a permission request
+SANDBOX_AUTO = "ran unasked, confined by the sandbox (--sandbox-auto)"
+SANDBOX_AUTO_MODES = ("ask", "accept-edits")  # the modes that ask about commands; plan refuses, bypass runs them
 PLANNING_REFUSAL = (
     "not permitted while planning: {name} can change things, and only read-only tools run until the plan "
     "is approved; answer with the plan"
@@ -278,6 +280,20 @@ class Executor:
         finally:
             live.close()
 
+    def _sandbox_answers(self, call: ToolCall, tool: Tool) -> bool:
+        """Whether ``--sandbox-auto`` lets a command run unasked: the person opted in, the sandbox confines it here
+        with the network off, and only the mode asks (``bypass`` would run it: no deny rule, no hidden command,
+        nothing of Chimera's own state is in question)."""
+        settings = self.policy.sandbox
+        if call.name != "bash" or settings is None or not settings.auto or self.policy.mode not in SANDBOX_AUTO_MODES:
+            return False
+        confinement = self.confinement()
+        if confinement is None or confinement.network:
+            return False
+        bypassed = replace(self.policy, mode="bypass")
+        decision = bypassed.decide(call.name, call.args, read_only=tool.read_only, workspace=self.workspace)
+        return decision.verdict == "allow"
+
     async def _permit(self, call: ToolCall, tool: Tool, emit: Emit) -> ToolResult | None:
         """None when the call may run; else the result that tells the model it may not."""
         decision = self.policy.decide(call.name, call.args, read_only=tool.read_only, workspace=self.workspace)
@@ -286,6 +302,9 @@ class Executor:
         if decision.verdict == "deny":
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=decision.reason))
             return ToolResult.error(f"not permitted: {decision.reason}", "refused")
+        if self._sandbox_answers(call, tool):
+            emit(PermissionDecided(call_id=call.id, decision="allow", reason=SANDBOX_AUTO))
+            return None
         if not self.can_ask:
             why = f" ({decision.reason})" if decision.reason else ""
             fix = f"pass {decision.fix}" if decision.fix.startswith("--") else decision.fix

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from chimera.core.sandbox.probe import FORCE_OFF
+from chimera.core.tools.executor import SANDBOX_AUTO
 from tests.cli_runner import assert_one_line_error, run_chimera, run_here
 from tests.compare_helpers import named_session
 from tests.fake_anthropic import FakeAnthropic, by_model, message, text, tool_use
@@ -136,6 +137,7 @@ def test_config_adds_writable_and_hidden_paths(
     [
         ('[sandbox]\nmode = "of"\n', "sandbox.mode 'of' is unknown: use one of workspace, off"),
         ("[sandbox]\nnetwork = 1\n", "sandbox.network must be true or false"),
+        ('[sandbox]\nauto = "yes"\n', "sandbox.auto must be true or false"),
         ("[sandbox]\nnetwrok = true\n", "unknown key sandbox.netwrok in [sandbox]: did you mean sandbox.network?"),
         ('[sandbox]\nwritable = ["cache"]\n', "sandbox.writable: 'cache' is relative: write it from / or ~"),
     ],
@@ -215,3 +217,52 @@ def test_a_read_deny_rule_holds_against_a_program(api: FakeAnthropic, model_env:
     event = _finished(out)
     assert "classified" not in event["output"]
     assert event["data"]["sandbox_refused"].startswith(f"reaching {project / '.env'}, which the sandbox hides")
+
+
+def _events(stdout: str, kind: str) -> list[dict[str, Any]]:
+    return [e for e in map(json.loads, stdout.splitlines()) if e["type"] == kind]
+
+
+@needs_landlock
+def test_sandbox_auto_runs_what_the_mode_would_ask_confined(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """In ask mode with nobody to ask, a command is refused; with `--sandbox-auto` it runs unasked, confined
+    (its write outside still refused), and the permission event says why it ran."""
+    target = tmp_path / "outside.txt"
+    command = f"touch made.txt; echo x > {target}"
+    args = ("run", "go", "--json", "--workdir", str(project), "--permission-mode", "ask")
+    _one_command(api, command)
+    asked = run_here(*args)
+    assert asked.returncode == 0, asked.stderr
+    assert _finished(asked.stdout)["status"] == "refused"
+    assert not (project / "made.txt").exists()
+    _one_command(api, command)
+    auto = run_here(*args, "--sandbox-auto")
+    assert auto.returncode == 0, auto.stderr
+    (decided,) = _events(auto.stdout, "permission_decided")
+    assert (decided["decision"], decided["reason"]) == ("allow", SANDBOX_AUTO)
+    assert (project / "made.txt").exists()
+    assert not target.exists()
+    assert _finished(auto.stdout)["sandbox"] == "refused"
+
+
+@needs_landlock
+@pytest.mark.parametrize(
+    ("flags", "why"),
+    [
+        (("--deny", "bash(touch*)"), "a deny rule still wins"),
+        (("--allow-network",), "with the network on, the sandbox does not answer for the command"),
+        (("--permission-mode", "plan"), "plan mode refuses every command"),
+    ],
+)
+def test_sandbox_auto_does_not_answer_for_more(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, flags: tuple[str, ...], why: str
+) -> None:
+    """`--sandbox-auto` never lets through what a deny rule or plan mode refuses, nor a command with the network."""
+    _one_command(api, "touch made.txt")
+    args = ("run", "go", "--json", "--workdir", str(project), "--permission-mode", "ask", "--sandbox-auto")
+    proc = run_here(*args, *flags)
+    assert proc.returncode == 0, proc.stderr
+    assert _finished(proc.stdout)["status"] == "refused", why
+    assert not (project / "made.txt").exists(), why
