@@ -74,7 +74,10 @@ def _strings(value: object, where: str, path: Path, example: str = '["bash(git s
 
 def _nearest(name: str, known: list[str]) -> str:
     """': did you mean X?' for the known name nearest ``name`` (brackets and tables aside), else the list of them."""
-    bare = {k.strip("[]").rpartition(".")[2]: k for k in known} | {k.strip("[]"): k for k in known}
+    bare: dict[str, str] = {}
+    for k in known:  # a name two tables share (mode) goes to the first: [permissions] before [sandbox]
+        bare.setdefault(k.strip("[]").rpartition(".")[2], k)
+    bare |= {k.strip("[]"): k for k in known}
     near = [bare[n] for n in difflib.get_close_matches(name, list(bare), n=1, cutoff=0.6)]
     return f": did you mean {near[0]}?" if near else f": the known ones are {', '.join(known)}"
 

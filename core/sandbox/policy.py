@@ -76,7 +76,8 @@ class SandboxSettings:
         return Confinement(
             workspace=_real(workspace),
             writable=tuple(_real(p) for p in (*self.writable, *_linked_git_dirs(workspace))),
-            hidden=tuple(dict.fromkeys(_real(p) for p in (*secrets, *self.hidden, *hidden))),
+            hidden=tuple(dict.fromkeys(_real(p) for p in secrets)),
+            unreadable=tuple(dict.fromkeys(_real(p) for p in (*self.hidden, *hidden))),
             network=self.allow_network,
             temp_root=temp_root,
         )
@@ -114,7 +115,13 @@ def hidden_by_rules(patterns: Iterable[str], workspace: Path) -> list[Path]:
 
 class Confinement:
     """The sandbox of the commands run in one workspace: what they may write and must not read, and their
-    private temporary folder (made on first use, removed when this object goes or Chimera exits)."""
+    private temporary folder (made on first use, removed when this object goes or Chimera exits).
+
+    ``hidden`` paths (the person's secrets, Chimera's state) can be neither read nor written, wherever they
+    are; ``unreadable`` ones (read deny rules, ``[sandbox] hidden``) cannot be read, and inside a writable
+    folder they can still be written, as the rules allow: so only reading is carved around them there, and
+    files made in the folders on the way to them can be made, just not read back in the same call.
+    """
 
     def __init__(
         self,
@@ -122,15 +129,19 @@ class Confinement:
         workspace: Path,
         writable: Sequence[Path] = (),
         hidden: Sequence[Path] = (),
+        unreadable: Sequence[Path] = (),
         network: bool = False,
         temp_root: Path | None = None,
     ) -> None:
         self.workspace = workspace
         self.writable = tuple(writable)
         self.hidden = tuple(hidden)
+        self.unreadable = tuple(unreadable)
         self.network = network
         self.temp_root = temp_root
         self._tmpdir: Path | None = None
+        self._granted: frozenset[str] = frozenset()  # what the last rules named, below a folder carved up
+        self._carved: frozenset[str] = frozenset()  # the folders the last rules were carved in
 
     @property
     def tmpdir(self) -> Path:
@@ -146,22 +157,42 @@ class Confinement:
         return {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
 
     def hides(self, path: Path) -> bool:
-        """Whether a sandboxed command cannot read ``path`` (resolved): it lies in a hidden path."""
-        real = _real(path)
-        return any(_within(real, h) for h in self.hidden) and not self._writes(real)
+        """Whether a sandboxed command cannot read ``path`` (resolved) because it lies in a hidden path."""
+        real = str(_real(path))
+        concealed = (*self.hidden, *self.unreadable)
+        if not any(_inside(real, str(h)) for h in concealed):
+            return False
+        return not any(
+            _inside(real, str(root))
+            and not any(_inside(real, str(h)) and _inside(str(h), str(root)) for h in concealed)
+            for root in self._writable_roots()
+        )
 
     def may_write(self, path: Path) -> bool:
         """Whether a sandboxed command may write ``path`` (resolved)."""
         real = _real(path)
-        return self._writes(real) or (real.parent == Path("/dev") and real.name in _DEVICES_WRITE)
+        return self._writes(str(real)) or (real.parent == Path("/dev") and real.name in _DEVICES_WRITE)
+
+    def made_since(self, path: Path) -> bool:
+        """Whether ``path`` (resolved) lies below an entry made after the last rules, in a folder they were carved
+        in: Landlock grants nothing there until the rules are made again (the next call)."""
+        real = str(_real(path))
+        while True:
+            parent = os.path.dirname(real)
+            if parent in self._carved:
+                return real not in self._granted
+            if parent == real:
+                return False
+            real = parent
 
     def _writable_roots(self) -> tuple[Path, ...]:
         return (self.workspace, self.tmpdir, *self.writable)
 
-    def _writes(self, real: Path) -> bool:
+    def _writes(self, real: str) -> bool:
         """Whether a writable root holds ``real`` without a hidden path (carved out of it) holding it too."""
         return any(
-            _within(real, root) and not any(_within(real, h) and _within(h, root) for h in self.hidden)
+            _inside(real, str(root))
+            and not any(_inside(real, str(h)) and _inside(str(h), str(root)) for h in self.hidden)
             for root in self._writable_roots()
         )
 
@@ -172,13 +203,18 @@ class Confinement:
         scoped = 0
         if abi >= 6:
             scoped = landlock.SCOPE_SIGNAL | (0 if self.network else landlock.SCOPE_ABSTRACT_UNIX)
-        rules: list[tuple[int, str]] = [(landlock.READ_DIR, "/")]  # names are listable everywhere
         hidden = [str(h) for h in self.hidden]
-        rules += _around("/", landlock.READ, [*hidden, "/dev"])
+        concealed = [*hidden, *(str(u) for u in self.unreadable)]
+        carved: set[str] = set()
+        rules: list[tuple[int, str]] = [(landlock.READ_DIR, "/")]  # names are listable everywhere
+        rules += _around("/", landlock.READ, [*concealed, "/dev"], carved)
         rules += [(landlock.DEV_RIGHTS, f"/dev/{name}") for name in _DEVICES_READ]
         for root in self._writable_roots():
-            rules += _around(str(root), landlock.READ | landlock.WRITE, hidden)
+            rules += _around(str(root), landlock.READ, concealed, carved)
+            rules += _around(str(root), landlock.WRITE, hidden, carved)
         rules += [(landlock.READ | landlock.WRITE, f"/dev/{name}") for name in _DEVICES_WRITE]
+        self._carved = frozenset(carved)
+        self._granted = frozenset(path for _, path in rules if os.path.dirname(path) in carved)
         lines = [f"{fs} {net} {scoped}"]
         for rights, path in rules:
             if "\n" not in path:  # such a name cannot be passed: left out, so less is reachable, never more
@@ -186,14 +222,15 @@ class Confinement:
         return "\n".join(lines)
 
 
-def _around(root: str, rights: int, carved: Sequence[str]) -> list[tuple[int, str]]:
+def _around(root: str, rights: int, carved: Sequence[str], folders: set[str]) -> list[tuple[int, str]]:
     """Rules granting ``rights`` on ``root`` and all below it but the ``carved`` paths (strings: pathlib costs
-    milliseconds a call here)."""
+    milliseconds a call here); each folder listed to carve them out is added to ``folders``."""
     inside = [c for c in carved if _inside(c, root)]
     if not inside:
         return [(rights, root)]
     if root in inside:
         return []
+    folders.add(root)
     rules: list[tuple[int, str]] = []
     try:
         entries = list(os.scandir(root))
@@ -204,18 +241,22 @@ def _around(root: str, rights: int, carved: Sequence[str]) -> list[tuple[int, st
             if entry.is_symlink():
                 continue  # its target is reached where it lies, under that place's rules
             if entry.is_dir(follow_symlinks=False):
-                rules += _around(entry.path, rights, inside)
+                rules += _around(entry.path, rights, inside, folders)
             elif entry.path not in inside:
                 rules.append((rights & landlock.FILE_RIGHTS, entry.path))
     return rules
 
 
+def _reached(real: str, roots: Sequence[Path], carved: Sequence[Path]) -> bool:
+    """Whether one of ``roots`` holds ``real`` with none of the ``carved`` paths inside it holding it too."""
+    return any(
+        _inside(real, str(root)) and not any(_inside(real, str(c)) and _inside(str(c), str(root)) for c in carved)
+        for root in roots
+    )
+
+
 def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root if root.endswith("/") else root + "/")
-
-
-def _within(path: Path, root: Path) -> bool:
-    return _inside(str(path), str(root))
 
 
 def _real(path: Path) -> Path:

@@ -7,7 +7,8 @@ where the policy explains the error:
 - a line saying ``Permission denied`` or ``Operation not permitted`` names a path
   (quoted, or before the colon, as bash, coreutils, make and Python print it) that
   the sandbox hides, or that it does not let a command write while Chimera itself
-  could (so a file only root may write is not blamed on the sandbox);
+  could (so a file only root may write is not blamed on the sandbox), or that was
+  made during the call where the rules name each entry (``Confinement.made_since``);
 - with the network off, a line saying a connection failed (curl's ``Failed to
   connect``, ``Permission denied`` from a socket) names the address when it can.
 
@@ -35,11 +36,14 @@ _CONNECT = re.compile(
 )
 _SOCKETISH = re.compile(r"socket|connect|urlopen|http|Connection|getaddrinfo|port \d", re.IGNORECASE)
 _MOST_LINES = 200  # lines read from the end of the output
+_MOST_NAMED = 3  # refusals named in the one line
 
 
 def refusal(output: str, sandbox: Confinement, cwd: Path) -> str:
-    """What the sandbox refused, as a phrase ("writing /tmp/x, outside the workspace and $TMPDIR"), or ""."""
+    """What the sandbox refused, as a phrase ("writing /tmp/x, outside the workspace and $TMPDIR"), or "";
+    several refusals (at most ``_MOST_NAMED``) joined by "; ", and a failed connection after them."""
     lines = output.splitlines()[-_MOST_LINES:]
+    found: list[str] = []
     pathless = False  # a refusal naming no path: with the network off, most likely a socket's
     for line in lines:
         if not _DENIED.search(line):
@@ -48,17 +52,21 @@ def refusal(output: str, sandbox: Confinement, cwd: Path) -> str:
         pathless = pathless or not candidates or bool(_SOCKETISH.search(line))
         for candidate in candidates:
             path = Path(os.path.expanduser(candidate))
-            found = _refused_path(path if path.is_absolute() else cwd / path, sandbox)
-            if found:
-                return found
-    if sandbox.network:
-        return ""
-    address = _address(lines)
-    if address or any(_CONNECT.search(line) for line in lines):
-        return f"a connection to {address or 'the network'} (commands have no network here; --allow-network gives it)"
-    if pathless:
-        return "a network connection, it seems (the error names no file; commands have no network here)"
-    return ""
+            phrase = _refused_path(path if path.is_absolute() else cwd / path, sandbox)
+            if phrase and phrase not in found:
+                found.append(phrase)
+                break
+    if not sandbox.network:
+        address = _address(lines)
+        if address or any(_CONNECT.search(line) for line in lines):
+            found.append(
+                f"a connection to {address or 'the network'} (commands have no network here; --allow-network gives it)"
+            )
+        elif pathless and not found:
+            found.append("a network connection, it seems (the error names no file; commands have no network here)")
+    if len(found) > _MOST_NAMED:
+        found = [*found[:_MOST_NAMED], f"and {len(found) - _MOST_NAMED} more"]
+    return "; ".join(found)
 
 
 def _paths(line: str) -> list[str]:
@@ -74,6 +82,11 @@ def _refused_path(path: Path, sandbox: Confinement) -> str:
     if sandbox.hides(path):
         return f"reaching {path}, which the sandbox hides (a secret, Chimera's own state or a read deny rule)"
     if sandbox.may_write(path):
+        if path.exists() and sandbox.made_since(path):
+            return (
+                f"reaching {path}: it was made during this call in a folder the sandbox divides around a hidden "
+                "path, and is reachable from the next call on (run what uses it in another call)"
+            )
         return ""
     target = path if path.exists() else path.parent
     if target.exists() and os.access(target, os.W_OK):

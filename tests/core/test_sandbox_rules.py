@@ -225,3 +225,19 @@ def test_a_linked_worktree_commits(tmp_path: Path) -> None:
     assert not result.is_error, result.output
     assert "linked" in result.output
     assert run(f"echo x > {repo}/stray", ws, sandbox).data["sandbox"] == "refused"
+
+
+def test_a_path_hidden_in_the_workspace_leaves_the_rest_working(ws: Path) -> None:
+    """With `.env` hidden inside the workspace, it cannot be read but everything else works: files are made and
+    written anywhere, read back in existing folders at once and in the top folder from the next call, and the
+    result says why one made at the top cannot be read in the same call."""
+    (ws / ".env").write_text(SECRET)
+    (ws / "src").mkdir()
+    sandbox = SandboxSettings().confine(ws, hidden=[ws / ".env"])
+    first = run("cat .env; echo a > src/a.txt && cat src/a.txt && echo b > top.txt && cat top.txt", ws, sandbox)
+    assert SECRET not in first.output
+    assert "a\n" in first.output
+    assert (ws / "top.txt").read_text() == "b\n"
+    assert f"; reaching {ws / 'top.txt'}: it was made during this call in a folder" in first.output
+    assert run("cat top.txt", ws, sandbox).output == "b\n"
+    assert run("echo c > .env && cat src/a.txt", ws, sandbox).output == "a\n"  # a read rule does not stop writes
