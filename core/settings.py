@@ -37,7 +37,7 @@ from typing import Any
 from chimera.core.errors import ConfigError
 from chimera.core.permissions.policy import MODES
 from chimera.core.permissions.rule import Rule
-from chimera.core.sandbox.policy import MODES as SANDBOX_MODES
+from chimera.core.sandbox import MODES as SANDBOX_MODES
 from chimera.core.toml_nesting import DEEPEST, too_deep
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.files import NotRegularFile, open_regular

@@ -18,7 +18,8 @@ import os
 from pathlib import Path
 
 from chimera.core.errors import ConfigError
-from chimera.core.sandbox.policy import MODES, SandboxSettings
+from chimera.core.sandbox import MODES
+from chimera.core.sandbox.policy import SandboxSettings
 from chimera.core.sandbox.probe import support
 from chimera.core.settings import Settings
 

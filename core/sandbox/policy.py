@@ -26,7 +26,6 @@ the same way: only the harmless devices are reachable (never a disk: as root,
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import shutil
 import tempfile
@@ -35,11 +34,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chimera.core.sandbox import landlock
+from chimera.core.sandbox import MODES, landlock
 
 __all__ = ["MODES", "SECRETS", "Confinement", "SandboxSettings"]
 
-MODES = ("workspace", "off")
 SECRETS = (".ssh", ".aws", ".config/gcloud", ".gnupg", ".netrc", ".docker/config.json")
 """The person's secrets, relative to ``$HOME``: never readable by a sandboxed command."""
 
@@ -101,6 +99,8 @@ def _linked_git_dirs(workspace: Path) -> list[Path]:
 
 def hidden_by_rules(patterns: Iterable[str], workspace: Path) -> list[Path]:
     """The paths ``read`` deny rule patterns name in ``workspace`` (a wildcard expanded, at most a few hundred)."""
+    import glob  # only with read deny rules
+
     found: list[Path] = []
     for pattern in patterns:
         if not glob.has_magic(pattern):

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from chimera.core.redact import Redactor
-from chimera.core.sandbox.policy import Confinement
 from chimera.core.terminal_text import flat
+
+if TYPE_CHECKING:  # a type only: the sandbox's modules load with the first command
+    from chimera.core.sandbox.policy import Confinement
 
 __all__ = [
     "CALL_STATUSES",

@@ -16,8 +16,6 @@ import time
 from typing import Any
 
 from chimera.core.credentials import clean_environment
-from chimera.core.sandbox.probe import support
-from chimera.core.sandbox.refusals import refusal
 from chimera.core.tools.base import ToolContext, ToolResult, schema
 from chimera.core.tools.output import OutputSink
 from chimera.core.tools.shell import Shell, start_shell
@@ -68,6 +66,8 @@ class Bash:
         started = time.monotonic()
         env, rules = scrubbed_environment(), ""
         if ctx.sandbox is not None:
+            from chimera.core.sandbox.probe import support  # loaded with the first confined command
+
             env, rules = ctx.sandbox.environment(env), ctx.sandbox.spec(support().abi)
         shell = start_shell(args["command"], ctx.workspace, env, rules)
         timed_out = False
@@ -88,6 +88,8 @@ class Bash:
         data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3), "timeout": timeout}
         data.update(sink.cut_data())
         if ctx.sandbox is not None:
+            from chimera.core.sandbox.refusals import refusal
+
             refused = refusal(text, ctx.sandbox, ctx.workspace)
             data["sandbox"] = "refused" if refused else "confined"
             if refused:

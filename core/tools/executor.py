@@ -27,7 +27,7 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chimera.core.errors import ChimeraError, ToolInputError
 from chimera.core.events import (
@@ -40,8 +40,6 @@ from chimera.core.events import (
 )
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.redact import Redactor
-from chimera.core.sandbox.policy import Confinement, SandboxSettings, hidden_by_rules
-from chimera.core.sandbox.probe import support
 from chimera.core.strict_json import MAX_DEPTH, TOO_DEEP, clean_json, clean_text
 from chimera.core.threads import use_daemon_threads
 from chimera.core.tool_group import ToolGroup
@@ -50,6 +48,9 @@ from chimera.core.tools.live import LiveOutput
 from chimera.core.tools.paths import printable, real_path
 from chimera.core.tools.recorded import Recorded
 from chimera.core.tools.schema import validate
+
+if TYPE_CHECKING:  # the sandbox's modules load with the first command that needs them
+    from chimera.core.sandbox.policy import Confinement, SandboxSettings
 
 __all__ = ["CANCELLED", "DECISIONS", "NOT_FINISHED", "UNFINISHED_PREFIX", "Executor", "ToolCall", "ToolOutcome"]
 
@@ -171,7 +172,12 @@ class Executor:
         or this machine has none. One per settings (its private TMPDIR lasts as long); the ``read`` deny rules
         are hidden as they are at the first call."""
         settings = self.policy.sandbox
-        if settings is None or not settings.on or not support().available:
+        if settings is None or not settings.on:
+            return None
+        from chimera.core.sandbox.policy import hidden_by_rules
+        from chimera.core.sandbox.probe import support
+
+        if not support().available:
             return None
         if self._confined is None or self._confined[0] is not settings:
             hidden = hidden_by_rules(self.policy.read_denied(), self.workspace)
