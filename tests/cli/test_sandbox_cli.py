@@ -266,3 +266,25 @@ def test_sandbox_auto_does_not_answer_for_more(
     assert proc.returncode == 0, proc.stderr
     assert _finished(proc.stdout)["status"] == "refused", why
     assert not (project / "made.txt").exists(), why
+
+
+@needs_landlock
+def test_a_rerun_the_guard_cannot_read_is_confined_to_the_scratch_copy(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """`replay --rerun-tools` runs again a program whose code the guard cannot read (`python -c` building `~`):
+    recorded outside the sandbox it wrote HOME; re-run, the sandbox keeps it in the scratch copy."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**model_env, "HOME": str(home)}
+    script = "import os; open(os.path.join(os.path.expanduser(chr(126)), 'made'), 'w').write('x')"
+    _one_command(api, f'python3 -c "{script}"')
+    args = ("run", "go", "--json", "--workdir", str(project), "--permission-mode", "bypass")
+    recorded = run_here(*args, "--sandbox", "off", env=env)
+    assert recorded.returncode == 0, recorded.stderr
+    assert (home / "made").exists()  # as recorded, it went home
+    (home / "made").unlink()
+    session_id = json.loads(recorded.stdout.splitlines()[0])["session_id"]
+    replay = run_here("replay", session_id, "--rerun-tools", env=env)
+    assert "not re-run" not in replay.stderr  # the guard let it run again ...
+    assert list(home.iterdir()) == []  # ... and the sandbox held it

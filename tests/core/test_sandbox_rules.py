@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from chimera.core.sandbox.policy import SECRETS, SandboxSettings
+from chimera.core.tools.shell import start_shell
 from tests.git_helpers import git
 from tests.processes import Reaper
 from tests.sandbox_helpers import SECRET, SERVED, confined, fake_home, loopback_port, needs_landlock, run
@@ -241,3 +242,16 @@ def test_a_path_hidden_in_the_workspace_leaves_the_rest_working(ws: Path) -> Non
     assert f"; reaching {ws / 'top.txt'}: it was made during this call in a folder" in first.output
     assert run("cat top.txt", ws, sandbox).output == "b\n"
     assert run("echo c > .env && cat src/a.txt", ws, sandbox).output == "a\n"  # a read rule does not stop writes
+
+
+def test_rules_that_cannot_be_applied_mean_the_command_does_not_run(ws: Path) -> None:
+    """When the kernel refuses the sandbox's rules, the command does not run unconfined: it does not run at all,
+    and the call says why."""
+    shell = start_shell("touch ran", ws, dict(os.environ), "0 0 0")  # a ruleset that handles nothing: refused
+    try:
+        code = shell.wait()
+    finally:
+        shell.close()
+    assert code == 127
+    assert shell.note.startswith("the sandbox could not be set up, so the command did not run")
+    assert not (ws / "ran").exists()
