@@ -1,0 +1,255 @@
+"""Provides ``Connection``: one MCP server, started (or reached), its tools listed, called, and stopped.
+
+The official SDK (``mcp``) does the protocol. Its client is a context that must be
+left in the task that entered it, so a task of the connection's own holds it open
+from the start until ``stop``; calls are made from any task and their replies come
+back through the client's own reader.
+
+- **Protocol version.** The handshake (``mode="legacy"``) is used, not the SDK's
+  ``"auto"``: ``auto`` first asks for the 2026 revision's ``server/discover``, which
+  the servers people run today do not answer, and a server that never answers then
+  costs that wait on top of the handshake's before it is said to be down.
+- **Environment.** A stdio server gets the SDK's safe set of variables (``PATH``,
+  ``HOME``, ``USER``, ``SHELL``, ``TERM``, ``LOGNAME``) and its own ``env``: never the
+  person's API key or anything else Chimera was started with.
+- **Its stderr** goes to ``log`` (a file in the session's folder), never to the
+  terminal the workbench draws on.
+- **Startup** waits ``startup_timeout`` at most; a server that fails, times out, exits
+  or writes lines to stdout that are not the protocol is named in ``error`` or
+  ``warnings`` in one line, and the connection's ``state`` says so.
+- **Calls** wait ``tool_timeout`` at most. A cancelled call (Escape) is cancelled at
+  the server too (the SDK sends ``notifications/cancelled``). A server that dies
+  mid-call fails the call, and is started again on the next use.
+- **Stop** closes the server's stdin, then sends TERM, then KILL (the SDK's own
+  shutdown), so no server outlives the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TextIO
+
+from chimera.core.mcp.config import ServerConfig
+from chimera.core.mcp.results import McpOutput, result_text
+
+__all__ = ["CallFailed", "Connection", "ServerTool"]
+
+State = Literal["off", "starting", "ready", "failed", "stopped"]
+_CLIENT = ("chimera", "0.1.0")
+_SHUTDOWN = 10.0  # seconds the SDK's shutdown may take (its own: 2 s for stdin, 2 s after TERM, then KILL)
+_CONNECTION_CLOSED = -32000  # the SDK's error code for a connection that closed (mcp_types.CONNECTION_CLOSED)
+
+
+class CallFailed(Exception):
+    """A call that got no result: the server is down, died, timed out or refused the request; one line why."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTool:
+    """One tool as the server listed it (its own name), with what the model and the permissions need of it."""
+
+    name: str
+    title: str | None
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    annotations: dict[str, Any]
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the server says the tool changes nothing (``readOnlyHint``); anything else counts as an action."""
+        return self.annotations.get("readOnlyHint") is True
+
+
+class Connection:
+    """One configured server: ``start``, then ``tools`` and ``call``, then ``stop``."""
+
+    def __init__(self, config: ServerConfig, log: Path, workdir: Path) -> None:
+        self.config = config
+        self.log = log
+        self.workdir = workdir
+        self.state: State = "off"
+        self.error: str | None = None
+        self.warnings: list[str] = []
+        self.tools: list[ServerTool] = []
+        self.tools_changed = False  # the server said its list changed: list again before the next request
+        self._client: Any = None
+        self._holder: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def ready(self) -> bool:
+        return self.state == "ready"
+
+    async def start(self) -> None:
+        """Start (or reach) the server and list its tools; return once it is ready or has failed."""
+        if not self.config.enabled:
+            self.state, self.error = "off", "disabled in its settings"
+            return
+        self.state, self.error, self.warnings = "starting", None, []
+        self._closing = asyncio.Event()
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._holder = asyncio.create_task(self._hold(ready), name=f"mcp:{self.name}")
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), self.config.startup_timeout)
+        except TimeoutError:
+            await self._end_holder(at_once=True)  # still in the handshake: nothing to wait for
+            self._failed(f"did not answer within {self.config.startup_timeout:g} s (startup_timeout)")
+        except CallFailed as err:
+            await self._end_holder()
+            self._failed(str(err))
+
+    async def call(
+        self, tool: str, args: dict[str, Any], on_progress: Callable[[float, float | None, str | None], object] | None
+    ) -> McpOutput:
+        """Call the server's tool ``tool``; its result read, or CallFailed saying why there is none."""
+        if not self.ready:
+            await self.start()  # down since it died: started again on its next use
+            if not self.ready:
+                raise CallFailed(f"the MCP server {self.name} is down: {self.error}")
+        if self.tools_changed:
+            await self.list_tools()
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if on_progress is not None:
+                on_progress(done, total, message)
+
+        try:
+            result = await asyncio.wait_for(
+                self._client.call_tool(tool, args, progress_callback=progress),
+                self.config.tool_timeout,
+            )
+        except TimeoutError:
+            raise CallFailed(f"no answer within {self.config.tool_timeout:g} s (tool_timeout)") from None
+        except asyncio.CancelledError:
+            raise
+        except Exception as err:  # the SDK's and the transport's faults: the call has no result
+            if getattr(err, "code", None) == _CONNECTION_CLOSED or (self._holder is not None and self._holder.done()):
+                await self._end_holder()  # what is left of it reaped
+                self._failed("exited during a call")
+                raise CallFailed(f"the MCP server {self.name} exited during the call: see {self.log}") from None
+            raise CallFailed(_why(err)) from None
+        return result_text(result)
+
+    async def list_tools(self) -> None:
+        """List the server's tools again (all pages)."""
+        self.tools_changed = False
+        listed = await self._client.list_tools()
+        self.tools = [_server_tool(tool) for tool in listed.tools]
+
+    async def stop(self) -> None:
+        """Stop the server: stdin closed, then TERM, then KILL (the SDK's shutdown); idempotent."""
+        await self._end_holder()
+        if self.state in ("ready", "starting"):
+            self.state = "stopped"
+
+    # --- the task that holds the client open ------------------------------------------------
+
+    async def _hold(self, ready: asyncio.Future[None]) -> None:
+        try:
+            with self.log.open("a", encoding="utf-8", errors="replace") as errlog:
+                async with self._client_context(errlog) as client:
+                    self._client = client
+                    await self.list_tools()
+                    self.state = "ready"
+                    ready.set_result(None)
+                    await self._closing.wait()
+        except asyncio.CancelledError:
+            if not ready.done():
+                ready.cancel()
+            raise
+        except BaseException as err:  # the server could not start, or ended: said once, never a traceback
+            why = _why(err)
+            if not ready.done():
+                ready.set_exception(CallFailed(why))
+            elif not self._closing.is_set():
+                self._failed(f"exited: {why}")
+        finally:
+            self._client = None
+
+    @contextlib.asynccontextmanager
+    async def _client_context(self, errlog: TextIO) -> AsyncIterator[Any]:
+        """The SDK's client, connected: the server started with its stderr to ``errlog``, or reached at its URL."""
+        from mcp import Client  # loaded when the first server starts, never before the first frame
+        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp_types import Implementation
+
+        config = self.config
+        async with contextlib.AsyncExitStack() as stack:
+            if config.command is not None:
+                cwd = self.workdir / config.cwd if config.cwd is not None else self.workdir
+                parameters = StdioServerParameters(
+                    command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=cwd
+                )
+                transport: Any = stdio_client(parameters, errlog=errlog)
+            else:
+                import httpx2
+
+                # The SDK's own timeouts for MCP: a server may hold a reply's stream open for minutes.
+                timeout = httpx2.Timeout(30, read=300)
+                http_client = httpx2.AsyncClient(headers=dict(config.headers), timeout=timeout)
+                http = await stack.enter_async_context(http_client)
+                transport = streamable_http_client(str(config.url), http_client=http)
+            client = Client(
+                transport,
+                mode="legacy",
+                client_info=Implementation(name=_CLIENT[0], version=_CLIENT[1]),
+                message_handler=self._on_message,
+                cache=None,
+            )
+            yield await stack.enter_async_context(client)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):  # a line on stdout that is not the protocol
+            warning = f"wrote to stdout something that is not MCP ({_why(message)})"
+            if warning not in self.warnings:
+                self.warnings.append(warning)
+            return
+        if getattr(getattr(message, "root", message), "method", "") == "notifications/tools/list_changed":
+            self.tools_changed = True
+
+    async def _end_holder(self, *, at_once: bool = False) -> None:
+        """End the task holding the client: let it leave the client (the SDK's shutdown: stdin closed, TERM,
+        KILL), or, ``at_once``, cancel it (the SDK's shutdown runs all the same, shielded)."""
+        holder, self._holder = self._holder, None
+        if holder is None:
+            return
+        self._closing.set()
+        if not at_once:
+            with contextlib.suppress(TimeoutError, Exception):
+                await asyncio.wait_for(asyncio.shield(holder), _SHUTDOWN)
+        holder.cancel()
+        with contextlib.suppress(BaseException):
+            await holder
+
+    def _failed(self, why: str) -> None:
+        self.state, self.error = "failed", why
+
+
+def _server_tool(tool: Any) -> ServerTool:
+    annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+    return ServerTool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description or "",
+        input_schema=dict(tool.input_schema),
+        output_schema=dict(tool.output_schema) if tool.output_schema is not None else None,
+        annotations=annotations,
+    )
+
+
+def _why(err: BaseException) -> str:
+    """One line for a fault, however the SDK or anyio wrapped it (an exception group: its first leaf)."""
+    while isinstance(err, BaseExceptionGroup) and err.exceptions:
+        err = err.exceptions[0]
+    text = " ".join(str(err).split())
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__

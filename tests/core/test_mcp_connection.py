@@ -1,0 +1,175 @@
+"""One MCP server's connection, against the reference server (``mcp-server-everything``, over stdio): started,
+its tools listed as the server describes them, called with their results read; and every way a server goes
+wrong named in one line: a command that is not there, a server that never answers, junk on stdout, a call
+that outlives its timeout, a server that dies mid-call (started again on the next use)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from chimera.core.mcp.config import ServerConfig
+from chimera.core.mcp.connection import CallFailed, Connection
+from tests.hostile import HOSTILE
+from tests.mcp_helpers import everything_server
+
+
+def connection(tmp_path: Path, **settings: object) -> Connection:
+    """A connection to the reference server (or what ``settings`` say instead), its log in ``tmp_path``."""
+    config = ServerConfig(name="everything", origin="test", **{"command": str(everything_server()), **settings})
+    return Connection(config, tmp_path / "everything.log", tmp_path)
+
+
+def pid_file_wrapper(tmp_path: Path) -> tuple[dict[str, object], Path]:
+    """Settings that start the reference server through a shell that first writes its pid (the server's, as it
+    execs) to a file."""
+    pid = tmp_path / "server.pid"
+    script = f'echo $$ > "{pid}"; exec "{everything_server()}" stdio'
+    return {"command": "/bin/sh", "args": ("-c", script)}, pid
+
+
+async def test_a_servers_tools_are_listed_as_it_describes_them(tmp_path: Path) -> None:
+    """``echo`` is listed with its schema and counts as a read (``readOnlyHint``); a tool without it does not."""
+    server = connection(tmp_path)
+    await server.start()
+    try:
+        assert server.state == "ready", server.error
+        tools = {tool.name: tool for tool in server.tools}
+        assert tools["echo"].read_only
+        assert tools["echo"].input_schema["properties"]["message"]["type"] == "string"
+        assert not tools["toggle-simulated-logging"].read_only
+    finally:
+        await server.stop()
+    assert server.state == "stopped"
+
+
+async def test_calls_come_back_as_text_the_model_reads(tmp_path: Path) -> None:
+    """Text comes back exactly (outside text stays data), an image is named with its type and size and its bytes
+    are kept for the model, and structured content is kept."""
+    server = connection(tmp_path)
+    await server.start()
+    try:
+        for text in HOSTILE.values():
+            echoed = await server.call("echo", {"message": text}, None)
+            assert echoed.text == f"Echo: {text}"
+            assert not echoed.is_error
+        image = await server.call("get-tiny-image", {}, None)
+        assert "[image: image/png, " in image.text
+        assert image.images[0]["media_type"] == "image/png"
+        structured = await server.call("get-structured-content", {"location": "New York"}, None)
+        assert structured.structured is not None
+    finally:
+        await server.stop()
+
+
+async def test_a_server_gets_none_of_chimeras_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API key in Chimera's environment never reaches a server: it gets the SDK's safe set and its own env."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-never-shared")
+    server = connection(tmp_path, env={"OWN_SETTING": "kept"})
+    await server.start()
+    try:
+        env = (await server.call("get-env", {}, None)).text
+    finally:
+        await server.stop()
+    assert "OWN_SETTING" in env
+    assert "sk-ant-never-shared" not in env
+    assert "ANTHROPIC_API_KEY" not in env
+
+
+async def test_progress_goes_to_the_watcher_and_a_slow_call_fails_at_its_timeout(tmp_path: Path) -> None:
+    """Progress the server reports reaches the callback; a call past ``tool_timeout`` fails saying so."""
+    server = connection(tmp_path, tool_timeout=1.5)
+    await server.start()
+    seen: list[tuple[float, float | None]] = []
+    try:
+        done = await server.call(
+            "trigger-long-running-operation", {"duration": 0.4, "steps": 2}, lambda d, t, m: seen.append((d, t))
+        )
+        assert "completed" in done.text.lower()
+        assert seen == [(1, 2), (2, 2)]
+        with pytest.raises(CallFailed, match=r"no answer within 1.5 s \(tool_timeout\)"):
+            await server.call("trigger-long-running-operation", {"duration": 30, "steps": 1}, None)
+        assert (await server.call("echo", {"message": "still here"}, None)).text == "Echo: still here"
+    finally:
+        await server.stop()
+
+
+async def test_the_servers_stderr_goes_to_its_log_not_the_terminal(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """What the server says on stderr is in its log file; nothing reaches the terminal the workbench draws on."""
+    server = connection(tmp_path)
+    await server.start()
+    await server.stop()
+    assert "Starting" in server.log.read_text()
+    assert capfd.readouterr().err == ""
+
+
+async def test_a_command_that_is_not_there_is_one_line(tmp_path: Path) -> None:
+    """A server whose command does not exist fails to start, named in one line, at once."""
+    server = connection(tmp_path, command="/nowhere/mcp-server")
+    await server.start()
+    assert server.state == "failed"
+    assert server.error is not None
+    assert "\n" not in server.error
+    assert "No such file" in server.error or "not found" in server.error.lower()
+
+
+async def test_a_server_that_never_answers_fails_at_its_startup_timeout_and_is_killed(tmp_path: Path) -> None:
+    """A command that keeps its pipes open and never answers is given up after ``startup_timeout``, and it does
+    not outlive the attempt."""
+    pid = tmp_path / "server.pid"
+    script = f'echo $$ > "{pid}"; exec sleep 60'
+    server = connection(tmp_path, command="/bin/sh", args=("-c", script), startup_timeout=0.5)
+    await server.start()
+    assert server.state == "failed"
+    assert server.error == "did not answer within 0.5 s (startup_timeout)"
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid.read_text()), 0)
+
+
+async def test_junk_on_stdout_is_named_and_the_server_still_works(tmp_path: Path) -> None:
+    """A line on stdout that is not the protocol is named in one line; the server's tools still work."""
+    script = f'echo "Server v1 starting, hello!"; exec "{everything_server()}" stdio'
+    server = connection(tmp_path, command="/bin/sh", args=("-c", script))
+    await server.start()
+    try:
+        assert server.state == "ready", server.error
+        assert (await server.call("echo", {"message": "x"}, None)).text == "Echo: x"
+        assert any("not MCP" in warning for warning in server.warnings)
+    finally:
+        await server.stop()
+
+
+async def test_a_server_that_dies_mid_call_fails_that_call_and_starts_again_on_the_next(tmp_path: Path) -> None:
+    """Killed during a call, the server's call fails naming its log; the next call starts it again and works."""
+    settings, pid = pid_file_wrapper(tmp_path)
+    server = connection(tmp_path, **settings)
+    await server.start()
+    try:
+        working = asyncio.Event()
+        call = asyncio.create_task(
+            server.call("trigger-long-running-operation", {"duration": 60, "steps": 300}, lambda *_: working.set())
+        )
+        await working.wait()  # the server is working on the call
+        os.kill(int(pid.read_text()), signal.SIGKILL)
+        with pytest.raises(CallFailed, match="exited during the call"):
+            await call
+        assert server.state == "failed"
+        assert (await server.call("echo", {"message": "again"}, None)).text == "Echo: again"
+        assert server.state == "ready"
+    finally:
+        await server.stop()
+
+
+async def test_a_disabled_server_is_never_started(tmp_path: Path) -> None:
+    """``enabled = false``: nothing runs, and the connection says why it is off."""
+    settings, pid = pid_file_wrapper(tmp_path)
+    server = connection(tmp_path, enabled=False, **settings)
+    await server.start()
+    assert (server.state, server.error) == ("off", "disabled in its settings")
+    assert not pid.exists()
