@@ -173,3 +173,14 @@ async def test_a_disabled_server_is_never_started(tmp_path: Path) -> None:
     await server.start()
     assert (server.state, server.error) == ("off", "disabled in its settings")
     assert not pid.exists()
+
+
+async def test_stop_leaves_no_server_process(tmp_path: Path) -> None:
+    """Once stopped, the server's process is gone (its stdin closed, then TERM, then KILL: the SDK's shutdown)."""
+    settings, pid = pid_file_wrapper(tmp_path)
+    server = connection(tmp_path, **settings)
+    await server.start()
+    assert server.ready, server.error
+    await server.stop()
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid.read_text()), 0)

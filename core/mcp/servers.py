@@ -1,0 +1,96 @@
+"""Provides ``McpServers``: the MCP servers of a session, started together, their tools offered under the names
+the model sees, and stopped with the session.
+
+``start`` begins every enabled server at once and returns; ``ready`` waits until each
+is ready or has failed (its own ``startup_timeout``), which the first model request
+does, so a server's tools are offered from the first turn. A server that fails is
+named in ``notices`` in one line and the others go on. ``tools`` is the list of
+``McpTool``, named by ``names.model_names`` across all servers, each server's
+``enabled_tools`` and ``disabled_tools`` applied; ``refresh`` lists again the servers
+that said their list changed. ``stop`` stops them all. The SDK (half a second of
+imports) is loaded on a thread when the first server starts, never on the event loop
+and never before the workbench's first frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+from chimera.core.mcp.config import ServerConfig
+from chimera.core.mcp.connection import Connection
+from chimera.core.mcp.names import model_names
+from chimera.core.mcp.tool import McpTool
+
+__all__ = ["McpServers"]
+
+
+class McpServers:
+    """The session's servers: one ``Connection`` each, their logs in ``log_dir``."""
+
+    def __init__(self, configs: Sequence[ServerConfig], log_dir: Path, workdir: Path, builtin: Collection[str]) -> None:
+        self.connections = [Connection(c, log_dir / f"mcp-{_file_name(c.name)}.log", workdir) for c in configs]
+        self.builtin = frozenset(builtin)
+        self._starting: asyncio.Task[None] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.connections)
+
+    def start(self) -> None:
+        """Start every enabled server at once, in the background (``ready`` waits for them)."""
+        if self._starting is None and self.connections:
+            self._starting = asyncio.create_task(self._start_all(), name="mcp:start")
+
+    async def ready(self) -> None:
+        """Wait until every server is ready or has failed; the tools of those that changed listed again."""
+        self.start()
+        if self._starting is not None:
+            await asyncio.shield(self._starting)
+        await self.refresh()
+
+    async def refresh(self) -> None:
+        """List again the tools of each ready server that said its list changed."""
+        changed = [c for c in self.connections if c.ready and c.tools_changed]
+        await asyncio.gather(*(c.list_tools() for c in changed), return_exceptions=True)
+
+    @property
+    def tools(self) -> list[McpTool]:
+        """The tools offered to the model, of the servers that are ready, in the servers' order."""
+        offered = [(c, t) for c in self.connections if c.ready for t in c.tools if c.config.offers(t.name)]
+        names = model_names([(c.name, t.name) for c, t in offered], self.builtin)
+        return [McpTool(names[(c.name, t.name)], t, c) for c, t in offered]
+
+    @property
+    def notices(self) -> list[str]:
+        """One line for each server that failed or said something it should not have."""
+        lines = [f"MCP server {c.name} failed: {c.error}" for c in self.connections if c.state == "failed"]
+        lines += [f"MCP server {c.name} {warning}" for c in self.connections for warning in c.warnings]
+        return lines
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        """(ready, configured and enabled): the status line's ``mcp 2/3``."""
+        enabled = [c for c in self.connections if c.config.enabled]
+        return sum(c.ready for c in enabled), len(enabled)
+
+    async def stop(self) -> None:
+        """Stop every server (and any still starting)."""
+        if self._starting is not None:
+            self._starting.cancel()
+            await asyncio.gather(self._starting, return_exceptions=True)
+        await asyncio.gather(*(c.stop() for c in self.connections), return_exceptions=True)
+
+    async def _start_all(self) -> None:
+        await asyncio.to_thread(_load_sdk)  # half a second of imports, kept off the event loop
+        await asyncio.gather(*(c.start() for c in self.connections), return_exceptions=True)
+
+
+def _load_sdk() -> None:
+    import mcp.client.stdio
+    import mcp.client.streamable_http  # noqa: F401
+
+
+def _file_name(name: str) -> str:
+    """A server's name as a piece of a file name (its log's)."""
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name).strip(".") or "_"
