@@ -36,7 +36,9 @@ EDIT_TOOLS = frozenset({"write", "edit"})
 # A path rule on one tool also covers these: edit reads the file (its answers tell what it holds), and
 # write and edit both change it. read's cover of grep and glob is in the policy (_search_refusal, withheld).
 _FAMILY = {"read": frozenset({"read", "edit"}), "write": EDIT_TOOLS, "edit": EDIT_TOOLS}
-_RULE = re.compile(r"^\s*(\*|[A-Za-z_][\w-]*)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+_RULE = re.compile(r"^\s*(\*|[A-Za-z_][\w-]*(?:__\*)?)\s*(?:\((.*)\))?\s*$", re.DOTALL)
+# An MCP server's tools, as the model names them: every tool of a server (mcp__db, mcp__db__*) or one (mcp__db__query).
+_MCP = re.compile(r"mcp__(?P<server>[A-Za-z0-9_-]+?)(?:__(?P<tool>\*|[A-Za-z0-9_-]+))?")
 _COLON = re.compile(r"^\s*(\*|[A-Za-z_][\w-]*)\s*:\s*(\S.*?)\s*$", re.DOTALL)  # the older spelling, tool: pattern
 _EVERY = frozenset({"every call", "every file"})  # the older spelling's words for a rule with no pattern
 
@@ -50,6 +52,8 @@ def subject_of(tool: str, args: dict[str, Any], workspace: Path | None = None) -
     """What a rule's pattern is matched against: the call's path (normalized), else its pattern or command."""
     if tool == "bash":
         return str(args.get("command", ""))
+    if tool.startswith("mcp__"):  # an MCP tool's rule names the tool alone: its arguments are the server's own
+        return ""
     if "path" in args:
         return normal_path(str(args["path"]), workspace)
     return str(args.get("pattern", ""))
@@ -99,6 +103,8 @@ class Rule:
         tool, pattern = match.group(1), match.group(2)
         if match.re is _COLON and pattern in _EVERY:
             pattern = None
+        if tool.startswith("mcp__"):
+            return _mcp_rule(text, tool, pattern)
         if tools is not None and tool != "*" and tool not in tools:
             near = difflib.get_close_matches(tool, list(tools), n=1, cutoff=0.5)
             hint = f"did you mean {near[0]!r}? " if near else ""
@@ -128,7 +134,12 @@ class Rule:
         return None if self.pattern is None else command_pattern(self.pattern)
 
     def names(self, tool: str) -> bool:
-        return self.tool in (tool, "*")
+        """Whether this rule is about ``tool`` (``*``: every tool; ``mcp__db`` or ``mcp__db__*``: each of that MCP
+        server's tools)."""
+        if self.tool in (tool, "*"):
+            return True
+        server = _MCP.fullmatch(self.tool)
+        return server is not None and server["tool"] in (None, "*") and tool.startswith(f"mcp__{server['server']}__")
 
     def covers(self, tool: str) -> bool:
         """Whether this rule, as a deny rule, applies to ``tool`` (a rule on read also covers edit; on write or
@@ -148,3 +159,17 @@ class Rule:
 
     def __str__(self) -> str:
         return written(self.tool, self.pattern)
+
+
+def _mcp_rule(text: str, tool: str, pattern: str | None) -> Rule:
+    """A rule about MCP tools: taken by its shape, since a server's tools are known only once it has started."""
+    if _MCP.fullmatch(tool) is None:
+        raise ConfigError(
+            f"the permission rule {text!r} is not understood: an MCP rule is mcp__SERVER (every tool of the "
+            "server), mcp__SERVER__* (the same) or mcp__SERVER__TOOL, as the model names the tools"
+        )
+    if pattern is not None:
+        raise ConfigError(
+            f"the permission rule {text!r} has a pattern, which an MCP tool's rule does not take: write {tool}"
+        )
+    return Rule(tool)
