@@ -89,6 +89,10 @@ async def run_headless(
         _read_lines(control, loop, channel)
     with _on_sigint(loop, session.agent.interrupt):
         try:
+            if session.mcp is not None:  # the servers ready or failed before the first request; failures said
+                await session.mcp.ready()
+                for notice in session.mcp.notices:
+                    write_line(err, mask(f"chimera: {notice}"))
             result = await session.run(task)  # and the follow-ups the channel queues meanwhile
         finally:
             await session.close()

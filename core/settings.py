@@ -15,6 +15,9 @@ network = false                                # true: commands may use the netw
 auto = false                                   # true: commands only the mode asks about run unasked (--sandbox-auto)
 writable = ["~/.cache/pip"]                    # more folders commands may write
 hidden = ["~/work/secrets"]                    # more paths commands may not read
+[mcp.servers.db]                               # tools from MCP servers: core/mcp/config.py says how
+command = "uvx"
+args = ["mcp-server-sqlite", "--db-path", "${HOME}/app.db"]
 ```
 
 Flags override the mode and add to the rules. A file that cannot be read, a
@@ -29,12 +32,14 @@ settings ever are (``LARGEST``): it is refused before anything is read.
 from __future__ import annotations
 
 import difflib
+import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ConfigError
+from chimera.core.mcp.config import ServerConfig, servers_from_table
 from chimera.core.permissions.policy import MODES
 from chimera.core.permissions.rule import Rule
 from chimera.core.sandbox import MODES as SANDBOX_MODES
@@ -49,6 +54,7 @@ KNOWN: dict[str, frozenset[str]] = {
     "permissions": frozenset({"mode", "allow", "deny"}),
     "tree": frozenset({"summarize_left"}),
     "sandbox": frozenset({"mode", "network", "auto", "writable", "hidden"}),
+    "mcp": frozenset({"servers"}),  # each server's own keys are checked by core/mcp/config.py
 }
 LARGEST = 1 << 20  # bytes: settings are a few lines, so a bigger file is not settings
 
@@ -64,6 +70,7 @@ class Settings:
     sandbox_auto: bool = False
     sandbox_writable: tuple[str, ...] = ()  # as written: ``~`` is expanded when the sandbox is made
     sandbox_hidden: tuple[str, ...] = ()
+    mcp_servers: tuple[ServerConfig, ...] = ()
 
 
 def _strings(value: object, where: str, path: Path, example: str = '["bash(git status*)"]') -> tuple[str, ...]:
@@ -157,7 +164,15 @@ def load_settings(home: Path) -> Settings:
     summarize_left = tree.get("summarize_left", False)
     if not isinstance(summarize_left, bool):
         raise ConfigError(f"{path}: tree.summarize_left must be true or false")
-    return Settings(permission_mode=mode, allow=allow, deny=deny, summarize_left=summarize_left, **_sandbox(data, path))
+    servers = servers_from_table(data["mcp"], str(path), os.environ) if "mcp" in data else ()
+    return Settings(
+        permission_mode=mode,
+        allow=allow,
+        deny=deny,
+        summarize_left=summarize_left,
+        mcp_servers=servers,
+        **_sandbox(data, path),
+    )
 
 
 def _sandbox(data: dict[str, Any], path: Path) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from chimera.core.tools.base import Tool
@@ -18,37 +18,53 @@ __all__ = ["DEFAULT_TOOLS", "READ_ONLY_TOOLS", "ToolGroup"]
 
 
 class ToolGroup:
-    """Tools by name, in the order they were given."""
+    """Tools by name, in the order they were given; then, with ``extra``, the tools it gives at each look (the
+    tools of MCP servers, which come and go with the servers), under names none of the others has."""
 
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    def __init__(self, tools: Iterable[Tool], extra: Callable[[], Iterable[Tool]] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool
+        self._extra = extra
+
+    def _all(self) -> dict[str, Tool]:
+        if self._extra is None:
+            return self._tools
+        return {**{t.name: t for t in self._extra() if t.name not in self._tools}, **self._tools}
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(self._tools.values())
+        if self._extra is None:
+            return iter(self._tools.values())
+        return iter([*self._tools.values(), *(t for t in self._extra() if t.name not in self._tools)])
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._all()
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self._all())
 
     def get(self, name: str) -> Tool | None:
-        return self._tools.get(name)
+        return self._all().get(name)
 
     @property
     def names(self) -> list[str]:
-        return list(self._tools)
+        return [t.name for t in self]
 
     def only(self, predicate: Any) -> ToolGroup:
-        """The tools for which ``predicate(tool)`` is true."""
+        """The tools for which ``predicate(tool)`` is true, as they are now."""
         return ToolGroup(t for t in self if predicate(t))
 
     def without(self, *names: str) -> ToolGroup:
-        return ToolGroup(t for t in self if t.name not in names)
+        """These tools but those named; the extra tools still looked up at each use."""
+        extra = self._extra
+        rest = None if extra is None else (lambda: [t for t in extra() if t.name not in names])
+        return ToolGroup((t for t in self._tools.values() if t.name not in names), rest)
+
+    def with_extra(self, extra: Callable[[], Iterable[Tool]]) -> ToolGroup:
+        """These tools, then those ``extra`` gives at each look."""
+        return ToolGroup(self._tools.values(), extra)
 
     def schemas(self) -> list[dict[str, Any]]:
         """The tool definitions sent to the model."""

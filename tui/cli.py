@@ -156,6 +156,13 @@ def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
         "--deny", metavar="RULE", action="append", default=default([]), help="refuse matching tool calls (repeatable)"
     )
     add_sandbox_options(parser, default)
+    parser.add_argument(
+        "--mcp-config",
+        metavar="FILE",
+        type=Path,
+        default=default(None),
+        help="tools from the MCP servers FILE lists (the mcpServers JSON of Claude Code's .mcp.json)",
+    )
 
 
 def build_parser() -> _Parser:
@@ -429,6 +436,7 @@ def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
         sandbox=args.sandbox,
         allow_network=args.allow_network,
         sandbox_auto=args.sandbox_auto,
+        mcp_config=args.mcp_config,
     )
 
 

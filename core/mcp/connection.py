@@ -155,6 +155,7 @@ class Connection:
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         try:
+            self.log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # private: a server's words are its own
             with self.log.open("a", encoding="utf-8", errors="replace") as errlog:
                 async with self._client_context(errlog) as client:
                     self._client = client

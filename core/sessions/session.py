@@ -26,6 +26,7 @@ from chimera.core.errors import ConfigError, SessionError
 from chimera.core.events import BranchCreated, BranchSummarized, CheckpointCreated, CompactionDone
 from chimera.core.loop_config import LOOPS
 from chimera.core.loops.base import LoopStrategy, Steering
+from chimera.core.mcp.servers import McpServers
 from chimera.core.messages import Prompt
 from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.providers.base import Provider
@@ -65,6 +66,7 @@ class Session:
     _carried: list[Steering] = field(default_factory=list)  # steering a stopped process never delivered
     summarize_left_default: bool = False  # settings: a move away from a branch summarizes it unless asked not to
     _forgotten: list[int] = field(default_factory=list)  # the numbers of the "always" answers taken back
+    mcp: McpServers | None = None  # the MCP servers whose tools the runs offer (None: none configured)
 
     def __post_init__(self) -> None:
         """Words the person queued before the process stopped are taken up again: steering goes to
@@ -146,6 +148,8 @@ class Session:
         """Run ``task`` (with strategy ``loop``, when given), then the follow-ups (see :meth:`run`)."""
         strategy = self._strategy(loop) if loop is not None else None
         use_daemon_threads(asyncio.get_running_loop())  # nothing stuck in a thread keeps the process alive
+        if self.mcp is not None:  # each server ready or failed, so its tools are offered from the first turn
+            await self.mcp.ready()
         core = self.agent.core_for(self.env, session_id=self.id)
         for steering in self._carried:
             core.steer(steering.text, steering.queue_id)
@@ -366,6 +370,8 @@ class Session:
         """Let readers finish, then release everything, even when one step fails."""
         async with contextlib.AsyncExitStack() as stack:
             stack.push_async_callback(self.agent.provider.aclose)
+            if self.mcp is not None:
+                stack.push_async_callback(self.mcp.stop)
             for retired in self._retired:
                 stack.push_async_callback(retired.aclose)
             stack.callback(self.env.close)

@@ -21,6 +21,8 @@ from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
 from chimera.core.loops.base import LoopStrategy
+from chimera.core.mcp.servers import McpServers
+from chimera.core.mcp.sources import configured_servers
 from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.permissions.rule import Rule
 from chimera.core.providers.base import Provider
@@ -76,6 +78,7 @@ class RunOptions:
     sandbox: str | None = None  # workspace | off; None: config.toml's, else workspace
     allow_network: bool = False
     sandbox_auto: bool = False
+    mcp_config: Path | None = None  # a file of MCP servers (the mcpServers JSON), beside the settings file's
 
 
 def _check(options: RunOptions) -> None:
@@ -141,6 +144,7 @@ def start_session(options: RunOptions) -> Session:
     home = chimera_home()
     settings = load_settings(home)
     demo = not model_configured()
+    servers = () if demo else configured_servers(settings.mcp_servers, options.mcp_config)
     if options.resume:
         check_can_resume()
     sandbox, sandbox_note = choose_sandbox(
@@ -178,13 +182,15 @@ def start_session(options: RunOptions) -> Session:
     try:
         lock.shared(options.max_time)
         env = LocalEnvironment(store.workdir, spill_dir=private_dir(home / "output") / store.id)
+        # The servers' logs lie with the session's saved output, in Chimera's private state.
+        mcp = McpServers(servers, env.spill_dir, store.workdir, DEFAULT_TOOLS.names) if servers else None
         pins = _pins(store, warnings)
         if store.tree.open_calls():
             _close_open_calls(store, pins)
         store.set_permissions(policy)  # what the runs from here may do: a replay re-runs no more
         agent = Agent(
             provider,
-            DEFAULT_TOOLS,
+            DEFAULT_TOOLS if mcp is None else DEFAULT_TOOLS.with_extra(lambda: mcp.tools),
             ReAct(config) if demo else _strategy(options, config),  # the demo replays a ReAct run
             policy=policy,
             can_ask=options.interactive,
@@ -213,6 +219,7 @@ def start_session(options: RunOptions) -> Session:
         redactor=redactor,
         strategy_for=lambda name: _strategy(replace(options, loop=name), config),
         summarize_left_default=settings.summarize_left,
+        mcp=mcp,
     )
 
 

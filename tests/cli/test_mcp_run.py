@@ -1,0 +1,96 @@
+"""``chimera run`` with tools from MCP servers, end to end: the reference server (``mcp-server-everything``)
+given by ``--mcp-config`` or the settings file, the model on the loopback Messages API. Its tools are offered
+from the first request under their ``mcp__`` names; a call's result reaches the model; in ``ask`` mode a tool
+that may change things is refused naming the rule that allows it; a server that cannot start is one line, and
+the run goes on without it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.cli_runner import run_chimera, run_here
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.mcp_helpers import everything_server
+
+
+def servers_file(folder: Path, **servers: dict[str, Any]) -> Path:
+    path = folder / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def everything() -> dict[str, Any]:
+    return {"command": str(everything_server()), "args": ["stdio"]}
+
+
+def tool_result(request_messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The tool_result block of the last user message."""
+    return next(b for b in request_messages[-1]["content"] if b.get("type") == "tool_result")
+
+
+def test_a_servers_tool_is_offered_from_the_first_request_and_its_result_reaches_the_model(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """The real ``chimera run --mcp-config``: the first request lists ``mcp__everything__echo`` with the server's
+    schema; the model calls it; the next request carries the server's answer."""
+    config = servers_file(tmp_path, everything=everything())
+    api.script(
+        message(tool_use("e1", "mcp__everything__echo", {"message": "hello [/]"}), stop_reason="tool_use"),
+        message(text("It echoed.")),
+    )
+    done = run_chimera("run", "echo it", "--workdir", str(project), "--mcp-config", str(config), env=model_env)
+    assert done.returncode == 0, done.stderr
+    offered = {tool["name"]: tool for tool in api.requests[0].body["tools"]}
+    assert offered["mcp__everything__echo"]["input_schema"]["properties"]["message"]["type"] == "string"
+    assert "read" in offered  # the built-in tools still there
+    assert tool_result(api.requests[1].messages)["content"] == "Echo: hello [/]"
+    assert "It echoed." in done.stdout
+
+
+def test_in_ask_mode_a_headless_action_is_refused_naming_the_rule(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """A tool the server does not mark read-only would ask; headless, nobody can answer: refused, and the
+    model is told which rule would let it run."""
+    config = servers_file(tmp_path, everything=everything())
+    call = tool_use("t1", "mcp__everything__toggle-simulated-logging", {})
+    api.script(message(call, stop_reason="tool_use"), message(text("Could not.")))
+    done = run_here("run", "toggle", "--workdir", str(project), "--mcp-config", str(config), "--permission-mode", "ask")
+    assert done.returncode == 0, done.stderr
+    refusal = tool_result(api.requests[1].messages)
+    assert refusal["is_error"] is True
+    assert "--allow mcp__everything__toggle-simulated-logging" in str(refusal["content"])
+
+
+def test_servers_from_the_settings_file_and_a_broken_one_said_in_one_line(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
+) -> None:
+    """``[mcp.servers.NAME]`` in config.toml: the good server's tools are offered, the one whose command is
+    missing is named on stderr in one line, and the run goes on."""
+    (isolated_env / "config.toml").write_text(
+        f'[mcp.servers.everything]\ncommand = "{everything_server()}"\n\n'
+        '[mcp.servers.broken]\ncommand = "/nowhere/mcp-server"\n'
+    )
+    api.script(message(text("Fine.")))
+    done = run_here("run", "look", "--workdir", str(project))
+    assert done.returncode == 0, done.stderr
+    assert any(tool["name"] == "mcp__everything__echo" for tool in api.requests[0].body["tools"])
+    broken = [line for line in done.stderr.splitlines() if "broken" in line]
+    assert len(broken) == 1
+    assert broken[0].startswith("chimera: MCP server broken failed: ")
+
+
+def test_a_bad_mcp_config_is_one_line_before_anything_runs(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """A missing file, or a server with a misspelled key, is one line naming the fix; no request is sent."""
+    missing = run_here("run", "x", "--workdir", str(project), "--mcp-config", str(tmp_path / "nope.json"))
+    assert missing.returncode != 0
+    assert "no such file" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+    typo = servers_file(tmp_path, db={"comand": "srv"})
+    misspelled = run_here("run", "x", "--workdir", str(project), "--mcp-config", str(typo))
+    assert "unknown key mcpServers.db.comand: did you mean command?" in misspelled.stderr
+    assert api.requests == []
