@@ -1,9 +1,10 @@
 """Provides ``result_text``: what an MCP tool call returned, as the text the model reads of it.
 
 A result's content is a list of blocks. Text is kept as it is; an image is named by
-its type and size (its bytes kept aside, in ``images``, for a provider that passes them
-on as image blocks); a resource link names its URI; an embedded resource gives its text,
-or names a binary one. A result whose content is empty but that carries structured
+its type and size, and its bytes kept aside, in ``images``, passed to the model as an
+image block (a PNG, JPEG, GIF or WebP within the API's 5 MB, eight a result at most);
+a resource link names its URI; an embedded resource gives its text, or names a
+binary one. A result whose content is empty but that carries structured
 content gives that as JSON, as the specification asks servers to do themselves.
 """
 
@@ -15,7 +16,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["McpOutput", "result_text"]
+__all__ = ["IMAGE_TYPES", "McpOutput", "result_text"]
+
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})  # what the Messages API takes
+LARGEST_IMAGE = 5 * 1024 * 1024  # bytes: the Messages API's limit for one image
+MOST_IMAGES = 8  # images of one result passed on; the rest are named only
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +43,11 @@ def result_text(result: Any) -> McpOutput:
             parts.append(block.text)
         elif kind in ("image", "audio"):
             size = _decoded_size(block.data)
-            parts.append(f"[{kind}: {block.mime_type}, {size} bytes]")
-            if kind == "image":
+            passed = kind == "image" and block.mime_type in IMAGE_TYPES and size <= LARGEST_IMAGE
+            passed = passed and len(images) < MOST_IMAGES
+            note = "" if passed or kind != "image" else ", not shown to the model (over its size, kind or count)"
+            parts.append(f"[{kind}: {block.mime_type}, {size} bytes{note}]")
+            if passed:
                 images.append({"media_type": block.mime_type, "data": block.data})
         elif kind == "resource_link":
             title = block.title or block.name

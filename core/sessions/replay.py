@@ -133,6 +133,8 @@ def why_not_rerun(
     never_ran = _NEVER_RAN.get(recorded.ended)
     if never_ran is not None:
         return never_ran
+    if call.name.startswith("mcp__"):
+        return "an MCP server's tool: a replay never calls a server, so the recorded result stands"
     tool = tools.get(call.name)
     if tool is None:
         return None  # the executor answers an unknown tool without running anything

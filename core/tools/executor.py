@@ -110,13 +110,15 @@ class ToolOutcome:
         )
 
     def block(self) -> dict[str, Any]:
-        """The ``tool_result`` block that answers the call."""
-        return {
-            "type": "tool_result",
-            "tool_use_id": self.call.id,
-            "content": self.result.output,
-            "is_error": self.result.is_error,
-        }
+        """The ``tool_result`` block that answers the call: its text, then the images a tool passed (an MCP
+        server's), as image blocks the model sees."""
+        images = self.result.data.get("images")
+        content: str | list[dict[str, Any]] = self.result.output
+        if isinstance(images, list) and images:
+            pictures = [{"type": "image", "source": {"type": "base64", **image}} for image in images]
+            content = [{"type": "text", "text": self.result.output}, *pictures]
+        is_error = self.result.is_error
+        return {"type": "tool_result", "tool_use_id": self.call.id, "content": content, "is_error": is_error}
 
 
 class Executor:

@@ -94,3 +94,44 @@ def test_a_bad_mcp_config_is_one_line_before_anything_runs(
     misspelled = run_here("run", "x", "--workdir", str(project), "--mcp-config", str(typo))
     assert "unknown key mcpServers.db.comand: did you mean command?" in misspelled.stderr
     assert api.requests == []
+
+
+def test_an_image_a_server_returns_reaches_the_model_as_an_image_block(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """The reference server's tiny image goes back to the model as an image block beside the result's text."""
+    config = servers_file(tmp_path, everything=everything())
+    api.script(
+        message(tool_use("i1", "mcp__everything__get-tiny-image", {}), stop_reason="tool_use"),
+        message(text("A logo.")),
+    )
+    done = run_here("run", "show it", "--workdir", str(project), "--mcp-config", str(config))
+    assert done.returncode == 0, done.stderr
+    content = tool_result(api.requests[1].messages)["content"]
+    kinds = [block["type"] for block in content]
+    assert kinds[0] == "text"
+    assert "image" in kinds
+    image = next(block for block in content if block["type"] == "image")
+    assert image["source"]["media_type"] == "image/png"
+    assert image["source"]["type"] == "base64"
+
+
+def test_a_replay_never_calls_a_server_and_keeps_its_recorded_result(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """``chimera replay --rerun-tools`` of a run that called an MCP tool keeps that call's recorded result (said
+    as not re-run) and reports no divergence; no server is started."""
+    config = servers_file(tmp_path, everything=everything())
+    api.script(
+        message(tool_use("e1", "mcp__everything__echo", {"message": "once"}), stop_reason="tool_use"),
+        message(text("Echoed.")),
+    )
+    done = run_here("run", "echo", "--workdir", str(project), "--mcp-config", str(config), "--json")
+    assert done.returncode == 0, done.stderr
+    session_id = json.loads(done.stdout.splitlines()[0])["session_id"]
+    replayed = run_here("replay", session_id, "--rerun-tools")
+    assert replayed.returncode == 0, replayed.stderr
+    kept = [line for line in replayed.stderr.splitlines() if "not re-run" in line]
+    assert len(kept) == 1
+    assert "a replay never calls a server" in kept[0]
+    assert "Echoed." in replayed.stdout
