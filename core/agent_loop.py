@@ -640,6 +640,7 @@ class AgentLoop:
         Its tokens and cost count toward the run's budgets and, with ``report``, a ``usage`` event
         says so at once. ``quiet``: no text or thinking deltas (answers requested side by side).
         """
+        await self.tools.renewed()  # an MCP server's changed tool list, listed again before the request
         offered = self.tools.only(lambda tool: tool.read_only) if self.executor.planning else self.tools
         request = ModelRequest(
             system=self.system or "",

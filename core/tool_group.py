@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any
 
 from chimera.core.tools.base import Tool
@@ -19,15 +19,27 @@ __all__ = ["DEFAULT_TOOLS", "READ_ONLY_TOOLS", "ToolGroup"]
 
 class ToolGroup:
     """Tools by name, in the order they were given; then, with ``extra``, the tools it gives at each look (the
-    tools of MCP servers, which come and go with the servers), under names none of the others has."""
+    tools of MCP servers, which come and go with the servers), under names none of the others has. ``renew``,
+    awaited before each model request (:meth:`renewed`), brings the extra tools up to date."""
 
-    def __init__(self, tools: Iterable[Tool], extra: Callable[[], Iterable[Tool]] | None = None) -> None:
+    def __init__(
+        self,
+        tools: Iterable[Tool],
+        extra: Callable[[], Iterable[Tool]] | None = None,
+        renew: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in self._tools:
                 raise ValueError(f"two tools are named {tool.name!r}")
             self._tools[tool.name] = tool
         self._extra = extra
+        self._renew = renew
+
+    async def renewed(self) -> None:
+        """Bring the extra tools up to date (a server said its list changed); nothing when there are none."""
+        if self._renew is not None:
+            await self._renew()
 
     def _all(self) -> dict[str, Tool]:
         if self._extra is None:
@@ -60,11 +72,13 @@ class ToolGroup:
         """These tools but those named; the extra tools still looked up at each use."""
         extra = self._extra
         rest = None if extra is None else (lambda: [t for t in extra() if t.name not in names])
-        return ToolGroup((t for t in self._tools.values() if t.name not in names), rest)
+        return ToolGroup((t for t in self._tools.values() if t.name not in names), rest, self._renew)
 
-    def with_extra(self, extra: Callable[[], Iterable[Tool]]) -> ToolGroup:
-        """These tools, then those ``extra`` gives at each look."""
-        return ToolGroup(self._tools.values(), extra)
+    def with_extra(
+        self, extra: Callable[[], Iterable[Tool]], renew: Callable[[], Awaitable[None]] | None = None
+    ) -> ToolGroup:
+        """These tools, then those ``extra`` gives at each look, brought up to date by ``renew``."""
+        return ToolGroup(self._tools.values(), extra, renew)
 
     def schemas(self) -> list[dict[str, Any]]:
         """The tool definitions sent to the model."""

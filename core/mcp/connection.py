@@ -77,6 +77,7 @@ class Connection:
         self.warnings: list[str] = []
         self.tools: list[ServerTool] = []
         self.tools_changed = False  # the server said its list changed: list again before the next request
+        self.changed = asyncio.Event()  # set each time it says so (for whoever waits on it)
         self._client: Any = None
         self._holder: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
@@ -205,9 +206,16 @@ class Connection:
                 mode="legacy",
                 client_info=Implementation(name=_CLIENT[0], version=_CLIENT[1]),
                 message_handler=self._on_message,
+                list_roots_callback=self._roots,
                 cache=None,
             )
             yield await stack.enter_async_context(client)
+
+    async def _roots(self, context: Any) -> Any:
+        """The folders the server may work in, when it asks: the workspace (or a compare variant's copy)."""
+        from mcp_types import ListRootsResult, Root
+
+        return ListRootsResult(roots=[Root(uri=self.workdir.resolve().as_uri(), name="workspace")])  # type: ignore[arg-type]
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):  # a line on stdout that is not the protocol
@@ -217,6 +225,7 @@ class Connection:
             return
         if getattr(getattr(message, "root", message), "method", "") == "notifications/tools/list_changed":
             self.tools_changed = True
+            self.changed.set()
 
     async def _end_holder(self, *, at_once: bool = False) -> None:
         """End the task holding the client: let it leave the client (the SDK's shutdown: stdin closed, TERM,

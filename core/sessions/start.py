@@ -190,7 +190,7 @@ def start_session(options: RunOptions) -> Session:
         store.set_permissions(policy)  # what the runs from here may do: a replay re-runs no more
         agent = Agent(
             provider,
-            DEFAULT_TOOLS if mcp is None else DEFAULT_TOOLS.with_extra(lambda: mcp.tools),
+            DEFAULT_TOOLS if mcp is None else DEFAULT_TOOLS.with_extra(lambda: mcp.tools, mcp.refresh),
             ReAct(config) if demo else _strategy(options, config),  # the demo replays a ReAct run
             policy=policy,
             can_ask=options.interactive,

@@ -4,11 +4,13 @@ stopped with no process left."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from chimera.core.mcp.config import ServerConfig
 from chimera.core.mcp.servers import McpServers
 from chimera.core.tool_group import DEFAULT_TOOLS
+from chimera.core.tools.base import ToolContext
 from tests.mcp_helpers import everything_server
 
 
@@ -41,3 +43,23 @@ async def test_good_servers_offer_their_tools_and_a_bad_one_is_named(tmp_path: P
     finally:
         await servers.stop()
     assert all(c.state in ("stopped", "failed", "off") for c in servers.connections)
+
+
+async def test_a_changed_tool_list_is_listed_again_before_the_next_request(tmp_path: Path) -> None:
+    """The reference server adds ``get-roots-list`` once it learns Chimera answers roots, and says its list
+    changed: the tools offered are brought up to date before the next request, and the roots it is given are
+    the workspace."""
+    servers = McpServers(
+        [ServerConfig(name="e", origin="t", command=str(everything_server()))], tmp_path, tmp_path, DEFAULT_TOOLS.names
+    )
+    offered = DEFAULT_TOOLS.with_extra(lambda: servers.tools, servers.refresh)
+    try:
+        await servers.ready()
+        await asyncio.wait_for(servers.connections[0].changed.wait(), 10)
+        await offered.renewed()  # what the loop does before each request
+        roots = offered.get("mcp__e__get-roots-list")
+        assert roots is not None
+        listed = await roots.run({}, ToolContext(workspace=tmp_path, spill_dir=tmp_path / "spill"))
+        assert tmp_path.resolve().as_uri() in listed.output
+    finally:
+        await servers.stop()
