@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from chimera.core.permissions.policy import MODES as PERMISSION_MODES
@@ -91,6 +92,13 @@ def add_compare_commands(
         help="refuse matching tool calls, beside the session's rules (repeatable)",
     )
     add_sandbox_options(compare, lambda _: argparse.SUPPRESS)
+    compare.add_argument(
+        "--mcp-config",
+        metavar="FILE",
+        type=Path,
+        default=argparse.SUPPRESS,
+        help="tools from the MCP servers FILE lists, a set of them for each variant, started in its copy",
+    )
     diff = session_command(
         commands,
         "diff",
@@ -118,6 +126,7 @@ def _compare(args: argparse.Namespace) -> int:
         sandbox=getattr(args, "sandbox", None),
         allow_network=getattr(args, "allow_network", False),
         sandbox_auto=getattr(args, "sandbox_auto", False),
+        mcp_config=getattr(args, "mcp_config", None),
         as_json=args.json,
         out=sys.stdout,
     )

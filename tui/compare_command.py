@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TextIO
 
 from chimera.core import credentials
@@ -54,6 +55,7 @@ def compare_session(
     sandbox: str | None = None,
     allow_network: bool = False,
     sandbox_auto: bool = False,
+    mcp_config: Path | None = None,
 ) -> int:
     """Run the comparison ``chimera compare`` asks for; print it; its exit code."""
     variants = parse_specs(specs)  # a bad spec is one line before anything opens
@@ -70,6 +72,7 @@ def compare_session(
         sandbox=sandbox,
         allow_network=allow_network,
         sandbox_auto=sandbox_auto,
+        mcp_config=mcp_config,
     )
     with opening as comparison:
         warn_opened(comparison.store)

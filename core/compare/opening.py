@@ -21,6 +21,7 @@ from chimera.core.compare.runner import Comparison, check_verify
 from chimera.core.compare.spec import VariantSpec
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home
+from chimera.core.mcp.sources import configured_servers
 from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.permissions.rule import Rule
 from chimera.core.providers.base import Provider
@@ -92,6 +93,7 @@ def open_comparison(
     allow_network: bool = False,
     sandbox_auto: bool = False,
     provider_for: Callable[[str | None], Provider] = create_provider,
+    mcp_config: Path | None = None,
 ) -> Iterator[Comparison]:
     """A ``Comparison`` over stored session ``session_id`` from ``ref``, its calls judged by the session's
     permissions with ``permission_mode``, ``allow`` and ``deny`` (see :func:`session_policy`); the session and
@@ -103,7 +105,9 @@ def open_comparison(
     _check_permissions(permission_mode, allow, deny)  # before anything opens
     check_verify(verify)
     home = chimera_home()
-    confinement, note = choose_sandbox(sandbox, allow_network, load_settings(home), home, auto=sandbox_auto)
+    settings = load_settings(home)
+    confinement, note = choose_sandbox(sandbox, allow_network, settings, home, auto=sandbox_auto)
+    servers = configured_servers(settings.mcp_servers, mcp_config)
     with SessionStore.open(home, session_id) as store:
         if note:
             store.warnings.append(note)
@@ -120,6 +124,7 @@ def open_comparison(
                 jobs=jobs,
                 policy=session_policy(store, home, mode=permission_mode, allow=allow, deny=deny, sandbox=confinement),
                 provider_for=provider_for,
+                mcp_servers=servers,
             )
 
 
@@ -147,4 +152,5 @@ def session_comparison(
         jobs=jobs,
         policy=session.policy,
         can_ask=session.agent.can_ask,
+        mcp_servers=[c.config for c in session.mcp.connections] if session.mcp is not None else (),
     )

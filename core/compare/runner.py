@@ -45,6 +45,8 @@ from chimera.core.loops.base import LoopStrategy
 from chimera.core.loops.plan_execute import PlanAndExecute
 from chimera.core.loops.reflexion import Reflexion
 from chimera.core.loops.tree_of_thought import TreeOfThought
+from chimera.core.mcp.config import ServerConfig
+from chimera.core.mcp.servers import McpServers
 from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider
@@ -141,6 +143,7 @@ class Comparison:
         can_ask: whether someone answers permission questions (``variant.answer``); else they are denied.
         provider_for: the model of a variant (None: the configured one).
         scratch_root: where scratch copies are made (the system's temporary folder when None).
+        mcp_servers: the MCP servers each variant gets a set of its own, started in its scratch copy.
     """
 
     def __init__(
@@ -156,6 +159,7 @@ class Comparison:
         can_ask: bool = False,
         provider_for: Callable[[str | None], Provider] = create_provider,
         scratch_root: Path | None = None,
+        mcp_servers: Sequence[ServerConfig] = (),
     ) -> None:
         if not specs:
             raise ConfigError("nothing to compare: give each variant as --try key=value[,key=value]")
@@ -176,6 +180,7 @@ class Comparison:
         self.can_ask = can_ask
         self.provider_for = provider_for
         self.scratch_root = _outside(store.workdir, scratch_root)
+        self.mcp_servers = tuple(mcp_servers)
         self.number = 1 + max((int(m.group(1)) for name in store.tree.names if (m := _NUMBERED.match(name))), default=0)
         self.variants = [Variant(spec, f"compare-{self.number}-{spec.label}") for spec in specs]
 
@@ -243,10 +248,13 @@ class Comparison:
         provider = self.provider_for(variant.spec.model)
         env = LocalEnvironment(files, spill_dir=folder / "output", temp_root=folder)  # all of it goes at the end
         variant._branch = BranchRecorder(self.store)
+        mcp = McpServers(self.mcp_servers, folder / "output", files, DEFAULT_TOOLS.names) if self.mcp_servers else None
         try:
+            if mcp is not None:  # its own servers, working in its copy, ready before its first request
+                await mcp.ready()
             agent = Agent(
                 provider,
-                DEFAULT_TOOLS,
+                DEFAULT_TOOLS if mcp is None else DEFAULT_TOOLS.with_extra(lambda: mcp.tools, mcp.refresh),
                 strategy_for(variant.spec, self.verify, variant.tally),
                 bus=variant.bus,
                 policy=self.policy,
@@ -268,6 +276,8 @@ class Comparison:
             except (ChimeraError, OSError) as err:  # a full disk: said in its row, with what it did
                 changes, verified, unkept = (), None, _why(err)
         finally:
+            if mcp is not None:
+                await mcp.stop()
             env.close()
             with contextlib.suppress(Exception):
                 await provider.aclose()

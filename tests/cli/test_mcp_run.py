@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.cli_runner import run_chimera, run_here
-from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.compare_helpers import named_session
+from tests.fake_anthropic import FakeAnthropic, Reply, by_model, message, text, tool_use
 from tests.mcp_helpers import everything_server
 
 
@@ -135,3 +136,30 @@ def test_a_replay_never_calls_a_server_and_keeps_its_recorded_result(
     assert len(kept) == 1
     assert "a replay never calls a server" in kept[0]
     assert "Echoed." in replayed.stdout
+
+
+def test_each_compare_variant_gets_servers_of_its_own_started_in_its_copy(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path, isolated_env: Path
+) -> None:
+    """``chimera compare --mcp-config``: each variant's server starts in that variant's scratch copy (the file
+    it writes where it starts shows in each variant's row, never in the workspace), and each variant's call of
+    its tool is answered."""
+    session_id = named_session(api, model_env, project, isolated_env)
+    script = f'pwd > server-cwd.txt; exec "{everything_server()}" stdio'
+    config = servers_file(tmp_path, everything={"command": "/bin/sh", "args": ["-c", script]})
+
+    def echoes(model: str) -> list[Reply]:
+        call = tool_use("e1", "mcp__everything__echo", {"message": model})
+        return [message(call, stop_reason="tool_use", model=model), message(text(f"{model} done"), model=model)]
+
+    api.responder = by_model({"model-a": echoes("model-a"), "model-b": echoes("model-b")})
+    args = ["--from", "before-v2", "--try", "model=model-a", "--try", "model=model-b", "--json"]
+    done = run_here("compare", session_id, *args, "--mcp-config", str(config), "--permission-mode", "bypass")
+    assert done.returncode == 0, done.stderr
+    rows = {row["label"]: row for row in json.loads(done.stdout.splitlines()[-1])["rows"]}
+    for label in ("model-a", "model-b"):
+        assert rows[label]["outcome"] == "completed", rows[label]
+        assert "server-cwd.txt" in [change["path"] for change in rows[label]["files"]]
+    assert not (project / "server-cwd.txt").exists()
+    answered = [str(r.messages[-1]["content"]) for r in api.requests if "Echo: model-" in str(r.messages[-1])]
+    assert len(answered) == 2
