@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ConfigError
-from chimera.core.mcp.config import ServerConfig, servers_from_table
+from chimera.core.mcp.config import SEARCH_THRESHOLD, ServerConfig, servers_from_table
 from chimera.core.permissions.policy import MODES
 from chimera.core.permissions.rule import Rule
 from chimera.core.sandbox import MODES as SANDBOX_MODES
@@ -54,7 +54,7 @@ KNOWN: dict[str, frozenset[str]] = {
     "permissions": frozenset({"mode", "allow", "deny"}),
     "tree": frozenset({"summarize_left"}),
     "sandbox": frozenset({"mode", "network", "auto", "writable", "hidden"}),
-    "mcp": frozenset({"servers"}),  # each server's own keys are checked by core/mcp/config.py
+    "mcp": frozenset({"servers", "search_threshold"}),  # each server's own keys are checked by core/mcp/config.py
 }
 LARGEST = 1 << 20  # bytes: settings are a few lines, so a bigger file is not settings
 
@@ -71,6 +71,7 @@ class Settings:
     sandbox_writable: tuple[str, ...] = ()  # as written: ``~`` is expanded when the sandbox is made
     sandbox_hidden: tuple[str, ...] = ()
     mcp_servers: tuple[ServerConfig, ...] = ()
+    mcp_search_threshold: float = SEARCH_THRESHOLD
 
 
 def _strings(value: object, where: str, path: Path, example: str = '["bash(git status*)"]') -> tuple[str, ...]:

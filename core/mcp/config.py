@@ -14,7 +14,9 @@ In ``CHIMERA_HOME/config.toml``, a table a server (``servers_from_table``)::
 
 and the ``mcpServers`` JSON of Claude Code's ``.mcp.json`` (``servers_from_json``),
 which ``--mcp-config FILE`` takes. Both also take ``startup_timeout`` (10 s),
-``enabled`` and ``disabled_tools``. ``${VAR}`` (or ``${VAR:-default}``) in a command,
+``enabled`` and ``disabled_tools``. ``[mcp] search_threshold`` (0.1) is the share of the
+context window the tools' definitions may take before one search tool stands in for them
+(``search.py``). ``${VAR}`` (or ``${VAR:-default}``) in a command,
 its arguments, ``env``, ``cwd``, a URL or a header is the environment's value; one that
 is not set and has no default is refused, naming it. Every fault is a ConfigError of
 one line naming where it was read, the server, and the fix; a misspelled key names the
@@ -33,7 +35,7 @@ from typing import Any, Literal
 
 from chimera.core.errors import ConfigError
 
-__all__ = ["ServerConfig", "expand", "servers_from_json", "servers_from_table"]
+__all__ = ["ServerConfig", "expand", "search_threshold_from_table", "servers_from_json", "servers_from_table"]
 
 STARTUP_TIMEOUT = 10.0
 TOOL_TIMEOUT = 60.0
@@ -41,6 +43,8 @@ _STDIO = ("command", "args", "env", "cwd")
 _HTTP = ("url", "headers")
 _COMMON = ("startup_timeout", "tool_timeout", "enabled", "enabled_tools", "disabled_tools")
 KNOWN_KEYS = (*_STDIO, *_HTTP, *_COMMON)
+TABLE_KEYS = ("servers", "search_threshold")  # the keys of [mcp] itself
+SEARCH_THRESHOLD = 0.1  # the share of the context window the tools' definitions may take before search stands in
 _JSON_TYPES = {"stdio": "stdio", "http": "http", "streamable-http": "http", "streamableHttp": "http"}
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -94,12 +98,24 @@ def servers_from_table(table: object, origin: str, environ: Mapping[str, str]) -
     if not isinstance(table, dict):
         raise ConfigError(f"{origin}: [mcp] must be a table holding [mcp.servers.NAME] tables")
     for key in table:
-        if key != "servers":
-            raise ConfigError(f"{origin}: unknown key mcp.{key}{_nearest(key, ['servers'])}")
+        if key not in TABLE_KEYS:
+            raise ConfigError(f"{origin}: unknown key mcp.{key}{_nearest(key, list(TABLE_KEYS))}")
     servers = table.get("servers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f"{origin}: mcp.servers must be tables, one a server: [mcp.servers.NAME]")
     return tuple(_server(name, value, origin, f"mcp.servers.{name}", environ) for name, value in servers.items())
+
+
+def search_threshold_from_table(table: object, origin: str) -> float:
+    """``[mcp] search_threshold``: the share of the context window (above 0, at most 1) the MCP tools' definitions
+    may take before ``mcp_search`` stands in for them; the default when it is not given."""
+    value = table.get("search_threshold", SEARCH_THRESHOLD) if isinstance(table, dict) else SEARCH_THRESHOLD
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+        raise ConfigError(
+            f"{origin}: mcp.search_threshold must be a share of the context window above 0 and at most 1, "
+            f"such as {SEARCH_THRESHOLD} (a tenth)"
+        )
+    return float(value)
 
 
 def servers_from_json(text: str, origin: str, environ: Mapping[str, str]) -> tuple[ServerConfig, ...]:

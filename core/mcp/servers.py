@@ -15,24 +15,42 @@ and never before the workbench's first frame.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from chimera.core.mcp.config import ServerConfig
+from chimera.core.mcp.config import SEARCH_THRESHOLD, ServerConfig
 from chimera.core.mcp.connection import Connection
 from chimera.core.mcp.names import model_names
+from chimera.core.mcp.search import ToolSearch
 from chimera.core.mcp.tool import McpTool
+from chimera.core.tools.base import Tool
 
-__all__ = ["McpServers"]
+DEFAULT_WINDOW = 200_000  # tokens, when the provider does not say
+
+__all__ = ["McpServers", "tokens"]
 
 
 class McpServers:
     """The session's servers: one ``Connection`` each, their logs in ``log_dir``."""
 
-    def __init__(self, configs: Sequence[ServerConfig], log_dir: Path, workdir: Path, builtin: Collection[str]) -> None:
+    def __init__(
+        self,
+        configs: Sequence[ServerConfig],
+        log_dir: Path,
+        workdir: Path,
+        builtin: Collection[str],
+        *,
+        window: int = DEFAULT_WINDOW,
+        search_threshold: float = SEARCH_THRESHOLD,
+    ) -> None:
         self.connections = [Connection(c, log_dir / f"mcp-{_file_name(c.name)}.log", workdir) for c in configs]
         self.builtin = frozenset(builtin)
+        self.window = window
+        self.search_threshold = search_threshold
+        self.search = ToolSearch(lambda: self.every_tool)
         self._starting: asyncio.Task[None] | None = None
+        self._made: tuple[tuple[object, ...], list[McpTool]] = ((), [])
 
     def __bool__(self) -> bool:
         return bool(self.connections)
@@ -55,11 +73,34 @@ class McpServers:
         await asyncio.gather(*(c.list_tools() for c in changed), return_exceptions=True)
 
     @property
-    def tools(self) -> list[McpTool]:
-        """The tools offered to the model, of the servers that are ready, in the servers' order."""
-        offered = [(c, t) for c in self.connections if c.ready for t in c.tools if c.config.offers(t.name)]
-        names = model_names([(c.name, t.name) for c, t in offered], self.builtin)
-        return [McpTool(names[(c.name, t.name)], t, c) for c, t in offered]
+    def every_tool(self) -> list[McpTool]:
+        """Every tool the ready servers offer, in the servers' order, under the model's names."""
+        ready = [c for c in self.connections if c.ready]
+        key = tuple((c.name, id(c.tools)) for c in ready)
+        if key != self._made[0]:
+            offered = [(c, t) for c in ready for t in c.tools if c.config.offers(t.name)]
+            names = model_names([(c.name, t.name) for c, t in offered], self.builtin)
+            self._made = (key, [McpTool(names[(c.name, t.name)], t, c) for c, t in offered])
+        return self._made[1]
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The tools offered to the model: every one, or, when their definitions would take more than
+        ``search_threshold`` of the context window, ``mcp_search`` and the tools it has loaded."""
+        every = self.every_tool
+        if tokens(every) <= self.search_threshold * self.window:
+            return list(every)
+        return [self.search, *(tool for tool in every if tool.name in self.search.loaded)]
+
+    @property
+    def searching(self) -> bool:
+        """Whether the tools are offered through ``mcp_search`` (their definitions cost too much context)."""
+        return tokens(self.every_tool) > self.search_threshold * self.window
+
+    def costs(self) -> dict[str, int]:
+        """The tokens each server's tool definitions cost, about (``/mcp`` shows them)."""
+        every = self.every_tool
+        return {c.name: tokens([t for t in every if t.connection is c]) for c in self.connections}
 
     @property
     def notices(self) -> list[str]:
@@ -84,6 +125,12 @@ class McpServers:
     async def _start_all(self) -> None:
         await asyncio.to_thread(_load_sdk)  # half a second of imports, kept off the event loop
         await asyncio.gather(*(c.start() for c in self.connections), return_exceptions=True)
+
+
+def tokens(tools: Sequence[Tool]) -> int:
+    """About how many tokens the definitions of ``tools`` take in a request (four characters a token)."""
+    definitions = [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools]
+    return len(json.dumps(definitions, ensure_ascii=False)) // 4 if definitions else 0
 
 
 def _load_sdk() -> None:

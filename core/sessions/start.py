@@ -21,7 +21,7 @@ from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
 from chimera.core.loop_config import LOOPS, LoopConfig
 from chimera.core.loops.base import LoopStrategy
-from chimera.core.mcp.servers import McpServers
+from chimera.core.mcp.servers import DEFAULT_WINDOW, McpServers
 from chimera.core.mcp.sources import configured_servers
 from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.permissions.rule import Rule
@@ -183,7 +183,13 @@ def start_session(options: RunOptions) -> Session:
         lock.shared(options.max_time)
         env = LocalEnvironment(store.workdir, spill_dir=private_dir(home / "output") / store.id)
         # The servers' logs lie with the session's saved output, in Chimera's private state.
-        mcp = McpServers(servers, env.spill_dir, store.workdir, DEFAULT_TOOLS.names) if servers else None
+        mcp = None
+        if servers:
+            window = getattr(provider, "context_window", None) or DEFAULT_WINDOW
+            threshold = settings.mcp_search_threshold
+            mcp = McpServers(
+                servers, env.spill_dir, store.workdir, DEFAULT_TOOLS.names, window=window, search_threshold=threshold
+            )
         pins = _pins(store, warnings)
         if store.tree.open_calls():
             _close_open_calls(store, pins)

@@ -95,9 +95,13 @@ class Tool(Protocol):
     """A tool the model can call: a name, a JSON schema, and an async ``run``."""
 
     name: str
-    description: str
     input_schema: dict[str, Any]
     read_only: bool
+
+    @property
+    def description(self) -> str:
+        """What the model reads of the tool (a tool may word it from what it holds now: ``mcp_search``)."""
+        ...
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run with arguments already checked against ``input_schema``."""

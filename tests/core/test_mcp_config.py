@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 from chimera.core.errors import ConfigError
-from chimera.core.mcp.config import ServerConfig, servers_from_json, servers_from_table
+from chimera.core.mcp.config import ServerConfig, search_threshold_from_table, servers_from_json, servers_from_table
 
 ENV = {"HOME": "/home/ada", "TOKEN": "t0k"}
 
@@ -125,3 +125,14 @@ def test_a_bad_mcp_json_is_one_line(document: str, needle: str) -> None:
         servers_from_json(document, "m.json", ENV)
     assert needle in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("value", ["0", "1.5", "true", '"ten percent"'])
+def test_a_search_threshold_outside_a_share_of_the_window_is_one_line(value: str) -> None:
+    """``[mcp] search_threshold`` is a share of the context window: 0 or below, over 1 or not a number is
+    refused naming the default; 0.2 is read as it is."""
+    table = tomllib.loads(f"[mcp]\nsearch_threshold = {value}\n")["mcp"]
+    with pytest.raises(ConfigError, match=r"mcp.search_threshold must be a share .* such as 0.1"):
+        search_threshold_from_table(table, "config.toml")
+    assert search_threshold_from_table({"search_threshold": 0.2}, "config.toml") == 0.2
+    assert search_threshold_from_table(None, "config.toml") == 0.1

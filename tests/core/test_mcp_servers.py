@@ -63,3 +63,48 @@ async def test_a_changed_tool_list_is_listed_again_before_the_next_request(tmp_p
         assert tmp_path.resolve().as_uri() in listed.output
     finally:
         await servers.stop()
+
+
+async def test_over_the_threshold_one_search_tool_stands_in_and_loads_what_it_finds(tmp_path: Path) -> None:
+    """With a window so small the reference server's definitions would take more than a tenth of it, the model
+    is offered ``mcp_search`` alone, which names how many tools wait behind it; a search for "echo" describes
+    and loads ``mcp__e__echo``, which is then offered beside it and runs."""
+    servers = McpServers(
+        [ServerConfig(name="e", origin="t", command=str(everything_server()))],
+        tmp_path,
+        tmp_path,
+        DEFAULT_TOOLS.names,
+        window=10_000,
+    )
+    offered = DEFAULT_TOOLS.with_extra(lambda: servers.tools, servers.refresh)
+    try:
+        await servers.ready()
+        assert servers.searching
+        assert [t.name for t in offered if t.name.startswith("mcp")] == ["mcp_search"]
+        search = offered.get("mcp_search")
+        assert search is not None
+        count = len(servers.every_tool)
+        assert f"{count} tools" in search.description
+        ctx = ToolContext(workspace=tmp_path, spill_dir=tmp_path / "spill")
+        found = await search.run({"query": "echo back the input"}, ctx)
+        assert found.output.splitlines()[1].startswith("- mcp__e__echo: ")
+        echo = offered.get("mcp__e__echo")
+        assert echo is not None
+        assert (await echo.run({"message": "hi"}, ctx)).output == "Echo: hi"
+        assert sum(servers.costs().values()) > 1_000
+    finally:
+        await servers.stop()
+
+
+async def test_under_the_threshold_every_tool_is_offered(tmp_path: Path) -> None:
+    """With a large window the server's tools are all offered, and no search tool."""
+    servers = McpServers(
+        [ServerConfig(name="e", origin="t", command=str(everything_server()))], tmp_path, tmp_path, DEFAULT_TOOLS.names
+    )
+    try:
+        await servers.ready()
+        names = [t.name for t in servers.tools]
+        assert "mcp_search" not in names
+        assert "mcp__e__echo" in names
+    finally:
+        await servers.stop()
