@@ -44,6 +44,7 @@ class McpServers:
         window: int = DEFAULT_WINDOW,
         search_threshold: float = SEARCH_THRESHOLD,
     ) -> None:
+        self.log_dir, self.workdir = log_dir, workdir
         self.connections = [Connection(c, log_dir / f"mcp-{_file_name(c.name)}.log", workdir) for c in configs]
         self.builtin = frozenset(builtin)
         self.window = window
@@ -54,6 +55,24 @@ class McpServers:
 
     def __bool__(self) -> bool:
         return bool(self.connections)
+
+    def add(self, configs: Sequence[ServerConfig]) -> list[str]:
+        """More servers (the workspace's, once confirmed), started at once beside the others: the names of those
+        added (a name already configured keeps its first settings)."""
+        known = {c.name for c in self.connections}
+        fresh = [c for c in configs if c.name not in known]
+        added = [Connection(c, self.log_dir / f"mcp-{_file_name(c.name)}.log", self.workdir) for c in fresh]
+        self.connections += added
+        if added and self._starting is not None:  # the others are starting, or started: these start now too
+            previous = self._starting
+            self._starting = asyncio.create_task(self._start_more(previous, added), name="mcp:start")
+        return [c.name for c in added]
+
+    async def _start_more(self, previous: asyncio.Task[None] | None, added: list[Connection]) -> None:
+        if previous is not None:
+            await asyncio.gather(previous, return_exceptions=True)
+        await asyncio.to_thread(_load_sdk)
+        await asyncio.gather(*(c.start() for c in added), return_exceptions=True)
 
     def start(self) -> None:
         """Start every enabled server at once, in the background (``ready`` waits for them)."""

@@ -24,9 +24,11 @@ from chimera.core.bus import EventBus
 from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ConfigError, SessionError
 from chimera.core.events import BranchCreated, BranchSummarized, CheckpointCreated, CompactionDone
+from chimera.core.home import chimera_home
 from chimera.core.loop_config import LOOPS
 from chimera.core.loops.base import LoopStrategy, Steering
 from chimera.core.mcp.servers import McpServers
+from chimera.core.mcp.trust import WorkspaceServers
 from chimera.core.messages import Prompt
 from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.providers.base import Provider
@@ -67,6 +69,7 @@ class Session:
     summarize_left_default: bool = False  # settings: a move away from a branch summarizes it unless asked not to
     _forgotten: list[int] = field(default_factory=list)  # the numbers of the "always" answers taken back
     mcp: McpServers | None = None  # the MCP servers whose tools the runs offer (None: none configured)
+    mcp_unconfirmed: WorkspaceServers | None = None  # the workspace's .mcp.json, until the person says yes to it
 
     def __post_init__(self) -> None:
         """Words the person queued before the process stopped are taken up again: steering goes to
@@ -361,6 +364,15 @@ class Session:
         if not name or any(not c.isprintable() or c.isspace() for c in name):
             raise ConfigError(f"{model!r} is not a model name: give one word, such as claude-sonnet-4-5")
         return create_provider(name)
+
+    def confirm_workspace_servers(self) -> list[str]:
+        """The person said yes to the workspace's ``.mcp.json``: kept for this version of the file, and its servers
+        start (those not configured already); their names. ConfigError when there is nothing to confirm."""
+        project, self.mcp_unconfirmed = self.mcp_unconfirmed, None
+        if project is None or self.mcp is None:
+            raise ConfigError("this workspace has no .mcp.json waiting for an answer")
+        project.confirm(chimera_home())
+        return self.mcp.add(project.servers)
 
     def _idle(self, doing: str) -> None:
         if self.agent.running:

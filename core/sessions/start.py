@@ -23,6 +23,7 @@ from chimera.core.loop_config import LOOPS, LoopConfig
 from chimera.core.loops.base import LoopStrategy
 from chimera.core.mcp.servers import DEFAULT_WINDOW, McpServers
 from chimera.core.mcp.sources import configured_servers
+from chimera.core.mcp.trust import WorkspaceServers, workspace_servers
 from chimera.core.permissions.policy import MODES, PermissionPolicy
 from chimera.core.permissions.rule import Rule
 from chimera.core.providers.base import Provider
@@ -183,8 +184,11 @@ def start_session(options: RunOptions) -> Session:
         lock.shared(options.max_time)
         env = LocalEnvironment(store.workdir, spill_dir=private_dir(home / "output") / store.id)
         # The servers' logs lie with the session's saved output, in Chimera's private state.
+        project = _project_servers(store.workdir, home, warnings) if options.interactive and not demo else None
+        if project is not None and project.confirmed:
+            servers = (*servers, *(s for s in project.servers if s.name not in {c.name for c in servers}))
         mcp = None
-        if servers:
+        if servers or project is not None:
             window = getattr(provider, "context_window", None) or DEFAULT_WINDOW
             threshold = settings.mcp_search_threshold
             mcp = McpServers(
@@ -226,7 +230,18 @@ def start_session(options: RunOptions) -> Session:
         strategy_for=lambda name: _strategy(replace(options, loop=name), config),
         summarize_left_default=settings.summarize_left,
         mcp=mcp,
+        mcp_unconfirmed=project if project is not None and not project.confirmed else None,
     )
+
+
+def _project_servers(workdir: Path, home: Path, warnings: list[str]) -> WorkspaceServers | None:
+    """The workspace's own ``.mcp.json`` (the workbench asks before a server of it starts); a bad one is a warning
+    at start, not a reason the workbench cannot open."""
+    try:
+        return workspace_servers(workdir, home)
+    except ConfigError as err:
+        warnings.append(f"{err} (its servers are not used)")
+        return None
 
 
 def check_can_resume() -> None:
