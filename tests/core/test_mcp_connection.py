@@ -184,3 +184,49 @@ async def test_stop_leaves_no_server_process(tmp_path: Path) -> None:
     await server.stop()
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid.read_text()), 0)
+
+
+async def test_a_cancelled_call_ends_at_once_and_the_server_goes_on(tmp_path: Path) -> None:
+    """Escape cancels a call: the call ends as soon as it is cancelled (the SDK tells the server), and the
+    server answers the next call."""
+    server = connection(tmp_path)
+    await server.start()
+    try:
+        working = asyncio.Event()
+        call = asyncio.create_task(
+            server.call("trigger-long-running-operation", {"duration": 60, "steps": 300}, lambda *_: working.set())
+        )
+        await working.wait()
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert (await server.call("echo", {"message": "after"}, None)).text == "Echo: after"
+    finally:
+        await server.stop()
+
+
+async def test_calls_to_one_server_run_side_by_side(tmp_path: Path) -> None:
+    """Two calls at once are both at work before either ends (each reports progress while the other runs)."""
+    server = connection(tmp_path)
+    await server.start()
+    try:
+        first, second = asyncio.Event(), asyncio.Event()
+        both = asyncio.Event()
+
+        def seen(mine: asyncio.Event, other: asyncio.Event) -> None:
+            mine.set()
+            if other.is_set():
+                both.set()
+
+        slow = {"duration": 60, "steps": 300}
+        calls = [
+            asyncio.create_task(server.call("trigger-long-running-operation", slow, lambda *_: seen(first, second))),
+            asyncio.create_task(server.call("trigger-long-running-operation", slow, lambda *_: seen(second, first))),
+        ]
+        await asyncio.wait_for(both.wait(), 20)
+        assert not any(call.done() for call in calls)
+        for call in calls:
+            call.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
+    finally:
+        await server.stop()
