@@ -62,6 +62,7 @@ from chimera.tui.workbench.answers import Answers
 from chimera.tui.workbench.command_runner import CommandRunner
 from chimera.tui.workbench.conversation import Conversation
 from chimera.tui.workbench.focus import place_named
+from chimera.tui.workbench.mcp import McpPart
 from chimera.tui.workbench.prompt import Prompt
 from chimera.tui.workbench.runs import Runs
 from chimera.tui.workbench.session_tree import SessionTree
@@ -131,7 +132,8 @@ class ChimeraApp(App[int]):
         self.prompt = Prompt(self)
         self.sessions = Sessions(self)
         self.session_tree = SessionTree(self)
-        self.commands = CommandRunner(self, [self.runs, self.answers, self.sessions, self.session_tree])
+        self.mcp = McpPart(self)
+        self.commands = CommandRunner(self, [self.runs, self.answers, self.sessions, self.session_tree, self.mcp])
         self.history_shown = asyncio.Event()
 
     # --- what the parts and the tests read ---------------------------------------------------
@@ -192,6 +194,7 @@ class ChimeraApp(App[int]):
         self.prompt.focus()
         self._stop_on_signals()
         self.call_after_refresh(started)  # the collector, paused while the workbench started, runs again
+        self.call_after_refresh(self.mcp.started)  # the MCP servers start once the first frame is on screen
         self.warn_opened(session.warnings)
         if session.demo:
             self.conversation.say(DEMO_NOTICE, "warning")  # the banner folds to one line as the demo starts

@@ -114,6 +114,10 @@ def _configurable(facts: Facts) -> str:
     return _DEMO if facts.demo else _between_runs(facts)
 
 
+def _mcp(facts: Facts) -> str:
+    return "does not work in the demo, which has no MCP servers." if facts.demo else ""
+
+
 def _plan_waiting(facts: Facts) -> str:
     if facts.state.questions.plan is None:
         return "has no plan to answer: none is waiting. /plan TASK plans a task first."
@@ -371,6 +375,15 @@ COMMANDS: tuple[Command, ...] = (
         unavailable=_recorded,
     ),
     Command("replay", "Replay", "Say how to watch this session again", unavailable=_recorded),
+    Command(
+        "mcp",
+        "MCP servers",
+        "List the MCP servers (state, tools, the context they cost, errors, logs); trust starts the workspace's "
+        ".mcp.json, reconnect NAME starts one again",
+        argument="[trust|reconnect NAME]",
+        completions=lambda _: ["trust", "reconnect"],
+        unavailable=_mcp,
+    ),
     Command("new", "New session", "Start a fresh session in this workspace", unavailable=_configurable),
     Command(
         "resend",

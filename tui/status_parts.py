@@ -25,7 +25,7 @@ SEPARATOR = " · "
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_RATE = 8  # spinner frames a second: the line redraws no more often, and only while a run works
 # Dropped first to last. The permission mode outlasts the strategy and the context: it says what may run unasked.
-DROP_ORDER = ("workspace", "session", "turn", "loop", "context", "mode", "model")
+DROP_ORDER = ("workspace", "session", "turn", "mcp", "loop", "context", "mode", "model")
 SPINNING = frozenset({"running", "compacting", "summarizing"})
 
 
@@ -69,6 +69,8 @@ def parts_of(status: RunStatus, now: float, *, spin: bool = True) -> list[Part]:
         )
     parts.append(Part("tokens", f"{tokens(status.input_tokens)} in / {tokens(status.output_tokens)} out"))
     parts.append(Part("cost", f"${status.cost:.4f}"))
+    if status.mcp:
+        parts.append(Part("mcp", status.mcp))
     if status.session:
         parts.append(Part("session", f"#{status.session[:8]}"))
     if status.workspace:

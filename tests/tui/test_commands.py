@@ -270,6 +270,7 @@ CASES: dict[str, Case] = {
         after=holds("no move left", lambda a: a.session_tree.moves, []),
         replies=(message(text("Hi.")),),
     ),
+    "mcp": Case(after=shown("No MCP servers")),
     "quit": Case(after=quitted),
 }
 

@@ -26,6 +26,7 @@ def busy_status() -> RunStatus:
     status.input_tokens, status.output_tokens, status.cost = 123_456, 7_890, 1.2345
     status.context_tokens, status.window = 90_000, 200_000
     status.session, status.workspace = "0f3a9c2e-77aa-4bcd-9e01-aa0011223344", "~/src/projects/chimera-workbench"
+    status.mcp = "mcp 2/3"
     return status
 
 
@@ -34,12 +35,15 @@ def names(parts: list[Part]) -> list[str]:
 
 
 def test_wide_enough_every_part_shows() -> None:
-    """Wide enough (160 columns), the line shows every part in order, the session by its short id."""
-    shown = fit(parts_of(busy_status(), 0.0), 158)
+    """Wide enough (170 columns), the line shows every part in order, the session by its short id, the MCP
+    servers ready of those configured."""
+    shown = fit(parts_of(busy_status(), 0.0), 168)
     assert names(shown) == [
-        "state", "model", "mode", "loop", "turn", "context", "tokens", "cost", "session", "workspace"
+        "state", "model", "mode", "loop", "turn", "context", "tokens", "cost", "mcp", "session", "workspace"
     ]  # fmt: skip
-    assert [p.text for p in shown][5:9] == ["context 45% of 200k", "123.5k in / 7.9k out", "$1.2345", "#0f3a9c2e"]
+    assert [p.text for p in shown][5:10] == [
+        "context 45% of 200k", "123.5k in / 7.9k out", "$1.2345", "mcp 2/3", "#0f3a9c2e"
+    ]  # fmt: skip
 
 
 def test_at_120_and_80_columns_the_workspace_goes_first_and_the_mode_tokens_and_cost_stay() -> None:

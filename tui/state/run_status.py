@@ -75,6 +75,7 @@ class RunStatus:
     started: float | None = None  # the clock when the run (or compaction) working now began
     session: str = ""  # the session's id, once it is kept (a resumed one, or from its first task)
     workspace: str = ""  # the folder the agent works in, as a person reads it
+    mcp: str = ""  # the MCP servers ready of those configured ("mcp 2/3"; "" when there are none)
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
 
     def begin(self, state: str) -> None:

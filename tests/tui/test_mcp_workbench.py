@@ -1,0 +1,80 @@
+"""MCP servers in the workbench (Pilot, the reference server): they start after the first frame, the status line
+counts them, a server that failed is one notice, ``/mcp`` lists them with their tools, context and logs (names
+and errors drawn as they are); a workspace's ``.mcp.json`` starts nothing until ``/mcp trust``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chimera.core.sessions.start import RunOptions
+from chimera.tui.app import build_app
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
+from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.mcp_helpers import everything_server
+from tests.tui_helpers import entries, screen_text, send, toasts, until
+
+pytestmark = pytest.mark.usefixtures("model_env")
+
+
+def notes(app: object) -> list[str]:
+    """The workbench's own notices in the conversation."""
+    return [entry.text for entry in entries(app, "notice")]
+
+
+def servers_file(folder: Path, **servers: dict[str, object]) -> Path:
+    path = folder / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_used(
+    api: FakeAnthropic, project: Path, tmp_path: Path
+) -> None:
+    """``mcp 1/2`` once both have started or failed; the broken one is a notice; ``/mcp`` lists the good one with
+    its tools and the broken one with its error, the broken one's name drawn literally; a call of the good one's
+    tool runs and its result reaches the model."""
+    config = servers_file(
+        tmp_path,
+        everything={"command": str(everything_server()), "args": ["stdio"]},
+        **{"[b]broken[/b]": {"command": "/nowhere/mcp-server"}},
+    )
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass", mcp_config=config))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.state.status.mcp == "mcp 1/2", "the servers counted")
+        await until(pilot, lambda: "MCP server [b]broken[/b] failed" in toasts(app), "the failure said")
+        await send(pilot, "/mcp")
+        await until(pilot, lambda: any("MCP servers: 1 of 2 ready." in line for line in notes(app)), "the list")
+        listing = next(line for line in notes(app) if "MCP servers:" in line)
+        assert "everything: ready · " in listing
+        assert "13 tools" in listing or "14 tools" in listing
+        assert "[b]broken[/b]: failed: " in listing
+        assert "mcp-everything.log" in listing
+        assert "[b]broken[/b]: failed" in screen_text(app)  # drawn as it is, never as markup
+        api.script(
+            message(tool_use("e1", "mcp__everything__echo", {"message": "hi"}), stop_reason="tool_use"),
+            message(text("Echoed.")),
+        )
+        await send(pilot, "echo hi")
+        await app.run_shown.wait()
+        assert "Echo: hi" in str(api.requests[-1].messages[-1])
+
+
+async def test_a_workspaces_mcp_json_waits_for_trust(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
+    """The file's servers are named in a notice and none starts; ``/mcp trust`` starts them and the count says
+    so; the next workbench over the same file starts them unasked."""
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker": {"command": str(everything_server())}}}))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: "/mcp trust starts them" in toasts(app), "the question")
+        assert "tracker (" in toasts(app)
+        assert app.state.status.mcp == ""
+        await send(pilot, "/mcp trust")
+        await until(pilot, lambda: app.state.status.mcp == "mcp 1/1", "the server started")
+        assert any("Starting the MCP servers of .mcp.json: tracker." in line for line in notes(app))
+    again = build_app(RunOptions(workdir=project, model=MODEL))
+    async with again.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: again.state.status.mcp == "mcp 1/1", "started unasked")
+        assert "/mcp trust" not in toasts(again)

@@ -1,0 +1,145 @@
+"""Provides ``McpPart``: the workbench's MCP servers, started after the first frame, and ``/mcp``.
+
+Once the first frame is on screen the session's servers start (``started``); when each is
+ready or has failed, a server that failed is said in one notice, and the status line shows
+``mcp READY/CONFIGURED``. A workspace's own ``.mcp.json`` starts nothing until the person
+says so: a notice names its servers and their commands, and ``/mcp trust`` starts them
+(kept for that version of the file). ``/mcp`` lists the servers: state, transport, tools,
+the context their definitions cost, the last error and the log; ``/mcp reconnect NAME``
+starts one again. Every name, command and error shown is the servers' own text, drawn as it is.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING
+
+from chimera.core.errors import ConfigError
+from chimera.core.wording import plural, tokens
+from chimera.tui.outside import tell
+
+if TYPE_CHECKING:
+    from chimera.core.mcp.connection import Connection
+    from chimera.core.mcp.servers import McpServers
+    from chimera.tui.app import ChimeraApp
+
+__all__ = ["McpPart"]
+
+
+class McpPart:
+    """``/mcp``, and the servers' start and notices."""
+
+    def __init__(self, app: ChimeraApp) -> None:
+        self.app = app
+        self._said: set[str] = set()  # notices said once already
+
+    def commands(self) -> dict[str, object]:
+        return {"mcp": self.mcp}
+
+    @property
+    def servers(self) -> McpServers | None:
+        return self.app.session.mcp
+
+    def started(self) -> None:
+        """After the first frame: start the servers, and say what needs saying once they are ready or failed."""
+        servers = self.servers
+        if servers is None:
+            return
+        servers.start()
+        self._count()
+        self.app.run_worker(self._announce(), group="mcp", exit_on_error=False)
+        pending = self.app.session.mcp_unconfirmed
+        if pending is not None:
+            listed = "; ".join(f"{s.name} ({_how(s.command, s.args, s.url)})" for s in pending.servers)
+            tell(
+                self.app,
+                f"This workspace's .mcp.json lists MCP servers: {listed}. None starts until you say so: "
+                "/mcp trust starts them, now and whenever the file is unchanged.",
+                severity="warning",
+                timeout=12,
+            )
+
+    async def _announce(self) -> None:
+        servers = self.servers
+        if servers is None:
+            return
+        await servers.ready()
+        self._count()
+        for notice in servers.notices:
+            if notice not in self._said:
+                self._said.add(notice)
+                tell(self.app, notice, severity="warning", timeout=10)
+
+    def _count(self) -> None:
+        servers = self.servers
+        if servers is None:
+            return
+        ready, enabled = servers.counts
+        self.app.conversation.show_status(mcp=f"mcp {ready}/{enabled}" if enabled else "")
+
+    async def mcp(self, argument: str = "") -> None:
+        """``/mcp`` lists the servers; ``/mcp trust`` starts the workspace's; ``/mcp reconnect NAME`` one again."""
+        words = argument.split(maxsplit=1)
+        if not words:
+            self.app.conversation.say(self.listing())
+        elif words[0] == "trust":
+            self.trust()
+        elif words[0] == "reconnect" and len(words) == 2:
+            await self.reconnect(words[1].strip())
+        else:
+            tell(self.app, "/mcp takes nothing, trust, or reconnect NAME.", severity="warning", timeout=6)
+
+    def listing(self) -> str:
+        """What ``/mcp`` says: each server in a line, then the workspace's file waiting for an answer."""
+        servers = self.servers
+        session = self.app.session
+        if servers is None or not servers.connections:
+            lines = ["No MCP servers: give them in config.toml ([mcp.servers.NAME]) or with --mcp-config FILE."]
+        else:
+            ready, enabled = servers.counts
+            how = " Their tools are offered through mcp_search (they would cost too much context)."
+            lines = [f"MCP servers: {ready} of {enabled} ready.{how if servers.searching else ''}"]
+            costs = servers.costs()
+            lines += [_line(c, costs.get(c.name, 0)) for c in servers.connections]
+        if session.mcp_unconfirmed is not None:
+            names = ", ".join(s.name for s in session.mcp_unconfirmed.servers)
+            lines.append(f"This workspace's .mcp.json ({names}) waits for /mcp trust.")
+        return "\n".join(lines)
+
+    def trust(self) -> None:
+        try:
+            names = self.app.session.confirm_workspace_servers()
+        except ConfigError as err:
+            tell(self.app, str(err), severity="warning", timeout=6)
+            return
+        started = ", ".join(names) if names else "none new (each is configured already)"
+        self.app.conversation.say(f"Starting the MCP servers of .mcp.json: {started}.")
+        self._count()
+        self.app.run_worker(self._announce(), group="mcp", exit_on_error=False)
+
+    async def reconnect(self, name: str) -> None:
+        servers = self.servers
+        connection = next((c for c in servers.connections if c.name == name), None) if servers else None
+        if connection is None:
+            tell(self.app, f"No MCP server is named {name}: /mcp lists them.", severity="warning", timeout=6)
+            return
+        await connection.stop()
+        await connection.start()
+        self._count()
+        word = "ready" if connection.ready else f"failed: {connection.error}"
+        self.app.conversation.say(f"MCP server {name}: {word}.")
+
+
+def _line(connection: Connection, cost: int) -> str:
+    config = connection.config
+    state = connection.state if connection.error is None else f"{connection.state}: {connection.error}"
+    parts = [f"{connection.name}: {state}", _how(config.command, config.args, config.url)]
+    if connection.ready:
+        parts += [plural(len(connection.tools), "tool"), f"~{tokens(cost)} tokens of context"]
+    parts += [*connection.warnings, f"log {connection.log}"]
+    return "  " + " · ".join(parts)
+
+
+def _how(command: str | None, args: tuple[str, ...], url: str | None) -> str:
+    """How a server is reached, as a person reads it: its command line, or its URL."""
+    return shlex.join([command, *args]) if command is not None else f"{url}"
