@@ -15,6 +15,7 @@ network = false                                # true: commands may use the netw
 auto = false                                   # true: commands only the mode asks about run unasked (--sandbox-auto)
 writable = ["~/.cache/pip"]                    # more folders commands may write
 hidden = ["~/work/secrets"]                    # more paths commands may not read
+
 [mcp.servers.db]                               # tools from MCP servers: core/mcp/config.py says how
 command = "uvx"
 args = ["mcp-server-sqlite", "--db-path", "${HOME}/app.db"]
@@ -39,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from chimera.core.errors import ConfigError
-from chimera.core.mcp.config import SEARCH_THRESHOLD, ServerConfig, servers_from_table
+from chimera.core.mcp.config import SEARCH_THRESHOLD, ServerConfig, search_threshold_from_table, servers_from_table
 from chimera.core.permissions.policy import MODES
 from chimera.core.permissions.rule import Rule
 from chimera.core.sandbox import MODES as SANDBOX_MODES
@@ -172,6 +173,7 @@ def load_settings(home: Path) -> Settings:
         deny=deny,
         summarize_left=summarize_left,
         mcp_servers=servers,
+        mcp_search_threshold=search_threshold_from_table(data.get("mcp"), str(path)),
         **_sandbox(data, path),
     )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -136,3 +137,14 @@ def test_a_search_threshold_outside_a_share_of_the_window_is_one_line(value: str
         search_threshold_from_table(table, "config.toml")
     assert search_threshold_from_table({"search_threshold": 0.2}, "config.toml") == 0.2
     assert search_threshold_from_table(None, "config.toml") == 0.1
+
+
+def test_the_settings_file_gives_its_search_threshold(isolated_env: Path) -> None:
+    """``[mcp] search_threshold`` in config.toml reaches the settings; a bad one is the settings file's one line."""
+    from chimera.core.settings import load_settings
+
+    (isolated_env / "config.toml").write_text("[mcp]\nsearch_threshold = 0.25\n")
+    assert load_settings(isolated_env).mcp_search_threshold == 0.25
+    (isolated_env / "config.toml").write_text("[mcp]\nsearch_threshold = 3\n")
+    with pytest.raises(ConfigError, match=r"config.toml: mcp.search_threshold must be a share"):
+        load_settings(isolated_env)
