@@ -45,7 +45,6 @@ from chimera.core.permissions.policy import MODES
 from chimera.core.permissions.rule import Rule
 from chimera.core.sandbox import MODES as SANDBOX_MODES
 from chimera.core.toml_nesting import DEEPEST, too_deep
-from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.files import NotRegularFile, open_regular
 
 __all__ = ["CONFIG_NAME", "Settings", "load_settings"]
@@ -156,6 +155,8 @@ def load_settings(home: Path) -> Settings:
     deny = _strings(permissions.get("deny", []), "permissions.deny", path)
     for where, rules in (("permissions.allow", allow), ("permissions.deny", deny)):
         for rule in rules:
+            from chimera.core.tool_group import DEFAULT_TOOLS  # the tools' names: only when there are rules
+
             try:
                 Rule.parse(rule, DEFAULT_TOOLS.names)
             except ConfigError as err:

@@ -8,6 +8,12 @@ go on to the part they concern. The core is reached only through the ``Session``
 goes to the model as a task or as steering, unless it starts with a slash: then it is a command
 (``tui.commands``), and never reaches the model. Where the focus may be, and how it moves, is written down in
 ``tui.workbench.focus``.
+
+The ``chimera`` command draws the first frame before the session is open (``build_app(..., open_later=True)``):
+the welcome, the status line, the input and the footer come from the session's ``Opening`` (what it will be,
+known cheaply), and the session opens right after, off the event loop; the tree panel and the bus come with it.
+What is sent meanwhile (a task, a command) waits for it and then goes as if sent then; ctrl+q quits at once.
+Only what the first frame draws is imported here: the session's own modules load as it opens.
 """
 
 from __future__ import annotations
@@ -15,9 +21,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
-from typing import ClassVar
+from functools import cache
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import BindingType
@@ -27,20 +34,18 @@ from textual.css.query import NoMatches
 from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Input, OptionList
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, WorkType
 
-from chimera.core import events as ev
-from chimera.core.demo import DEMO_NOTICE
-from chimera.core.events import RunFinished, RunStarted, StepEvent, Switched, TextDelta, ThinkingDelta, ToolOutputDelta
+from chimera.core.errors import ChimeraError
 from chimera.core.gc_pause import started
-from chimera.core.sessions.history import branch_events
-from chimera.core.sessions.session import Session
-from chimera.core.sessions.start import RunOptions, start_session
+from chimera.core.providers.choice import DEFAULT_MODEL, resolve_model
+from chimera.core.sessions.opening import Opening, RunOptions, open_session, opening
 from chimera.core.wording import command, plural, shown_path
 from chimera.themes import APP_CSS
 from chimera.tui.command_views import WorkbenchCommands, command_bindings
-from chimera.tui.commands import Facts
+from chimera.tui.commands import Completion, Facts, complete, find, is_command, parse
 from chimera.tui.footer_hints import hints
 from chimera.tui.hangup import let_go_of_gone_streams
 from chimera.tui.messages import BusEvents
@@ -49,70 +54,94 @@ from chimera.tui.state import Transcript, WorkbenchState
 from chimera.tui.terminal_input import PasteKeepingDriver
 from chimera.tui.theme_keeper import ThemeKeeper
 from chimera.tui.widgets.completions import CompletionList
-from chimera.tui.widgets.demo_banner import DemoBanner
 from chimera.tui.widgets.key_footer import KeyFooter
-from chimera.tui.widgets.plan_panel import PlanPanel
 from chimera.tui.widgets.prompt_input import PromptInput
-from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.status_line import StatusLine
-from chimera.tui.widgets.transcript_view import TranscriptView
-from chimera.tui.widgets.tree_panel import TreePanel
 from chimera.tui.widgets.welcome import Welcome
-from chimera.tui.workbench.answers import Answers
-from chimera.tui.workbench.command_runner import CommandRunner
-from chimera.tui.workbench.conversation import Conversation
-from chimera.tui.workbench.focus import place_named
-from chimera.tui.workbench.mcp import McpPart
-from chimera.tui.workbench.prompt import Prompt
-from chimera.tui.workbench.runs import Runs
-from chimera.tui.workbench.session_tree import SessionTree
-from chimera.tui.workbench.sessions import Sessions
+from chimera.tui.workbench.focus import move_to, place_named
+
+if TYPE_CHECKING:  # loaded with the session, after the first frame (``_make_parts``, ``_panels``)
+    from chimera.core.events import StepEvent, Switched
+    from chimera.core.sessions.session import Session
+    from chimera.tui.widgets.transcript_view import TranscriptView
+    from chimera.tui.workbench.answers import Answers
+    from chimera.tui.workbench.command_runner import CommandRunner
+    from chimera.tui.workbench.conversation import Conversation
+    from chimera.tui.workbench.mcp import McpPart
+    from chimera.tui.workbench.prompt import Prompt
+    from chimera.tui.workbench.runs import Runs
+    from chimera.tui.workbench.session_tree import SessionTree
+    from chimera.tui.workbench.sessions import Sessions
 
 __all__ = ["ChimeraApp", "build_app"]
 
 DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
 
-# The events that come many a second while a model or a command streams, and only add to what is shown.
-STREAMED: frozenset[type[StepEvent]] = frozenset({TextDelta, ThinkingDelta, ToolOutputDelta})
+
+@cache
+def streamed() -> frozenset[type[StepEvent]]:
+    """The events that come many a second while a model or a command streams, and only add to what is shown
+    (the events load with the first one)."""
+    from chimera.core.events import TextDelta, ThinkingDelta, ToolOutputDelta
+
+    return frozenset({TextDelta, ThinkingDelta, ToolOutputDelta})
+
+
 _REGISTRY_HAS = {"Theme", "Quit", "Keys"}  # Textual's own palette commands the registry replaces
 
-NOT_ACTED_ON: frozenset[type[ev.StepEvent]] = frozenset(
-    {  # what the workbench's app leaves to its state (and the views of it)
-        ev.BranchCreated,
-        ev.BranchSummarized,
-        ev.CandidateChosen,
-        ev.CandidateProposed,
-        ev.CheckpointCreated,
-        ev.CompactionDone,
-        ev.ControlRejected,
-        ev.MessageCompleted,
-        ev.PermissionDecided,
-        ev.PlanApproved,
-        ev.PlanCancelled,
-        ev.PlanEdited,
-        ev.PlanProposed,
-        ev.PermissionRequested,
-        ev.PlanStepChecked,
-        ev.PlanSuggested,
-        ev.Reflected,
-        ev.ReminderInjected,
-        ev.Replanned,
-        ev.RetryScheduled,
-        ev.SteeringDelivered,
-        ev.SteeringReturned,
-        ev.TextDelta,
-        ev.ThinkingDelta,
-        ev.ToolCallFinished,
-        ev.ToolCallStarted,
-        ev.ToolOutputDelta,
-        ev.TurnStarted,
-        ev.UsageReported,
-    }
-)
+
+@cache
+def not_acted_on() -> frozenset[type[StepEvent]]:
+    """The events the workbench's app leaves to its state and the views of it (the events load with the first one)."""
+    from chimera.core import events as ev
+
+    return frozenset(
+        {  # what the workbench's app leaves to its state (and the views of it)
+            ev.BranchCreated,
+            ev.BranchSummarized,
+            ev.CandidateChosen,
+            ev.CandidateProposed,
+            ev.CheckpointCreated,
+            ev.CompactionDone,
+            ev.ControlRejected,
+            ev.MessageCompleted,
+            ev.PermissionDecided,
+            ev.PlanApproved,
+            ev.PlanCancelled,
+            ev.PlanEdited,
+            ev.PlanProposed,
+            ev.PermissionRequested,
+            ev.PlanStepChecked,
+            ev.PlanSuggested,
+            ev.Reflected,
+            ev.ReminderInjected,
+            ev.Replanned,
+            ev.RetryScheduled,
+            ev.SteeringDelivered,
+            ev.SteeringReturned,
+            ev.TextDelta,
+            ev.ThinkingDelta,
+            ev.ToolCallFinished,
+            ev.ToolCallStarted,
+            ev.ToolOutputDelta,
+            ev.TurnStarted,
+            ev.UsageReported,
+        }
+    )
 
 
 class ChimeraApp(App[int]):
     """The workbench: a conversation, an input and a status line over one session."""
+
+    # The parts: made with the session (``_make_parts``), so they are there whenever ``is_open``.
+    conversation: Conversation
+    runs: Runs
+    answers: Answers
+    prompt: Prompt
+    sessions: Sessions
+    session_tree: SessionTree
+    mcp: McpPart
+    commands: CommandRunner
 
     CSS_PATH = APP_CSS
     TITLE = "Chimera"
@@ -120,12 +149,32 @@ class ChimeraApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = list(command_bindings())
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = App.COMMANDS | {WorkbenchCommands}
 
-    def __init__(self, session: Session, options: RunOptions) -> None:
+    def __init__(self, start: Opening, session: Session | None = None) -> None:
+        """The workbench over ``session``; with none, ``start``'s session opens after the first frame."""
         super().__init__()
-        self.session = session
-        self.options = options
+        self.start = start
+        self.options = start.options
+        self._session = session
+        self._opening: asyncio.Future[Session] | None = None  # the session opening, until it is taken
+        self._waiting: list[Callable[[], Awaitable[object]]] = []  # sent before the session was open, in order
+        self.open_error: ChimeraError | OSError | None = None  # why the session could not open (the app ended)
+        self.opened = asyncio.Event()  # set once the session is open and the workbench drives it
         self.state = WorkbenchState()  # everything the screen shows, built from the bus's events
         self.theme_keeper = ThemeKeeper(self)
+        self.history_shown = asyncio.Event()
+        if session is not None:
+            self._make_parts()
+
+    def _make_parts(self) -> None:
+        from chimera.tui.workbench.answers import Answers
+        from chimera.tui.workbench.command_runner import CommandRunner
+        from chimera.tui.workbench.conversation import Conversation
+        from chimera.tui.workbench.mcp import McpPart
+        from chimera.tui.workbench.prompt import Prompt
+        from chimera.tui.workbench.runs import Runs
+        from chimera.tui.workbench.session_tree import SessionTree
+        from chimera.tui.workbench.sessions import Sessions
+
         self.conversation = Conversation(self, self.state, on_shown=self.events_shown)
         self.runs = Runs(self)
         self.answers = Answers(self)
@@ -134,9 +183,23 @@ class ChimeraApp(App[int]):
         self.session_tree = SessionTree(self)
         self.mcp = McpPart(self)
         self.commands = CommandRunner(self, [self.runs, self.answers, self.sessions, self.session_tree, self.mcp])
-        self.history_shown = asyncio.Event()
 
     # --- what the parts and the tests read ---------------------------------------------------
+
+    @property
+    def session(self) -> Session:
+        """The open session (only what the first frame draws comes before it: see ``is_open``)."""
+        if self._session is None:
+            raise RuntimeError("the session is not open yet")
+        return self._session
+
+    @session.setter
+    def session(self, session: Session) -> None:
+        self._session = session
+
+    @property
+    def is_open(self) -> bool:
+        return self._session is not None
 
     @property
     def transcript(self) -> Transcript:
@@ -150,12 +213,12 @@ class ChimeraApp(App[int]):
 
     @property
     def running(self) -> bool:
-        return self.runs.running
+        return self.is_open and self.runs.running
 
     @property
     def resume_next(self) -> str | None:
         """A session chosen here (``/sessions``), opened when this one closes."""
-        return self.sessions.resume_next
+        return self.sessions.resume_next if self.is_open else None
 
     # --- the screen ---------------------------------------------------------------------------
 
@@ -165,25 +228,84 @@ class ChimeraApp(App[int]):
         return PasteKeepingDriver if driver is LinuxDriver else driver
 
     def compose(self) -> ComposeResult:
-        if self.session.demo:
+        """The whole workbench over an open session; before it opens, its first frame: the welcome (or the
+        demo's banner), the status line, the input and the footer (``_opened`` mounts the rest)."""
+        start = self.start
+        if start.demo:
+            from chimera.tui.widgets.demo_banner import DemoBanner
+
             yield DemoBanner(id="demo-banner")
-        if not self.session.demo and not self.options.resume:  # a new session: how to start, until its first task
-            yield Welcome.of(self.session, self.facts())
+        if not start.demo and not start.resume:  # a new session: how to start, until its first task
+            yield Welcome.opening(start, self.facts())
         with Horizontal(id="middle"):
-            yield TranscriptView(self.transcript, id="conversation")
-            yield PlanPanel(self.state.plan, self.answers, id="plan")
-            yield TreePanel(self.session_tree, id="tree")
-        yield QuestionPanel(self.answers, id="question")  # above the input, the conversation still on screen above it
+            if self.is_open:
+                yield from self._panels()
+        if self.is_open:
+            yield self._question_panel()  # above the input, the conversation still on screen above it
         yield StatusLine(self.state.status, id="status")
         yield CompletionList(id="completions")
-        yield PromptInput(completer=self.commands.complete)
+        yield PromptInput(completer=self._complete)
         yield KeyFooter(self.footer_hints, id="footer")
+
+    def _panels(self) -> list[Widget]:
+        """The conversation, the plan and the tree (beside each other, or above: the plan's CSS says)."""
+        from chimera.tui.widgets.plan_panel import PlanPanel
+        from chimera.tui.widgets.transcript_view import TranscriptView
+        from chimera.tui.widgets.tree_panel import TreePanel
+
+        return [
+            TranscriptView(self.transcript, id="conversation"),
+            PlanPanel(self.state.plan, self.answers, id="plan"),
+            TreePanel(self.session_tree, id="tree"),
+        ]
+
+    def _question_panel(self) -> Widget:
+        from chimera.tui.widgets.question_panel import QuestionPanel
+
+        return QuestionPanel(self.answers, id="question")
 
     def on_load(self) -> None:
         self.theme_keeper.start()  # before the stylesheet is first parsed: it is parsed once, in the right colours
 
     def on_mount(self) -> None:
-        session = self.session
+        start = self.start
+        self._show_status(model=start.model or "", loop=start.strategy, strategy=start.strategy, mode=start.mode)
+        if start.workdir is not None:
+            self._show_status(workspace=shown_path(start.workdir))
+        move_to(self.query_one(PromptInput))
+        self._stop_on_signals()
+        self.call_after_refresh(started)  # the collector, paused while the workbench started, runs again
+        if self._session is not None:
+            self._opened(self._session)
+        else:  # the first frame first, then the session
+            self.call_after_refresh(self._open_session)
+
+    def _open_session(self) -> None:
+        self._opening = asyncio.ensure_future(open_session(self.start))
+        # Handed over uncalled: a workbench closed before the worker started leaves no coroutine unawaited.
+        work: WorkType[None] = self._take_session
+        self.run_worker(work, group="open", exit_on_error=True)
+
+    async def _take_session(self) -> None:
+        """The session, once open, to the workbench; an error opening it ends the app (the command says it)."""
+        assert self._opening is not None
+        try:
+            session = await asyncio.shield(self._opening)  # (a quit meanwhile lets it open, then closes it)
+        except (ChimeraError, OSError) as err:
+            self.open_error = err
+            self.exit(return_code=1)
+            return
+        self._opening = None
+        self._opened(session)
+        await self.when_open_run()
+
+    def _opened(self, session: Session) -> None:
+        """The session is open: the workbench shows and drives it."""
+        if self._session is None:  # (the first frame was drawn without it)
+            self.session = session
+            self._make_parts()
+            self.query_one("#middle").mount_all(self._panels())
+            self.mount(self._question_panel(), before="#status")
         self.conversation.show_status(
             model=session.model, loop=session.loop_name, strategy=session.loop_name, mode=session.policy.mode
         )
@@ -191,16 +313,55 @@ class ChimeraApp(App[int]):
         if self.options.resume:
             self.conversation.show_status(session=session.id)
         self.conversation.show_bus(session.bus)
-        self.prompt.focus()
-        self._stop_on_signals()
-        self.call_after_refresh(started)  # the collector, paused while the workbench started, runs again
-        self.call_after_refresh(self.mcp.started)  # the MCP servers start once the first frame is on screen
         self.warn_opened(session.warnings)
+        self.call_after_refresh(self.mcp.started)  # the MCP servers start once the first frame is on screen
+        self.opened.set()
+        self.show_keys()
         if session.demo:
+            from chimera.core.demo import DEMO_NOTICE
+
             self.conversation.say(DEMO_NOTICE, "warning")  # the banner folds to one line as the demo starts
             self.runs.start(session.demo_task)
         elif self.options.resume:
             self.run_worker(self._show_history(), group="history", exit_on_error=False)
+
+    def _show_status(self, **fields: object) -> None:
+        """The status line's fields, before the session is open (then ``conversation.show_status``)."""
+        for name, value in fields.items():
+            setattr(self.state.status, name, value)
+        self.query_one(StatusLine).refresh()
+
+    def _complete(self, text: str) -> list[Completion]:
+        return self.commands.complete(text) if self.is_open else complete(text, self.facts())
+
+    def _sent_before_open(self, value: str) -> None:
+        """Enter before the session is open: ``/quit`` quits; anything else leaves the input (its pastes whole)
+        and goes once the session is open, as if sent then."""
+        self.query_one(CompletionList).hide()
+        if not value.strip():
+            return
+        if is_command(value) and parse(value)[0] == "quit":
+            self.exit()
+            return
+        prompt = self.query_one(PromptInput)
+        whole = prompt.whole(value)
+        prompt.value = ""
+        prompt.forget_pastes()
+        self.when_open(lambda: self.prompt.sent_before_open(whole))
+        tell(self, "Sent: it goes as soon as the session is open (a moment).", timeout=3)
+
+    def when_open(self, send: Callable[[], Awaitable[object]]) -> None:
+        """``send`` (what the person sent: a task, a command) once the session is open: now if it is."""
+        self._waiting.append(send)
+        if self.is_open and len(self._waiting) == 1:
+            work: WorkType[None] = self.when_open_run
+            self.run_worker(work, group="waiting")
+
+    async def when_open_run(self) -> None:
+        """What was sent while the session opened, in the order it was sent."""
+        while self._waiting:
+            await self._waiting[0]()
+            self._waiting.pop(0)
 
     def _stop_on_signals(self) -> None:
         """In a real terminal, SIGTERM and SIGHUP (the terminal closed) end the workbench as ctrl+q does: a run
@@ -221,7 +382,7 @@ class ChimeraApp(App[int]):
         for screen in self.screen_stack:
             if isinstance(screen, CompareScreen):
                 screen.comparison.stop()
-        if self.runs.running and not self.runs.compacting:
+        if self.running and not self.runs.compacting:
             self.session.interrupt()
         self.exit(return_code=128 + signum)
 
@@ -238,6 +399,8 @@ class ChimeraApp(App[int]):
 
     async def _show_history(self) -> None:
         """A resumed session: its earlier turns first, then the input is the next turn."""
+        from chimera.core.sessions.history import branch_events
+
         events = await asyncio.to_thread(branch_events, self.session.store)
         self.state.tell(events)
         self.transcript.note(f"Resumed session {self.session.id}")
@@ -246,16 +409,22 @@ class ChimeraApp(App[int]):
 
     async def _show_branch(self, switched: Switched) -> None:
         """After a switch the conversation is the branch switched to: told again from the session, then the switch."""
+        from chimera.core.sessions.history import branch_events
+
         events = await asyncio.to_thread(branch_events, self.session.store)
         self.conversation.tell_again([*events, switched])
         self.history_shown.set()
 
     def events_shown(self, events: list[StepEvent]) -> None:
         """A batch of the bus's events is in the state and on screen: the parts act on it."""
+        from chimera.core.events import RunFinished, RunStarted, Switched, ignored  # (loaded with the first one)
+
         self.prompt.take_back()
         if self.session.demo and self.state.status.state != "idle":
+            from chimera.tui.widgets.demo_banner import DemoBanner
+
             self.query_one(DemoBanner).folded = True
-        if any(type(event) not in STREAMED for event in events):  # streamed words change no question, no plan
+        if any(type(event) not in streamed() for event in events):  # streamed words change no question, no plan
             self.answers.show()
         for event in events:
             match event:
@@ -264,22 +433,22 @@ class ChimeraApp(App[int]):
                     self.run_worker(self._show_branch(event), group="history", exclusive=True, exit_on_error=False)
                 case RunFinished():
                     self.runs.ended()
-                    if self.query_one(TreePanel).has_class("-shown"):  # the run grew the tree
+                    if self.query_one("#tree").has_class("-shown"):  # the run grew the tree
                         self.session_tree.load()
                 case RunStarted():
                     for welcome in self.query(Welcome):  # the first task is sent: the conversation takes its place
                         welcome.remove()
                 case _:
-                    ev.ignored(event, NOT_ACTED_ON)
+                    ignored(event, not_acted_on())
 
     def place(self) -> str:
         """Where the focus is, as the focus model names it (``tui.workbench.focus``)."""
         focused = self.focused
-        for widget, name in ((QuestionPanel, "question"), (PlanPanel, "plan"), (TreePanel, "tree")):
-            panels = self.query(widget)
+        for name in ("question", "plan", "tree"):
+            panels = self.query(f"#{name}")
             if focused is not None and any(p is focused or focused in p.walk_children() for p in panels):
                 return name
-        return "timeline" if isinstance(focused, TranscriptView) else "input"
+        return "timeline" if focused is not None and focused.id == "conversation" else "input"
 
     def footer_hints(self) -> list[tuple[str, str]]:
         """The keys of what has the focus: the input's from the command registry, a panel's its own."""
@@ -306,14 +475,21 @@ class ChimeraApp(App[int]):
         self.conversation.show(message.events)
 
     async def on_input_submitted(self, message: Input.Submitted) -> None:
-        if isinstance(message.input, PromptInput):
+        if not isinstance(message.input, PromptInput):
+            return
+        if self.is_open:
             await self.prompt.submitted(message.value)
+        else:
+            self._sent_before_open(message.value)
 
     def on_prompt_input_queued(self, message: PromptInput.Queued) -> None:
-        self.prompt.queued(message.text)
+        if self.is_open:
+            self.prompt.queued(message.text)
+        else:  # (so it is: the words stay in the input)
+            tell(self, "Nothing is running: press enter to send it now.", timeout=3)
 
     async def on_prompt_input_help_asked(self, _: PromptInput.HelpAsked) -> None:
-        await self.commands.run("help")
+        await self.run_command("help")
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         """A click on a completion takes it."""
@@ -337,16 +513,36 @@ class ChimeraApp(App[int]):
     # --- the commands: keys, the palette and panels come here (``CommandHost``) -----------------
 
     def facts(self) -> Facts:
-        return self.commands.facts()
+        if self.is_open:
+            return self.commands.facts()
+        start = self.start  # a new session, opening: nothing recorded, kept or named yet
+        return Facts(
+            state=self.state,
+            demo=start.demo,
+            themes=tuple(sorted(self.available_themes)),
+            models=tuple(dict.fromkeys([start.model or resolve_model(), resolve_model(), DEFAULT_MODEL])),
+        )
 
     async def run_command(self, name: str, argument: str = "") -> bool:
-        return await self.commands.run(name, argument)
+        """Run command ``name``; before the session is open, ``quit`` quits and the rest runs once it is."""
+        if self.is_open:
+            return await self.commands.run(name, argument)
+        if name == "quit":
+            self.exit()
+        else:
+            self.when_open(lambda: self.commands.run(name, argument))
+        return True
 
     async def action_command(self, name: str) -> None:
-        await self.commands.run(name)
+        await self.run_command(name)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return self.commands.check(action, parameters)
+        if self.is_open:
+            return self.commands.check(action, parameters)
+        if action == "command" and parameters:  # (as ``CommandRunner.check``, from the opening's facts)
+            found = find(str(parameters[0]))
+            return None if found is None or not found.enabled(self.facts()) else True
+        return True
 
     def prefill(self, text: str) -> None:
         self.prompt.prefill(text)
@@ -360,6 +556,8 @@ class ChimeraApp(App[int]):
     def resume_hint(self) -> str:
         """What the terminal says after the app exits: how to come back to this session (nothing for the demo,
         or for a session that never got a task and so was never kept)."""
+        if self._session is None:  # closed before it opened: nothing was kept
+            return ""
         store = self.session.store
         if self.session.demo or not len(store.tree) or not store.folder.exists():
             return ""
@@ -367,11 +565,22 @@ class ChimeraApp(App[int]):
 
     async def on_unmount(self) -> None:
         self.theme_keeper.stop()
-        self.conversation.close()
-        await self.session.close()
+        if self.is_open:
+            self.conversation.close()
+        session = self._session
+        if session is None and self._opening is not None:  # quit while it opened: it closes once open, unused
+            with contextlib.suppress(ChimeraError, OSError):
+                session = await self._opening
+        if session is not None:
+            await session.close()
 
 
-def build_app(options: RunOptions, *, demo_pace: float = DEMO_PACE) -> ChimeraApp:
-    """Prepare the session for ``options`` (raising ConfigError on bad input) and build the app."""
-    session = start_session(replace(options, demo_pace=demo_pace, interactive=True))
-    return ChimeraApp(session, options)
+def build_app(options: RunOptions, *, demo_pace: float = DEMO_PACE, open_later: bool = False) -> ChimeraApp:
+    """The workbench for ``options`` (ConfigError on bad input that shows before anything opens). The session
+    opens here, or with ``open_later`` (the ``chimera`` command's way) after the workbench's first frame."""
+    start = opening(replace(options, demo_pace=demo_pace, interactive=True))
+    if open_later:
+        return ChimeraApp(start)
+    from chimera.core.sessions.start import start_session
+
+    return ChimeraApp(start, start_session(start.options, start))

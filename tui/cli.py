@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
-    from chimera.core.sessions.start import RunOptions
+    from chimera.core.sessions.opening import RunOptions
 
 __all__ = ["main"]
 
@@ -411,7 +411,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
-    from chimera.core.sessions.start import RunOptions
+    from chimera.core.sessions.opening import RunOptions  # (light: the workbench's first frame waits on it)
 
     return RunOptions(
         workdir=args.workdir,
@@ -499,7 +499,10 @@ def _pick(options: RunOptions) -> str | None:
 
 
 def _open_workbench(options: RunOptions) -> tuple[int, str | None]:
-    """Run the workbench for ``options``; its exit code, and the session chosen in it to open next."""
+    """Run the workbench for ``options``; its exit code, and the session chosen in it to open next.
+
+    A new session opens after the workbench's first frame (an error opening it ends the workbench, and is
+    said here); a session resumed opens before, so a damaged one is one line, with nothing drawn."""
     from chimera.tui.app import build_app
 
     if options.resume and sys.stdin.isatty() and sys.stdout.isatty():
@@ -509,11 +512,13 @@ def _open_workbench(options: RunOptions) -> tuple[int, str | None]:
         if confirmed is None:
             return 1, None
         options = confirmed
-    app = build_app(options)
+    app = build_app(options, open_later=not options.resume)
     try:
         app.run()
     finally:
         started()  # the app did after its first frame, unless it ended before
+    if app.open_error is not None:
+        raise app.open_error
     if app.resume_next is None:  # the workbench closed for good, not to open another session
         hint = app.resume_hint()
         if hint:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from textual.message import Message
 
-from chimera.core.events import StepEvent
+if TYPE_CHECKING:  # (the events load with the first one: the first frame draws none)
+    from chimera.core.events import StepEvent
 
 __all__ = ["BusEvents"]
 

@@ -9,7 +9,7 @@ same options make the same run in both.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from chimera.core.agent import Agent
@@ -19,18 +19,17 @@ from chimera.core.env.local import LocalEnvironment
 from chimera.core.errors import ChimeraError, ConfigError
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.loop import ReAct
-from chimera.core.loop_config import LOOPS, LoopConfig
+from chimera.core.loop_config import LoopConfig
 from chimera.core.loops.base import LoopStrategy
 from chimera.core.mcp.servers import DEFAULT_WINDOW, McpServers
-from chimera.core.mcp.sources import configured_servers
 from chimera.core.mcp.trust import WorkspaceServers, workspace_servers
-from chimera.core.permissions.policy import MODES, PermissionPolicy
-from chimera.core.permissions.rule import Rule
+from chimera.core.permissions.policy import PermissionPolicy
 from chimera.core.providers.base import Provider
 from chimera.core.providers.factory import create_provider, model_configured
 from chimera.core.redact import Redactor
-from chimera.core.sandbox.choice import check_mode, choose_sandbox
+from chimera.core.sandbox.choice import choose_sandbox
 from chimera.core.sessions.log import SessionLog
+from chimera.core.sessions.opening import Opening, RunOptions, opening
 from chimera.core.sessions.pins import WorkspacePins
 from chimera.core.sessions.reading import model_context
 from chimera.core.sessions.received import Unconfirmed
@@ -38,79 +37,11 @@ from chimera.core.sessions.session import Session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import interrupted_switch
 from chimera.core.sessions.workspace_lock import WorkspaceLock
-from chimera.core.settings import load_settings
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import NOT_FINISHED
 from chimera.core.tools.paths import real_path
 
 __all__ = ["RunOptions", "check_can_resume", "start_session", "unconfirmed"]
-
-
-@dataclass(frozen=True, slots=True)
-class RunOptions:
-    """What the person asked for on the command line (or the workbench's settings).
-
-    ``permission_mode`` None means the settings file's mode, else ``ask``.
-    ``interactive`` says whether someone answers permission requests. For a resumed session
-    this Chimera did not write (``received.py``): ``workdir_from_session`` lets the agent work in
-    the folder it recorded; ``accept_queued`` runs the words queued in it, ``drop_queued`` gives them up.
-    """
-
-    workdir: Path | None = None
-    model: str | None = None
-    loop: str = "react"
-    reflect_every: int = 3
-    candidates: int = 3
-    approve_plan: bool = False
-    verify: str | None = None
-    max_turns: int = 50
-    permission_mode: str | None = None
-    allow: tuple[str, ...] = ()
-    deny: tuple[str, ...] = ()
-    max_tokens: int | None = None
-    max_cost: float | None = None
-    max_time: float | None = None
-    resume: str | None = None
-    interactive: bool = False
-    demo_pace: float = 0.0
-    workdir_from_session: bool = False
-    accept_queued: bool = False
-    drop_queued: bool = False
-    sandbox: str | None = None  # workspace | off; None: config.toml's, else workspace
-    allow_network: bool = False
-    sandbox_auto: bool = False
-    mcp_config: Path | None = None  # a file of MCP servers (the mcpServers JSON), beside the settings file's
-
-
-def _check(options: RunOptions) -> None:
-    if options.loop not in LOOPS:
-        raise ConfigError(f"--loop {options.loop!r} is unknown: use one of {', '.join(LOOPS)}")
-    if options.loop not in STRATEGIES:
-        ready = ", ".join(STRATEGIES)
-        raise ConfigError(f"--loop {options.loop} is not available in this version yet: use one of {ready}")
-    if options.reflect_every < 1:
-        raise ConfigError(f"--reflect-every must be at least 1, not {options.reflect_every}")
-    if options.candidates < 1:
-        raise ConfigError(f"--candidates must be at least 1, not {options.candidates}")
-    if options.permission_mode is not None and options.permission_mode not in MODES:
-        raise ConfigError(f"--permission-mode {options.permission_mode!r} is unknown: use one of {', '.join(MODES)}")
-    for flag, rules in (("--allow", options.allow), ("--deny", options.deny)):
-        for rule in rules:
-            try:
-                Rule.parse(rule, DEFAULT_TOOLS.names)
-            except ConfigError as err:
-                raise ConfigError(f"{flag}: {err}") from None
-    check_mode(options.sandbox)
-    if options.accept_queued and options.drop_queued:
-        raise ConfigError("--accept-queued and --drop-queued say opposite things: pass one of them")
-    if options.max_turns < 1:
-        raise ConfigError(f"--max-turns must be at least 1, not {options.max_turns}")
-    if options.workdir is not None and not options.workdir.is_dir():
-        what = "is not a folder" if options.workdir.exists() else "does not exist"
-        raise ConfigError(f"the workdir {options.workdir} {what}: pass --workdir an existing folder")
-
-
-STRATEGIES = ("react", "plan", "reflexion", "tot")
 
 
 def _strategy(options: RunOptions, config: LoopConfig) -> LoopStrategy:
@@ -139,15 +70,13 @@ def _config(options: RunOptions) -> LoopConfig:
     )
 
 
-def start_session(options: RunOptions) -> Session:
-    """Build the agent, workspace and session for ``options``; raise ConfigError on bad input."""
-    _check(options)
-    home = chimera_home()
-    settings = load_settings(home)
-    demo = not model_configured()
-    servers = () if demo else configured_servers(settings.mcp_servers, options.mcp_config)
-    if options.resume:
-        check_can_resume()
+def start_session(options: RunOptions, start: Opening | None = None) -> Session:
+    """Build the agent, workspace and session for ``options`` (``start``: their ``Opening``, when a front end
+    made it already); raise ConfigError on bad input."""
+    if start is None:
+        start = opening(options)
+    home, settings, demo = start.home, start.settings, start.demo
+    servers = start.mcp_servers
     sandbox, sandbox_note = choose_sandbox(
         options.sandbox, options.allow_network, settings, home, auto=options.sandbox_auto
     )
@@ -155,19 +84,19 @@ def start_session(options: RunOptions) -> Session:
     demo_task = ""
     if demo:
         # The demo works on a throwaway copy, so its recorded tool calls all run (confined to it).
-        policy = PermissionPolicy("bypass", sandbox=sandbox)
+        policy = PermissionPolicy(start.mode, sandbox=sandbox)
         provider = demo_provider(pace=options.demo_pace)
         demo_task = demo_recording().task
     else:
         policy = PermissionPolicy.build(
-            options.permission_mode or settings.permission_mode or "ask",
+            start.mode,
             allow=(*settings.allow, *options.allow),
             deny=(*settings.deny, *options.deny),
             tools=DEFAULT_TOOLS.names,
             home=home,
             sandbox=sandbox,
         )
-        provider = create_provider(options.model)
+        provider = create_provider(start.model)
     config = _config(options)
     thinking = getattr(provider, "thinking", None) or {}
     if thinking.get("budget_tokens", 0) >= config.max_tokens:
@@ -176,7 +105,7 @@ def start_session(options: RunOptions) -> Session:
             f"{config.max_tokens} tokens: choose a smaller budget"
         )
     redactor = Redactor(getattr(provider, "secrets", ()))
-    store = _session(home, options, provider.model, demo=demo)
+    store = _session(home, options, provider.model, demo=demo, workdir=start.workdir)
     store.redactor = redactor
     warnings = [*store.warnings, *([sandbox_note] if sandbox_note else [])]
     lock = WorkspaceLock(home, store.workdir)
@@ -246,7 +175,7 @@ def _project_servers(workdir: Path, home: Path, warnings: list[str]) -> Workspac
 
 def check_can_resume() -> None:
     """ConfigError unless a session can be resumed here: that needs a model (the demo only plays its own)."""
-    if not model_configured():
+    if not model_configured():  # (as ``opening`` checks it)
         raise ConfigError("--resume needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL")
 
 
@@ -259,13 +188,12 @@ def _pins(store: SessionStore, warnings: list[str]) -> WorkspacePins | None:
         return None
 
 
-def _session(home: Path, options: RunOptions, model: str, *, demo: bool) -> SessionStore:
-    """The session to record into: the one to resume, or a new one (on disk from its first record)."""
+def _session(home: Path, options: RunOptions, model: str, *, demo: bool, workdir: Path | None) -> SessionStore:
+    """The session to record into: the one to resume, or a new one (on disk from its first record) working in
+    ``workdir`` (the demo's in a new copy of the sample project)."""
     if not options.resume:
-        if demo:
+        if workdir is None:  # the demo
             workdir = prepare_demo_workspace(demo_workspaces(home))
-        else:
-            workdir = real_path(options.workdir if options.workdir is not None else Path.cwd())
         # Nothing is written until the first task: a workbench quit before one leaves no session behind.
         return SessionStore.create(home, new_id(), workdir=workdir, model=model, deferred=True)
     store = SessionStore.open(home, options.resume)

@@ -10,6 +10,10 @@ first frame; the program's CPU by then is read from `/proc` (with the key, chime
 starts it again without the key, counts too: it is the same process). Prints the medians and their ratios
 (the goal is 1.3x at most).
 
+What a person runs is an installed Chimera (``pip install .``), whose modules pip compiled to ``.pyc`` files; an
+editable checkout has none where ``PYTHONDONTWRITEBYTECODE`` is set, and would compile them on every start. So the
+bench first compiles this checkout's modules (``compileall``), as the install would have.
+
 `BENCH_BASELINE=CMD` also times another `chimera` (an older checkout's, installed in a venv of its own),
 interleaved with the two, to measure a change against the code before it. `BENCH_PROFILE=FILE` also
 records one more start of `chimera` with py-spy (`pip install py-spy`), without the key (a process holding
@@ -133,9 +137,17 @@ def _profile(output: str, env: dict[str, str], cwd: Path) -> None:
     _first_frame([*spy, *chimera_command()], keyless, cwd, ("Welcome to Chimera",), stop)
 
 
+def _compiled() -> None:
+    """This checkout's modules compiled to ``.pyc``, as an installed Chimera's are (see the docstring)."""
+    root = Path(__file__).resolve().parents[2]
+    folders = [str(root / part) for part in ("core", "tui", "themes")]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], check=True)
+
+
 def main() -> None:
     if shutil.which("tmux") is None:
         raise SystemExit("bench: tmux is not installed")
+    _compiled()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     with tempfile.TemporaryDirectory() as tmp:
         home, workdir = Path(tmp, "home"), Path(tmp, "work")

@@ -1,7 +1,8 @@
 """The workbench's first frame waits only for what it draws: what is loaded by then is checked, not timed.
 
 Each test starts a new interpreter, as the ``chimera`` command does (the collector paused first thing), and runs
-the workbench on a fresh workspace (a model configured, so it opens on its welcome) to its first frame.
+the workbench on a fresh workspace (a model configured, so it opens on its welcome) to its first frame, the
+session opening after it as the command has it (``open_later``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,25 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     "chimera.core.loops.reflexion",
     "chimera.core.loops.tree_of_thought",
     "textual.widgets._text_area",  # the plan's editor: with the first edit
+    # The session and what drives it: opened after the first frame (``core.sessions.opening``).
+    "chimera.core.events",  # the events: with the first one (the state's reducers import them then)
+    "chimera.core.sessions.session",
+    "chimera.core.sessions.start",
+    "chimera.core.sessions.store",
+    "chimera.core.agent",
+    "chimera.core.agent_loop",
+    "chimera.core.bus",
+    "chimera.core.tools.executor",
+    "chimera.core.tool_group",
+    "chimera.core.providers.anthropic",  # the provider (the SDK itself later still: with the first request)
+    "chimera.core.demo",
+    # The workbench's parts and panels: made as the session opens.
+    "chimera.tui.workbench.conversation",
+    "chimera.tui.workbench.command_runner",
+    "chimera.tui.widgets.transcript_view",
+    "chimera.tui.widgets.plan_panel",
+    "chimera.tui.widgets.question_panel",
+    "chimera.tui.widgets.tree_panel",
 )
 
 FIRST_FRAME = """
@@ -42,7 +62,7 @@ if sys.argv[2] == "paused":
     pause_until_started()  # as the chimera command does, first thing
 from textual.app import App
 
-from chimera.core.sessions.start import RunOptions
+from chimera.core.sessions.opening import RunOptions
 from chimera.tui.app import build_app
 
 seen = {}
@@ -58,7 +78,7 @@ def first_frame(self, screen, renderable):
 
 
 App._display = first_frame
-build_app(RunOptions(workdir=Path(sys.argv[1]))).run(headless=True, size=(120, 40))
+build_app(RunOptions(workdir=Path(sys.argv[1])), open_later=True).run(headless=True, size=(120, 40))
 seen["collecting"] = gc.isenabled()
 print(json.dumps(seen))
 """
@@ -77,8 +97,9 @@ def _to_first_frame(workdir: Path, *, paused: bool = True) -> dict[str, Any]:
 
 
 def test_the_first_frame_is_drawn_before_what_it_does_not_draw_is_loaded(tmp_path: Path) -> None:
-    """The welcome is on the first frame, and nothing only a later step needs (the SDK, Markdown, code's colours, the
-    theme watch, the comparisons, the pickers, other strategies, the plan's editor) was loaded to draw it."""
+    """The welcome is on the first frame, and nothing only a later step needs (the session and its agent, the
+    workbench's parts and panels, the SDK, Markdown, code's colours, the theme watch, the comparisons, the pickers,
+    other strategies, the plan's editor) was loaded to draw it."""
     seen = _to_first_frame(tmp_path)
     assert seen["welcome"]
     loaded = set(seen["loaded"])

@@ -81,3 +81,34 @@ def test_a_typed_task_shows_its_reply_and_a_folded_call_that_unfolds(isolated_en
             assert "▾ ✓ read  notes.txt" in capture(session)
         finally:
             tmux("kill-server")
+
+
+def test_a_session_that_cannot_open_after_the_first_frame_is_one_line_and_its_exit_code(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """The session opens after the first frame; when it cannot (here Chimera's lock folder is a file), the
+    workbench ends and the terminal shows the one line naming the cause and the fix, with exit code 2."""
+    (isolated_env / "workspaces").write_text("not a folder")
+    session = "cannot-open"
+    settings = [f"CHIMERA_HOME={isolated_env}", "ANTHROPIC_BASE_URL=http://127.0.0.1:9", "ANTHROPIC_API_KEY=k"]
+    command = " ".join(
+        [
+            "env",
+            *[f"-u {name}" for name in os.environ if name.startswith("ANTHROPIC_")],
+            *map(shlex.quote, settings),
+            *map(shlex.quote, chimera_command()),
+            "--workdir",
+            shlex.quote(str(tmp_path)),
+            "; echo exit=$?; sleep 60",
+        ]
+    )
+    tmux("new-session", "-d", "-s", session, "-x", "80", "-y", "24", command, check=True)
+    try:
+        assert wait_for(lambda: "exit=" in capture(session)), capture(session)
+        lines = [line for line in capture(session).splitlines() if line.strip()]
+        assert lines[-1] == "exit=2", lines
+        said = "".join("".join(lines[:-1]).split())  # (the line wraps at 80 columns: compared without spaces)
+        assert said.startswith("".join(f"chimera: cannot use {isolated_env / 'workspaces'} for".split())), lines
+        assert said.endswith("setCHIMERA_HOMEtoafolderyouown"), lines
+    finally:
+        tmux("kill-server")

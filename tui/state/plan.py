@@ -14,52 +14,50 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING
 
-from chimera.core import events as ev
-from chimera.core.events import (
-    PlanApproved,
-    PlanCancelled,
-    PlanEdited,
-    PlanProposed,
-    PlanStepChecked,
-    Replanned,
-    RunFinished,
-    RunStarted,
-    StepEvent,
-    ignored,
-)
 from chimera.core.loops.plans import kept_checks
 
-__all__ = ["NOT_PLANNED", "PlanState"]
+if TYPE_CHECKING:  # the events load with the first one (``apply``): the first frame draws none
+    from chimera.core.events import StepEvent
 
-NOT_PLANNED: frozenset[type[ev.StepEvent]] = frozenset(
-    {  # the kinds that do not change the plan
-        ev.BranchCreated,
-        ev.BranchSummarized,
-        ev.CandidateChosen,
-        ev.CandidateProposed,
-        ev.CheckpointCreated,
-        ev.CompactionDone,
-        ev.ControlRejected,
-        ev.MessageCompleted,
-        ev.PermissionDecided,
-        ev.PermissionRequested,
-        ev.PlanSuggested,
-        ev.Reflected,
-        ev.ReminderInjected,
-        ev.RetryScheduled,
-        ev.SteeringDelivered,
-        ev.SteeringReturned,
-        ev.Switched,
-        ev.TextDelta,
-        ev.ThinkingDelta,
-        ev.ToolCallFinished,
-        ev.ToolCallStarted,
-        ev.ToolOutputDelta,
-        ev.TurnStarted,
-        ev.UsageReported,
-    }
-)
+__all__ = ["PlanState", "not_planned"]
+
+
+@cache
+def not_planned() -> frozenset[type[StepEvent]]:
+    """The events that do not change the plan (the events load with the first one)."""
+    from chimera.core import events as ev
+
+    return frozenset(
+        {  # the kinds that do not change the plan
+            ev.BranchCreated,
+            ev.BranchSummarized,
+            ev.CandidateChosen,
+            ev.CandidateProposed,
+            ev.CheckpointCreated,
+            ev.CompactionDone,
+            ev.ControlRejected,
+            ev.MessageCompleted,
+            ev.PermissionDecided,
+            ev.PermissionRequested,
+            ev.PlanSuggested,
+            ev.Reflected,
+            ev.ReminderInjected,
+            ev.RetryScheduled,
+            ev.SteeringDelivered,
+            ev.SteeringReturned,
+            ev.Switched,
+            ev.TextDelta,
+            ev.ThinkingDelta,
+            ev.ToolCallFinished,
+            ev.ToolCallStarted,
+            ev.ToolOutputDelta,
+            ev.TurnStarted,
+            ev.UsageReported,
+        }
+    )
 
 
 @dataclass(slots=True)
@@ -85,6 +83,18 @@ class PlanState:
 
     def apply(self, event: StepEvent) -> None:
         """Follow the plan through one event."""
+        from chimera.core.events import (  # (loaded with the first one)
+            PlanApproved,
+            PlanCancelled,
+            PlanEdited,
+            PlanProposed,
+            PlanStepChecked,
+            Replanned,
+            RunFinished,
+            RunStarted,
+            ignored,
+        )
+
         match event:
             case PlanProposed(steps=steps):
                 before = self.steps if self.phase == "proposed" else []  # a revision of the plan on screen
@@ -116,7 +126,7 @@ class PlanState:
                 if self.phase in {"proposed", "working"}:
                     self.phase = "over"
             case _:
-                ignored(event, NOT_PLANNED)
+                ignored(event, not_planned())
 
     def settle(self) -> None:
         """No run goes on with the plan any more (a session's history, told again, whose log lost how a run

@@ -11,52 +11,49 @@ A front end that sends an answer closes the question at once
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 
-from chimera.core import events as ev
-from chimera.core.events import (
-    PermissionDecided,
-    PermissionRequested,
-    PlanApproved,
-    PlanCancelled,
-    PlanEdited,
-    PlanProposed,
-    RunFinished,
-    StepEvent,
-    ignored,
-)
+if TYPE_CHECKING:  # the events load with the first one (``apply``): the first frame draws none
+    from chimera.core.events import StepEvent
 
-__all__ = ["NOT_ASKED", "Question", "Questions"]
+__all__ = ["Question", "Questions", "not_asked"]
 
-NOT_ASKED: frozenset[type[ev.StepEvent]] = frozenset(
-    {  # the kinds that neither ask nor answer
-        ev.BranchCreated,
-        ev.BranchSummarized,
-        ev.CandidateChosen,
-        ev.CandidateProposed,
-        ev.CheckpointCreated,
-        ev.CompactionDone,
-        ev.ControlRejected,
-        ev.MessageCompleted,
-        ev.PlanStepChecked,
-        ev.PlanSuggested,
-        ev.Reflected,
-        ev.ReminderInjected,
-        ev.Replanned,
-        ev.RetryScheduled,
-        ev.RunStarted,
-        ev.SteeringDelivered,
-        ev.SteeringReturned,
-        ev.Switched,
-        ev.TextDelta,
-        ev.ThinkingDelta,
-        ev.ToolCallFinished,
-        ev.ToolCallStarted,
-        ev.ToolOutputDelta,
-        ev.TurnStarted,
-        ev.UsageReported,
-    }
-)
+
+@cache
+def not_asked() -> frozenset[type[StepEvent]]:
+    """The events that ask nothing (the events load with the first one)."""
+    from chimera.core import events as ev
+
+    return frozenset(
+        {  # the kinds that neither ask nor answer
+            ev.BranchCreated,
+            ev.BranchSummarized,
+            ev.CandidateChosen,
+            ev.CandidateProposed,
+            ev.CheckpointCreated,
+            ev.CompactionDone,
+            ev.ControlRejected,
+            ev.MessageCompleted,
+            ev.PlanStepChecked,
+            ev.PlanSuggested,
+            ev.Reflected,
+            ev.ReminderInjected,
+            ev.Replanned,
+            ev.RetryScheduled,
+            ev.RunStarted,
+            ev.SteeringDelivered,
+            ev.SteeringReturned,
+            ev.Switched,
+            ev.TextDelta,
+            ev.ThinkingDelta,
+            ev.ToolCallFinished,
+            ev.ToolCallStarted,
+            ev.ToolOutputDelta,
+            ev.TurnStarted,
+            ev.UsageReported,
+        }
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +108,17 @@ class Questions:
 
     def apply(self, event: StepEvent) -> None:
         """Open or close questions as one event says."""
+        from chimera.core.events import (  # (loaded with the first one)
+            PermissionDecided,
+            PermissionRequested,
+            PlanApproved,
+            PlanCancelled,
+            PlanEdited,
+            PlanProposed,
+            RunFinished,
+            ignored,
+        )
+
         match event:
             case PermissionRequested(request_id=request_id, call_id=call_id, name=name, args=args, reason=reason):
                 question = Question(request_id, "permission", call_id, name, dict(args), reason, preview=event.preview)
@@ -126,4 +134,4 @@ class Questions:
             case RunFinished():
                 self.clear()
             case _:
-                ignored(event, NOT_ASKED)
+                ignored(event, not_asked())

@@ -14,44 +14,53 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING
 
-from chimera.core import events as ev
-from chimera.core.events import CompactionDone, RunFinished, RunStarted, StepEvent, TurnStarted, UsageReported, ignored
 from chimera.core.wording import describe_ending
 
-__all__ = ["NOT_FOLLOWED", "RunStatus"]
+if TYPE_CHECKING:  # the events load with the first one (``apply``): the first frame draws none
+    from chimera.core.events import CompactionDone, StepEvent, UsageReported
 
-NOT_FOLLOWED: frozenset[type[ev.StepEvent]] = frozenset(
-    {  # what the run's status does not count
-        ev.BranchCreated,
-        ev.BranchSummarized,
-        ev.CandidateChosen,
-        ev.CandidateProposed,
-        ev.CheckpointCreated,
-        ev.ControlRejected,
-        ev.MessageCompleted,
-        ev.PermissionDecided,
-        ev.PermissionRequested,
-        ev.PlanApproved,
-        ev.PlanCancelled,
-        ev.PlanEdited,
-        ev.PlanProposed,
-        ev.PlanStepChecked,
-        ev.PlanSuggested,
-        ev.Reflected,
-        ev.ReminderInjected,
-        ev.Replanned,
-        ev.RetryScheduled,
-        ev.SteeringDelivered,
-        ev.SteeringReturned,
-        ev.Switched,
-        ev.TextDelta,
-        ev.ThinkingDelta,
-        ev.ToolCallFinished,
-        ev.ToolCallStarted,
-        ev.ToolOutputDelta,
-    }
-)
+__all__ = ["RunStatus", "not_followed"]
+
+
+@cache
+def not_followed() -> frozenset[type[StepEvent]]:
+    """The events the run's status does not count (the events load with the first one)."""
+    from chimera.core import events as ev
+
+    return frozenset(
+        {  # what the run's status does not count
+            ev.BranchCreated,
+            ev.BranchSummarized,
+            ev.CandidateChosen,
+            ev.CandidateProposed,
+            ev.CheckpointCreated,
+            ev.ControlRejected,
+            ev.MessageCompleted,
+            ev.PermissionDecided,
+            ev.PermissionRequested,
+            ev.PlanApproved,
+            ev.PlanCancelled,
+            ev.PlanEdited,
+            ev.PlanProposed,
+            ev.PlanStepChecked,
+            ev.PlanSuggested,
+            ev.Reflected,
+            ev.ReminderInjected,
+            ev.Replanned,
+            ev.RetryScheduled,
+            ev.SteeringDelivered,
+            ev.SteeringReturned,
+            ev.Switched,
+            ev.TextDelta,
+            ev.ThinkingDelta,
+            ev.ToolCallFinished,
+            ev.ToolCallStarted,
+            ev.ToolOutputDelta,
+        }
+    )
 
 
 @dataclass(slots=True)
@@ -84,6 +93,15 @@ class RunStatus:
 
     def apply(self, event: StepEvent) -> None:
         """Keep up with one event of a run: its start, turns, usage, compactions and end."""
+        from chimera.core.events import (  # (loaded with the first one)
+            CompactionDone,
+            RunFinished,
+            RunStarted,
+            TurnStarted,
+            UsageReported,
+            ignored,
+        )
+
         match event:
             case RunStarted(model=model, loop=loop):
                 self.model, self.loop, self.turn = model, loop, 0
@@ -100,7 +118,7 @@ class RunStatus:
                 self.state = "done" if ended == "finished" else ended
                 self.loop = self.strategy or self.loop
             case _:
-                ignored(event, NOT_FOLLOWED)
+                ignored(event, not_followed())
 
     def restart(self) -> None:
         """A fresh session: idle, nothing counted yet (model, strategy and mode stay as they are)."""

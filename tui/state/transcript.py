@@ -32,63 +32,45 @@ import itertools
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from chimera.core.events import (
-    BranchCreated,
-    BranchSummarized,
-    CandidateChosen,
-    CandidateProposed,
-    CheckpointCreated,
-    CompactionDone,
-    ControlRejected,
-    MessageCompleted,
-    PermissionDecided,
-    PermissionRequested,
-    PlanApproved,
-    PlanCancelled,
-    PlanEdited,
-    PlanProposed,
-    PlanStepChecked,
-    PlanSuggested,
-    Reflected,
-    ReminderInjected,
-    Replanned,
-    RetryScheduled,
-    RunFinished,
-    RunStarted,
-    SteeringDelivered,
-    SteeringReturned,
-    StepEvent,
-    Switched,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolOutputDelta,
-    TurnStarted,
-    UsageReported,
-    ignored,
-)
 from chimera.core.loops.plans import kept_checks, only_the_list
 from chimera.core.messages import content_blocks, prompt_text
 from chimera.core.tools.base import describe_call, status_of_text
 from chimera.core.wording import describe_compaction, describe_ending, describe_left_out, plural
 
+if TYPE_CHECKING:  # the events load with the first one (``apply``): the first frame draws none
+    from chimera.core.events import RunFinished, StepEvent, ToolCallFinished
+
 __all__ = ["FOLDS", "LIVE_CHARS", "LIVE_LINES", "Entry", "Transcript"]
 
 _SERIALS = itertools.count()
 
-NOT_SHOWN: frozenset[type[StepEvent]] = frozenset(
-    {  # the kinds the conversation does not show (the status line shows turns and usage)
+
+@cache
+def not_shown() -> frozenset[type[StepEvent]]:
+    """The events the conversation does not show (the events load with the first one)."""
+    from chimera.core.events import (
+        ControlRejected,
+        PermissionDecided,
+        PermissionRequested,
+        SteeringReturned,
         TurnStarted,
         UsageReported,
-        PermissionRequested,  # asked above the input; the call waits marked as asking (when it is on screen)
-        PermissionDecided,
-        SteeringReturned,  # given back to the input
-        ControlRejected,
-    }
-)
+    )
+
+    return frozenset(
+        {  # the kinds the conversation does not show (the status line shows turns and usage)
+            TurnStarted,
+            UsageReported,
+            PermissionRequested,  # asked above the input; the call waits marked as asking (when it is on screen)
+            PermissionDecided,
+            SteeringReturned,  # given back to the input
+            ControlRejected,
+        }
+    )
+
 
 KINDS = (
     "user",
@@ -203,6 +185,39 @@ class Transcript:
 
     def apply(self, event: StepEvent) -> None:
         """Fold one event into the transcript."""
+        from chimera.core.events import (  # (loaded with the first one)
+            BranchCreated,
+            BranchSummarized,
+            CandidateChosen,
+            CandidateProposed,
+            CheckpointCreated,
+            CompactionDone,
+            MessageCompleted,
+            PermissionDecided,
+            PermissionRequested,
+            PlanApproved,
+            PlanCancelled,
+            PlanEdited,
+            PlanProposed,
+            PlanStepChecked,
+            PlanSuggested,
+            Reflected,
+            ReminderInjected,
+            Replanned,
+            RetryScheduled,
+            RunFinished,
+            RunStarted,
+            SteeringDelivered,
+            SteeringReturned,
+            Switched,
+            TextDelta,
+            ThinkingDelta,
+            ToolCallFinished,
+            ToolCallStarted,
+            ToolOutputDelta,
+            ignored,
+        )
+
         match event:
             case TextDelta(text=text):
                 self._stream("text", text)
@@ -289,7 +304,7 @@ class Transcript:
             case CandidateChosen(index=index, scores=scores, reason=reason):
                 self._choose(index, scores, reason)
             case _:
-                ignored(event, NOT_SHOWN)
+                ignored(event, not_shown())
 
     # --- the reducer's steps ----------------------------------------------------------
 

@@ -13,50 +13,59 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from functools import cache
+from typing import TYPE_CHECKING
 
-from chimera.core import events as ev
-from chimera.core.events import RunStarted, SteeringReturned, StepEvent, ignored
 from chimera.core.messages import prompt_text
 from chimera.tui.state.plan import PlanState
 from chimera.tui.state.questions import Questions
 from chimera.tui.state.run_status import RunStatus
 from chimera.tui.state.transcript import Transcript
 
-__all__ = ["NOT_KEPT", "WorkbenchState"]
+if TYPE_CHECKING:  # the events load with the first one (``apply``): the first frame draws none
+    from chimera.core.events import StepEvent
 
-NOT_KEPT: frozenset[type[ev.StepEvent]] = frozenset(
-    {  # the kinds only the parts read
-        ev.BranchCreated,
-        ev.BranchSummarized,
-        ev.CandidateChosen,
-        ev.CandidateProposed,
-        ev.CheckpointCreated,
-        ev.CompactionDone,
-        ev.ControlRejected,
-        ev.MessageCompleted,
-        ev.PermissionDecided,
-        ev.PermissionRequested,
-        ev.PlanApproved,
-        ev.PlanCancelled,
-        ev.PlanEdited,
-        ev.PlanProposed,
-        ev.PlanStepChecked,
-        ev.PlanSuggested,
-        ev.Reflected,
-        ev.ReminderInjected,
-        ev.Replanned,
-        ev.RetryScheduled,
-        ev.SteeringDelivered,
-        ev.Switched,
-        ev.TextDelta,
-        ev.ThinkingDelta,
-        ev.ToolCallFinished,
-        ev.ToolCallStarted,
-        ev.ToolOutputDelta,
-        ev.TurnStarted,
-        ev.UsageReported,
-    }
-)
+__all__ = ["WorkbenchState", "not_kept"]
+
+
+@cache
+def not_kept() -> frozenset[type[StepEvent]]:
+    """The events the workbench's own state leaves to its parts (the events load with the first one)."""
+    from chimera.core import events as ev
+
+    return frozenset(
+        {  # the kinds only the parts read
+            ev.BranchCreated,
+            ev.BranchSummarized,
+            ev.CandidateChosen,
+            ev.CandidateProposed,
+            ev.CheckpointCreated,
+            ev.CompactionDone,
+            ev.ControlRejected,
+            ev.MessageCompleted,
+            ev.PermissionDecided,
+            ev.PermissionRequested,
+            ev.PlanApproved,
+            ev.PlanCancelled,
+            ev.PlanEdited,
+            ev.PlanProposed,
+            ev.PlanStepChecked,
+            ev.PlanSuggested,
+            ev.Reflected,
+            ev.ReminderInjected,
+            ev.Replanned,
+            ev.RetryScheduled,
+            ev.SteeringDelivered,
+            ev.Switched,
+            ev.TextDelta,
+            ev.ThinkingDelta,
+            ev.ToolCallFinished,
+            ev.ToolCallStarted,
+            ev.ToolOutputDelta,
+            ev.TurnStarted,
+            ev.UsageReported,
+        }
+    )
 
 
 class WorkbenchState:
@@ -77,6 +86,8 @@ class WorkbenchState:
 
     def apply(self, event: StepEvent) -> None:
         """Fold one event of a live run into every part."""
+        from chimera.core.events import RunFinished, RunStarted, SteeringReturned, ignored  # (loaded with the first)
+
         self.transcript.apply(event)
         self.questions.apply(event)
         self.plan.apply(event)
@@ -88,20 +99,22 @@ class WorkbenchState:
                     self.follow_ups.pop(0)
             case SteeringReturned(text=text):
                 self.returned.append(text)
-            case ev.RunFinished(left_out_nodes=nodes):
+            case RunFinished(left_out_nodes=nodes):
                 if nodes:
                     self.left_out = nodes[-1]
             case _:
-                ignored(event, NOT_KEPT)
+                ignored(event, not_kept())
 
     def tell(self, events: Iterable[StepEvent]) -> None:
         """A session's history, told again: the conversation and the plan, never a question or a token."""
+        from chimera.core.events import RunFinished, RunStarted  # (loaded with the first one)
+
         for event in events:
             if isinstance(event, RunStarted):
                 self.plan.settle()  # told again, the run before is over, whether or not the log said how it ended
             self.transcript.apply(event)
             self.plan.apply(event)
-            if isinstance(event, ev.RunFinished) and event.left_out_nodes:
+            if isinstance(event, RunFinished) and event.left_out_nodes:
                 self.left_out = event.left_out_nodes[-1]
         self.plan.settle()  # nothing runs in a history
 

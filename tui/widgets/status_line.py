@@ -12,15 +12,17 @@ they come; idle, nothing redraws the line.
 
 from __future__ import annotations
 
-from typing import ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from chimera.core.events import StepEvent
 from chimera.tui.state.run_status import RunStatus
 from chimera.tui.status_parts import SEPARATOR, SPIN_RATE, fit, parts_of, spin_frame, spinning
+
+if TYPE_CHECKING:  # (the events load with the first one: the first frame draws none)
+    from chimera.core.events import StepEvent
 
 __all__ = ["StatusLine"]
 

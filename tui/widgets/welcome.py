@@ -7,7 +7,7 @@ work. The app removes it once the first task is sent.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group
 from rich.style import Style
@@ -15,10 +15,13 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from chimera.core.sessions.session import Session
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import shown_path
 from chimera.tui.commands import Facts, find, key_hints
+
+if TYPE_CHECKING:
+    from chimera.core.sessions.opening import Opening
+    from chimera.core.sessions.session import Session
 
 __all__ = ["WELCOME_COMMANDS", "Welcome"]
 
@@ -53,6 +56,13 @@ class Welcome(Static):
         """The welcome to ``session``, a new one (its workspace, model, strategy and mode)."""
         workdir = shown_path(session.env.workdir)
         return cls(workdir, session.model, session.loop_name, session.policy.mode, facts, id="welcome")
+
+    @classmethod
+    def opening(cls, start: Opening, facts: Facts) -> Welcome:
+        """The welcome to the new session ``start`` opens, drawn before it is open (as ``of`` draws it after)."""
+        assert start.workdir is not None  # a new session, with a model: not the demo
+        assert start.model is not None
+        return cls(shown_path(start.workdir), start.model, start.strategy, start.mode, facts, id="welcome")
 
     def render(self) -> Group:
         title = self.get_component_rich_style("welcome--title", partial=True)

@@ -26,7 +26,7 @@ from chimera.tui.messages import BusEvents
 from chimera.tui.outside import tell
 from chimera.tui.screens.output import OutputScreen, saved_output
 from chimera.tui.state import Entry, Transcript, WorkbenchState
-from chimera.tui.state.run_status import NOT_FOLLOWED
+from chimera.tui.state.run_status import not_followed
 from chimera.tui.transcript_render import summary_line
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
@@ -92,7 +92,7 @@ class Conversation:
         except NoMatches:  # a batch that arrives as the app closes: there is no screen left to show it on
             return
         view.refresh_entries()
-        if any(type(event) not in NOT_FOLLOWED for event in events):  # streamed words change no status
+        if any(type(event) not in not_followed() for event in events):  # streamed words change no status
             status.refresh()
         else:  # but its spinner moves with them, in the same screen update
             status.keep_up()

@@ -4,7 +4,8 @@ Enter sends what is typed: a command runs (its text leaves the input once it did
 with a slash reaches the model unless it is a command that sends a task; words go to the model as a task, or
 as steering while a run works. ``tab`` queues them as the next task. Words a run never read, and tasks queued
 after a run that stopped, come back to the input, each marked for what it was. Moving the focus to the input
-never selects, replaces or drops its text.
+never selects, replaces or drops its text. Words sent while the session still opens leave the input and go
+once it is open, in order.
 """
 
 from __future__ import annotations
@@ -80,6 +81,24 @@ class Prompt:
             return
         app.query_one(TranscriptView).follow()
         runs.start(text)
+
+    async def sent_before_open(self, whole: str) -> None:
+        """What was sent before the session was open (its pastes whole), now that it is: a command runs (given
+        back to an empty input if it does not); words go as a task, or as steering if a run works by now (one
+        sent meanwhile); the demo's own run says, as ever, that it only replays."""
+        app = self.app
+        if is_command(whole):
+            if not await app.commands.run(*parse(whole)) and not self.input.value:
+                self.prefill(whole)
+            return
+        text = literal(whole).strip()
+        if app.session.demo:
+            tell(app, DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
+        elif not app.runs.running:
+            app.query_one(TranscriptView).follow()
+            app.runs.start(text)
+        elif not app.session.steer(text):  # the run is not ready for it: back in the input, marked
+            self.give_back([("steering", text)])
 
     def queued(self, text: str) -> None:
         """``tab``: the text waits for the run going, then runs as the next task (a command is never queued)."""

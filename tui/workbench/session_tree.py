@@ -21,19 +21,16 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from chimera.core.errors import ChimeraError, ConfigError
-from chimera.core.sessions.history import branch_events
-from chimera.core.sessions.switch_preview import SwitchPreview, preview_switch
-from chimera.core.sessions.switching import name_checkpoint
-from chimera.core.sessions.tree_lines import TreeLines
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import point_name
 from chimera.tui.outside import tell
-from chimera.tui.switch_words import describe_switch
-from chimera.tui.widgets.tree_panel import TreePanel
 from chimera.tui.workbench.focus import move_to
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the tree's modules load with the session, after the workbench's first frame
+    from chimera.core.sessions.switch_preview import SwitchPreview
+    from chimera.core.sessions.tree_lines import TreeLines
     from chimera.tui.app import ChimeraApp
+    from chimera.tui.widgets.tree_panel import TreePanel
 
 __all__ = ["SessionTree"]
 
@@ -69,6 +66,8 @@ class SessionTree:
 
     @property
     def panel(self) -> TreePanel:
+        from chimera.tui.widgets.tree_panel import TreePanel
+
         return self.app.query_one(TreePanel)
 
     def _run(self, work: Coroutine[Any, Any, None], group: str) -> None:
@@ -116,6 +115,8 @@ class SessionTree:
         await asyncio.to_thread(model.read_words)  # what each line says, read before the first search
 
     def _lay_out(self) -> TreeLines:
+        from chimera.core.sessions.tree_lines import TreeLines
+
         for _ in range(3):
             try:
                 return TreeLines(self.app.session.store.tree, clock=self.clock)
@@ -134,11 +135,15 @@ class SessionTree:
             return
         preview = await self._preview_of(node)
         if preview is not None and self.panel.asking is None:  # a question shows the preview it asks about
+            from chimera.tui.switch_words import describe_switch
+
             self.panel.show_preview(node, describe_switch(preview, self.app.session.store.tree.leaf))
 
     async def _preview_of(self, node: str) -> SwitchPreview | None:
         """What a switch to ``node`` would do, worked out off the screen's thread; None (said in the panel) when
         it cannot be told."""
+        from chimera.core.sessions.switch_preview import preview_switch
+
         try:
             async with self.files_busy:
                 return await asyncio.to_thread(preview_switch, self.app.session.store, node)
@@ -162,6 +167,8 @@ class SessionTree:
             return
         leaf = self.app.session.store.tree.leaf
         what = "Back" if back else "Switch"
+        from chimera.tui.switch_words import describe_switch
+
         self.panel.show_preview(node, describe_switch(preview, leaf, what=what))
         if not preview.moves:
             tell(self.app, "You are here already: a switch changes nothing.", timeout=4)
@@ -362,6 +369,8 @@ class SessionTree:
                 async with self.files_busy:
                     await asyncio.to_thread(session.checkpoint, name, node, move=move)
             elif node != tree.leaf:  # away from the leaf a checkpoint's name pins nothing: a label
+                from chimera.core.sessions.switching import name_checkpoint
+
                 name_checkpoint(session.store, name, node, move=move)
             else:
                 self._label(node, name)
@@ -387,6 +396,8 @@ class SessionTree:
         self._run(self._show_path(note), "history")
 
     async def _show_path(self, note: str) -> None:
+        from chimera.core.sessions.history import branch_events
+
         events = await asyncio.to_thread(branch_events, self.app.session.store)
         self.app.conversation.tell_again(events, note)
         self.moved.set()

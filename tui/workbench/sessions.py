@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chimera.core.errors import ChimeraError, ConfigError
-from chimera.core.sessions.reading import Task, read_node
-from chimera.core.sessions.session import Session
-from chimera.core.sessions.start import start_session
 from chimera.core.wording import command, shown_path
 from chimera.tui.outside import tell
 from chimera.tui.widgets.welcome import Welcome
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the session's modules load with it, after the workbench's first frame
+    from chimera.core.sessions.session import Session
     from chimera.tui.app import ChimeraApp
     from chimera.tui.screens.compare import Adopted
 
@@ -110,6 +108,8 @@ class Sessions:
             accept_queued=False,
             drop_queued=False,
         )
+        from chimera.core.sessions.start import start_session
+
         try:
             new = start_session(replace(options, interactive=True))
         except ChimeraError as err:
@@ -153,6 +153,8 @@ class Sessions:
 
     def _last_task(self) -> str:
         """The node of the person's last message on the active path: the variants start just before it."""
+        from chimera.core.sessions.reading import Task, read_node
+
         for node in reversed(self.app.session.store.tree.path()):
             reading = read_node(node)
             if node.kind == "user" and isinstance(reading, Task) and reading.text.strip():

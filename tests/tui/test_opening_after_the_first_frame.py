@@ -1,0 +1,148 @@
+"""The ``chimera`` command's workbench draws its first frame before its session is open, then opens it: nothing
+typed meanwhile is lost or misread, ctrl+q quits at once, and an error opening the session ends it with the error.
+
+Each test holds the session's opening (in its thread) until the test lets it go, as a slow disk or a cold
+cache would, and acts on the first frame meanwhile.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from chimera.core.errors import ConfigError
+from chimera.core.sessions import opening
+from chimera.core.sessions.start import RunOptions
+from chimera.core.sessions.workspace_lock import WorkspaceLock
+from chimera.tui.app import build_app
+from chimera.tui.widgets.welcome import Welcome
+from tests.fake_anthropic import DEFAULT_MODEL as MODEL
+from tests.fake_anthropic import FakeAnthropic, message, text
+from tests.tui_helpers import said, screen_text, send, toasts, until
+
+
+class Gate:
+    """The session's opening, held in its thread until ``release``; ``fail`` makes it raise instead."""
+
+    def __init__(self) -> None:
+        self.open = threading.Event()
+        self.error: Exception | None = None
+
+    def release(self, error: Exception | None = None) -> None:
+        self.error = error
+        self.open.set()
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    held = Gate()
+    real: Callable[[opening.Opening], object] = opening._open
+
+    def waiting(start: opening.Opening) -> object:
+        held.open.wait(timeout=30)
+        if held.error is not None:
+            raise held.error
+        return real(start)
+
+    monkeypatch.setattr(opening, "_open", waiting)
+    yield held
+    held.open.set()  # (a test that failed early leaves no thread waiting)
+
+
+def _app(project: Path, **options: object):  # type: ignore[no-untyped-def]
+    return build_app(RunOptions(workdir=project, model=MODEL, **options), open_later=True)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_the_first_frame_shows_the_welcome_status_and_input_before_the_session_is_open(
+    gate: Gate, project: Path
+) -> None:
+    """Before the session is open the screen already shows the welcome, the status line's model, strategy and
+    mode, and the input, focused; once open, the conversation and the tree panel are there too."""
+    app = _app(project, loop="reflexion", permission_mode="accept-edits")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        shown = screen_text(app)
+        assert not app.is_open
+        assert "Welcome to Chimera" in shown
+        assert f"model {MODEL} · strategy reflexion · mode accept-edits" in shown
+        assert app.focused is not None
+        assert app.focused.id == "prompt"
+        gate.release()
+        await app.opened.wait()
+        await pilot.pause()
+        assert app.query("#conversation")
+        assert app.query("#tree")
+        assert app.session.loop_name == "reflexion"
+        assert app.session.policy.mode == "accept-edits"
+        assert app.query(Welcome)
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_task_sent_while_the_session_opens_is_sent_once_it_is_and_typing_goes_on(
+    api: FakeAnthropic, gate: Gate, project: Path
+) -> None:
+    """Enter before the session is open: the words leave the input and are sent, once, as the first task when
+    it opens; what is typed after them stays in the input, unsent."""
+    api.script(message(text("Hi there.")))
+    app = _app(project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "hello")
+        await pilot.press(*"and more")
+        assert not app.is_open
+        assert "as soon as the session is open" in toasts(app)
+        assert app.query_one("#prompt").value == "and more"  # type: ignore[attr-defined]
+        gate.release()
+        await app.opened.wait()
+        await until(pilot, lambda: "Hi there." in screen_text(app), "the answer to the task sent early")
+        await app.run_shown.wait()
+        assert said(app) == ["hello"]
+        assert app.query_one("#prompt").value == "and more"  # type: ignore[attr-defined]
+    assert len(api.requests) == 1
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_command_sent_while_the_session_opens_runs_once_it_is(gate: Gate, project: Path) -> None:
+    """``/mode bypass`` sent before the session is open chooses the mode once it is."""
+    app = _app(project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "/mode bypass")
+        assert not app.is_open
+        gate.release()
+        await app.opened.wait()
+        await until(pilot, lambda: app.session.policy.mode == "bypass", "the mode chosen")
+        await until(pilot, lambda: "permission mode bypass" in toasts(app), "the choice said")
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_ctrl_q_while_the_session_opens_quits_and_closes_the_session(
+    gate: Gate, isolated_env: Path, project: Path
+) -> None:
+    """ctrl+q before the session is open ends the workbench; the session, once open, is closed (its workspace
+    lock let go) and nothing is left behind."""
+    app = _app(project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+q")
+        gate.release()
+    assert app.return_code in (None, 0)
+    assert app.open_error is None
+    assert app.resume_next is None  # (what the command reads once the workbench is closed)
+    assert app.resume_hint() == ""
+    WorkspaceLock(isolated_env, project).exclusive().release()  # nobody holds it: the session closed
+    assert not (isolated_env / "sessions").exists() or not any((isolated_env / "sessions").iterdir())
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_an_error_opening_the_session_ends_the_workbench_with_it(gate: Gate, project: Path) -> None:
+    """A session that cannot open ends the workbench with the error kept for the command to say (one line)."""
+    app = _app(project)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        gate.release(ConfigError("cannot use /x for Chimera's state: set CHIMERA_HOME to a folder you own"))
+        await until(pilot, lambda: app.open_error is not None, "the error kept")
+    assert isinstance(app.open_error, ConfigError)
+    assert app.return_code == 1
