@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from chimera.core.option_names import LOOPS
 from chimera.core.tools.base import DEFAULT_MAX_OUTPUT
 
 if TYPE_CHECKING:
@@ -16,8 +17,6 @@ if TYPE_CHECKING:
     from chimera.core.permissions.policy import PermissionPolicy
 
 __all__ = ["LOOPS", "LoopConfig", "RetryPolicy"]
-
-LOOPS = ("react", "plan", "reflexion", "tot")
 
 
 def _env_int(name: str, default: int) -> int:

@@ -16,9 +16,10 @@ the loop as it runs and for a conversation rebuilt from the session tree alike.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chimera.core.providers.base import Message
+if TYPE_CHECKING:
+    from chimera.core.providers.base import Message
 
 __all__ = [
     "CARRIED_LEAD",

@@ -41,8 +41,7 @@ from typing import Any
 
 from chimera.core.errors import ConfigError
 from chimera.core.mcp.config import SEARCH_THRESHOLD, ServerConfig, search_threshold_from_table, servers_from_table
-from chimera.core.permissions.policy import MODES
-from chimera.core.permissions.rule import Rule
+from chimera.core.option_names import MODES
 from chimera.core.sandbox import MODES as SANDBOX_MODES
 from chimera.core.toml_nesting import DEEPEST, too_deep
 from chimera.core.tools.files import NotRegularFile, open_regular
@@ -155,7 +154,8 @@ def load_settings(home: Path) -> Settings:
     deny = _strings(permissions.get("deny", []), "permissions.deny", path)
     for where, rules in (("permissions.allow", allow), ("permissions.deny", deny)):
         for rule in rules:
-            from chimera.core.tool_group import DEFAULT_TOOLS  # the tools' names: only when there are rules
+            from chimera.core.permissions.rule import Rule  # (only when there are rules)
+            from chimera.core.tool_group import DEFAULT_TOOLS
 
             try:
                 Rule.parse(rule, DEFAULT_TOOLS.names)

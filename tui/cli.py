@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 from chimera.core.gc_pause import started
-from chimera.core.loop_config import LOOPS
-from chimera.core.permissions.policy import MODES as PERMISSION_MODES
+from chimera.core.option_names import LOOPS
+from chimera.core.option_names import MODES as PERMISSION_MODES
 from chimera.tui.compare_args import add_compare_commands, add_sandbox_options
 
 

@@ -17,8 +17,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from chimera.core.loop_config import LOOPS
-from chimera.core.permissions.policy import MODES
+from chimera.core.option_names import LOOPS, MODES
 from chimera.tui.state import WorkbenchState
 
 __all__ = [

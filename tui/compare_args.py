@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chimera.core.permissions.policy import MODES as PERMISSION_MODES
+from chimera.core.option_names import MODES as PERMISSION_MODES
 from chimera.core.sandbox import MODES as SANDBOX_MODES
 
 __all__ = ["add_compare_commands", "add_sandbox_options"]

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from chimera.core.errors import ConfigError
+from chimera.core.option_names import MODES
 from chimera.core.permissions.git_dirs import git_owned, names_git
 from chimera.core.permissions.kept import Kept, always_words
 from chimera.core.permissions.own_state import own_state
@@ -69,7 +70,6 @@ if TYPE_CHECKING:  # imported on first use: `chimera --help` needs a policy's mo
 
 __all__ = ["MODES", "Decision", "PermissionPolicy"]
 
-MODES = ("ask", "accept-edits", "plan", "bypass")
 _SEARCH_TOOLS = frozenset({"grep", "glob"})
 _MAX_EXPANSION = 500  # files a wildcard in a command word is expanded to, when checking read rules
 

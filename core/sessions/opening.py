@@ -19,11 +19,9 @@ from typing import TYPE_CHECKING
 
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home
-from chimera.core.loop_config import LOOPS
 from chimera.core.mcp.config import ServerConfig
 from chimera.core.mcp.sources import configured_servers
-from chimera.core.permissions.policy import MODES
-from chimera.core.permissions.rule import Rule
+from chimera.core.option_names import LOOPS, MODES
 from chimera.core.providers.choice import context_window_setting, model_configured, resolve_model, thinking_setting
 from chimera.core.sandbox import MODES as SANDBOX_MODES
 from chimera.core.settings import Settings, load_settings
@@ -129,7 +127,8 @@ def check_options(options: RunOptions) -> None:
         raise ConfigError(f"--permission-mode {options.permission_mode!r} is unknown: use one of {', '.join(MODES)}")
     for flag, rules in (("--allow", options.allow), ("--deny", options.deny)):
         for rule in rules:
-            from chimera.core.tool_group import DEFAULT_TOOLS  # the tools' names: only when there are rules
+            from chimera.core.permissions.rule import Rule  # (only when there are rules)
+            from chimera.core.tool_group import DEFAULT_TOOLS
 
             try:
                 Rule.parse(rule, DEFAULT_TOOLS.names)
