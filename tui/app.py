@@ -345,8 +345,7 @@ class ChimeraApp(App[int]):
             return
         prompt = self.query_one(PromptInput)
         whole = prompt.whole(value)
-        prompt.value = ""
-        prompt.forget_pastes()
+        prompt.take_sent(value)
         self.when_open(lambda: self.prompt.sent_before_open(whole))
         tell(self, "Sent: it goes as soon as the session is open (a moment).", timeout=3)
 

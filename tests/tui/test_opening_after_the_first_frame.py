@@ -12,12 +12,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from textual import events
 
 from chimera.core.errors import ConfigError
 from chimera.core.sessions import opening
 from chimera.core.sessions.start import RunOptions
 from chimera.core.sessions.workspace_lock import WorkspaceLock
 from chimera.tui.app import build_app
+from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.welcome import Welcome
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text
@@ -146,3 +148,24 @@ async def test_an_error_opening_the_session_ends_the_workbench_with_it(gate: Gat
         await until(pilot, lambda: app.open_error is not None, "the error kept")
     assert isinstance(app.open_error, ConfigError)
     assert app.return_code == 1
+
+
+@pytest.mark.parametrize("open_later", [True, False], ids=["while-opening", "open"])
+@pytest.mark.usefixtures("model_env")
+async def test_keys_typed_behind_enter_in_one_burst_stay_in_the_input(
+    api: FakeAnthropic, gate: Gate, project: Path, open_later: bool
+) -> None:
+    """Keys that come in one burst (a busy moment, such as the session opening, lets them pile up): what was
+    typed before enter is sent, and what was typed after it stays in the input, not joined to what is sent."""
+    api.script(message(text("Hi there.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL), open_later=open_later)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        for character in "hello\rmore":  # as the driver posts them when they arrive together
+            app.post_message(events.Key("enter", None) if character == "\r" else events.Key(character, character))
+        await until(pilot, lambda: app.query_one(PromptInput).value == "more", "the keys behind enter in the input")
+        gate.release()
+        await until(pilot, lambda: "Hi there." in screen_text(app), "the answer")
+        await app.run_shown.wait()
+        assert said(app) == ["hello"]
+        assert app.query_one(PromptInput).value == "more"

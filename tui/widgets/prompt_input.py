@@ -180,6 +180,14 @@ class PromptInput(Input):
         folds = re.compile("|".join(map(re.escape, parts)))
         return folds.sub(lambda m: self.pasted.get(m.group(), "\n"), text)
 
+    def take_sent(self, sent: str) -> None:
+        """``sent`` (as enter found it) was sent: it leaves the input; what was typed on behind enter stays."""
+        rest = self.value[len(sent) :] if self.value.startswith(sent) else ""
+        self.value = rest
+        self.cursor_position = len(rest)
+        if not rest:
+            self.forget_pastes()
+
     def forget_pastes(self) -> None:
         """The text was sent: the pastes and new lines it held are done with."""
         self.pasted.clear()
@@ -210,6 +218,10 @@ class PromptInput(Input):
             event.stop()  # typed on behind it, and the new line would land after them
             event.prevent_default()
             self.action_new_line()
+        elif event.key == "enter":  # so too: what is sent is what was typed before enter, not the keys behind it
+            event.stop()
+            event.prevent_default()
+            await self.action_submit()
         elif event.character == NEW_LINE:  # the character itself, typed: kept as written
             event.stop()
             event.prevent_default()

@@ -56,16 +56,14 @@ class Prompt:
         prompt = self.input
         if is_command(value):  # its words as typed, a paste in them whole
             if await app.commands.run(*parse(prompt.whole(value))):
-                prompt.value = ""
-                prompt.forget_pastes()
+                prompt.take_sent(value)
             return
         text = prompt.whole(literal(value).strip())  # a multi-line paste goes whole
         runs = app.runs
         if runs.running:  # steering: the words go to the run at its next step
             if app.session.steer(text):
                 app.query_one(TranscriptView).follow()  # what the run does with it shows at the end
-                prompt.value = ""
-                prompt.forget_pastes()
+                prompt.take_sent(value)
                 tell(app, "Sent: Chimera reads it after the current step.", timeout=3)
             elif runs.compacting:  # a summary between runs: no run to read them
                 tell(app, "Chimera is writing a summary: press enter again once it is done.", timeout=4)
@@ -74,8 +72,7 @@ class Prompt:
             else:
                 tell(app, "The run is just starting: send it again in a moment.", severity="warning")
             return
-        prompt.value = ""
-        prompt.forget_pastes()
+        prompt.take_sent(value)
         if app.session.demo:
             tell(app, DEMO_FOLLOW_UP, title="This is the demo", severity="warning", timeout=10)
             return
