@@ -43,6 +43,9 @@ NOT_BEFORE_THE_FIRST_FRAME = (
     "chimera.core.tool_group",
     "chimera.core.providers.anthropic",  # the provider (the SDK itself later still: with the first request)
     "chimera.core.demo",
+    "chimera.core.permissions.policy",  # the policy and its shell parsing (the modes' names: core.option_names)
+    "chimera.core.loop_config",
+    "chimera.core.providers.base",
     # The workbench's parts and panels: made as the session opens.
     "chimera.tui.workbench.conversation",
     "chimera.tui.workbench.command_runner",
