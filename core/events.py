@@ -281,6 +281,7 @@ class PermissionRequested(StepEvent):
     args: dict[str, Any]
     reason: str = ""  # why it is asked when that is not plain (a command that hides what it runs, .git)
     preview: str = ""
+    outside_sandbox: bool = False  # the sandbox refused the command: may it run again, unconfined (once)?
 
 
 @register

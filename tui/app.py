@@ -310,6 +310,10 @@ class ChimeraApp(App[int]):
             model=session.model, loop=session.loop_name, strategy=session.loop_name, mode=session.policy.mode
         )
         self.conversation.show_status(workspace=shown_path(session.env.workdir))
+        if not session.demo:  # the demo replays a recording in a copy of its own: nothing of yours to guard
+            from chimera.core.sandbox.choice import in_words  # the sandbox's modules load with the first command
+
+            self.conversation.show_status(sandbox=in_words(session.policy.sandbox)[0])
         if self.options.resume:
             self.conversation.show_status(session=session.id)
         self.conversation.show_bus(session.bus)
@@ -458,7 +462,11 @@ class ChimeraApp(App[int]):
             return [("ctrl+s", "use this plan"), ("esc", "keep the edit")]
         if isinstance(self.focused, Input):  # a line a panel asks for: a reason, a rule, a search, a name
             return [("enter", "done"), ("esc", "back")]
-        return list(place_named(place).keys)
+        keys = list(place_named(place).keys)
+        first = self.state.questions.first
+        if place == "question" and first is not None and first.outside_sandbox:  # never "always" out of the sandbox
+            keys = [key for key in keys if key[0] not in ("a", "e")]
+        return keys
 
     def on_descendant_focus(self) -> None:
         self.show_keys()

@@ -129,6 +129,17 @@ def _permission_waiting(facts: Facts) -> str:
     return ""
 
 
+def _always_offered(facts: Facts) -> str:
+    """A permission question waits, and "always" may answer it: never for leaving the sandbox."""
+    waiting = _permission_waiting(facts)
+    if waiting:
+        return waiting
+    first = next(q for q in facts.state.questions.open if q.kind == "permission")
+    if first.outside_sandbox:
+        return "is never offered for leaving the sandbox: y runs the command outside it this once."
+    return ""
+
+
 def _question_waiting(facts: Facts) -> str:
     return "has no question to go to: none is waiting." if not len(facts.state.questions) else ""
 
@@ -245,7 +256,7 @@ COMMANDS: tuple[Command, ...] = (
         "Let the call asked about run, and add the rule shown so the like of it runs unasked",
         keys="a",
         scope="question",
-        unavailable=_permission_waiting,
+        unavailable=_always_offered,
     ),
     Command(
         "always-rule",
@@ -254,7 +265,7 @@ COMMANDS: tuple[Command, ...] = (
         argument="[RULE]",
         keys="e",
         scope="question",
-        unavailable=_permission_waiting,
+        unavailable=_always_offered,
     ),
     Command(
         "deny",

@@ -25,7 +25,7 @@ SEPARATOR = " · "
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_RATE = 8  # spinner frames a second: the line redraws no more often, and only while a run works
 # Dropped first to last. The permission mode outlasts the strategy and the context: it says what may run unasked.
-DROP_ORDER = ("workspace", "session", "turn", "mcp", "loop", "context", "mode", "model")
+DROP_ORDER = ("workspace", "session", "turn", "mcp", "loop", "context", "sandbox", "mode", "model")
 SPINNING = frozenset({"running", "compacting", "summarizing"})
 
 
@@ -60,6 +60,7 @@ def parts_of(status: RunStatus, now: float, *, spin: bool = True) -> list[Part]:
         Part("state", state),
         Part("model", terminal_safe(status.model, one_line=True) or "no model"),
         Part("mode", status.mode),
+        *([Part("sandbox", status.sandbox)] if status.sandbox else []),
         Part("loop", status.loop),
         Part("turn", f"turn {status.turn}"),
     ]

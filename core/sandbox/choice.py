@@ -23,7 +23,7 @@ from chimera.core.sandbox.policy import SandboxSettings
 from chimera.core.sandbox.probe import support
 from chimera.core.settings import Settings
 
-__all__ = ["WRITABLE_ENV", "check_mode", "choose_sandbox"]
+__all__ = ["WRITABLE_ENV", "check_mode", "choose_sandbox", "in_words"]
 
 WRITABLE_ENV = "CHIMERA_SANDBOX_WRITABLE"
 
@@ -60,3 +60,22 @@ def choose_sandbox(
             "(--sandbox off says you know)"
         )
     return chosen, ""
+
+
+def in_words(settings: SandboxSettings | None) -> tuple[str, str]:
+    """Whether commands are sandboxed, for a person: a word or two for the status line (``sandboxed``,
+    ``sandboxed, network on``, ``not sandboxed``), and a sentence for ``/mode`` saying what that means."""
+    if settings is None or not settings.on:
+        return "not sandboxed", "Commands are not sandboxed (--sandbox off): the permission rules alone guard them."
+    found = support()
+    if not found.available:
+        return "not sandboxed", f"Commands are not sandboxed: {found.missing}; the permission rules alone guard them."
+    network = "they may use the network" if settings.allow_network else "they have no network"
+    auto = ""
+    if settings.auto:
+        auto = " With --sandbox-auto, a command only the mode would ask about runs unasked, confined."
+    short = "sandboxed, network on" if settings.allow_network else "sandboxed"
+    return short, (
+        f"Commands run sandboxed ({found.mechanism}): they write only the workspace and a temporary folder of their "
+        f"own, cannot read your secrets, and {network}.{auto}"
+    )

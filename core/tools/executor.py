@@ -280,7 +280,10 @@ class Executor:
             sandbox=None if tool.read_only else self.confinement(),
         )
         try:
-            return await tool.run(call.args, ctx)
+            result = await tool.run(call.args, ctx)
+            if result.data.get("sandbox") == "refused":
+                return await self._outside(call, tool, result, ctx, emit)
+            return result
         except ChimeraError as err:
             return ToolResult.error(str(err))
         except Exception as err:  # a tool's failure is the model's to read, never the run's end
@@ -320,29 +323,7 @@ class Executor:
             emit(PermissionDecided(call_id=call.id, decision="deny", reason=reason))
             return ToolResult.error(f"not permitted: {reason}", "refused")
         preview = await self._preview(call, tool)
-        request_id = f"{call.id}:{uuid.uuid4().hex[:8]}"
-        answer: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
-        self._questions[request_id] = (answer, call.name)  # before the request is out: an answer may come at once
-        try:
-            emit(
-                PermissionRequested(
-                    request_id=request_id,
-                    call_id=call.id,
-                    name=call.name,
-                    args=call.args,
-                    reason=decision.reason,
-                    preview=preview,
-                )
-            )
-            verdict, words = await answer
-        except asyncio.CancelledError:
-            moot = "the run stopped before an answer"
-            emit(PermissionDecided(call_id=call.id, decision="cancelled", reason=moot, request_id=request_id))
-            raise
-        finally:
-            del self._questions[request_id]
-        who = "answered by the person" if self.can_ask else "nobody can answer any more (the control channel closed)"
-        emit(PermissionDecided(call_id=call.id, decision=verdict, reason=who, request_id=request_id))
+        verdict, words = await self._ask(call, emit, reason=decision.reason, preview=preview)
         if verdict == "always" and words:  # the rule the person wrote (checked when they answered)
             self.policy = self.policy.keeping(words, call.name, self.tools.names)
         elif verdict == "always":
@@ -355,6 +336,60 @@ class Executor:
         if why_not:  # the person said why: the model reads it as the call's result
             return ToolResult.error(f"the person declined to run this {call.name} call: {why_not}", "declined")
         return ToolResult.error(f"the person declined to run this {call.name} call; ask or try another way", "declined")
+
+    async def _ask(
+        self, call: ToolCall, emit: Emit, *, reason: str, preview: str = "", outside_sandbox: bool = False
+    ) -> tuple[str, str]:
+        """Ask the person about ``call`` and wait for the answer: (verdict, words)."""
+        request_id = f"{call.id}:{uuid.uuid4().hex[:8]}"
+        answer: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
+        self._questions[request_id] = (answer, call.name)  # before the request is out: an answer may come at once
+        try:
+            emit(
+                PermissionRequested(
+                    request_id=request_id,
+                    call_id=call.id,
+                    name=call.name,
+                    args=call.args,
+                    reason=reason,
+                    preview=preview,
+                    outside_sandbox=outside_sandbox,
+                )
+            )
+            verdict, words = await answer
+        except asyncio.CancelledError:
+            moot = "the run stopped before an answer"
+            emit(PermissionDecided(call_id=call.id, decision="cancelled", reason=moot, request_id=request_id))
+            raise
+        finally:
+            del self._questions[request_id]
+        who = "answered by the person" if self.can_ask else "nobody can answer any more (the control channel closed)"
+        emit(PermissionDecided(call_id=call.id, decision=verdict, reason=who, request_id=request_id))
+        return verdict, words
+
+    async def _outside(
+        self, call: ToolCall, tool: Tool, refused: ToolResult, ctx: ToolContext, emit: Emit
+    ) -> ToolResult:
+        """A command the sandbox refused, run again outside it when the person says so (once: never "always");
+        never in plan mode, while planning, or with nobody to ask. The refused result otherwise."""
+        if not self.can_ask or self.planning or self.policy.mode == "plan":
+            return refused
+        what = refused.data.get("sandbox_refused")
+        reason = f"the sandbox refused {what or 'what it tried to reach'}: run it again outside the sandbox?"
+        verdict, words = await self._ask(call, emit, reason=reason, outside_sandbox=True)
+        if verdict not in {"allow", "always"}:  # "always" is never kept for leaving the sandbox: it counts once
+            return (
+                refused
+                if not words
+                else ToolResult(
+                    f"{refused.output}\n[the person would not run it outside the sandbox: {words}]",
+                    is_error=True,
+                    data=refused.data,
+                )
+            )
+        again = await tool.run(call.args, replace(ctx, sandbox=None))
+        note = "[run again outside the sandbox, as the person allowed once]"
+        return replace(again, output=f"{again.output}\n{note}", data={**again.data, "sandbox": "outside"})
 
     async def _preview(self, call: ToolCall, tool: Tool) -> str:
         """What ``call`` would do, for the person asked about it (empty when its tool cannot say), secrets masked."""

@@ -1,5 +1,7 @@
 """The sandbox in the workbench: where the machine cannot hold it, one notice at start says so; where it holds,
-a command's refusal reads in the timeline as the model reads it."""
+the status line says commands are sandboxed, a command's refusal reads in the timeline as the model reads it,
+and the person is asked whether to run it again outside the sandbox: ``y`` runs it once, unconfined; ``n``
+keeps the refusal; ``always`` is never offered."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from chimera.tui.app import build_app
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.sandbox_helpers import needs_landlock
-from tests.tui_helpers import screen_text, send, toasts, until
+from tests.tui_helpers import asked, screen_text, send, toasts, until
 
 
 @pytest.fixture
@@ -54,8 +56,70 @@ async def test_a_refusal_reads_in_the_timeline(
     )
     app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
     async with app.run_test(size=(160, 40)) as pilot:
+        await until(pilot, lambda: app.state.status.sandbox == "sandboxed", "the status line's word")
         await send(pilot, "escape")
+        await asked(pilot, app)
+        await pilot.press("n")
         await until(pilot, lambda: "Refused, as it should be." in screen_text(app), "the answer")
         await until(pilot, lambda: "[the sandbox refused writing" in screen_text(app), "the refusal")
         assert "not sandboxed" not in toasts(app)
     assert not target.exists()
+
+
+@needs_landlock
+@pytest.mark.usefixtures("model_env")
+async def test_a_refused_command_runs_outside_the_sandbox_once_when_the_person_says_y(
+    api: FakeAnthropic, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question names what the sandbox refused and offers no "always" (``a`` does nothing); ``y`` runs the
+    command again, unconfined: the file is written, the model reads that it ran outside the sandbox. The next
+    refusal is asked about again."""
+    monkeypatch.delenv("CHIMERA_SANDBOX_WRITABLE", raising=False)
+    target = tmp_path / "outside.txt"
+    again = tmp_path / "again.txt"
+    api.script(
+        message(tool_use("t1", "bash", {"command": f"echo x > {target}"}), stop_reason="tool_use"),
+        message(tool_use("t2", "bash", {"command": f"echo y > {again}"}), stop_reason="tool_use"),
+        message(text("Both done.")),
+    )
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await send(pilot, "write outside")
+        screen = await asked(pilot, app)
+        assert "Run bash again outside the sandbox?" in screen
+        assert "The sandbox refused writing" in screen
+        assert "a always" not in screen
+        await pilot.press("a")  # never offered: nothing happens
+        await pilot.pause()
+        assert app.state.questions.first is not None
+        await pilot.press("y")
+        await until(pilot, target.exists, "the command run outside the sandbox")
+        await asked(pilot, app)  # the next refusal: asked again, nothing kept
+        await pilot.press("n")
+        await until(pilot, lambda: "Both done." in screen_text(app), "the answer")
+    assert target.read_text() == "x\n"
+    assert not again.exists()
+    first_result = str(api.requests[1].messages[-1])
+    assert "run again outside the sandbox, as the person allowed once" in first_result
+
+
+@pytest.mark.usefixtures("model_env", "probed_afresh")
+async def test_mode_says_whether_commands_are_sandboxed(
+    api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/mode`` says what the sandbox holds (or that there is none, and why), beside the permission mode; the
+    status line says it in a word."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, sandbox="off"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "/mode")
+        await until(pilot, lambda: "Commands are not sandboxed (--sandbox off)" in screen_text(app), "/mode's words")
+        assert app.state.status.sandbox == "not sandboxed"
+        assert "Permission mode ask." in screen_text(app)
+    if not support().available:
+        return
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "/mode")
+        await until(pilot, lambda: "Commands run sandboxed (" in screen_text(app), "/mode's words")
+        assert "they have no network" in screen_text(app).replace("\n", " ")
+        assert app.state.status.sandbox == "sandboxed"

@@ -27,6 +27,7 @@ def busy_status() -> RunStatus:
     status.context_tokens, status.window = 90_000, 200_000
     status.session, status.workspace = "0f3a9c2e-77aa-4bcd-9e01-aa0011223344", "~/src/projects/chimera-workbench"
     status.mcp = "mcp 2/3"
+    status.sandbox = "sandboxed"
     return status
 
 
@@ -37,21 +38,23 @@ def names(parts: list[Part]) -> list[str]:
 def test_wide_enough_every_part_shows() -> None:
     """Wide enough (170 columns), the line shows every part in order, the session by its short id, the MCP
     servers ready of those configured."""
-    shown = fit(parts_of(busy_status(), 0.0), 168)
+    shown = fit(parts_of(busy_status(), 0.0), 180)
     assert names(shown) == [
-        "state", "model", "mode", "loop", "turn", "context", "tokens", "cost", "mcp", "session", "workspace"
+        "state", "model", "mode", "sandbox", "loop", "turn", "context", "tokens", "cost", "mcp", "session",
+        "workspace",
     ]  # fmt: skip
-    assert [p.text for p in shown][5:10] == [
+    assert [p.text for p in shown][6:11] == [
         "context 45% of 200k", "123.5k in / 7.9k out", "$1.2345", "mcp 2/3", "#0f3a9c2e"
     ]  # fmt: skip
 
 
-def test_at_120_and_80_columns_the_workspace_goes_first_and_the_mode_tokens_and_cost_stay() -> None:
-    """At 120 columns the workspace and the session's id are left out; at 80 the turn, strategy and context too,
-    whole; the permission mode, the tokens and the cost stay."""
+def test_at_120_and_80_columns_the_workspace_goes_first_and_the_mode_sandbox_tokens_and_cost_stay() -> None:
+    """At 120 columns the turn, the MCP count, the workspace and the session's id are left out; at 80 the
+    strategy and context too, whole; the permission mode, whether commands are sandboxed, the tokens and the cost
+    stay."""
     parts = parts_of(busy_status(), 0.0)
-    assert [p for p in names(parts) if p not in names(fit(parts, 118))] == ["session", "workspace"]
-    assert names(fit(parts, 78)) == ["state", "model", "mode", "tokens", "cost"]
+    assert [p for p in names(parts) if p not in names(fit(parts, 118))] == ["turn", "mcp", "session", "workspace"]
+    assert names(fit(parts, 78)) == ["state", "model", "mode", "sandbox", "tokens", "cost"]
 
 
 def test_parts_leave_in_the_drop_order_as_the_line_narrows() -> None:
@@ -121,7 +124,10 @@ async def test_after_a_plan_run_the_line_shows_the_sessions_strategy_and_keeps_t
         line = status_line(app)
         assert " · plan · " not in line
         assert f"{MODEL} · bypass · " in line
-        assert (" · bypass · react · " in line) is (size[0] == 120)  # at 80 columns the strategy is left out
+        sandbox = app.state.status.sandbox
+        assert sandbox in ("sandboxed", "not sandboxed")
+        assert f" · bypass · {sandbox} · " in line  # whether commands are sandboxed stays beside the mode
+        assert (f" · {sandbox} · react · " in line) is (size[0] == 120)  # at 80 columns the strategy is left out
 
 
 def status_line(app: object) -> str:

@@ -70,6 +70,7 @@ class Question:
     reason: str = ""
     steps: tuple[str, ...] = ()
     preview: str = ""
+    outside_sandbox: bool = False  # the sandbox refused the command: may it run again outside it, once?
 
 
 class Questions:
@@ -121,7 +122,16 @@ class Questions:
 
         match event:
             case PermissionRequested(request_id=request_id, call_id=call_id, name=name, args=args, reason=reason):
-                question = Question(request_id, "permission", call_id, name, dict(args), reason, preview=event.preview)
+                question = Question(
+                    request_id,
+                    "permission",
+                    call_id,
+                    name,
+                    dict(args),
+                    reason,
+                    preview=event.preview,
+                    outside_sandbox=event.outside_sandbox,
+                )
                 self._open[request_id] = question
             case PermissionDecided(request_id=request_id):
                 self.close(request_id)  # answered, or withdrawn (cancelled): either way nobody waits

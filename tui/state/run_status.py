@@ -85,6 +85,7 @@ class RunStatus:
     session: str = ""  # the session's id, once it is kept (a resumed one, or from its first task)
     workspace: str = ""  # the folder the agent works in, as a person reads it
     mcp: str = ""  # the MCP servers ready of those configured ("mcp 2/3"; "" when there are none)
+    sandbox: str = ""  # whether commands are sandboxed ("sandboxed", "not sandboxed"; "" when not said)
     clock: Callable[[], float] = field(default=time.monotonic, repr=False, compare=False)
 
     def begin(self, state: str) -> None:

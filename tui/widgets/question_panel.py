@@ -46,6 +46,10 @@ class QuestionHost(Protocol):
     def leave(self) -> None: ...
 
 
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def always_rule(question: Question) -> str:
     """What "always" lets run unasked, as the policy remembers it and written as rules are everywhere
     (``always_words``): this exact command; for ``write`` and ``edit`` every edit by either tool, or, asked about
@@ -125,10 +129,14 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         if question is None:
             return
         look = look_of(self.app.current_theme)
-        title = Text.assemble((f"Allow {terminal_safe(question.name, one_line=True)}?", BOLD))
+        name = terminal_safe(question.name, one_line=True)
+        asked = f"Run {name} again outside the sandbox?" if question.outside_sandbox else f"Allow {name}?"
+        title = Text.assemble((asked, BOLD))
         if waiting > 1:
             title.append(f"  ({number} of {waiting})", look["muted"])
-        if question.reason:
+        if question.outside_sandbox:
+            title.append(f"\n{_capital(terminal_safe(question.reason, one_line=True))}", look["notice_warning"])
+        elif question.reason:
             title.append(f"\nAsked because {terminal_safe(question.reason, one_line=True)}.", look["notice_warning"])
         self.query_one("#question-title", Static).update(title)
         self.query_one("#question-detail", Static).update(self._detail(question))
@@ -139,6 +147,15 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
             return
         look = look_of(self.app.current_theme)
         rule = Text.assemble(("a adds the rule ", look["muted"]), (always_rule(self.question), BOLD))
+        if self.question.outside_sandbox:  # once at most: leaving the sandbox is never kept
+            rule = Text("it runs unconfined, this once: nothing is kept", look["muted"])
+            keys = Text("y once · n no · d no, why · esc back to the input", look["muted"])
+            if self.asking_reason:
+                keys = Text("enter refuses and tells the model why · esc goes back", look["muted"])
+            elif not self.has_focus:
+                keys = Text("ctrl+y to answer (what you type stays in the input)", look["notice_warning"])
+            self.query_one("#question-keys", Static).update(Group(rule, keys))
+            return
         if self.confirming_always:
             rule = Text.assemble(
                 ("Always allow, from now on: ", look["notice_warning"]), (always_rule(self.question), BOLD)

@@ -160,7 +160,10 @@ class CommandRunner:
     def _show_kept(self) -> bool:
         session = self.app.session
         kept = self._kept_lines('Allowed unasked by an "always" this session', 'No "always" answered this session.')
-        self.app.conversation.say("\n".join([f"Permission mode {session.policy.mode}.", *kept]))
+        from chimera.core.sandbox.choice import in_words
+
+        _, sandbox = in_words(session.policy.sandbox)
+        self.app.conversation.say("\n".join([f"Permission mode {session.policy.mode}. {sandbox}", *kept]))
         return True
 
     def _kept_lines(self, title: str, none: str) -> list[str]:
