@@ -38,14 +38,22 @@ class Terminal:
         return self("has-session", "-t", session).returncode == 0
 
     def start_chimera(
-        self, session: str, home: Path, workdir: Path, api_url: str, *options: str, env: dict[str, str] | None = None
+        self,
+        session: str,
+        home: Path,
+        workdir: Path,
+        api_url: str,
+        *options: str,
+        env: dict[str, str] | None = None,
+        exit_code: Path | None = None,
     ) -> None:
         """The real `chimera` in a new 80x24 session of this server, against the Messages API at ``api_url``
-        (``env`` adds settings), ready for a task. The pane's process is chimera itself (its shell exec'd it)."""
+        (``env`` adds settings), ready for a task. The pane's process is chimera itself (its shell exec'd it);
+        with ``exit_code``, it is the shell's child, and the shell writes chimera's exit code to that file."""
         settings = {"CHIMERA_HOME": str(home), "ANTHROPIC_BASE_URL": api_url, "ANTHROPIC_API_KEY": "k", **(env or {})}
         command = " ".join(
             [
-                "exec env",
+                "env" if exit_code is not None else "exec env",
                 *[f"-u {name}" for name in os.environ if name.startswith("ANTHROPIC_")],
                 "NO_PROXY=127.0.0.1",
                 *(shlex.quote(f"{name}={value}") for name, value in settings.items()),
@@ -55,6 +63,8 @@ class Terminal:
                 *options,
             ]
         )
+        if exit_code is not None:
+            command = f"{command}; echo $? > {shlex.quote(str(exit_code))}"
         self("new-session", "-d", "-s", session, "-x", "80", "-y", "24", command, check=True)
         assert wait_for(lambda: "Tell Chimera" in self.capture(session)), self.capture(session)
 
@@ -62,9 +72,10 @@ class Terminal:
         """The pid of the program in the pane of ``session``."""
         return int(self("display-message", "-p", "-t", session, "#{pane_pid}", check=True).stdout)
 
-    def exit_status(self, session: str) -> int:
-        """The exit code of the program that ended in the pane of ``session`` (kept with ``remain-on-exit``)."""
-        return int(self("display-message", "-p", "-t", session, "#{pane_dead_status}", check=True).stdout)
+    def chimera_pid(self, session: str) -> int:
+        """The pid of chimera started with ``exit_code``: the only child of the pane's shell."""
+        shell = self.pid(session)
+        return int(Path(f"/proc/{shell}/task/{shell}/children").read_text().split()[0])
 
     def pane_dead(self, session: str) -> bool:
         """The program in the pane has ended (the pane is kept to read what it left)."""

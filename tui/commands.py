@@ -388,9 +388,9 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "mcp",
         "MCP servers",
-        "List the MCP servers (state, tools, the context they cost, errors, logs); trust starts the workspace's "
-        ".mcp.json, reconnect NAME starts one again",
-        argument="[trust|reconnect NAME]",
+        "List the MCP servers (state, tools, the context they cost, errors, logs); ACTION trust starts the "
+        "workspace's .mcp.json, reconnect NAME starts one again",
+        argument="[ACTION]",
         completions=lambda _: ["trust", "reconnect"],
         unavailable=_mcp,
     ),

@@ -30,7 +30,7 @@ def test_the_help(snap_compare: Snap, project: Path, size: tuple[int, int]) -> N
 
     async def help_up(pilot: Pilot[int]) -> None:
         await pilot.press("f1")
-        await until(pilot, lambda: isinstance(app.screen, HelpScreen) and "/quit" in screen_text(app), "the help")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen) and "/plan" in screen_text(app), "the help")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=help_up)
