@@ -375,7 +375,7 @@ class Executor:
         if not self.can_ask or self.planning or self.policy.mode == "plan":
             return refused
         what = refused.data.get("sandbox_refused")
-        reason = f"the sandbox refused {what or 'what it tried to reach'}: run it again outside the sandbox?"
+        reason = f"the sandbox refused {what or 'what it tried to reach'}"
         verdict, words = await self._ask(call, emit, reason=reason, outside_sandbox=True)
         if verdict not in {"allow", "always"}:  # "always" is never kept for leaving the sandbox: it counts once
             return (

@@ -135,7 +135,7 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         if waiting > 1:
             title.append(f"  ({number} of {waiting})", look["muted"])
         if question.outside_sandbox:
-            title.append(f"\n{_capital(terminal_safe(question.reason, one_line=True))}", look["notice_warning"])
+            title.append(f"\n{_capital(terminal_safe(question.reason, one_line=True))}.", look["notice_warning"])
         elif question.reason:
             title.append(f"\nAsked because {terminal_safe(question.reason, one_line=True)}.", look["notice_warning"])
         self.query_one("#question-title", Static).update(title)
