@@ -389,9 +389,9 @@ COMMANDS: tuple[Command, ...] = (
         "mcp",
         "MCP servers",
         "List the MCP servers (state, tools, the context they cost, errors, logs); ACTION trust starts the "
-        "workspace's .mcp.json, reconnect NAME starts one again",
+        "workspace's .mcp.json, reconnect NAME starts one again, disable NAME and enable NAME stop and start one",
         argument="[ACTION]",
-        completions=lambda _: ["trust", "reconnect"],
+        completions=lambda _: ["trust", "reconnect", "enable", "disable"],
         unavailable=_mcp,
     ),
     Command("new", "New session", "Start a fresh session in this workspace", unavailable=_configurable),

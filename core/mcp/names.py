@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable
 
-__all__ = ["LONGEST", "PREFIX", "model_names"]
+__all__ = ["LONGEST", "PREFIX", "model_names", "server_part"]
 
 PREFIX = "mcp"
 LONGEST = 64  # the Messages API's limit on a tool's name
@@ -42,6 +42,11 @@ def model_names(tools: Iterable[Tool], builtin: Collection[str]) -> dict[Tool, s
             names[tool] = _hashed(tool, plain[tool], taken)
             taken.add(names[tool])
     return names
+
+
+def server_part(server: str) -> str:
+    """A server's name as it shows in its tools' names (``mcp__SERVER__TOOL``) and in rules."""
+    return _clean(server)
 
 
 def _plain(server: str, tool: str) -> str:

@@ -11,6 +11,7 @@ import pytest
 
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
+from chimera.tui.screens.help import HelpScreen
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.mcp_helpers import everything_server
@@ -34,7 +35,8 @@ async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_us
     api: FakeAnthropic, project: Path, tmp_path: Path
 ) -> None:
     """``mcp 1/2`` once both have started or failed; the broken one is a notice; ``/mcp`` lists the good one with
-    its tools and the broken one with its error, the broken one's name drawn literally; a call of the good one's
+    its tools and the broken one with its error, the broken one's name drawn literally; the help lists them;
+    ``/mcp disable`` takes a server's tools away and ``/mcp enable`` brings them back; a call of the good one's
     tool runs and its result reaches the model."""
     config = servers_file(
         tmp_path,
@@ -53,6 +55,17 @@ async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_us
         assert "[b]broken[/b]: failed: " in listing
         assert "mcp-everything.log" in listing
         assert "[b]broken[/b]: failed" in screen_text(app)  # drawn as it is, never as markup
+        await pilot.press("f1")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        assert isinstance(app.screen, HelpScreen)
+        listed = dict(app.screen.sections)["MCP servers (/mcp)"]
+        assert any(usage == "mcp__everything" and "everything: 1" in words for _, usage, words in listed)
+        await pilot.press("escape")
+        await send(pilot, "/mcp disable everything")
+        await until(pilot, lambda: app.state.status.mcp == "mcp 0/1", "the server disabled")
+        assert not any(t.name.startswith("mcp__everything__") for t in app.session.agent.tools)
+        await send(pilot, "/mcp enable everything")
+        await until(pilot, lambda: app.state.status.mcp == "mcp 1/2", "the server enabled again")
         api.script(
             message(tool_use("e1", "mcp__everything__echo", {"message": "hi"}), stop_reason="tool_use"),
             message(text("Echoed.")),

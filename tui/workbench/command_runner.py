@@ -131,11 +131,8 @@ class CommandRunner:
             for b in TranscriptView.BINDINGS
             if isinstance(b, Binding) and b.show
         ]
-        app.push_screen(
-            HelpScreen(
-                [("Commands", commands), ("Typing", _TYPING), ("The timeline (tab from an empty input)", timeline)]
-            )
-        )
+        sections = [("Commands", commands), ("Typing", _TYPING), ("The timeline (tab from an empty input)", timeline)]
+        app.push_screen(HelpScreen([*sections, ("MCP servers (/mcp)", app.mcp.help_rows())]))
 
     def mode(self, name: str) -> bool:
         """``/mode NAME`` chooses the mode; ``/mode`` alone shows it and the answers kept by "always";

@@ -6,15 +6,19 @@ ready or has failed, a server that failed is said in one notice, and the status 
 says so: a notice names its servers and their commands, and ``/mcp trust`` starts them
 (kept for that version of the file). ``/mcp`` lists the servers: state, transport, tools,
 the context their definitions cost, the last error and the log; ``/mcp reconnect NAME``
-starts one again. Every name, command and error shown is the servers' own text, drawn as it is.
+starts one again, ``/mcp disable NAME`` stops one for the session (its tools no longer
+offered) and ``/mcp enable NAME`` starts it again. The help (F1) lists them too. Every
+name, command and error shown is the servers' own text, drawn as it is.
 """
 
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from chimera.core.errors import ConfigError
+from chimera.core.mcp.names import server_part as names_server
 from chimera.core.wording import plural, tokens
 from chimera.tui.outside import tell
 
@@ -84,10 +88,15 @@ class McpPart:
             self.app.conversation.say(self.listing())
         elif words[0] == "trust":
             self.trust()
-        elif words[0] == "reconnect" and len(words) == 2:
-            await self.reconnect(words[1].strip())
+        elif words[0] in ("reconnect", "enable", "disable") and len(words) == 2:
+            await self.switch(words[0], words[1].strip())
         else:
-            tell(self.app, "/mcp takes nothing, trust, or reconnect NAME.", severity="warning", timeout=6)
+            tell(
+                self.app,
+                "/mcp takes nothing, trust, or reconnect, enable or disable and a server's name.",
+                severity="warning",
+                timeout=6,
+            )
 
     def listing(self) -> str:
         """What ``/mcp`` says: each server in a line, then the workspace's file waiting for an answer."""
@@ -117,17 +126,38 @@ class McpPart:
         self._count()
         self.app.run_worker(self._announce(), group="mcp", exit_on_error=False)
 
-    async def reconnect(self, name: str) -> None:
+    async def switch(self, action: str, name: str) -> None:
+        """``reconnect`` starts a server again; ``disable`` stops it, its tools no longer offered, for this session;
+        ``enable`` starts it again."""
         servers = self.servers
         connection = next((c for c in servers.connections if c.name == name), None) if servers else None
         if connection is None:
             tell(self.app, f"No MCP server is named {name}: /mcp lists them.", severity="warning", timeout=6)
             return
         await connection.stop()
-        await connection.start()
+        if action == "disable":
+            connection.config = replace(connection.config, enabled=False)
+            await connection.start()  # off, saying why
+            connection.error = "disabled for this session (/mcp enable NAME starts it)"
+            word = "disabled: its tools are no longer offered"
+        else:
+            connection.config = replace(connection.config, enabled=True)
+            await connection.start()
+            word = "ready" if connection.ready else f"failed: {connection.error}"
         self._count()
-        word = "ready" if connection.ready else f"failed: {connection.error}"
         self.app.conversation.say(f"MCP server {name}: {word}.")
+
+    def help_rows(self) -> list[tuple[str, str, str]]:
+        """The help's lines about the servers: each one's name as rules write it, its state and its tools."""
+        servers = self.servers
+        if servers is None:
+            return []
+        rows = []
+        for connection in servers.connections:
+            tools = plural(len(connection.tools), "tool") if connection.ready else connection.state
+            clean = names_server(connection.name)
+            rows.append(("", f"mcp__{clean}", f"{connection.name}: {tools} (rules: mcp__{clean}, mcp__{clean}__TOOL)"))
+        return rows
 
 
 def _line(connection: Connection, cost: int) -> str:
