@@ -113,7 +113,8 @@ class WorkbenchCommands(Provider):
         matcher = self.matcher(query)
         typed = query.strip().removeprefix("/").lower()
         for entry in palette_entries(self.host.facts()):
-            exact = typed in {entry.command.id, f"{entry.command.id} {entry.argument or ''}".rstrip()}
+            # A command's name alone is its own entry exactly, not one of its choices (/mode lists, /mode ask chooses).
+            exact = typed == f"{entry.command.id} {entry.argument or ''}".rstrip()
             score = _EXACT if exact else max(matcher.match(entry.text), matcher.match(entry.help.partition(":")[0]))
             if score > 0:
                 shown = _highlight(matcher, entry.text)

@@ -391,7 +391,7 @@ COMMANDS: tuple[Command, ...] = (
         "List the MCP servers (state, tools, the context they cost, errors, logs); ACTION trust starts the "
         "workspace's .mcp.json, reconnect NAME starts one again, disable NAME and enable NAME stop and start one",
         argument="[ACTION]",
-        completions=lambda _: ["trust", "reconnect", "enable", "disable"],
+        completions=lambda _: ["trust"],  # the others take a server's name
         unavailable=_mcp,
     ),
     Command("new", "New session", "Start a fresh session in this workspace", unavailable=_configurable),

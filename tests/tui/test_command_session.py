@@ -32,7 +32,7 @@ async def test_new_starts_a_fresh_session_with_the_same_choices(api: FakeAnthrop
     stays; the first session keeps its own turns."""
     api.script(message(text("First answer.")), message(text("Fresh answer.")))
     app = build_app(RunOptions(workdir=project, model=MODEL))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:  # room on the status line for the session's id
         await run(pilot, app, "first task")
         first = app.session.id
         await send(pilot, "/mode accept-edits")
@@ -59,7 +59,7 @@ async def test_new_says_the_session_is_kept_once_it_has_a_task(api: FakeAnthropi
     its first task the status line shows its id, which names a session kept on disk."""
     api.script(message(text("First answer.")), message(text("Fresh answer.")))
     app = build_app(RunOptions(workdir=project, model=MODEL))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(160, 40)) as pilot:  # room on the status line for the session's id
         await run(pilot, app, "first task")
         first = app.session.id
         await send(pilot, "/new")

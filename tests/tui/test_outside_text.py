@@ -310,7 +310,7 @@ async def test_a_hostile_workspace_name_shows_as_it_is(api: FakeAnthropic, tmp_p
     workdir = tmp_path / "[@click=app.quit]w[$background on $background]"
     workdir.mkdir()
     app = build_app(RunOptions(workdir=workdir, model=MODEL))
-    async with app.run_test(size=WIDE) as pilot:
+    async with app.run_test(size=(260, 60)) as pilot:  # room on the status line for the whole long path
         await pilot.pause()
         shown = screen_text(app)
         clean(app)
