@@ -49,6 +49,19 @@ def isolated_env(
     return home
 
 
+@pytest.fixture(autouse=True)
+def _screens_of_a_sandboxing_machine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A screen snapshot shows the status line of a machine whose kernel sandboxes commands (``sandboxed``),
+    whatever this machine offers, so the reviewed pictures hold on any machine; only the words are fixed here,
+    never what confines a command (the sandbox's own tests use the real kernel)."""
+    if "snap_compare" not in request.fixturenames:
+        return
+    from chimera.core.sandbox import choice
+    from chimera.core.sandbox.probe import Support
+
+    monkeypatch.setattr(choice, "support", lambda: Support("landlock", 7))
+
+
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
     """The Messages API on 127.0.0.1, answering from its script; no proxy from the machine sits between."""

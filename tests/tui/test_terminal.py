@@ -76,7 +76,11 @@ def test_a_typed_task_shows_its_reply_and_a_folded_call_that_unfolds(isolated_en
             screen = capture(session)
             assert "▸ ✓ read  notes.txt" in screen  # folded to its line
             assert "note number 3" not in screen
-            tmux("send-keys", "-t", session, "Tab", "Up", "Up", "Up", "Enter", check=True)
+            tmux("send-keys", "-t", session, "Tab", check=True)  # to the timeline, then its keys, as a person does
+            assert wait_for(lambda: "enter fold" in capture(session)), capture(session)
+            tmux("send-keys", "-t", session, "Up", "Up", "Up", check=True)
+            assert wait_for(lambda: "▌ ▸ ✓ read  notes.txt" in capture(session)), capture(session)
+            tmux("send-keys", "-t", session, "Enter", check=True)
             assert wait_for(lambda: "note number 3" in capture(session)), capture(session)
             assert "▾ ✓ read  notes.txt" in capture(session)
         finally:
