@@ -12,8 +12,10 @@ No test imports another test file.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import inspect
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -60,6 +62,31 @@ def _screens_of_a_sandboxing_machine(request: pytest.FixtureRequest, monkeypatch
     from chimera.core.sandbox.probe import Support
 
     monkeypatch.setattr(choice, "support", lambda: Support("landlock", 7))
+
+
+@pytest.fixture
+def snap_compare(snap_compare: Callable[..., bool]) -> Callable[..., bool]:
+    """pytest-textual-snapshot's ``snap_compare`` with every input's and editor's cursor held still and shown before the
+    picture is taken: a blinking cursor is on or off by the clock, so a picture would differ by when it was
+    taken. A test's own ``run_before`` runs first (a run's end turns the blink back on)."""
+
+    def compare(
+        app: Any, *args: Any, run_before: Callable[..., Awaitable[None] | None] | None = None, **kw: Any
+    ) -> bool:
+        async def steady(pilot: Any) -> None:
+            if run_before is not None:
+                done = run_before(pilot)
+                if inspect.isawaitable(done):
+                    await done
+            from textual.widgets import Input, TextArea
+
+            for field in [*pilot.app.query(Input), *pilot.app.query(TextArea)]:
+                field.cursor_blink = False
+            await pilot.pause()
+
+        return snap_compare(app, *args, run_before=steady, **kw)
+
+    return compare
 
 
 @pytest.fixture
