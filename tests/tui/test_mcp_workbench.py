@@ -1,10 +1,12 @@
 """MCP servers in the workbench (Pilot, the reference server): they start after the first frame, the status line
-counts them, a server that failed is one notice, ``/mcp`` lists them with their tools, context and logs (names
-and errors drawn as they are); a workspace's ``.mcp.json`` starts nothing until ``/mcp trust``."""
+counts them, a server that failed is one notice, the ``/mcp`` panel lists them with their tools, context and logs
+(names and errors drawn as they are) and reconnects, disables and enables them; a workspace's ``.mcp.json``
+starts nothing until ``/mcp trust``."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import build_app
 from chimera.tui.screens.help import HelpScreen
+from chimera.tui.screens.mcp import McpScreen
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.mcp_helpers import everything_server
@@ -34,10 +37,11 @@ def servers_file(folder: Path, **servers: dict[str, object]) -> Path:
 async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_used(
     api: FakeAnthropic, project: Path, tmp_path: Path
 ) -> None:
-    """``mcp 1/2`` once both have started or failed; the broken one is a notice; ``/mcp`` lists the good one with
-    its tools and the broken one with its error, the broken one's name drawn literally; the help lists them;
-    ``/mcp disable`` takes a server's tools away and ``/mcp enable`` brings them back; a call of the good one's
-    tool runs and its result reaches the model."""
+    """``mcp 1/2`` once both have started or failed; the broken one is a notice; the ``/mcp`` panel lists the
+    good one with its transport, tools and context and the broken one with its error, the broken one's name
+    drawn literally, and shows the chosen one in full (its log); ``d`` there takes a server's tools away and
+    brings them back, ``r`` starts it again; the help lists them; a call of the good one's tool runs and its
+    result reaches the model."""
     config = servers_file(
         tmp_path,
         everything={"command": str(everything_server()), "args": ["stdio"]},
@@ -48,13 +52,26 @@ async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_us
         await until(pilot, lambda: app.state.status.mcp == "mcp 1/2", "the servers counted")
         await until(pilot, lambda: "MCP server [b]broken[/b] failed" in toasts(app), "the failure said")
         await send(pilot, "/mcp")
-        await until(pilot, lambda: any("MCP servers: 1 of 2 ready." in line for line in notes(app)), "the list")
-        listing = next(line for line in notes(app) if "MCP servers:" in line)
-        assert "everything: ready · " in listing
-        assert "13 tools" in listing or "14 tools" in listing
-        assert "[b]broken[/b]: failed: " in listing
-        assert "mcp-everything.log" in listing
-        assert "[b]broken[/b]: failed" in screen_text(app)  # drawn as it is, never as markup
+        await until(pilot, lambda: isinstance(app.screen, McpScreen), "the panel")
+        await until(pilot, lambda: "1 of 2 ready" in screen_text(app), "the servers listed")
+        shown = screen_text(app)
+        assert re.search(r"everything +ready +stdio +1[34] tools · ~[\d.]+k tokens", shown)
+        assert re.search(r"\[b\]broken\[/b\] +failed +stdio", shown)  # drawn as it is, never as markup
+        assert "mcp-everything.log" in shown  # the chosen one in full: its log, its tools
+        assert "get-tiny-image" in shown
+        await pilot.press("down")
+        await until(pilot, lambda: "/nowhere/mcp-server" in screen_text(app), "the broken one in full")
+        assert re.search(r"error +.*/nowhere/mcp-server", screen_text(app))
+        await pilot.press("up", "d")
+        await until(pilot, lambda: app.state.status.mcp == "mcp 0/1", "the server disabled")
+        await until(pilot, lambda: re.search(r"everything +disabled", screen_text(app)) is not None, "shown off")
+        assert not any(t.name.startswith("mcp__everything__") for t in app.session.agent.tools)
+        await pilot.press("d")
+        await until(pilot, lambda: app.state.status.mcp == "mcp 1/2", "the server enabled again")
+        await pilot.press("r")
+        await until(pilot, lambda: "MCP server everything: ready." in notes(app)[-1], "started again")
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, McpScreen), "the panel closed")
         await pilot.press("f1")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
         assert isinstance(app.screen, HelpScreen)
@@ -62,10 +79,9 @@ async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_us
         assert any(usage == "mcp__everything" and "everything: 1" in words for _, usage, words in listed)
         await pilot.press("escape")
         await send(pilot, "/mcp disable everything")
-        await until(pilot, lambda: app.state.status.mcp == "mcp 0/1", "the server disabled")
-        assert not any(t.name.startswith("mcp__everything__") for t in app.session.agent.tools)
+        await until(pilot, lambda: app.state.status.mcp == "mcp 0/1", "disabled by its command")
         await send(pilot, "/mcp enable everything")
-        await until(pilot, lambda: app.state.status.mcp == "mcp 1/2", "the server enabled again")
+        await until(pilot, lambda: app.state.status.mcp == "mcp 1/2", "enabled by its command")
         api.script(
             message(tool_use("e1", "mcp__everything__echo", {"message": "hi"}), stop_reason="tool_use"),
             message(text("Echoed.")),

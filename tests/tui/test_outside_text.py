@@ -357,3 +357,29 @@ async def test_the_output_viewer_titles_a_hostile_call_as_it_is(
         shown = screen_text(app)
         clean(app)
     assert shows(shown, command)
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_the_mcp_panel_shows_hostile_server_names_and_errors_as_they_are(
+    api: FakeAnthropic, project: Path, tmp_path: Path
+) -> None:
+    """Servers named with markup and controls, whose commands fail, are listed and shown in full as their
+    characters, each one chosen in turn."""
+    import json
+
+    from chimera.tui.screens.mcp import McpScreen
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {value: {"command": f"/no/{value}"} for value in SHORT.values()}}))
+    app = build_app(RunOptions(workdir=project, model=MODEL, mcp_config=config))
+    async with app.run_test(size=WIDE) as pilot:
+        await until(pilot, lambda: app.state.status.mcp == f"mcp 0/{len(SHORT)}", "every server failed")
+        app.clear_notifications()
+        await typed(pilot, app, "/mcp")
+        await until(pilot, lambda: isinstance(app.screen, McpScreen), "the panel")
+        listed = screen_text(app)
+        for value in SHORT.values():
+            assert shows(listed, value, room=20), value
+            await until(pilot, lambda value=value: shows(screen_text(app), f"/no/{value}"), f"{value!r} in full")
+            await pilot.press("down")
+        clean(app)

@@ -4,8 +4,9 @@ Once the first frame is on screen the session's servers start (``started``); whe
 ready or has failed, a server that failed is said in one notice, and the status line shows
 ``mcp READY/CONFIGURED``. A workspace's own ``.mcp.json`` starts nothing until the person
 says so: a notice names its servers and their commands, and ``/mcp trust`` starts them
-(kept for that version of the file). ``/mcp`` lists the servers: state, transport, tools,
-the context their definitions cost, the last error and the log; ``/mcp reconnect NAME``
+(kept for that version of the file). ``/mcp`` opens the servers' panel (``tui.screens.mcp``: state,
+transport, tools, the context their definitions cost, the last error and the log, with reconnect and
+disable or enable); typed, ``/mcp reconnect NAME``
 starts one again, ``/mcp disable NAME`` stops one for the session (its tools no longer
 offered) and ``/mcp enable NAME`` starts it again. The help (F1) lists them too. Every
 name, command and error shown is the servers' own text, drawn as it is.
@@ -19,11 +20,10 @@ from typing import TYPE_CHECKING
 
 from chimera.core.errors import ConfigError
 from chimera.core.mcp.names import server_part as names_server
-from chimera.core.wording import plural, tokens
+from chimera.core.wording import plural
 from chimera.tui.outside import tell
 
 if TYPE_CHECKING:
-    from chimera.core.mcp.connection import Connection
     from chimera.core.mcp.servers import McpServers
     from chimera.tui.app import ChimeraApp
 
@@ -82,10 +82,13 @@ class McpPart:
         self.app.conversation.show_status(mcp=f"mcp {ready}/{enabled}" if enabled else "")
 
     async def mcp(self, argument: str = "") -> None:
-        """``/mcp`` lists the servers; ``/mcp trust`` starts the workspace's; ``/mcp reconnect NAME`` one again."""
+        """``/mcp`` opens the servers' panel; ``/mcp trust`` starts the workspace's; ``/mcp reconnect NAME`` starts
+        one again, ``/mcp disable NAME`` and ``/mcp enable NAME`` stop and start one for the session."""
         words = argument.split(maxsplit=1)
         if not words:
-            self.app.conversation.say(self.listing())
+            from chimera.tui.screens.mcp import McpScreen  # loaded with the panel, not before the first frame
+
+            self.app.push_screen(McpScreen(self))
         elif words[0] == "trust":
             self.trust()
         elif words[0] in ("reconnect", "enable", "disable") and len(words) == 2:
@@ -98,22 +101,10 @@ class McpPart:
                 timeout=6,
             )
 
-    def listing(self) -> str:
-        """What ``/mcp`` says: each server in a line, then the workspace's file waiting for an answer."""
-        servers = self.servers
-        session = self.app.session
-        if servers is None or not servers.connections:
-            lines = ["No MCP servers: give them in config.toml ([mcp.servers.NAME]) or with --mcp-config FILE."]
-        else:
-            ready, enabled = servers.counts
-            how = " Their tools are offered through mcp_search (they would cost too much context)."
-            lines = [f"MCP servers: {ready} of {enabled} ready.{how if servers.searching else ''}"]
-            costs = servers.costs()
-            lines += [_line(c, costs.get(c.name, 0)) for c in servers.connections]
-        if session.mcp_unconfirmed is not None:
-            names = ", ".join(s.name for s in session.mcp_unconfirmed.servers)
-            lines.append(f"This workspace's .mcp.json ({names}) waits for /mcp trust.")
-        return "\n".join(lines)
+    def waiting(self) -> list[str]:
+        """The servers of the workspace's ``.mcp.json`` while it waits for ``/mcp trust``."""
+        pending = self.app.session.mcp_unconfirmed
+        return [server.name for server in pending.servers] if pending is not None else []
 
     def trust(self) -> None:
         try:
@@ -158,16 +149,6 @@ class McpPart:
             clean = names_server(connection.name)
             rows.append(("", f"mcp__{clean}", f"{connection.name}: {tools} (rules: mcp__{clean}, mcp__{clean}__TOOL)"))
         return rows
-
-
-def _line(connection: Connection, cost: int) -> str:
-    config = connection.config
-    state = connection.state if connection.error is None else f"{connection.state}: {connection.error}"
-    parts = [f"{connection.name}: {state}", _how(config.command, config.args, config.url)]
-    if connection.ready:
-        parts += [plural(len(connection.tools), "tool"), f"~{tokens(cost)} tokens of context"]
-    parts += [*connection.warnings, f"log {connection.log}"]
-    return "  " + " · ".join(parts)
 
 
 def _how(command: str | None, args: tuple[str, ...], url: str | None) -> str:

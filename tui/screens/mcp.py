@@ -1,0 +1,250 @@
+"""Provides ``McpScreen``: the MCP servers, one line each, the chosen one in full, and what can be done to it.
+
+``/mcp`` opens it over the conversation. Each server's line says its state, how it is reached (stdio or
+HTTP), its tools and the context their definitions cost; under the list, the chosen server in full: its
+command or URL, its tools, its last error and warnings, its log. ``r`` starts the chosen server again, ``d``
+disables it for the session (its tools no longer offered) or enables it again, ``t`` starts the servers of
+a workspace's ``.mcp.json`` that wait for a yes, ``escape`` closes. Every name, command and error is the
+servers' own text, drawn as it is. The screen only shows; what it asks for is done by its ``McpControls``
+(the workbench's MCP part), and it shows the servers again once that is done.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from chimera.core.wording import plural, tokens
+from chimera.tui.outside import literal
+
+if TYPE_CHECKING:
+    from chimera.core.mcp.connection import Connection
+    from chimera.core.mcp.servers import McpServers
+
+__all__ = ["McpControls", "McpScreen"]
+
+NAME_WIDTH = 24  # a server's name in its line, at most (cut with an ellipsis); in full below the list
+DOING = {"reconnect": "Starting again", "enable": "Enabling", "disable": "Disabling"}
+STATE_STYLE = {"ready": "green", "failed": "red", "starting": "yellow"}
+
+
+class McpControls(Protocol):
+    """What the screen asks of the workbench: the servers, the workspace's waiting file, and the actions."""
+
+    @property
+    def servers(self) -> McpServers | None: ...
+
+    def waiting(self) -> list[str]:
+        """The names of the servers in a workspace's ``.mcp.json`` that waits for a yes (none: nothing waits)."""
+        ...
+
+    async def switch(self, action: str, name: str) -> None:
+        """``reconnect``, ``enable`` or ``disable`` the server named ``name``."""
+        ...
+
+    def trust(self) -> None:
+        """Start the servers of the workspace's ``.mcp.json``."""
+        ...
+
+
+class McpScreen(ModalScreen[None]):
+    """The servers and their state; r reconnects, d disables or enables, t trusts the workspace's file."""
+
+    DEFAULT_CSS = """
+    McpScreen {
+        align: center middle;
+    }
+    McpScreen > Vertical {
+        width: 100%;
+        max-width: 120;
+        height: 100%;
+        border: round $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    McpScreen #mcp-title {
+        text-style: bold;
+    }
+    McpScreen #mcp-summary, McpScreen #mcp-keys {
+        color: $text-muted;
+    }
+    McpScreen #mcp-list {
+        height: auto;
+        max-height: 40%;
+        margin: 1 0;
+        border: none;
+        padding: 0;
+    }
+    McpScreen #mcp-detail {
+        height: 1fr;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("r", "switch('reconnect')", "Reconnect"),
+        Binding("d", "toggle", "Disable/enable"),
+        Binding("t", "trust", "Trust .mcp.json", show=False),
+    ]
+
+    def __init__(self, controls: McpControls) -> None:
+        super().__init__()
+        self.controls = controls
+        self.busy = False  # an action is being done: another waits for it
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("MCP servers", id="mcp-title", markup=False)
+            yield Static("", id="mcp-summary", markup=False)
+            yield OptionList(id="mcp-list")
+            with VerticalScroll(id="mcp-detail"):
+                yield Static("", id="mcp-about", markup=False)
+            yield Static("", id="mcp-keys", markup=False)
+
+    def on_mount(self) -> None:
+        self.show()
+        self.query_one(OptionList).focus()
+        self.when_started()
+
+    @work(group="mcp-screen", exit_on_error=False)
+    async def when_started(self) -> None:
+        """Show the servers again once each has started or failed (they may still be starting as it opens)."""
+        servers = self.controls.servers
+        if servers is not None:
+            await servers.ready()
+            self.show()
+
+    @property
+    def connections(self) -> list[Connection]:
+        servers = self.controls.servers
+        return list(servers.connections) if servers is not None else []
+
+    @property
+    def chosen(self) -> Connection | None:
+        index = self.query_one(OptionList).highlighted
+        connections = self.connections
+        return connections[index] if index is not None and index < len(connections) else None
+
+    def show(self) -> None:
+        """Draw the servers as they are now, keeping the one chosen."""
+        servers = self.controls.servers
+        connections = self.connections
+        waiting = self.controls.waiting()
+        listing = self.query_one(OptionList)
+        kept = listing.highlighted
+        costs = servers.costs() if servers is not None else {}
+        listing.set_options([Option(_line(c, costs.get(c.name, 0))) for c in connections])
+        listing.display = bool(connections)
+        if connections:
+            listing.highlighted = min(kept or 0, len(connections) - 1)
+        self.query_one("#mcp-summary", Static).update(_summary(servers, waiting))
+        self._describe()
+        keys = ["↑↓ choose", "r reconnect", "d disable or enable"] if connections else []
+        keys += ["t trust .mcp.json"] if waiting else []
+        self.query_one("#mcp-keys", Static).update(" · ".join([*keys, "esc close"]))
+
+    def on_option_list_option_highlighted(self) -> None:
+        self._describe()
+
+    def _describe(self) -> None:
+        chosen = self.chosen
+        servers = self.controls.servers
+        cost = servers.costs().get(chosen.name, 0) if servers is not None and chosen is not None else 0
+        about = _about(chosen, cost, searching=servers.searching if servers else False) if chosen else ""
+        self.query_one("#mcp-about", Static).update(about)
+
+    def action_switch(self, action: str) -> None:
+        chosen = self.chosen
+        if chosen is not None:
+            self._act(action, chosen.name)
+
+    def action_toggle(self) -> None:
+        chosen = self.chosen
+        if chosen is not None:
+            self._act("enable" if not chosen.config.enabled else "disable", chosen.name)
+
+    def action_trust(self) -> None:
+        if self.controls.waiting():
+            self.controls.trust()
+            self.show()
+            self.when_started()
+
+    @work(group="mcp-action", exit_on_error=False)
+    async def _act(self, action: str, name: str) -> None:
+        if self.busy:
+            return
+        self.busy = True
+        try:
+            self._saying(f"{DOING[action]} {name}…")
+            await self.controls.switch(action, name)
+        finally:
+            self.busy = False
+            self.show()
+
+    def _saying(self, words: str) -> None:
+        self.query_one("#mcp-summary", Static).update(literal(words, one_line=True))
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def _summary(servers: McpServers | None, waiting: list[str]) -> Text:
+    if servers is None or not servers.connections:
+        text = Text("None configured: give them in config.toml ([mcp.servers.NAME]) or with --mcp-config FILE.")
+    else:
+        ready, enabled = servers.counts
+        text = Text(f"{ready} of {enabled} ready")
+        if servers.searching:
+            text.append(" · their tools are offered through mcp_search (all of them would cost too much context)")
+    if waiting:
+        text.append("\nThis workspace's .mcp.json waits for a yes (t starts them): ")
+        text.append_text(literal(", ".join(waiting), one_line=True))
+    return text
+
+
+def _line(connection: Connection, cost: int) -> Text:
+    """A server's line in the list: name, state, transport, tools, context."""
+    name = literal(connection.name, one_line=True)
+    name.truncate(NAME_WIDTH, overflow="ellipsis", pad=True)
+    state = connection.state if connection.config.enabled else "disabled"
+    transport = connection.config.transport
+    line = Text.assemble(name, "  ", (f"{state:<9}", STATE_STYLE.get(state, "dim")), f"  {transport:<5}")
+    if connection.ready:
+        line.append(f"  {plural(len(connection.tools), 'tool')} · ~{tokens(cost)} tokens")
+    return line
+
+
+def _about(connection: Connection, cost: int, *, searching: bool) -> Table:
+    """The chosen server in full: how it is reached, its state, tools, context, error, warnings and log."""
+    config = connection.config
+    how = shlex.join([config.command, *config.args]) if config.command is not None else str(config.url)
+    rows: list[tuple[str, Text]] = [
+        ("name", literal(connection.name)),
+        ("command" if config.command is not None else "url", literal(how)),
+        ("state", Text(connection.state if config.enabled else "disabled for this session")),
+    ]
+    if connection.ready:
+        names = ", ".join(tool.name for tool in connection.tools) or "none"
+        rows.append(("tools", literal(f"{plural(len(connection.tools), 'tool')}: {names}")))
+        where = "through mcp_search" if searching else "with every request"
+        rows.append(("context", Text(f"~{tokens(cost)} tokens of tool definitions, {where}")))
+    if connection.error is not None:
+        rows.append(("error", literal(connection.error, "red")))
+    rows += [("warning", literal(warning, "yellow")) for warning in connection.warnings]
+    rows.append(("log", literal(connection.log)))
+    table = Table.grid(padding=(0, 1))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for label, value in rows:
+        table.add_row(label, value)
+    return table
