@@ -92,16 +92,19 @@ async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_us
 
 
 async def test_a_workspaces_mcp_json_waits_for_trust(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
-    """The file's servers are named in a notice and none starts; ``/mcp trust`` starts them and the count says
-    so; the next workbench over the same file starts them unasked."""
+    """The file's servers are named in a notice and none starts; the panel says the file waits and ``t`` there
+    starts them, the count and the panel say so; the next workbench over the same file starts them unasked."""
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker": {"command": str(everything_server())}}}))
     app = build_app(RunOptions(workdir=project, model=MODEL))
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: "/mcp trust starts them" in toasts(app), "the question")
         assert "tracker (" in toasts(app)
         assert app.state.status.mcp == ""
-        await send(pilot, "/mcp trust")
+        await send(pilot, "/mcp")
+        await until(pilot, lambda: "waits for a yes (t starts them): tracker" in screen_text(app), "it waits")
+        await pilot.press("t")
         await until(pilot, lambda: app.state.status.mcp == "mcp 1/1", "the server started")
+        await until(pilot, lambda: re.search(r"tracker +ready", screen_text(app)) is not None, "listed ready")
         assert any("Starting the MCP servers of .mcp.json: tracker." in line for line in notes(app))
     again = build_app(RunOptions(workdir=project, model=MODEL))
     async with again.run_test(size=(120, 40)) as pilot:
