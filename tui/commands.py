@@ -48,6 +48,7 @@ class Facts:
     models: tuple[str, ...] = ()  # model names to offer (the one in use first)
     kept: tuple[int, ...] = ()  # the numbers of the answers kept by "always" this session (as /mode lists them)
     points: tuple[str, ...] = ()  # the session's checkpoint names and node ids to offer, names first
+    mcp: tuple[tuple[str, bool], ...] = ()  # the MCP servers: each one's name and whether it is enabled
 
 
 def _always(_: Facts) -> str:
@@ -111,6 +112,14 @@ def _between_runs(facts: Facts) -> str:
 def _configurable(facts: Facts) -> str:
     """Between runs, with a model (not the demo)."""
     return _DEMO if facts.demo else _between_runs(facts)
+
+
+def _mcp_actions(facts: Facts) -> list[str]:
+    """``/mcp``'s choices: trust, and for each server, reconnect it and disable (or enable) it."""
+    return [
+        "trust",
+        *(f"{how} {name}" for name, on in facts.mcp for how in ("reconnect", "disable" if on else "enable")),
+    ]
 
 
 def _mcp(facts: Facts) -> str:
@@ -388,10 +397,10 @@ COMMANDS: tuple[Command, ...] = (
     Command(
         "mcp",
         "MCP servers",
-        "List the MCP servers (state, tools, the context they cost, errors, logs); ACTION trust starts the "
-        "workspace's .mcp.json, reconnect NAME starts one again, disable NAME and enable NAME stop and start one",
+        "Open the MCP servers' panel (state, tools, the context they cost, errors, logs); ACTION trust starts "
+        "the workspace's .mcp.json, reconnect NAME starts one again, disable NAME and enable NAME stop and start one",
         argument="[ACTION]",
-        completions=lambda _: ["trust"],  # the others take a server's name
+        completions=_mcp_actions,
         unavailable=_mcp,
     ),
     Command("new", "New session", "Start a fresh session in this workspace", unavailable=_configurable),

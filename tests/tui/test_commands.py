@@ -270,7 +270,7 @@ CASES: dict[str, Case] = {
         after=holds("no move left", lambda a: a.session_tree.moves, []),
         replies=(message(text("Hi.")),),
     ),
-    "mcp": Case(after=shown("No MCP servers")),
+    "mcp": Case(after=shown("None configured: give them in config.toml")),
     "quit": Case(after=quitted),
 }
 

@@ -18,7 +18,7 @@ from chimera.tui.screens.mcp import McpScreen
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.mcp_helpers import everything_server
-from tests.tui_helpers import entries, screen_text, send, toasts, until
+from tests.tui_helpers import entries, in_palette, screen_text, send, toasts, until
 
 pytestmark = pytest.mark.usefixtures("model_env")
 
@@ -40,8 +40,8 @@ async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_us
     """``mcp 1/2`` once both have started or failed; the broken one is a notice; the ``/mcp`` panel lists the
     good one with its transport, tools and context and the broken one with its error, the broken one's name
     drawn literally, and shows the chosen one in full (its log); ``d`` there takes a server's tools away and
-    brings them back, ``r`` starts it again; the help lists them; a call of the good one's tool runs and its
-    result reaches the model."""
+    brings them back, ``r`` starts it again; the help lists them, the palette lists each one's actions; a call of
+    the good one's tool runs and its result reaches the model."""
     config = servers_file(
         tmp_path,
         everything={"command": str(everything_server()), "args": ["stdio"]},
@@ -78,8 +78,8 @@ async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_us
         listed = dict(app.screen.sections)["MCP servers (/mcp)"]
         assert any(usage == "mcp__everything" and "everything: 1" in words for _, usage, words in listed)
         await pilot.press("escape")
-        await send(pilot, "/mcp disable everything")
-        await until(pilot, lambda: app.state.status.mcp == "mcp 0/1", "disabled by its command")
+        await in_palette(pilot, app, "disable everything", "MCP servers: disable everything")  # each listed
+        await until(pilot, lambda: app.state.status.mcp == "mcp 0/1", "disabled from the palette")
         await send(pilot, "/mcp enable everything")
         await until(pilot, lambda: app.state.status.mcp == "mcp 1/2", "enabled by its command")
         api.script(

@@ -76,6 +76,7 @@ class CommandRunner:
             models=tuple(dict.fromkeys([session.model, resolve_model(), DEFAULT_MODEL])),
             kept=tuple(session.kept_numbers),
             points=app.session_tree.points(),
+            mcp=tuple((c.name, c.config.enabled) for c in session.mcp.connections) if session.mcp else (),
         )
 
     def complete(self, text: str) -> list[Completion]:
