@@ -117,11 +117,12 @@ def test_an_image_a_server_returns_reaches_the_model_as_an_image_block(
     assert image["source"]["type"] == "base64"
 
 
-def test_a_replay_never_calls_a_server_and_keeps_its_recorded_result(
+def test_a_recorded_call_replays_without_its_server_and_exports(
     api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
 ) -> None:
     """``chimera replay --rerun-tools`` of a run that called an MCP tool keeps that call's recorded result (said
-    as not re-run) and reports no divergence; no server is started."""
+    as not re-run) and reports no divergence; no server is started. ``chimera export`` shows the call, its
+    arguments and its result."""
     config = servers_file(tmp_path, everything=everything())
     api.script(
         message(tool_use("e1", "mcp__everything__echo", {"message": "once"}), stop_reason="tool_use"),
@@ -136,6 +137,10 @@ def test_a_replay_never_calls_a_server_and_keeps_its_recorded_result(
     assert len(kept) == 1
     assert "a replay never calls a server" in kept[0]
     assert "Echoed." in replayed.stdout
+    exported = run_here("export", session_id)
+    assert exported.returncode == 0, exported.stderr
+    assert '**mcp\\_\\_everything\\_\\_echo** ` {"message": "once"} `' in exported.stdout  # the call
+    assert "Echo: once" in exported.stdout.split("echo output:", 1)[1]  # and its result, under it
 
 
 def test_each_compare_variant_gets_servers_of_its_own_started_in_its_copy(
