@@ -28,6 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import shutil
+import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,12 +38,14 @@ from typing import Any, Literal, TextIO
 
 from chimera.core.mcp.config import ServerConfig
 from chimera.core.mcp.results import McpOutput, result_text
+from chimera.core.tools.shell import can_supervise
 
 __all__ = ["CallFailed", "Connection", "ServerTool"]
 
 State = Literal["off", "starting", "ready", "failed", "stopped"]
 _CLIENT = ("chimera", "0.1.0")
 _SHUTDOWN = 10.0  # seconds the SDK's shutdown may take (its own: 2 s for stdin, 2 s after TERM, then KILL)
+_KEEPER = str(Path(__file__).with_name("keeper.py"))
 _CONNECTION_CLOSED = -32000  # the SDK's error code for a connection that closed (mcp_types.CONNECTION_CLOSED)
 
 
@@ -181,7 +186,7 @@ class Connection:
     async def _client_context(self, errlog: TextIO) -> AsyncIterator[Any]:
         """The SDK's client, connected: the server started with its stderr to ``errlog``, or reached at its URL."""
         from mcp import Client  # loaded when the first server starts, never before the first frame
-        from mcp.client.stdio import StdioServerParameters, stdio_client
+        from mcp.client.stdio import StdioServerParameters, get_default_environment, stdio_client
         from mcp.client.streamable_http import streamable_http_client
         from mcp_types import Implementation
 
@@ -189,9 +194,11 @@ class Connection:
         async with contextlib.AsyncExitStack() as stack:
             if config.command is not None:
                 cwd = self.workdir / config.cwd if config.cwd is not None else self.workdir
-                parameters = StdioServerParameters(
-                    command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=cwd
-                )
+                env = {**get_default_environment(), **config.env}
+                command = [_program(config.command, cwd, env.get("PATH")), *config.args]
+                if can_supervise():  # under a keeper: nothing the server starts outlives it
+                    command = [sys.executable, "-I", "-S", _KEEPER, *command]
+                parameters = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=cwd)
                 transport: Any = stdio_client(parameters, errlog=errlog)
             else:
                 import httpx2
@@ -245,6 +252,21 @@ class Connection:
         self.state, self.error = "failed", why
 
 
+def _program(command: str, cwd: Path, path: str | None) -> str:
+    """The server's program, found as the system would find it (on ``path``, or from ``cwd`` when the command
+    names a folder); CallFailed, saying so, when there is none."""
+    if "/" in command:
+        found = (cwd / command) if not os.path.isabs(command) else Path(command)
+        if os.access(found, os.X_OK) and found.is_file():
+            return str(found)
+        why = "is not an executable file" if found.exists() else "does not exist"
+        raise CallFailed(f"its command {command} {why}")
+    program = shutil.which(command, path=path or os.defpath)
+    if program is None:
+        raise CallFailed(f"its command {command} is not on its PATH ({path or os.defpath})")
+    return program
+
+
 def _server_tool(tool: Any) -> ServerTool:
     annotations = tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
     return ServerTool(
@@ -262,4 +284,6 @@ def _why(err: BaseException) -> str:
     while isinstance(err, BaseExceptionGroup) and err.exceptions:
         err = err.exceptions[0]
     text = " ".join(str(err).split())
+    if isinstance(err, CallFailed):
+        return text  # Chimera's own words
     return f"{type(err).__name__}: {text}" if text else type(err).__name__

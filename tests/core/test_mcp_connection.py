@@ -109,14 +109,24 @@ async def test_the_servers_stderr_goes_to_its_log_not_the_terminal(
     assert capfd.readouterr().err == ""
 
 
-async def test_a_command_that_is_not_there_is_one_line(tmp_path: Path) -> None:
-    """A server whose command does not exist fails to start, named in one line, at once."""
-    server = connection(tmp_path, command="/nowhere/mcp-server")
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("/nowhere/mcp-server", "its command /nowhere/mcp-server does not exist"),
+        ("mcp-server-nowhere", "its command mcp-server-nowhere is not on its PATH ("),
+        ("./notes.txt", "its command ./notes.txt is not an executable file"),  # from the workspace
+    ],
+)
+async def test_a_command_that_is_not_there_is_one_line(tmp_path: Path, command: str, said: str) -> None:
+    """A server whose command does not exist, is not on the PATH it gets, or cannot run fails to start at once,
+    named in one line."""
+    (tmp_path / "notes.txt").write_text("not a program")
+    server = connection(tmp_path, command=command)
     await server.start()
     assert server.state == "failed"
     assert server.error is not None
+    assert server.error.startswith(said)
     assert "\n" not in server.error
-    assert "No such file" in server.error or "not found" in server.error.lower()
 
 
 async def test_a_server_that_never_answers_fails_at_its_startup_timeout_and_is_killed(tmp_path: Path) -> None:

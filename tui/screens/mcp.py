@@ -25,6 +25,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from chimera.core.wording import plural, tokens
+from chimera.tui.look import Look, look_of
 from chimera.tui.outside import literal
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ __all__ = ["McpControls", "McpScreen"]
 
 NAME_WIDTH = 24  # a server's name in its line, at most (cut with an ellipsis); in full below the list
 DOING = {"reconnect": "Starting again", "enable": "Enabling", "disable": "Disabling"}
-STATE_STYLE = {"ready": "green", "failed": "red", "starting": "yellow"}
+STATE_LOOK = {"ready": "tool_done", "failed": "tool_failed", "starting": "tool_running"}  # the theme's colours
 
 
 class McpControls(Protocol):
@@ -93,7 +94,7 @@ class McpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("r", "switch('reconnect')", "Reconnect"),
-        Binding("d", "toggle", "Disable/enable"),
+        Binding("d", "enable_or_disable", "Disable/enable"),
         Binding("t", "trust", "Trust .mcp.json", show=False),
     ]
 
@@ -143,7 +144,8 @@ class McpScreen(ModalScreen[None]):
         listing = self.query_one(OptionList)
         kept = listing.highlighted
         costs = servers.costs() if servers is not None else {}
-        listing.set_options([Option(_line(c, costs.get(c.name, 0))) for c in connections])
+        look = look_of(self.app.current_theme)
+        listing.set_options([Option(_line(c, costs.get(c.name, 0), look)) for c in connections])
         listing.display = bool(connections)
         if connections:
             listing.highlighted = min(kept or 0, len(connections) - 1)
@@ -160,7 +162,8 @@ class McpScreen(ModalScreen[None]):
         chosen = self.chosen
         servers = self.controls.servers
         cost = servers.costs().get(chosen.name, 0) if servers is not None and chosen is not None else 0
-        about = _about(chosen, cost, searching=servers.searching if servers else False) if chosen else ""
+        searching = servers.searching if servers else False
+        about = _about(chosen, cost, look_of(self.app.current_theme), searching=searching) if chosen else ""
         self.query_one("#mcp-about", Static).update(about)
 
     def action_switch(self, action: str) -> None:
@@ -168,7 +171,7 @@ class McpScreen(ModalScreen[None]):
         if chosen is not None:
             self._act(action, chosen.name)
 
-    def action_toggle(self) -> None:
+    def action_enable_or_disable(self) -> None:
         chosen = self.chosen
         if chosen is not None:
             self._act("enable" if not chosen.config.enabled else "disable", chosen.name)
@@ -212,19 +215,19 @@ def _summary(servers: McpServers | None, waiting: list[str]) -> Text:
     return text
 
 
-def _line(connection: Connection, cost: int) -> Text:
+def _line(connection: Connection, cost: int, look: Look) -> Text:
     """A server's line in the list: name, state, transport, tools, context."""
     name = literal(connection.name, one_line=True)
     name.truncate(NAME_WIDTH, overflow="ellipsis", pad=True)
     state = connection.state if connection.config.enabled else "disabled"
     transport = connection.config.transport
-    line = Text.assemble(name, "  ", (f"{state:<9}", STATE_STYLE.get(state, "dim")), f"  {transport:<5}")
+    line = Text.assemble(name, "  ", (f"{state:<9}", look[STATE_LOOK.get(state, "muted")]), f"  {transport:<5}")
     if connection.ready:
         line.append(f"  {plural(len(connection.tools), 'tool')} · ~{tokens(cost)} tokens")
     return line
 
 
-def _about(connection: Connection, cost: int, *, searching: bool) -> Table:
+def _about(connection: Connection, cost: int, look: Look, *, searching: bool) -> Table:
     """The chosen server in full: how it is reached, its state, tools, context, error, warnings and log."""
     config = connection.config
     how = shlex.join([config.command, *config.args]) if config.command is not None else str(config.url)
@@ -239,8 +242,8 @@ def _about(connection: Connection, cost: int, *, searching: bool) -> Table:
         where = "through mcp_search" if searching else "with every request"
         rows.append(("context", Text(f"~{tokens(cost)} tokens of tool definitions, {where}")))
     if connection.error is not None:
-        rows.append(("error", literal(connection.error, "red")))
-    rows += [("warning", literal(warning, "yellow")) for warning in connection.warnings]
+        rows.append(("error", literal(connection.error, look["tool_failed"])))
+    rows += [("warning", literal(warning, look["tool_running"])) for warning in connection.warnings]
     rows.append(("log", literal(connection.log)))
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold", no_wrap=True)
