@@ -376,4 +376,4 @@ def test_every_reader_tells_what_the_person_said(api: FakeAnthropic, isolated_en
     """Any sequence of what a person does: the session read back, its history, export, replay and tree agree."""
     SessionReaders.api = api
     SessionReaders.home = isolated_env
-    run_state_machine_as_test(SessionReaders, settings=settings(max_examples=40, stateful_step_count=10))
+    run_state_machine_as_test(SessionReaders, settings=settings(max_examples=25, stateful_step_count=10))
