@@ -16,7 +16,9 @@ back through the client's own reader.
   terminal the workbench draws on.
 - **Startup** waits ``startup_timeout`` at most; a server that fails, times out, exits
   or writes lines to stdout that are not the protocol is named in ``error`` or
-  ``warnings`` in one line, and the connection's ``state`` says so.
+  ``warnings`` in one line (the first such line quoted, once), and the connection's
+  ``state`` says so. The SDK's own logging of those faults (a traceback a line) is
+  kept off the terminal.
 - **Calls** wait ``tool_timeout`` at most. A cancelled call (Escape) is cancelled at
   the server too (the SDK sends ``notifications/cancelled``). A server that dies
   mid-call fails the call, and is started again on the next use.
@@ -28,6 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import logging
 import os
 import shutil
 import sys
@@ -47,6 +51,12 @@ _CLIENT = ("chimera", "0.1.0")
 _SHUTDOWN = 10.0  # seconds the SDK's shutdown may take (its own: 2 s for stdin, 2 s after TERM, then KILL)
 _KEEPER = str(Path(__file__).with_name("keeper.py"))
 _CONNECTION_CLOSED = -32000  # the SDK's error code for a connection that closed (mcp_types.CONNECTION_CLOSED)
+_QUOTED = 80  # characters of a line that is not MCP quoted in its warning
+
+# The SDK logs the faults of a server through ``logging`` (a traceback for each line of junk on its stdout), whose
+# last resort is stderr: the terminal the workbench draws on, or the one line a headless run gives a fault. What
+# matters of them reaches the person as the connection's ``error`` and ``warnings`` instead.
+logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 
 class CallFailed(Exception):
@@ -176,6 +186,12 @@ class Connection:
         except BaseException as err:  # the server could not start, or ended: said once, never a traceback
             why = _why(err)
             if not ready.done():
+                if getattr(_leaf(err), "code", None) == _CONNECTION_CLOSED:  # it went away before the handshake
+                    why = (
+                        f"exited before it was ready: see {self.log}"
+                        if self.config.command is not None
+                        else "closed the connection before it was ready"
+                    )
                 ready.set_exception(CallFailed(why))
             elif not self._closing.is_set():
                 self._failed(f"exited: {why}")
@@ -225,10 +241,11 @@ class Connection:
         return ListRootsResult(roots=[Root(uri=self.workdir.resolve().as_uri(), name="workspace")])  # type: ignore[arg-type]
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):  # a line on stdout that is not the protocol
-            warning = f"wrote to stdout something that is not MCP ({_why(message)})"
-            if warning not in self.warnings:
-                self.warnings.append(warning)
+        if isinstance(message, Exception):  # a line that is not the protocol: said once, the first quoted
+            said = "wrote to stdout" if self.config.command is not None else "sent"
+            warning = f"{said} something that is not MCP"
+            if not any(w.startswith(warning) for w in self.warnings):
+                self.warnings.append(f"{warning}: {_not_mcp(message)}")
             return
         if getattr(getattr(message, "root", message), "method", "") == "notifications/tools/list_changed":
             self.tools_changed = True
@@ -279,11 +296,29 @@ def _server_tool(tool: Any) -> ServerTool:
     )
 
 
-def _why(err: BaseException) -> str:
-    """One line for a fault, however the SDK or anyio wrapped it (an exception group: its first leaf)."""
+def _leaf(err: BaseException) -> BaseException:
+    """The fault itself, however the SDK or anyio wrapped it (an exception group: its first leaf)."""
     while isinstance(err, BaseExceptionGroup) and err.exceptions:
         err = err.exceptions[0]
+    return err
+
+
+def _why(err: BaseException) -> str:
+    """One line for a fault."""
+    err = _leaf(err)
     text = " ".join(str(err).split())
     if isinstance(err, CallFailed):
         return text  # Chimera's own words
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _not_mcp(err: Exception) -> str:
+    """What a server sent that is not the protocol, as the SDK's parse error keeps it (pydantic's ``errors()``: the
+    line, or the JSON read from it), quoted with control characters escaped and cut; the error in one line when it
+    keeps nothing."""
+    try:
+        sent = next(e["input"] for e in err.errors() if "input" in e)  # type: ignore[attr-defined]
+    except Exception:  # not pydantic's, or nothing kept
+        return _why(err)
+    line = sent if isinstance(sent, str) else json.dumps(sent, ensure_ascii=False, default=str)
+    return repr(line if len(line) <= _QUOTED else f"{line[:_QUOTED]}…")

@@ -13,7 +13,7 @@ from typing import Any
 from tests.cli_runner import run_chimera, run_here
 from tests.compare_helpers import named_session
 from tests.fake_anthropic import FakeAnthropic, Reply, by_model, message, text, tool_use
-from tests.mcp_helpers import everything_server
+from tests.mcp_helpers import everything_server, fault_server
 
 
 def servers_file(folder: Path, **servers: dict[str, Any]) -> Path:
@@ -81,6 +81,31 @@ def test_servers_from_the_settings_file_and_a_broken_one_said_in_one_line(
     broken = [line for line in done.stderr.splitlines() if "broken" in line]
     assert len(broken) == 1
     assert broken[0].startswith("chimera: MCP server broken failed: ")
+
+
+def test_a_server_that_writes_junk_on_stdout_is_one_line_on_stderr_and_its_tools_still_work(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """The real command (its own process, so nothing of this one's logging stands between): a server that prints
+    log records and a banner on stdout before speaking MCP is named in one line on stderr, quoting the first, with
+    no traceback;
+    the model's call of its tool is answered."""
+    command, args = fault_server("junk")
+    config = servers_file(tmp_path, noisy={"command": command, "args": list(args)})
+    api.script(
+        message(tool_use("n1", "mcp__noisy__echo", {"text": "heard"}), stop_reason="tool_use"),
+        message(text("Heard.")),
+    )
+    done = run_chimera("run", "listen", "--workdir", str(project), "--mcp-config", str(config), env=model_env)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "JSONRPC" not in done.stderr  # the SDK's own words for it
+    said = [line for line in done.stderr.splitlines() if line.startswith("chimera: MCP")]
+    assert said == [
+        "chimera: MCP server noisy wrote to stdout something that is not MCP: "
+        """'{"level": "info", "msg": "fault server v1 starting"}'"""
+    ]
+    assert tool_result(api.requests[1].messages)["content"] == "heard"
 
 
 def test_a_bad_mcp_config_is_one_line_before_anything_runs(

@@ -1,8 +1,8 @@
 """One MCP server's connection, against the reference server (``mcp-server-everything``, over stdio): started,
 its tools listed as the server describes them, called with their results read, its secrets kept, its stderr
 logged; a command that is not there and a call that outlives its timeout named in one line; cancelled and
-concurrent calls; junk on stdout named; stopped with no process left. The faults a server commits itself (no
-answer to ``initialize``, a crash mid-call) are in ``test_mcp_faults.py``, against the fault fixture server."""
+concurrent calls; stopped with no process left. The faults a server commits itself (junk on stdout, no answer
+to ``initialize``, a crash mid-call) are in ``test_mcp_faults.py``, against the fault fixture server."""
 
 from __future__ import annotations
 
@@ -127,19 +127,6 @@ async def test_a_command_that_is_not_there_is_one_line(tmp_path: Path, command: 
     assert server.error is not None
     assert server.error.startswith(said)
     assert "\n" not in server.error
-
-
-async def test_junk_on_stdout_is_named_and_the_server_still_works(tmp_path: Path) -> None:
-    """A line on stdout that is not the protocol is named in one line; the server's tools still work."""
-    script = f'echo "Server v1 starting, hello!"; exec "{everything_server()}" stdio'
-    server = connection(tmp_path, command="/bin/sh", args=("-c", script))
-    await server.start()
-    try:
-        assert server.state == "ready", server.error
-        assert (await server.call("echo", {"message": "x"}, None)).text == "Echo: x"
-        assert any("not MCP" in warning for warning in server.warnings)
-    finally:
-        await server.stop()
 
 
 async def test_a_disabled_server_is_never_started(tmp_path: Path) -> None:

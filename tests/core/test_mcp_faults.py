@@ -3,8 +3,8 @@ fault_server.py``, the SDK's own server API, over stdio) as the model meets it t
 ``McpTool``. A result marked ``isError`` is a failed call in the server's words; progress and its messages reach the
 person watching, never the model; a call past ``tool_timeout`` fails saying so; a server that crashes mid-call
 fails that call naming its log and is started again on the next; a tool list that changes is listed again before
-the next request; a server that never answers ``initialize`` is named in one line with why (``startup_timeout``),
-and does not outlive the attempt.
+the next request; junk on stdout is one notice naming it; a program that writes only junk, or that never answers
+``initialize``, is named in one line with why (``startup_timeout``), and does not outlive the attempt.
 
 One server is started for the module (each start costs a Python interpreter and the SDK); the tests that use it
 leave it as they found it. The faults that happen at start have servers of their own."""
@@ -12,6 +12,7 @@ leave it as they found it. The faults that happen at start have servers of their
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -135,6 +136,46 @@ async def test_a_tool_list_that_changes_is_listed_again_before_the_next_request(
     await offered(tools, "mcp__fault__remove_tool").run({"name": "added"}, context(tmp_path))
     await tools.renewed()
     assert tools.get("mcp__fault__added") is None
+
+
+async def test_junk_on_stdout_before_the_protocol_is_one_notice_naming_it_and_the_server_works(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """A server that logs JSON records and a banner on stdout before speaking MCP is named once, in one line quoting
+    the first of it; its tools work; nothing reaches the terminal."""
+    servers = servers_of(tmp_path, config("noisy", "junk"))
+    try:
+        await servers.ready()
+        assert servers.notices == [
+            "MCP server noisy wrote to stdout something that is not MCP: "
+            """'{"level": "info", "msg": "fault server v1 starting"}'"""
+        ]
+        echo = offered(DEFAULT_TOOLS.with_extra(lambda: servers.tools), "mcp__noisy__echo")
+        assert (await echo.run({"text": "x"}, context(tmp_path))).output == "x"
+    finally:
+        await servers.stop()
+    assert capfd.readouterr().err == ""
+
+
+async def test_a_program_that_writes_only_junk_is_named_in_one_line_at_once(tmp_path: Path) -> None:
+    """A program that is not an MCP server (it prints its usage and exits) fails at once, not at its
+    ``startup_timeout``: one line says it exited and where its log is, one quotes what it wrote; the other server's
+    tools are offered."""
+    startup_timeout = 30.0
+    servers = servers_of(tmp_path, config("chatty", "only-junk", startup_timeout=startup_timeout), config("fine"))
+    began = time.monotonic()
+    try:
+        await servers.ready()
+        assert time.monotonic() - began < startup_timeout / 2
+        chatty = servers.connections[0]
+        assert servers.notices == [
+            f"MCP server chatty failed: exited before it was ready: see {chatty.log}",
+            "MCP server chatty wrote to stdout something that is not MCP: 'Usage: not-a-server [OPTIONS] FILE'",
+        ]
+        assert servers.counts == (1, 2)
+        assert "mcp__fine__echo" in [tool.name for tool in servers.tools]
+    finally:
+        await servers.stop()
 
 
 async def test_a_server_that_never_answers_initialize_is_named_at_its_startup_timeout_and_ended(

@@ -13,10 +13,10 @@ Its tools, always offered:
 
 Behaviours, from the command line:
 
-- ``junk``: lines that are not the protocol on stdout before the protocol starts (a banner, as careless servers
-  print), then a working server;
-- ``only-junk``: those lines, then the process ends without speaking the protocol (a program that is not an MCP
-  server at all);
+- ``junk``: lines that are not the protocol on stdout before the protocol starts (a structured logger's JSON record
+  and a banner, as careless servers print), then a working server;
+- ``only-junk``: a usage line on stdout, then the process ends without speaking the protocol (a program that is not
+  an MCP server at all);
 - ``silent``: ``initialize`` is never answered (the handshake is held forever), the pipes left open;
 - ``pid=PATH``: the process's id written to ``PATH`` first, so a test can see it gone.
 """
@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-JUNK = b"fault server v1 starting, hello!\n{not json either}\n"
+JUNK = b'{"level": "info", "msg": "fault server v1 starting"}\nfault server v1, hello!\n'
+USAGE = b"Usage: not-a-server [OPTIONS] FILE\n"
 
 
 def build(behaviours: set[str]) -> "MCPServer":
@@ -107,10 +108,11 @@ def main(argv: list[str]) -> None:
     if "pid" in settings:
         with open(settings["pid"], "w") as pid:
             pid.write(f"{os.getpid()}\n")
-    if behaviours & {"junk", "only-junk"}:
-        os.write(1, JUNK)  # on the wire itself: while it serves, the SDK points fd 1 at stderr
     if "only-junk" in behaviours:
+        os.write(1, USAGE)
         return
+    if "junk" in behaviours:
+        os.write(1, JUNK)  # on the wire itself: while it serves, the SDK points fd 1 at stderr
     build(behaviours).run("stdio")
 
 
