@@ -21,7 +21,8 @@ back through the client's own reader.
   kept off the terminal.
 - **Calls** wait ``tool_timeout`` at most. A cancelled call (Escape) is cancelled at
   the server too (the SDK sends ``notifications/cancelled``). A server that dies
-  mid-call fails the call, and is started again on the next use.
+  mid-call fails the call, and is started again on the next use; one that exited
+  between calls (``exited``) is started again by the next call, before it is sent.
 - **Stop** closes the server's stdin, then sends TERM, then KILL (the SDK's own
   shutdown), so no server outlives the session.
 """
@@ -94,6 +95,7 @@ class Connection:
         self.tools_changed = False  # the server said its list changed: list again before the next request
         self.changed = asyncio.Event()  # set each time it says so (for whoever waits on it)
         self._client: Any = None
+        self._output: Any = None  # the stream of what a stdio server writes: it ends when the server has gone
         self._holder: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
 
@@ -104,6 +106,12 @@ class Connection:
     @property
     def ready(self) -> bool:
         return self.state == "ready"
+
+    @property
+    def exited(self) -> bool:
+        """Whether a stdio server's process has gone since it was started (its output ended), which the SDK's
+        client leaves unsaid until a request fails."""
+        return self._output is not None and self._output.statistics().open_send_streams == 0
 
     async def start(self) -> None:
         """Start (or reach) the server and list its tools; return once it is ready or has failed."""
@@ -127,6 +135,9 @@ class Connection:
         self, tool: str, args: dict[str, Any], on_progress: Callable[[float, float | None, str | None], object] | None
     ) -> McpOutput:
         """Call the server's tool ``tool``; its result read, or CallFailed saying why there is none."""
+        if self.ready and self.exited:  # gone since its last call: a request now would fail as if it died in it
+            await self._end_holder()
+            self._failed(f"exited: see {self.log}")
         if not self.ready:
             await self.start()  # down since it died: started again on its next use
             if not self.ready:
@@ -215,7 +226,7 @@ class Connection:
                 if can_supervise():  # under a keeper: nothing the server starts outlives it
                     command = [sys.executable, "-I", "-S", _KEEPER, *command]
                 parameters = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=cwd)
-                transport: Any = stdio_client(parameters, errlog=errlog)
+                transport: Any = self._watched(stdio_client(parameters, errlog=errlog))
             else:
                 import httpx2
 
@@ -233,6 +244,16 @@ class Connection:
                 cache=None,
             )
             yield await stack.enter_async_context(client)
+
+    @contextlib.asynccontextmanager
+    async def _watched(self, transport: Any) -> AsyncIterator[Any]:
+        """The stdio ``transport``'s streams, the one of the server's output kept for ``exited``."""
+        async with transport as streams:
+            self._output = streams[0]
+            try:
+                yield streams
+            finally:
+                self._output = None
 
     async def _roots(self, context: Any) -> Any:
         """The folders the server may work in, when it asks: the workspace (or a compare variant's copy)."""

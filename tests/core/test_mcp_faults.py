@@ -2,18 +2,21 @@
 fault_server.py``, the SDK's own server API, over stdio) as the model meets it through ``McpServers`` and
 ``McpTool``. A result marked ``isError`` is a failed call in the server's words; progress and its messages reach the
 person watching, never the model; a call past ``tool_timeout`` fails saying so; a server that crashes mid-call
-fails that call naming its log and is started again on the next; a tool list that changes is listed again before
-the next request; junk on stdout is one notice naming it; a program that writes only junk, or that never answers
-``initialize``, is named in one line with why (``startup_timeout``), and does not outlive the attempt.
+fails that call naming its log and is started again on the next, and one that exits between calls is started again
+by the next; a tool list that changes is listed again before the next request; junk on stdout is one notice naming
+it; a program that writes only junk, or that never answers ``initialize``, is named in one line with why
+(``startup_timeout``), and does not outlive the attempt.
 
 One server is started for the module (each start costs a Python interpreter and the SDK); the tests that use it
 leave it as they found it. The faults that happen at start have servers of their own."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -43,6 +46,16 @@ def context(folder: Path, **more: object) -> ToolContext:
     return ToolContext(workspace=folder, spill_dir=folder / "spill", **more)  # type: ignore[arg-type]
 
 
+async def until(condition: Callable[[], bool], what: str, within: float = 10.0) -> None:
+    """Wait until ``condition`` holds (looked at every 10 ms), failing after ``within`` seconds naming ``what``."""
+    try:
+        async with asyncio.timeout(within):
+            while not condition():  # noqa: ASYNC110 (what it waits for signals nothing: a server's output that ended)
+                await asyncio.sleep(0.01)
+    except TimeoutError:
+        pytest.fail(f"waited {within:g} s for {what}")
+
+
 def offered(tools: ToolGroup, name: str) -> Tool:
     found = tools.get(name)
     assert found is not None, f"{name} is not offered: {tools.names}"
@@ -51,8 +64,10 @@ def offered(tools: ToolGroup, name: str) -> Tool:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def fault(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[McpServers]:
-    """The module's fault server, named ``fault``, ready, its tools as the model is offered them."""
-    servers = servers_of(tmp_path_factory.mktemp("fault"), config("fault", tool_timeout=TOOL_TIMEOUT))
+    """The module's fault server, named ``fault``, ready, its tools as the model is offered them; its process's id
+    in ``fault.pid`` beside its log."""
+    folder = tmp_path_factory.mktemp("fault")
+    servers = servers_of(folder, config("fault", f"pid={folder / 'fault.pid'}", tool_timeout=TOOL_TIMEOUT))
     await servers.ready()
     assert servers.notices == []
     yield servers
@@ -121,6 +136,21 @@ async def test_a_server_that_crashes_mid_call_fails_that_call_and_starts_again_o
     assert fault.notices == []
     assert fault.counts == (1, 1)
     assert offered(tools, "mcp__fault__echo")
+
+
+async def test_a_server_that_exits_between_calls_is_started_again_by_the_next(
+    fault: McpServers, tools: ToolGroup, tmp_path: Path
+) -> None:
+    """The server's process is killed while no call is at work: the next call starts it again and is answered (it
+    is not failed as if the server had died during it)."""
+    (connection,) = fault.connections
+    echo = offered(tools, "mcp__fault__echo")
+    os.kill(int((connection.log.parent / "fault.pid").read_text()), signal.SIGKILL)
+    await until(lambda: connection.exited, "the connection sees the server gone")
+    result = await echo.run({"text": "back"}, context(tmp_path))
+    assert (result.ended, result.output) == ("ok", "back")
+    assert fault.notices == []
+    assert fault.counts == (1, 1)
 
 
 async def test_a_tool_list_that_changes_is_listed_again_before_the_next_request(
