@@ -18,7 +18,7 @@ from chimera.tui.app import build_app
 from chimera.tui.screens.mcp import McpScreen
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.mcp_helpers import everything_server
-from tests.tui_helpers import screen_text, send, until
+from tests.tui_helpers import screen_text, send, toasts, until
 
 Snap = Callable[..., bool]
 SIZES = [(80, 24), (120, 40)]
@@ -41,11 +41,12 @@ def test_the_mcp_panel(snap_compare: Snap, project: Path, tmp_path: Path, size: 
             connection.log = Path(f"~/.local/share/chimera/output/5e55102d/mcp-{connection.name}.log")
             if connection.name == "everything":
                 connection.config = replace(connection.config, command="mcp-server-everything")
-        app.clear_notifications()  # the failure's toast, said already
+        await until(pilot, lambda: "MCP server tracker failed" in toasts(app), "the failure said")
         await send(pilot, "/mcp")
         await until(pilot, lambda: isinstance(app.screen, McpScreen), "the panel")
         await until(pilot, lambda: "1 of 2 ready" in screen_text(app), "listed")
-        assert all(key in screen_text(app) for key in ("r reconnect", "d disable or enable", "esc close"))
+        app.clear_notifications()  # the failure's toast, said already: cleared over the panel, which shows it too
         await pilot.pause()
+        assert all(key in screen_text(app) for key in ("r reconnect", "d disable or enable", "esc close"))
 
     assert snap_compare(app, terminal_size=size, run_before=opened)
