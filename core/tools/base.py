@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,4 +141,6 @@ def describe_call(name: str, args: dict[str, Any], width: int = 100) -> str:
             if key == "pattern" and args.get("path"):
                 text += f"  in {args['path']}"
             return text if len(text) <= width else text[: width - 1] + "…"
-    return ""
+    # Another tool's (an MCP server's): its arguments as NAME=VALUE, each value as JSON writes it.
+    text = flat(" ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in args.items()))
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -89,6 +89,7 @@ async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_us
         await send(pilot, "echo hi")
         await app.run_shown.wait()
         assert "Echo: hi" in str(api.requests[-1].messages[-1])
+        assert 'mcp__everything__echo  message="hi" · ' in screen_text(app)  # its arguments on its line
 
 
 async def test_a_workspaces_mcp_json_waits_for_trust(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
