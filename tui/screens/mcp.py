@@ -247,7 +247,7 @@ def _about(connection: Connection, cost: int, look: Look, *, searching: bool) ->
     rows.append(("log", literal(connection.log)))
     table = Table.grid(padding=(0, 1))
     table.add_column(style="bold", no_wrap=True)
-    table.add_column()
+    table.add_column(overflow="fold")  # a path or URL without spaces folds onto the next line, never cut
     for label, value in rows:
         table.add_row(label, value)
     return table
