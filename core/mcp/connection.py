@@ -108,6 +108,16 @@ class Connection:
         return self.state == "ready"
 
     @property
+    def up(self) -> bool:
+        """Ready and still running, as a person is told (a server whose process has gone is not up)."""
+        return self.ready and not self.exited
+
+    @property
+    def shown_state(self) -> str:
+        """The state as a person is shown it: a ready server whose process has gone shows as ``exited``."""
+        return "exited" if self.ready and self.exited else self.state
+
+    @property
     def exited(self) -> bool:
         """Whether a stdio server's process has gone since it was started (its output ended), which the SDK's
         client leaves unsaid until a request fails."""

@@ -94,7 +94,8 @@ class McpServers:
     @property
     def every_tool(self) -> list[McpTool]:
         """Every tool the ready servers offer, in the servers' order, under the model's names."""
-        ready = [c for c in self.connections if c.ready]
+        # A server that was ready and has since died keeps its tools offered: its next call starts it again.
+        ready = [c for c in self.connections if c.ready or (c.state == "failed" and c.tools and c.config.enabled)]
         key = tuple((c.name, id(c.tools)) for c in ready)
         if key != self._made[0]:
             offered = [(c, t) for c in ready for t in c.tools if c.config.offers(t.name)]
@@ -132,7 +133,7 @@ class McpServers:
     def counts(self) -> tuple[int, int]:
         """(ready, configured and enabled): the status line's ``mcp 2/3``."""
         enabled = [c for c in self.connections if c.config.enabled]
-        return sum(c.ready for c in enabled), len(enabled)
+        return sum(c.up for c in enabled), len(enabled)
 
     async def stop(self) -> None:
         """Stop every server (and any still starting)."""

@@ -119,8 +119,8 @@ async def test_a_server_that_crashes_mid_call_fails_that_call_and_starts_again_o
     fault: McpServers, tools: ToolGroup, tmp_path: Path
 ) -> None:
     """The server's process ends during a call: that call fails in one line pointing at the server's log, which
-    holds its last words; the server is shown down (one notice, ``mcp 0/1``, its tools not offered to the next
-    request); its next use (a call of the same message) starts it again, and its tools are back."""
+    holds its last words; the server is shown down (one notice, ``mcp 0/1``) but its tools stay offered; their
+    next use starts it again."""
     crash, echo = offered(tools, "mcp__fault__crash"), offered(tools, "mcp__fault__echo")
     crashed = await crash.run({"last_words": "out of memory, bye"}, context(tmp_path))
     (connection,) = fault.connections
@@ -131,7 +131,7 @@ async def test_a_server_that_crashes_mid_call_fails_that_call_and_starts_again_o
     assert "out of memory, bye" in connection.log.read_text()
     assert fault.notices == ["MCP server fault failed: exited during a call"]
     assert fault.counts == (0, 1)
-    assert tools.get("mcp__fault__echo") is None
+    assert offered(tools, "mcp__fault__echo") is echo  # still offered to the next request: its call starts it
     assert (await echo.run({"text": "again"}, context(tmp_path))).output == "again"
     assert fault.notices == []
     assert fault.counts == (1, 1)
@@ -141,12 +141,14 @@ async def test_a_server_that_crashes_mid_call_fails_that_call_and_starts_again_o
 async def test_a_server_that_exits_between_calls_is_started_again_by_the_next(
     fault: McpServers, tools: ToolGroup, tmp_path: Path
 ) -> None:
-    """The server's process is killed while no call is at work: the next call starts it again and is answered (it
-    is not failed as if the server had died during it)."""
+    """The server's process is killed while no call is at work: it shows as exited and is not counted; the next
+    call starts it again and is answered (it is not failed as if the server had died during it)."""
     (connection,) = fault.connections
     echo = offered(tools, "mcp__fault__echo")
     os.kill(int((connection.log.parent / "fault.pid").read_text()), signal.SIGKILL)
     await until(lambda: connection.exited, "the connection sees the server gone")
+    assert connection.shown_state == "exited"  # as the /mcp panel and the status line's count show it
+    assert fault.counts == (0, 1)
     result = await echo.run({"text": "back"}, context(tmp_path))
     assert (result.ended, result.output) == ("ok", "back")
     assert fault.notices == []

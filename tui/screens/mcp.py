@@ -219,12 +219,21 @@ def _line(connection: Connection, cost: int, look: Look) -> Text:
     """A server's line in the list: name, state, transport, tools, context."""
     name = literal(connection.name, one_line=True)
     name.truncate(NAME_WIDTH, overflow="ellipsis", pad=True)
-    state = connection.state if connection.config.enabled else "disabled"
+    state = connection.shown_state if connection.config.enabled else "disabled"
     transport = connection.config.transport
     line = Text.assemble(name, "  ", (f"{state:<9}", look[STATE_LOOK.get(state, "muted")]), f"  {transport:<5}")
     if connection.ready:
         line.append(f"  {plural(len(connection.tools), 'tool')} · ~{tokens(cost)} tokens")
     return line
+
+
+def _state_words(connection: Connection) -> str:
+    if not connection.config.enabled:
+        return "disabled for this session"
+    state = connection.shown_state
+    if connection.tools and state in ("exited", "failed"):
+        return f"{state}: its tools are still offered, and the next call of one starts it again"
+    return state
 
 
 def _about(connection: Connection, cost: int, look: Look, *, searching: bool) -> Table:
@@ -234,7 +243,7 @@ def _about(connection: Connection, cost: int, look: Look, *, searching: bool) ->
     rows: list[tuple[str, Text]] = [
         ("name", literal(connection.name)),
         ("command" if config.command is not None else "url", literal(how)),
-        ("state", Text(connection.state if config.enabled else "disabled for this session")),
+        ("state", Text(_state_words(connection))),
     ]
     if connection.ready:
         names = ", ".join(tool.name for tool in connection.tools) or "none"
