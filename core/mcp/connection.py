@@ -171,6 +171,9 @@ class Connection:
         except Exception as err:  # the SDK's and the transport's faults: the call has no result
             if getattr(err, "code", None) == _CONNECTION_CLOSED or (self._holder is not None and self._holder.done()):
                 await self._end_holder()  # what is left of it reaped
+                if self.config.command is None:  # reached at a URL: no process of ours, no log
+                    self._failed("closed the connection during a call")
+                    raise CallFailed(f"the MCP server {self.name} closed the connection during the call") from None
                 self._failed("exited during a call")
                 raise CallFailed(f"the MCP server {self.name} exited during the call: see {self.log}") from None
             raise CallFailed(_why(err)) from None

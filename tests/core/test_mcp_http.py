@@ -4,6 +4,8 @@ client and from ``chimera run --mcp-config`` (``"type": "http"``); a URL where n
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from chimera.core.mcp.config import ServerConfig
-from chimera.core.mcp.connection import Connection
+from chimera.core.mcp.connection import CallFailed, Connection
 from tests.cli_runner import run_chimera
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.hostile import SHORT
@@ -28,9 +30,9 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    """The reference server's Streamable HTTP endpoint, once it says it listens."""
+@contextlib.contextmanager
+def serving() -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """The reference server over Streamable HTTP on a free port, once it says it listens: its URL and process."""
     port = free_port()
     server = subprocess.Popen(
         [str(everything_server()), "streamableHttp"],
@@ -49,13 +51,20 @@ def url() -> Iterator[str]:
         else:
             pytest.fail(f"the reference server did not start over HTTP (exit {server.wait()})")
         drain.start()
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", server
     finally:
-        server.terminate()
+        server.kill()
         server.wait()
         if drain.is_alive():
             drain.join()  # it ends at the pipe's end, now the server has
         server.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    """The reference server's endpoint, shared by the module's tests that leave it as they found it."""
+    with serving() as (address, _):
+        yield address
 
 
 def connection(tmp_path: Path, url: str) -> Connection:
@@ -103,3 +112,22 @@ def test_chimera_run_calls_a_server_over_http(
     assert done.returncode == 0, done.stderr
     result = next(b for b in api.requests[1].messages[-1]["content"] if b.get("type") == "tool_result")
     assert result["content"] == "Echo: over http"
+
+
+async def test_a_server_that_goes_away_mid_call_fails_that_call_saying_the_connection_closed(tmp_path: Path) -> None:
+    """The HTTP server dies while a long operation runs (its progress seen): the call fails in one line saying the
+    connection closed (no process or log of Chimera's to point at)."""
+    with serving() as (address, process):
+        server = connection(tmp_path, address)
+        await server.start()
+        progressed = asyncio.Event()
+        call = asyncio.create_task(
+            server.call("trigger-long-running-operation", {"duration": 30, "steps": 30}, lambda *_: progressed.set())
+        )
+        await progressed.wait()
+        process.kill()
+        with pytest.raises(CallFailed) as failed:
+            await call
+        await server.stop()
+    assert str(failed.value) == "the MCP server web closed the connection during the call"
+    assert server.error == "closed the connection during a call"
