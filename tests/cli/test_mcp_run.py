@@ -193,3 +193,24 @@ def test_each_compare_variant_gets_servers_of_its_own_started_in_its_copy(
     assert not (project / "server-cwd.txt").exists()
     answered = [str(r.messages[-1]["content"]) for r in api.requests if "Echo: model-" in str(r.messages[-1])]
     assert len(answered) == 2
+
+
+def test_independent_calls_of_a_servers_read_only_tool_run_together(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """Two calls in one message of a tool the server marks read-only are at work at the same time: each waits for
+    the other at the server, and both say they met (one after the other, each would wait alone)."""
+    command, args = fault_server()
+    config = servers_file(tmp_path, fault={"command": command, "args": list(args)})
+    api.script(
+        message(
+            tool_use("m1", "mcp__fault__meet", {"name": "first", "expected": 2}),
+            tool_use("m2", "mcp__fault__meet", {"name": "second", "expected": 2}),
+            stop_reason="tool_use",
+        ),
+        message(text("They met.")),
+    )
+    done = run_chimera("run", "meet", "--workdir", str(project), "--mcp-config", str(config), env=model_env)
+    assert done.returncode == 0, done.stderr
+    results = [b["content"] for b in api.requests[1].messages[-1]["content"] if b.get("type") == "tool_result"]
+    assert results == ["first met the others", "second met the others"]

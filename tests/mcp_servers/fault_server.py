@@ -7,6 +7,8 @@ Its tools, always offered:
 - ``fail(reason)``: a result with ``isError``, carrying ``reason`` as the server's words;
 - ``slow(steps, pause)``: reports ``steps`` progress notifications (``step N of STEPS``), ``pause`` seconds apart,
   then says it is done;
+- ``meet(name, expected)``: read-only; waits (5 s at most) until ``expected`` calls of it are at work at once,
+  then says whether they met (the calls ran together) or it waited alone;
 - ``crash(last_words)``: writes ``last_words`` to stderr and ends the process in the middle of the call;
 - ``add_tool(name)`` / ``remove_tool(name)``: changes the tool list, then sends ``notifications/tools/list_changed``
   (an added tool answers ``NAME was added``).
@@ -62,6 +64,24 @@ def build(behaviours: set[str]) -> "MCPServer":
             await anyio.sleep(pause)
             await ctx.report_progress(step, steps, f"step {step} of {steps}")
         return f"done after {steps} steps"
+
+    arrived: list[str] = []
+    everyone = anyio.Event()
+
+    @server.tool(annotations=read_only)
+    async def meet(name: str, expected: int) -> str:
+        """Wait (5 s at most) until ``expected`` calls of meet are at work at once: they ran together, or not."""
+        nonlocal everyone
+        arrived.append(name)
+        if len(arrived) >= expected:
+            everyone.set()
+        with anyio.move_on_after(5):
+            await everyone.wait()
+        met = everyone.is_set()
+        arrived.remove(name)
+        if not arrived:
+            everyone = anyio.Event()
+        return f"{name} met the others" if met else f"{name} waited alone"
 
     @server.tool()
     async def crash(last_words: str) -> str:
