@@ -216,6 +216,8 @@ class Connection:
                         if self.config.command is not None
                         else "closed the connection before it was ready"
                     )
+                elif self.config.url is not None:
+                    why = f"cannot reach {self.config.url}: {why}"
                 ready.set_exception(CallFailed(why))
             elif not self._closing.is_set():
                 self._failed(f"exited: {why}")

@@ -95,6 +95,7 @@ async def test_a_url_where_nothing_listens_is_one_line(tmp_path: Path) -> None:
     await server.start()
     assert server.state == "failed"
     assert server.error is not None
+    assert server.error.startswith(f"cannot reach http://127.0.0.1:{port}/mcp: ")
     assert "\n" not in server.error
 
 
