@@ -26,8 +26,9 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, ClassVar
 
+from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import BindingType
+from textual.binding import Binding, BindingType
 from textual.command import Provider
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
@@ -42,6 +43,7 @@ from chimera.core.errors import ChimeraError
 from chimera.core.gc_pause import started
 from chimera.core.providers.choice import DEFAULT_MODEL, resolve_model
 from chimera.core.sessions.opening import Opening, RunOptions, open_session, opening
+from chimera.core.terminal_text import is_blank
 from chimera.core.wording import command, plural, shown_path
 from chimera.themes import APP_CSS
 from chimera.tui.command_views import WorkbenchCommands, command_bindings
@@ -146,7 +148,12 @@ class ChimeraApp(App[int]):
     CSS_PATH = APP_CSS
     TITLE = "Chimera"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 (Textual's): the plan above, or beside
-    BINDINGS: ClassVar[list[BindingType]] = list(command_bindings())
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *command_bindings(),
+        # Here, not the input's: a binding the app runs moves the focus before it hands on the next key, so keys
+        # typed right after tab reach the timeline (the input's own binding ran once they were queued for it).
+        Binding("tab", "leave_input", show=False, priority=True),
+    ]
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = App.COMMANDS | {WorkbenchCommands}
 
     def __init__(self, start: Opening, session: Session | None = None) -> None:
@@ -502,6 +509,14 @@ class ChimeraApp(App[int]):
         """A click on a completion takes it."""
         if isinstance(message.option_list, CompletionList):
             self.query_one(PromptInput).take_completion(message.option_index)
+
+    def action_leave_input(self) -> None:
+        """``tab`` in the empty input: the focus moves on (to the timeline) at once. Anywhere else, or with words
+        in the input (tab queues them), the key goes on to what has the focus."""
+        prompt = self.focused
+        if not isinstance(prompt, PromptInput) or not is_blank(prompt.value):
+            raise SkipAction
+        self.screen.focus_next()
 
     def on_transcript_view_left(self, _: TranscriptView.Left) -> None:
         self.prompt.focus()

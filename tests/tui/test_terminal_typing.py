@@ -82,3 +82,26 @@ def test_a_paste_with_escape_sequences_arrives_whole(isolated_env: Path, tmp_pat
             tmux("kill-server")
     sent = api.requests[0].messages[0]["content"]
     assert sent == COLOURED.rstrip("\n")
+
+
+def test_keys_typed_in_a_burst_right_after_tab_reach_the_timeline(isolated_env: Path, tmp_path: Path) -> None:
+    """Tab from the empty input, then the arrows and enter in the same instant (one write to the terminal): the
+    timeline takes them and unfolds the call; none lands in the input."""
+    session = "burst"
+    (tmp_path / "notes.txt").write_text("".join(f"note number {n}\n" for n in range(5)))
+    with FakeAnthropic() as api:
+        api.script(
+            message(tool_use("r1", "read", {"path": "notes.txt"}), stop_reason="tool_use"),
+            message(text("The notes count from zero to four.")),
+        )
+        started(isolated_env, tmp_path, api, session, "--permission-mode", "bypass")
+        try:
+            typed(session, "what do the notes say?")
+            tmux("send-keys", "-t", session, "Enter", check=True)
+            assert wait_for(lambda: "count from zero to four" in capture(session)), capture(session)
+            tmux("send-keys", "-t", session, "Tab", "Up", "Up", "Up", "Enter", check=True)  # one burst
+            assert wait_for(lambda: "note number 3" in capture(session)), capture(session)
+            assert "▾ ✓ read  notes.txt" in capture(session)
+            assert "Tell Chimera what to do" in capture(session)  # the input still empty
+        finally:
+            tmux("kill-session", "-t", session)
