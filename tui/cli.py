@@ -274,6 +274,17 @@ def build_parser() -> _Parser:
         description="Say which sandbox commands run in, and what it cannot enforce here.",
     )
     doctor.set_defaults(handler=_doctor)
+    from chimera.tui.serve.options import add_serve_options  # (light: the server is imported when it runs)
+
+    serve = commands.add_parser(
+        "serve",
+        help="open the workbench in a browser",
+        description="Serve the workbench to a browser: each tab is a workbench of its own, started with the "
+        "options given here. The address printed holds a token that every page and tab needs.",
+    )
+    add_serve_options(serve)
+    _common(serve, sub=True)
+    serve.set_defaults(handler=_serve)
     return parser
 
 
@@ -444,6 +455,14 @@ def _doctor(args: argparse.Namespace) -> int:
     from chimera.tui.doctor_command import print_doctor
 
     return print_doctor(sys.stdout)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from chimera.tui.serve.command import serve
+
+    workbench = argparse.ArgumentParser(add_help=False)
+    _common(workbench)  # the options each tab's `chimera` is started with, as serve was given them
+    return serve(args, workbench)
 
 
 def _run(args: argparse.Namespace) -> int:
