@@ -65,7 +65,8 @@ async def test_sigterm_ends_every_workbench_and_all_they_started(
     project: Path, api: FakeAnthropic, model_env: dict[str, str], reaper: Reaper
 ) -> None:
     """SIGTERM to serve with two tabs connected, one of them running a command, ends both workbenches, their
-    keepers and the command before serve exits (143); each workbench had serve's options."""
+    keepers and the command before serve exits (143), and says which session to resume; each workbench had
+    serve's options."""
     api.script(message(tool_use("t1", "bash", {"command": SLEEPER}), stop_reason="tool_use"))
     with serving(project, "--permission-mode", "bypass") as served:
         async with tab(served) as first, tab(served) as second:
@@ -81,6 +82,7 @@ async def test_sigterm_ends_every_workbench_and_all_they_started(
             await second.closed()
         _ended(below, reaper)
     assert "stopped" in served.err[-1]
+    assert any(": Resume this session: chimera --resume " in line for line in served.err)  # the one with a task
     assert served.said().count(served.token) == 1
 
 
