@@ -18,7 +18,7 @@ import pytest
 
 from tests.cli_runner import chimera_command
 
-__all__ = ["Drawn", "Served", "alive", "serving", "tab"]
+__all__ = ["WELCOME", "Drawn", "Served", "alive", "command_line", "escapes_out", "serving", "tab"]
 
 WELCOME = "Welcome to Chimera"  # the first words of a new workbench's first frame
 _ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
@@ -90,6 +90,11 @@ class Served:
         return [pid for pid in found if alive(pid)]
 
 
+def escapes_out(drawn: bytes) -> str:
+    """What a terminal stream draws, as text: escape sequences taken out, each cursor move a new line."""
+    return _ESCAPES.sub(b"", _MOVE.sub(b"\n", drawn)).decode("utf-8", "replace")
+
+
 def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie has ended: only its parent has not read how)."""
     try:
@@ -148,7 +153,7 @@ class Drawn:
             self.data += payload
 
     def text(self) -> str:
-        return _ESCAPES.sub(b"", _MOVE.sub(b"\n", self.data)).decode("utf-8", "replace")
+        return escapes_out(self.data)
 
     async def until(self, words: str, timeout: float = 60) -> None:
         """Read frames until ``words`` have been drawn (fails after ``timeout`` seconds, or if the tab closes)."""
