@@ -83,6 +83,7 @@ async def test_sigterm_ends_every_workbench_and_all_they_started(
         _ended(below, reaper)
     assert "stopped" in served.err[-1]
     assert any(": Resume this session: chimera --resume " in line for line in served.err)  # the one with a task
+    assert api.requests[0].headers.get("authorization") == "Bearer k"  # the key reached the tab, through a pipe
     assert served.said().count(served.token) == 1
 
 
