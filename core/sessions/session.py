@@ -18,6 +18,7 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from chimera.core.agent import Agent, AgentResult
 from chimera.core.bus import EventBus
@@ -101,13 +102,14 @@ class Session:
     def loop_name(self) -> str:
         return self.agent.loop.name
 
-    async def run(self, task: str, *, loop: str | None = None) -> AgentResult:
-        """Work on ``task`` from where the conversation stands, then on each follow-up queued meanwhile
-        (unless a run is interrupted); every event goes to the bus. How the last run ended.
+    async def run(self, task: Prompt, *, loop: str | None = None) -> AgentResult:
+        """Work on ``task`` (text, or content blocks: text and images) from where the conversation stands, then on
+        each follow-up queued meanwhile (unless a run is interrupted); every event goes to the bus. How the last
+        run ended.
 
         ``loop`` names the strategy for ``task`` alone (``plan``: plan it first); the follow-ups run with the
         session's. A blank ``task``, or a strategy that does not exist, raises ConfigError: nothing is sent."""
-        if is_blank(task):
+        if is_blank(task) if isinstance(task, str) else not any(_said(block) for block in task):
             raise ConfigError("the task is empty: say what the agent should do")
         return await self._work(task, loop)
 
@@ -394,3 +396,8 @@ class Session:
             if self.agent.pins is not None:
                 stack.push_async_callback(self.agent.pins.tidy)
             await self.agent.bus.close()
+
+
+def _said(block: dict[str, Any]) -> bool:
+    """Whether a content block of a task says something: a text that is not blank, or anything else (an image)."""
+    return block.get("type") != "text" or not is_blank(str(block.get("text", "")))
