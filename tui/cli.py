@@ -1,4 +1,5 @@
-"""Provides ``main``, the ``chimera`` command: the workbench, and ``chimera run`` for headless runs.
+"""Provides ``main``, the ``chimera`` command: the workbench, ``chimera run`` for headless runs, ``chimera acp`` for
+editors.
 
 Heavy imports (Textual, the anthropic SDK) happen only once a command needs
 them, so ``chimera --help`` answers at once. Bad input gets one line naming
@@ -103,18 +104,7 @@ def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
         default=default(None),
         help="the workspace folder (default: the current folder)",
     )
-    parser.add_argument(
-        "--model",
-        default=default(None),
-        help="the model (default: $CHIMERA_MODEL, else a current Claude Sonnet)",
-    )
-    parser.add_argument("--loop", choices=LOOPS, default=default("react"), help="the loop strategy (default: react)")
-    parser.add_argument(
-        "--permission-mode",
-        choices=PERMISSION_MODES,
-        default=default(None),
-        help="how tool calls are approved: " + ", ".join(PERMISSION_MODES),
-    )
+    _choices(parser, default)
     if sub:
         parser.add_argument("--resume", metavar="ID", default=default(None), help="continue the session ID")
     else:
@@ -145,6 +135,27 @@ def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
         default=default(False),
         help=received + "discard the steering and follow-up tasks queued in it",
     )
+    _rules(parser, default)
+
+
+def _choices(parser: argparse.ArgumentParser, default: Callable[[object], object]) -> None:
+    """The model, the strategy and the permission mode."""
+    parser.add_argument(
+        "--model",
+        default=default(None),
+        help="the model (default: $CHIMERA_MODEL, else a current Claude Sonnet)",
+    )
+    parser.add_argument("--loop", choices=LOOPS, default=default("react"), help="the loop strategy (default: react)")
+    parser.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default=default(None),
+        help="how tool calls are approved: " + ", ".join(PERMISSION_MODES),
+    )
+
+
+def _rules(parser: argparse.ArgumentParser, default: Callable[[object], object]) -> None:
+    """What tool calls may do: the allow and deny rules, the sandbox, and the MCP servers' tools."""
     parser.add_argument(
         "--allow",
         metavar="RULE",
@@ -181,41 +192,27 @@ def build_parser() -> _Parser:
     run.add_argument("task", help="what the agent should do")
     _common(run, sub=True)
     run.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
-    run.add_argument(
-        "--max-turns", type=_positive, default=50, metavar="N", help="stop after N model turns (default: 50)"
-    )
-    run.add_argument("--max-tokens", type=_positive, metavar="N", help="stop once the run has used N tokens")
-    run.add_argument("--max-cost", type=_money, metavar="USD", help="stop once the run has cost this many dollars")
-    run.add_argument("--max-time", type=_money, metavar="SECONDS", help="stop after this much wall time")
-    run.add_argument(
-        "--reflect-every",
-        type=_positive,
-        default=3,
-        metavar="N",
-        help="with --loop reflexion: reflect after every N tool calls (default: 3)",
-    )
-    run.add_argument(
-        "--candidates",
-        type=_positive,
-        default=3,
-        metavar="N",
-        help="with --loop tot: answers sampled each turn, the best one taken (default: 3)",
-    )
+    _limits(run)
     run.add_argument(
         "--control",
         choices=["-"],
         help="read JSON lines on stdin while the run goes: steer, follow_up, interrupt, plan, permission answers",
     )
-    run.add_argument(
-        "--approve-plan", action="store_true", help="with --loop plan: approve the plan as proposed, without asking"
-    )
-    run.add_argument(
-        "--verify",
-        metavar="CMD",
-        help="with --loop plan: a command that checks each step (it passes when it exits 0); "
-        "with --loop reflexion: its result leads each reflection",
-    )
+    _plan_options(run)
     run.set_defaults(handler=_run)
+    acp = commands.add_parser(
+        "acp",
+        help="be an agent for an editor (the Agent Client Protocol over stdio)",
+        description="Speak the Agent Client Protocol (ACP) on stdin and stdout, for an editor or client such as Zed, "
+        "Toad or acpx: each session works in the folder the client names, with the client's MCP servers, and the "
+        "options below choose how its runs go. Only the protocol is written to stdout; logs go to "
+        "$CHIMERA_HOME/logs/acp.log.",
+    )
+    _choices(acp, _given_before)  # as for run: an option given before the command stands
+    _rules(acp, _given_before)
+    _limits(acp)
+    _plan_options(acp)
+    acp.set_defaults(handler=_acp)
 
     sessions = commands.add_parser("sessions", help="list sessions", description="List the sessions, newest first.")
     sessions.add_argument("--json", action="store_true", help="print one JSON array")
@@ -286,6 +283,48 @@ def build_parser() -> _Parser:
     _common(serve, sub=True)
     serve.set_defaults(handler=_serve)
     return parser
+
+
+def _limits(parser: argparse.ArgumentParser) -> None:
+    """How long a run may go, and the strategies' own settings."""
+    parser.add_argument(
+        "--max-turns", type=_positive, default=50, metavar="N", help="stop after N model turns (default: 50)"
+    )
+    parser.add_argument("--max-tokens", type=_positive, metavar="N", help="stop once the run has used N tokens")
+    parser.add_argument("--max-cost", type=_money, metavar="USD", help="stop once the run has cost this many dollars")
+    parser.add_argument("--max-time", type=_money, metavar="SECONDS", help="stop after this much wall time")
+    parser.add_argument(
+        "--reflect-every",
+        type=_positive,
+        default=3,
+        metavar="N",
+        help="with --loop reflexion: reflect after every N tool calls (default: 3)",
+    )
+    parser.add_argument(
+        "--candidates",
+        type=_positive,
+        default=3,
+        metavar="N",
+        help="with --loop tot: answers sampled each turn, the best one taken (default: 3)",
+    )
+
+
+def _given_before(value: object) -> object:
+    """A subcommand's default: none, so the value of an option given before the command stands."""
+    return argparse.SUPPRESS
+
+
+def _plan_options(parser: argparse.ArgumentParser) -> None:
+    """``--approve-plan`` and ``--verify``."""
+    parser.add_argument(
+        "--approve-plan", action="store_true", help="with --loop plan: approve the plan as proposed, without asking"
+    )
+    parser.add_argument(
+        "--verify",
+        metavar="CMD",
+        help="with --loop plan: a command that checks each step (it passes when it exits 0); "
+        "with --loop reflexion: its result leads each reflection",
+    )
 
 
 def _session_command(
@@ -425,7 +464,7 @@ def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
     from chimera.core.sessions.opening import RunOptions  # (light: the workbench's first frame waits on it)
 
     return RunOptions(
-        workdir=args.workdir,
+        workdir=getattr(args, "workdir", None),
         model=args.model,
         loop=args.loop,
         max_turns=getattr(args, "max_turns", 50),
@@ -439,11 +478,11 @@ def _options(args: argparse.Namespace, *, interactive: bool) -> RunOptions:
         max_tokens=getattr(args, "max_tokens", None),
         max_cost=getattr(args, "max_cost", None),
         max_time=getattr(args, "max_time", None),
-        resume=args.resume,
+        resume=getattr(args, "resume", None),
         interactive=interactive,
-        workdir_from_session=args.workdir_from_session,
-        accept_queued=args.accept_queued,
-        drop_queued=args.drop_queued,
+        workdir_from_session=getattr(args, "workdir_from_session", False),
+        accept_queued=getattr(args, "accept_queued", False),
+        drop_queued=getattr(args, "drop_queued", False),
         sandbox=args.sandbox,
         allow_network=args.allow_network,
         sandbox_auto=args.sandbox_auto,
@@ -477,6 +516,12 @@ def _run(args: argparse.Namespace) -> int:
     import asyncio  # as for a replay
 
     return asyncio.run(run_headless(args.task, options, json_lines=args.json, control=control))
+
+
+def _acp(args: argparse.Namespace) -> int:
+    from chimera.core.modes.acp import serve_stdio
+
+    return serve_stdio(_options(args, interactive=True), installed_version())
 
 
 def _workbench(args: argparse.Namespace) -> int:

@@ -28,9 +28,10 @@ RUN_ONLY = [
 
 @pytest.mark.parametrize(("argv", "typed"), RUN_ONLY, ids=[" ".join(a) for a, _ in RUN_ONLY])
 def test_a_run_option_given_to_the_workbench_names_chimera_run(isolated_env: Path, argv: list[str], typed: str) -> None:
-    """`chimera --max-turns 5` and its kin: one line, exit 2, saying `chimera run` takes it and how to type it."""
+    """`chimera --max-turns 5` and its kin: one line, exit 2, saying `chimera run` takes it (and `chimera acp`, for the
+    options that choose how runs go) and how to type it."""
     proc = run_here(*argv)
-    assert_one_line_error(proc, "is an option of `chimera run`, not of the workbench")
+    assert_one_line_error(proc, "is an option of `chimera run`", "not of the workbench")
     assert proc.stderr.strip().endswith(typed), proc.stderr
     assert "invalid choice" not in proc.stderr
     assert not (isolated_env / "sessions").exists()  # nothing opened

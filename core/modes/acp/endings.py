@@ -1,0 +1,46 @@
+"""Provides ``stop_reason``: how a run's end answers ``session/prompt``.
+
+A run that completed ends the turn (``end_turn``); one stopped by ``session/cancel`` is ``cancelled``; one
+that reached a limit Chimera sets on a turn (its model turns, a plan step's turns, the token, cost or time
+budget, or the same call over and over) is ``max_turn_requests``, and one whose answer the output limit
+cut is ``max_tokens``; the model declining is a ``refusal``. Each of these but a completed run also says
+why, in a line the person reads. A cancelled plan ends the turn as the person chose. Anything else is a
+failure of the run (the server refused the key, could not be reached, a plan step failed its check): the
+prompt is answered with a JSON-RPC error whose message is that one line.
+"""
+
+from __future__ import annotations
+
+from acp import RequestError
+from acp.schema import StopReason
+
+from chimera.core.agent import AgentResult
+from chimera.core.wording import describe_ending
+
+__all__ = ["RUN_FAILED", "stop_reason"]
+
+RUN_FAILED = -32603  # JSON-RPC's internal error: the turn could not be done
+_LIMITS = frozenset({"max_turns", "step_turns", "budget", "time_limit", "stuck"})
+
+
+def stop_reason(result: AgentResult, *, cancelled: bool) -> tuple[StopReason, str]:
+    """The stop reason of a run that ended with ``result`` (``cancelled``: the client asked it to stop), and the
+    line that says why it stopped ("" when there is nothing to say). RequestError for a run that failed."""
+    ending = describe_ending(result.success, result.reason, result.error)
+    if result.success:
+        return "end_turn", ""
+    if result.reason == "interrupted" or cancelled:
+        return "cancelled", ""
+    if result.reason in _LIMITS:
+        return "max_turn_requests", _capital(ending.line)
+    if result.reason == "max_tokens":
+        return "max_tokens", _capital(ending.line)
+    if result.reason == "refusal":
+        return "refusal", ""
+    if result.reason == "plan_cancelled":
+        return "end_turn", _capital(ending.line)
+    raise RequestError(RUN_FAILED, _capital(ending.line))
+
+
+def _capital(line: str) -> str:
+    return f"{line[:1].upper()}{line[1:]}." if line and not line.endswith(".") else line[:1].upper() + line[1:]

@@ -1,0 +1,112 @@
+"""`chimera acp` through the ACP SDK's client: what it says it takes, and a whole turn as a client sees it (the
+model's thinking and words streamed, a read, an edit with its diff, a command with its output, each with its kind,
+status and absolute locations), and the stop reason each way a turn can end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chimera.tui.cli import installed_version
+from tests.acp_helpers import acp_agent, of_kind, says
+from tests.fake_anthropic import FakeAnthropic, message, text, thinking, tool_use
+
+
+async def test_initialize_says_what_chimera_takes(model_env: dict[str, str], project: Path) -> None:
+    """The client learns Chimera loads sessions, takes text, embedded context and images, MCP servers over stdio and
+    HTTP (not SSE), needs no authentication, and its name and version."""
+    async with acp_agent(model_env, project) as agent:
+        answer = agent.initialized
+    caps = answer.agent_capabilities
+    assert answer.protocol_version == 1
+    assert caps is not None and caps.load_session is True
+    assert caps.prompt_capabilities is not None
+    assert (caps.prompt_capabilities.image, caps.prompt_capabilities.embedded_context) == (True, True)
+    assert caps.prompt_capabilities.audio is False
+    assert caps.mcp_capabilities is not None
+    assert (caps.mcp_capabilities.http, caps.mcp_capabilities.sse) == (True, False)
+    assert answer.auth_methods == []
+    assert answer.agent_info is not None
+    assert (answer.agent_info.name, answer.agent_info.version) == ("chimera", installed_version())
+
+
+async def test_a_whole_turn_streams_thinking_text_and_each_tool_call(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """Thinking and text arrive as chunks; a read, an edit and a command each come as a tool_call (kind, absolute
+    location, the edit's diff) then a completed tool_call_update (the command's output); the turn ends end_turn."""
+    (project / "notes.txt").write_text("one\ntwo\n")
+    api.script(
+        message(
+            thinking("The notes first.", "sig"),
+            text("Reading the notes."),
+            tool_use("r1", "read", {"path": "notes.txt"}),
+            stop_reason="tool_use",
+        ),
+        message(tool_use("e1", "edit", {"path": "notes.txt", "old": "two\n", "new": "TWO\n"}), stop_reason="tool_use"),
+        message(tool_use("b1", "bash", {"command": "printf 'lines: '; wc -l < notes.txt"}), stop_reason="tool_use"),
+        message(text("The notes now say TWO.")),
+    )
+    async with acp_agent(model_env, project, "--permission-mode", "bypass") as agent:
+        session = await agent.new_session(project)
+        done = await agent.prompt(session, "shout the second note")
+        seen = agent.client.updates
+
+    assert done.stop_reason == "end_turn"
+    assert says(seen, "agent_thought_chunk") == "The notes first."
+    assert says(seen) == "Reading the notes.The notes now say TWO."
+    read, edit, command = of_kind(seen, "tool_call")
+    assert (read.kind, read.title, read.status) == ("read", "Read notes.txt", "pending")
+    assert [loc.path for loc in read.locations] == [str(project / "notes.txt")]
+    assert edit.kind == "edit"
+    [diff] = edit.content
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", str(project / "notes.txt"), "two\n", "TWO\n")
+    assert command.kind == "execute"
+    ends = {u.tool_call_id: u for u in of_kind(seen, "tool_call_update") if u.status in ("completed", "failed")}
+    assert {ends[c.tool_call_id].status for c in (read, edit, command)} == {"completed"}
+    assert "2\ttwo" in ends[read.tool_call_id].content[0].content.text  # the file as the model read it, before the edit
+    assert ends[edit.tool_call_id].content[0].type == "diff"
+    assert "lines: 2" in ends[command.tool_call_id].content[0].content.text
+    assert (project / "notes.txt").read_text() == "one\nTWO\n"
+
+
+async def test_a_refusal_and_the_turn_limit_each_end_the_turn_with_their_stop_reason(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """The model declining ends the turn with refusal; a run that reaches --max-turns ends with max_turn_requests,
+    and says why."""
+    api.script(
+        message(text("I will not do that."), stop_reason="refusal"),
+        message(tool_use("g1", "glob", {"pattern": "*"}), stop_reason="tool_use"),
+        message(text("never asked for")),
+    )
+    async with acp_agent(model_env, project, "--max-turns", "1", "--permission-mode", "bypass") as agent:
+        session = await agent.new_session(project)
+        declined = await agent.prompt(session, "something it declines")
+        limited = await agent.prompt(session, "look around")
+        seen = agent.client.updates
+
+    assert declined.stop_reason == "refusal"
+    assert limited.stop_reason == "max_turn_requests"
+    assert "Stopped" in says(seen) and "1" in says(seen).split("I will not do that.")[-1]
+    assert len(api.requests) == 2
+
+
+async def test_a_run_that_fails_answers_the_prompt_with_one_line(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """A server that refuses the key fails the prompt with a JSON-RPC error whose message names the cause."""
+    from acp import RequestError
+
+    from tests.fake_anthropic import status
+
+    api.script(status(401, "authentication_error", "invalid x-api-key"))
+    async with acp_agent(model_env, project) as agent:
+        session = await agent.new_session(project)
+        try:
+            await agent.prompt(session, "hello")
+        except RequestError as err:
+            failure = str(err)
+        else:
+            raise AssertionError("the prompt did not fail")
+    assert "\n" not in failure
+    assert "key" in failure.lower()
