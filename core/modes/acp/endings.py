@@ -27,20 +27,23 @@ def stop_reason(result: AgentResult, *, cancelled: bool) -> tuple[StopReason, st
     """The stop reason of a run that ended with ``result`` (``cancelled``: the client asked it to stop), and the
     line that says why it stopped ("" when there is nothing to say). RequestError for a run that failed."""
     ending = describe_ending(result.success, result.reason, result.error)
+    why = _capital(result.error or ending.why)  # what stopped it, as the run said it
     if result.success:
         return "end_turn", ""
     if result.reason == "interrupted" or cancelled:
         return "cancelled", ""
     if result.reason in _LIMITS:
-        return "max_turn_requests", _capital(ending.line)
+        return "max_turn_requests", why
     if result.reason == "max_tokens":
-        return "max_tokens", _capital(ending.line)
+        return "max_tokens", why
     if result.reason == "refusal":
         return "refusal", ""
     if result.reason == "plan_cancelled":
         return "end_turn", _capital(ending.line)
-    raise RequestError(RUN_FAILED, _capital(ending.line))
+    raise RequestError(RUN_FAILED, why)
 
 
 def _capital(line: str) -> str:
-    return f"{line[:1].upper()}{line[1:]}." if line and not line.endswith(".") else line[:1].upper() + line[1:]
+    """``line`` as a sentence: its first letter capital, a full stop at its end."""
+    line = line.strip()
+    return f"{line[:1].upper()}{line[1:]}{'' if not line or line.endswith('.') else '.'}"

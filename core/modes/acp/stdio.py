@@ -22,7 +22,7 @@ from typing import cast
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.sessions.opening import RunOptions
 
-__all__ = ["LOG_NAME", "serve_stdio"]
+__all__ = ["LOG_NAME", "protocol_streams", "serve_stdio"]
 
 LOG_NAME = "acp.log"
 _LINE_LIMIT = 50 * 1024 * 1024  # bytes one JSON-RPC line may take (a prompt with images): the SDK's own default
@@ -31,7 +31,7 @@ _LINE_LIMIT = 50 * 1024 * 1024  # bytes one JSON-RPC line may take (a prompt wit
 def serve_stdio(options: RunOptions, version: str) -> int:
     """Be an ACP agent on stdin and stdout with ``options`` for every session; the exit code (0)."""
     log_file = _log_to_file()
-    streams = _protocol_descriptors()
+    streams = protocol_streams()
     logging.getLogger("chimera.acp").info("chimera acp %s started (pid %d)", version, os.getpid())
     try:
         return asyncio.run(_serve(options, version, *streams))
@@ -39,7 +39,7 @@ def serve_stdio(options: RunOptions, version: str) -> int:
         logging.getLogger("chimera.acp").info("chimera acp ended; the log is %s", log_file)
 
 
-def _protocol_descriptors() -> tuple[int, int]:
+def protocol_streams() -> tuple[int, int]:
     """New descriptors for the protocol's input and output; 0 then reads /dev/null and 1 writes to stderr."""
     sys.stdout.flush()
     given_in, given_out = os.dup(0), os.dup(1)
