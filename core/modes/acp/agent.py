@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 from collections.abc import Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -92,6 +93,7 @@ class ChimeraAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
+        self._after(_warm_up())
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -216,3 +218,9 @@ class ChimeraAgent:
         task = asyncio.create_task(work)
         self._later.add(task)
         task.add_done_callback(self._later.discard)
+
+
+async def _warm_up() -> None:
+    """Import the model's SDK (about two seconds of imports) on a thread while the client opens a session, so the
+    first prompt does not wait for it."""
+    await asyncio.to_thread(importlib.import_module, "anthropic")
