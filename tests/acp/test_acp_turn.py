@@ -116,3 +116,52 @@ async def test_a_run_that_fails_answers_the_prompt_with_one_line(
             raise AssertionError("the prompt did not fail")
     assert "\n" not in failure
     assert "key" in failure.lower()
+
+
+async def test_a_prompt_of_text_an_image_a_file_and_embedded_context_reaches_the_model(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """The model gets the words, the picture as an image block, the file pointed at by its path and the embedded
+    text in a context block naming it; a picture of a kind the model does not take is one line, nothing sent."""
+    from acp import RequestError, embedded_text_resource, image_block, resource_block, resource_link_block, text_block
+
+    api.script(message(text("A red dot.")))
+    picture = "iVBORw0KGgo="  # the content is the model's business: it is passed as given
+    blocks = [
+        text_block("what is this?"),
+        image_block(picture, "image/png"),
+        resource_link_block("notes.txt", (project / "notes.txt").as_uri()),
+        resource_block(embedded_text_resource((project / "a.py").as_uri(), "print(1)\n")),
+    ]
+    async with acp_agent(model_env, project) as agent:
+        session = await agent.new_session(project)
+        done = await agent.conn.prompt(session_id=session, prompt=blocks)
+        try:
+            await agent.conn.prompt(session_id=session, prompt=[image_block(picture, "image/bmp")])
+        except RequestError as err:
+            refused = str(err)
+        else:
+            raise AssertionError("a BMP was taken")
+
+    assert done.stop_reason == "end_turn"
+    content = api.requests[0].messages[-1]["content"]
+    assert content[0] == {"type": "text", "text": "what is this?"}
+    assert content[1] == {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": picture}}
+    assert content[2]["text"] == f"@{project / 'notes.txt'}"
+    assert content[3]["text"] == f'<context ref="{project / "a.py"}">\nprint(1)\n\n</context>'
+    assert refused.startswith("an image is image/bmp, which the model does not take: send ")
+    assert len(api.requests) == 1
+
+
+async def test_without_a_model_a_session_is_refused_in_one_line(project: Path) -> None:
+    """With no key and no server configured, session/new says what to set (the workbench's demo is not played)."""
+    from acp import RequestError
+
+    async with acp_agent({}, project) as agent:
+        try:
+            await agent.new_session(project)
+        except RequestError as err:
+            refused = str(err)
+        else:
+            raise AssertionError("a session opened with no model")
+    assert refused.startswith("no model is configured: set ANTHROPIC_API_KEY")
