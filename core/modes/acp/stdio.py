@@ -21,6 +21,7 @@ from typing import cast
 
 from chimera.core.home import chimera_home, private_dir
 from chimera.core.sessions.opening import RunOptions
+from chimera.core.threads import use_daemon_threads
 
 __all__ = ["LOG_NAME", "protocol_streams", "serve_stdio"]
 
@@ -81,6 +82,7 @@ async def _serve(options: RunOptions, version: str, given_in: int, given_out: in
 
     from chimera.core.modes.acp.agent import ChimeraAgent
 
+    use_daemon_threads(asyncio.get_running_loop())  # work left on a thread (the SDK's import) never holds the exit
     reader, writer = await _streams(given_in, given_out)
     agent = ChimeraAgent(options, version)
     # The methods ChimeraAgent leaves out (session/list, authenticate, …) the SDK's router answers "method not found".
