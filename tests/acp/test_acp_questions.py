@@ -51,6 +51,10 @@ async def test_allow_once_runs_the_call_and_asks_again_next_time(
     assert (first.tool_call.title, first.tool_call.kind) == ("touch made-it", "execute")
     started = of_kind(agent.client.updates, "tool_call")
     assert first.tool_call.tool_call_id == started[0].tool_call_id  # the question is about the call shown
+    told = [
+        u.status for u in of_kind(agent.client.updates, "tool_call_update") if u.tool_call_id == started[0].tool_call_id
+    ]
+    assert told == ["in_progress", "completed"]  # allowed, it runs, then it ends: in that order
 
 
 async def test_allow_always_keeps_the_rule_so_the_same_call_is_not_asked_again(

@@ -66,11 +66,14 @@ async def test_load_tells_the_active_branch_then_answers_and_the_session_goes_on
     api: FakeAnthropic, model_env: dict[str, str], project: Path
 ) -> None:
     """session/load of a branched session: the person's words and the answers of the active branch come as updates
-    before the answer (the branch left behind does not), and the next prompt continues from that branch."""
+    before the answer (the branch left behind does not), and the next prompt continues from that branch. The
+    client's cwd (another folder here) does not move the session from the folder it works in."""
     session = branched_session(api, model_env, project)
     api.script(message(text("Answer D")))
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
     async with acp_agent(model_env, project) as agent:
-        loaded = await agent.conn.load_session(cwd=str(project), session_id=session, mcp_servers=[])
+        loaded = await agent.conn.load_session(cwd=str(elsewhere), session_id=session, mcp_servers=[])
         told = list(agent.client.updates)
         done = await agent.prompt(session, "fourth task")
 

@@ -128,8 +128,10 @@ class ChimeraAgent:
         if live is None:
             if not model_configured():
                 raise RequestError(BAD_INPUT, NO_MODEL)
-            self._known(session_id)
-            options = replace(self.options, workdir=self._folder(cwd), resume=session_id)
+            recorded = await asyncio.to_thread(self._recorded_folder, session_id)
+            # The session works on in its own folder; the client's cwd stands in only for one no longer there.
+            workdir = None if recorded.is_dir() else self._folder(cwd)
+            options = replace(self.options, workdir=workdir, resume=session_id)
             live = await self._open(options, mcp_servers or ())
             self.sessions.setdefault(session_id, live)  # the id as the client gave it (a beginning is enough)
         await live.replay()
@@ -173,12 +175,16 @@ class ChimeraAgent:
         folder = Path(cwd)
         if not folder.is_absolute():
             raise RequestError(BAD_INPUT, f"the cwd {cwd!r} is not an absolute path: give the folder's whole path")
+        if not folder.is_dir():
+            what = "is not a folder" if folder.exists() else "does not exist"
+            raise RequestError(BAD_INPUT, f"the cwd {cwd} {what}: give the folder the session works in")
         return folder
 
-    def _known(self, session_id: str) -> None:
-        """RequestError (resource not found) unless ``session_id`` names one session of this CHIMERA_HOME."""
+    def _recorded_folder(self, session_id: str) -> Path:
+        """The folder the session ``session_id`` works in; RequestError (resource not found) unless it names one
+        session of this CHIMERA_HOME, and one line saying why for a session that cannot be read."""
         from chimera.core.sessions.session_ids import resolve_session
-        from chimera.core.sessions.store import sessions_dir
+        from chimera.core.sessions.store import SessionStore, sessions_dir
 
         home = chimera_home()
         try:
@@ -189,6 +195,11 @@ class ChimeraAgent:
                 f"there is no session {session_id!r} in {home}: load an id that session/new gave "
                 "(`chimera sessions` lists them)",
             ) from None
+        try:
+            with SessionStore.open(home, session_id, writable=False) as store:
+                return store.workdir
+        except ChimeraError as err:
+            raise RequestError(BAD_INPUT, str(err)) from None
 
     async def _open(self, options: RunOptions, entries: Sequence[Entry]) -> LiveSession:
         if self.client is None:

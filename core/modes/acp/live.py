@@ -130,12 +130,13 @@ class LiveSession:
                 log.warning("the client answered a question of session %s with an error: %s", self.id, err)
                 response = err
             choice = decision(response, options)
-            answer(choice)
             yes = choice in (ALLOW, ALWAYS, APPROVE)
+            # Said before the answer goes in: once it does, the call may run and end at once.
             if opens:
                 await self.send(update_tool_call(call.tool_call_id, status="completed" if yes else "failed"))
             elif yes:
                 await self.send(update_tool_call(call.tool_call_id, status="in_progress"))
+            answer(choice)
 
         task = asyncio.create_task(ask(), name=f"acp:ask:{call.tool_call_id}")
         self._asking.add(task)
