@@ -18,7 +18,7 @@ import importlib
 from collections.abc import Coroutine, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp import PROTOCOL_VERSION, RequestError
 from acp.helpers import update_current_mode
@@ -40,12 +40,14 @@ from acp.schema import (
 
 from chimera.core.errors import ChimeraError, ConfigError
 from chimera.core.home import chimera_home
-from chimera.core.modes.acp.live import LiveSession
 from chimera.core.modes.acp.prompts import Block, prompt_of
 from chimera.core.modes.acp.servers import Entry, client_servers, merged
 from chimera.core.option_names import MODES
 from chimera.core.providers.choice import model_configured
 from chimera.core.sessions.opening import RunOptions, open_session, opening
+
+if TYPE_CHECKING:  # the session's machinery loads after initialize is answered (``_warm_up``)
+    from chimera.core.modes.acp.live import LiveSession
 
 __all__ = ["BAD_INPUT", "NO_SESSION", "ChimeraAgent"]
 
@@ -212,6 +214,8 @@ class ChimeraAgent:
             session = await open_session(start)
         except ChimeraError as err:
             raise RequestError(BAD_INPUT, str(err)) from None
+        from chimera.core.modes.acp.live import LiveSession
+
         live = LiveSession(session, self.client)
         self.sessions[live.id] = live
         return live
@@ -232,6 +236,8 @@ class ChimeraAgent:
 
 
 async def _warm_up() -> None:
-    """Import the model's SDK (about two seconds of imports) on a thread while the client opens a session, so the
-    first prompt does not wait for it."""
-    await asyncio.to_thread(importlib.import_module, "anthropic")
+    """Import what a session needs (the live session's machinery, then the model's SDK: about two seconds of
+    imports) on a thread while the client gets ready to open one, so neither initialize nor the first prompt
+    waits for it."""
+    for module in ("chimera.core.modes.acp.live", "chimera.core.sessions.start", "anthropic"):
+        await asyncio.to_thread(importlib.import_module, module)
