@@ -20,10 +20,14 @@ from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
+    ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
+    FileSystemCapabilities,
     InitializeResponse,
     PermissionOption,
     PromptResponse,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     ToolCallUpdate,
 )
@@ -84,16 +88,29 @@ async def fails(asked: Asked) -> RequestPermissionResponse:
 
 @dataclass
 class Client:
-    """The client side: every update in order, every question, each answered by ``answer``."""
+    """The client side: every update in order, every question, each answered by ``answer``. It offers its files
+    and terminals (``initialize`` says so) and notes any use of them, which Chimera never makes."""
 
     answer: Answer = field(default=choose("allow_once"))
     updates: list[Any] = field(default_factory=list)
     asked: list[Asked] = field(default_factory=list)
+    reached: list[str] = field(default_factory=list)  # the client's own files and terminals the agent used
     _seen: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.updates.append(update)
         self._seen.set()
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> ReadTextFileResponse:
+        self.reached.append(f"fs/read_text_file {path}")
+        return ReadTextFileResponse(content="")
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> None:
+        self.reached.append(f"fs/write_text_file {path}")
+
+    async def create_terminal(self, session_id: str, command: str, **kwargs: Any) -> CreateTerminalResponse:
+        self.reached.append(f"terminal/create {command}")
+        return CreateTerminalResponse(terminal_id="t")
 
     async def request_permission(
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kwargs: Any
@@ -180,7 +197,12 @@ async def acp_agent(
     client = client or Client()
     conn = connect_to_agent(client, process.stdin, tee)
     try:
-        initialized = await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION), DEADLINE)
+        offered = ClientCapabilities(
+            fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+        )
+        initialized = await asyncio.wait_for(
+            conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=offered), DEADLINE
+        )
         yield Agent(conn, initialized, process, raw, stderr_path, client)
     finally:
         process.stdin.close()

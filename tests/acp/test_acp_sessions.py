@@ -155,8 +155,9 @@ async def test_a_prompt_sent_while_a_run_works_steers_it(
 async def test_commands_are_answered_without_the_model(
     api: FakeAnthropic, model_env: dict[str, str], project: Path
 ) -> None:
-    """The client is offered plan, compact, checkpoint, loop and model; /loop and /checkpoint answer in one line,
-    an unknown /command names the commands, and none of them reaches the model."""
+    """The client is offered plan, compact, checkpoint, loop and model; /loop, /model, /compact and /checkpoint
+    answer in one line (the model chosen is the next run's), an unknown /command names the commands, and none of
+    them reaches the model."""
     api.script(message(text("Hello.")))
     async with acp_agent(model_env, project) as agent:
         session = await agent.new_session(project)
@@ -164,7 +165,8 @@ async def test_commands_are_answered_without_the_model(
             lambda: of_kind(agent.client.updates, "available_commands_update") or None, "it"
         )
         said = []
-        for words in ("/loop reflexion", "/checkpoint", "/nope now", "hi", "/checkpoint first"):
+        words_sent = ("/loop reflexion", "/checkpoint", "/nope now", "/compact", "/model claude-haiku-4-5", "hi")
+        for words in (*words_sent, "/checkpoint first"):
             before = len(agent.client.updates)
             done = await agent.prompt(session, words)
             assert done.stop_reason == "end_turn"
@@ -174,6 +176,9 @@ async def test_commands_are_answered_without_the_model(
     assert said[0] == "The next runs use the strategy reflexion."
     assert said[1] == "/checkpoint: there is nothing to name yet: give Chimera a task first."
     assert said[2].startswith("/nope is not a command here: the commands are /plan, /compact")
-    assert said[3] == "Hello."
-    assert said[4].startswith("Checkpoint first names node ")
+    assert said[3] == "Nothing to compact: the conversation is still short."
+    assert said[4] == "The next runs use the model claude-haiku-4-5."
+    assert said[5] == "Hello."
+    assert said[6].startswith("Checkpoint first names node ")
     assert len(api.requests) == 1
+    assert api.requests[0].body["model"] == "claude-haiku-4-5"

@@ -34,7 +34,8 @@ async def test_a_whole_turn_streams_thinking_text_and_each_tool_call(
     api: FakeAnthropic, model_env: dict[str, str], project: Path
 ) -> None:
     """Thinking and text arrive as chunks; a read, an edit and a command each come as a tool_call (kind, absolute
-    location, the edit's diff) then a completed tool_call_update (the command's output); the turn ends end_turn."""
+    location, the edit's diff) then a completed tool_call_update (the command's output); the turn ends end_turn.
+    The tools ran inside Chimera: the client's files and terminals, offered, were never used."""
     (project / "notes.txt").write_text("one\ntwo\n")
     api.script(
         message(
@@ -73,6 +74,7 @@ async def test_a_whole_turn_streams_thinking_text_and_each_tool_call(
     assert ends[edit.tool_call_id].content[0].type == "diff"
     assert "lines: 2" in ends[command.tool_call_id].content[0].content.text
     assert (project / "notes.txt").read_text() == "one\nTWO\n"
+    assert agent.client.reached == []
 
 
 async def test_a_refusal_and_the_turn_limit_each_end_the_turn_with_their_stop_reason(
