@@ -40,6 +40,7 @@ from acp.schema import (
 
 from chimera.core.errors import ChimeraError, ConfigError
 from chimera.core.home import chimera_home
+from chimera.core.modes.acp.endings import BAD_INPUT, NO_SESSION
 from chimera.core.modes.acp.prompts import Block, prompt_of
 from chimera.core.modes.acp.servers import Entry, client_servers, merged
 from chimera.core.option_names import MODES
@@ -49,10 +50,7 @@ from chimera.core.sessions.opening import RunOptions, open_session, opening
 if TYPE_CHECKING:  # the session's machinery loads after initialize is answered (``_warm_up``)
     from chimera.core.modes.acp.live import LiveSession
 
-__all__ = ["BAD_INPUT", "NO_SESSION", "ChimeraAgent"]
-
-BAD_INPUT = -32602  # JSON-RPC's invalid params: what was asked cannot be done as asked
-NO_SESSION = -32002  # ACP's resource not found: no such session
+__all__ = ["ChimeraAgent", "modes"]
 
 NO_MODEL = (
     "no model is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a server that speaks the Messages "

@@ -1,4 +1,4 @@
-"""Provides ``stop_reason``: how a run's end answers ``session/prompt``.
+"""Provides ``stop_reason``: how a run's end answers ``session/prompt``; and the JSON-RPC error codes of refusals.
 
 A run that completed ends the turn (``end_turn``); one stopped by ``session/cancel`` is ``cancelled``; one
 that reached a limit Chimera sets on a turn (its model turns, a plan step's turns, the token, cost or time
@@ -11,15 +11,21 @@ prompt is answered with a JSON-RPC error whose message is that one line.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from acp import RequestError
 from acp.schema import StopReason
 
-from chimera.core.agent import AgentResult
 from chimera.core.wording import describe_ending
 
-__all__ = ["RUN_FAILED", "stop_reason"]
+if TYPE_CHECKING:  # (the session's machinery loads after initialize is answered)
+    from chimera.core.agent import AgentResult
+
+__all__ = ["BAD_INPUT", "NO_SESSION", "RUN_FAILED", "stop_reason"]
 
 RUN_FAILED = -32603  # JSON-RPC's internal error: the turn could not be done
+BAD_INPUT = -32602  # JSON-RPC's invalid params: what was asked cannot be done as asked
+NO_SESSION = -32002  # ACP's resource not found: no such session
 _LIMITS = frozenset({"max_turns", "step_turns", "budget", "time_limit", "stuck"})
 
 

@@ -33,7 +33,7 @@ from chimera.core.errors import ChimeraError, ConfigError
 from chimera.core.events import PermissionRequested, PlanProposed, StepEvent
 from chimera.core.messages import Prompt
 from chimera.core.modes.acp.commands import AVAILABLE, parse, run_command
-from chimera.core.modes.acp.endings import RUN_FAILED, stop_reason
+from chimera.core.modes.acp.endings import BAD_INPUT, RUN_FAILED, stop_reason
 from chimera.core.modes.acp.questions import ALLOW, ALWAYS, APPROVE, decision, permission_question, plan_question
 from chimera.core.modes.acp.updates import Updates, coalesced
 from chimera.core.sessions.session import Session
@@ -159,8 +159,9 @@ class LiveSession:
                 return "end_turn"
             content, loop = argument, "plan"
         turn = self._turn
-        going = loop is None and turn is not None and not turn.done() and isinstance(content, str)
-        if going and turn is not None and isinstance(content, str) and self.session.steer(content):
+        going = turn is not None and not turn.done()
+        if going and loop is None and isinstance(content, str) and self.session.steer(content):
+            assert turn is not None
             return await asyncio.shield(turn)  # steering: the run going on reads it at its next step
         cancels = self._cancels
         async with self._next:
@@ -183,6 +184,8 @@ class LiveSession:
                 return "cancelled"
             try:
                 result = await session.run(content, loop=loop)
+            except ConfigError as err:  # the task or the strategy: nothing was sent
+                raise RequestError(BAD_INPUT, session.redactor.mask(str(err))) from None
             except ChimeraError as err:
                 raise RequestError(RUN_FAILED, session.redactor.mask(str(err))) from None
             await session.bus.drain()  # every update of the run is out before its answer
