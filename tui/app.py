@@ -60,7 +60,7 @@ from chimera.tui.widgets.key_footer import KeyFooter
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.welcome import Welcome
-from chimera.tui.workbench.focus import move_to, place_named
+from chimera.tui.workbench.focus import FOCUS_KEYS, move_to, place_named
 
 if TYPE_CHECKING:  # loaded with the session, after the first frame (``_make_parts``, ``_panels``)
     from chimera.core.events import StepEvent, Switched
@@ -150,9 +150,8 @@ class ChimeraApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-wide")]  # noqa: RUF012 (Textual's): the plan above, or beside
     BINDINGS: ClassVar[list[BindingType]] = [
         *command_bindings(),
-        # Here, not the input's: a binding the app runs moves the focus before it hands on the next key, so keys
-        # typed right after tab reach the timeline (the input's own binding ran once they were queued for it).
-        Binding("tab", "leave_input", show=False, priority=True),
+        # tab from the empty input: the app's, so keys typed right after it reach the timeline (see FOCUS_KEYS).
+        *(Binding(key, action, show=False, priority=True) for key, action in FOCUS_KEYS.items()),
     ]
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = App.COMMANDS | {WorkbenchCommands}
 

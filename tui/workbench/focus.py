@@ -25,7 +25,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from textual.widget import Widget
 
-__all__ = ["PLACES", "Place", "move_to", "place_named"]
+__all__ = ["FOCUS_KEYS", "PLACES", "Place", "move_to", "place_named"]
+
+# The app's own bindings that only move the focus (never a command: they act on nothing). Each is the app's, not
+# its place's widget's, because a binding the app runs moves the focus before the next key is handed on.
+FOCUS_KEYS: dict[str, str] = {"tab": "leave_input"}
 
 
 @dataclass(frozen=True, slots=True)
