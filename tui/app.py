@@ -26,6 +26,7 @@ from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -228,10 +229,25 @@ class ChimeraApp(App[int]):
 
     # --- the screen ---------------------------------------------------------------------------
 
+    async def on_event(self, event: events.Event) -> None:
+        """A paste is the person's act, as a key or a click is: it brings the app's focus back (Textual's own
+        rule takes only keys and clicks), so a paste into a tab or a terminal that had lost its focus reaches
+        the input instead of going nowhere (a browser tab starts without it, until its first key)."""
+        if isinstance(event, events.Paste) and not event.is_forwarded and not self.app_focus:
+            self.app_focus = True
+        await super().on_event(event)
+
     def get_driver_class(self) -> type[Driver]:
-        """Textual's driver for this terminal; on POSIX, one that takes a bracketed paste whole (ESC and all)."""
+        """Textual's driver for this terminal, or for a browser tab; on POSIX and in a tab, one that takes a
+        bracketed paste whole (ESC and all)."""
         driver = super().get_driver_class()
-        return PasteKeepingDriver if driver is LinuxDriver else driver
+        if driver is LinuxDriver:
+            return PasteKeepingDriver
+        if f"{driver.__module__}.{driver.__name__}" == "textual.drivers.web_driver.WebDriver":  # chimera serve's tab
+            from chimera.tui.web_input import PasteKeepingWebDriver
+
+            return PasteKeepingWebDriver
+        return driver
 
     def compose(self) -> ComposeResult:
         """The whole workbench over an open session; before it opens, its first frame: the welcome (or the

@@ -132,3 +132,14 @@ async def test_serve_killed_leaves_no_workbench(project: Path, model_env: dict[s
                     os.close(fd)
                 assert ended, f"{command_line(pid)} still runs after serve was killed"
         _ended(below, reaper)
+
+
+async def test_a_paste_with_colour_codes_arrives_whole_in_a_tab(project: Path, model_env: dict[str, str]) -> None:
+    """A bracketed paste holding colour codes and newlines (a test's output), as xterm.js sends it, arrives in
+    the tab's input whole and folded, as in a terminal: nothing is cut at its ESC and no line is sent by itself."""
+    pasted = "look at this:\n\x1b[31mFAILED\x1b[0m test_x\nline three\n"
+    with serving(project) as served:
+        async with tab(served) as drawn:
+            await drawn.type(f"\x1b[200~{pasted}\x1b[201~")  # the first thing the tab gets, before any key
+            await drawn.until("look at this: [+2 lines]")
+            assert "FAILED" not in drawn.text()  # never typed out as keys

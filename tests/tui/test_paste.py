@@ -138,3 +138,18 @@ async def test_a_command_gets_a_paste_in_its_words_whole(api: FakeAnthropic, pro
         await pilot.press("enter")
         await until(pilot, lambda: len(api.requests) == 1, "the plan asked for")
     assert api.requests[0].messages[0]["content"][0]["text"] == "first line\nsecond line"
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_paste_into_a_workbench_that_lost_its_focus_reaches_the_input(project: Path) -> None:
+    """The terminal (or browser tab) lost its focus; a paste then, as a key would, brings it back and lands in the
+    input (Textual's own rule brought it back for keys and clicks only, and the paste went nowhere)."""
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.post_message(events.AppBlur())
+        await until(pilot, lambda: not app.app_focus, "the focus gone")
+        app.post_message(events.Paste(PASTED))  # as the driver posts it: to the app
+        prompt = app.query_one(PromptInput)
+        await until(pilot, lambda: prompt.value == "Fix the failing test in stats.py: [+12 lines]", "in the input")
+        assert app.focused is prompt
