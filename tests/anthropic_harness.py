@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,6 +31,17 @@ STALL_TIMEOUT = 0.5
 RUN_TIMEOUT = 10.0  # a guard against a hung run, never reached by a passing test
 
 _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+# The machine's model settings, which no test inherits (conftest's isolated_env takes them away).
+MODEL_SETTINGS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "CHIMERA_MODEL",
+    "CHIMERA_THINKING",
+    "CHIMERA_MAX_TOOL_OUTPUT",
+    "ANTHROPIC_PROFILE",
+    "ANTHROPIC_CONFIG_DIR",
+)
 
 _E = TypeVar("_E", bound=StepEvent)
 
@@ -38,12 +49,24 @@ _E = TypeVar("_E", bound=StepEvent)
 @contextlib.contextmanager
 def serve_fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
     """A running fake Messages API; requests to it never go through a proxy from the machine."""
-    for name in _PROXY_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    unproxied(monkeypatch)
     with FakeAnthropic() as fake:
         yield fake
     assert not fake.errors, f"the fake server failed while handling a request: {fake.errors!r}"
+
+
+def unproxied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Requests from this process to loopback go through no proxy from the machine."""
+    for name in _PROXY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+def direct_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the machine's model settings and proxies, loopback never proxied: the environment of a
+    process that a fixture longer-lived than one test starts (a test's own has these taken away already)."""
+    kept = {name: value for name, value in environ.items() if name not in (*MODEL_SETTINGS, *_PROXY_VARS)}
+    return {**kept, "NO_PROXY": "127.0.0.1,localhost"}
 
 
 @contextlib.asynccontextmanager

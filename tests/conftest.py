@@ -22,7 +22,7 @@ import pytest
 from hypothesis import settings
 
 from chimera.core.env.local import LocalEnvironment
-from tests.anthropic_harness import serve_fake
+from tests.anthropic_harness import MODEL_SETTINGS, serve_fake
 from tests.fake_anthropic import DEFAULT_MODEL, FakeAnthropic
 from tests.git_helpers import git
 from tests.processes import Reaper, subreaper
@@ -45,16 +45,7 @@ def isolated_env(
     home = tmp_path_factory.mktemp("chimera-home")
     monkeypatch.setenv("CHIMERA_HOME", str(home))
     monkeypatch.setenv("CHIMERA_SANDBOX_WRITABLE", str(tmp_path))
-    for name in (
-        "ANTHROPIC_API_KEY",
-        "ANTHROPIC_AUTH_TOKEN",
-        "ANTHROPIC_BASE_URL",
-        "CHIMERA_MODEL",
-        "CHIMERA_THINKING",
-        "CHIMERA_MAX_TOOL_OUTPUT",
-        "ANTHROPIC_PROFILE",
-        "ANTHROPIC_CONFIG_DIR",
-    ):
+    for name in MODEL_SETTINGS:
         monkeypatch.delenv(name, raising=False)
     return home
 

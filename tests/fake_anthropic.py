@@ -23,10 +23,16 @@ Streams use chunked transfer encoding, as the API does over HTTP/1.1, unless
 ``framing="close"`` asks for a body that ends when the connection closes. Every
 reply carries ``Connection: close``, so no connection outlives its request and
 the server can stop promptly. Only the standard library is used.
+
+One server can hold many scripted models (:meth:`FakeAnthropic.routed`): each
+takes the requests its test's ``matches`` picks out, records them and answers
+them from its own script, so tests that share a client process (one agent
+serving many sessions) never see each other's requests.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import itertools
 import json
@@ -34,7 +40,7 @@ import socket
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -389,7 +395,7 @@ class _Handler(BaseHTTPRequestHandler):
             body: Any = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        fake = self.server.fake
+        fake = self.server.fake.model_for(body)
         fake._record(
             Received(
                 method="POST",
@@ -407,14 +413,15 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             reply = fake._next_reply(body)
         try:
-            self._write(reply)
+            self._write(reply, fake)
         except OSError:  # the client went away first: what a real server would shrug off too
             self.close_connection = True
 
     def do_GET(self) -> None:
-        self._write(status(405, "invalid_request_error", "fake server: only POST /v1/messages"))
+        self._write(status(405, "invalid_request_error", "fake server: only POST /v1/messages"), self.server.fake)
 
-    def _write(self, reply: Reply) -> None:
+    def _write(self, reply: Reply, fake: FakeAnthropic) -> None:
+        """Send ``reply``, stalling and pacing as the model ``fake`` (the one that answers it) is stopped."""
         self.close_connection = True
         if not reply.stream:
             data = reply.raw if reply.raw is not None else json.dumps(reply.body).encode()
@@ -430,7 +437,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if reply.silent:
             assert reply.release is not None
-            self.server.fake._stall(reply.release)
+            fake._stall(reply.release)
             return
         chunked = reply.framing == "chunked"
         self.send_response(reply.status)
@@ -449,8 +456,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 if reply.paused is not None:
                     reply.paused.set()
-                self.server.fake._stall(reply.release)
-            if reply.pace and index and self.server.fake._stopping.wait(reply.pace):
+                fake._stall(reply.release)
+            if reply.pace and index and fake._stopping.wait(reply.pace):
                 break  # the server is stopping: no more of it
             data = _sse(name, payload)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
@@ -466,7 +473,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         else:
             assert reply.release is not None
-            self.server.fake._stall(reply.release)
+            fake._stall(reply.release)
 
 
 class _Server(ThreadingHTTPServer):
@@ -501,6 +508,8 @@ class FakeAnthropic:
         self._stalls: list[threading.Event] = []
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self._host: FakeAnthropic | None = None  # the server a routed model is answered on
+        self._routes: list[tuple[Callable[[Any], bool], FakeAnthropic]] = []
 
     # --- script and record ----------------------------------------------------------
 
@@ -530,6 +539,36 @@ class FakeAnthropic:
             return self.fallback
         return status(400, "invalid_request_error", "fake server: the script has no reply left for this request")
 
+    def model_for(self, body: Any) -> FakeAnthropic:
+        """The routed model whose ``matches`` takes this request's ``body``, or this server's own."""
+        with self._lock:
+            return next((model for matches, model in self._routes if matches(body)), self)
+
+    @contextlib.contextmanager
+    def routed(self, matches: Callable[[Any], bool]) -> Iterator[FakeAnthropic]:
+        """A scripted model of its own on this running server: the requests whose body ``matches`` picks out
+        are recorded in it and answered from its script (its ``requests``, ``script``, ``responder`` and
+        ``fallback`` are its own; its ``url`` is the server's). Afterwards its stalled streams are released and
+        requests it would have taken reach the server's own script."""
+        model = FakeAnthropic()
+        model._host = self
+        route = (matches, model)
+        with self._lock:
+            self._routes.append(route)
+        try:
+            yield model
+        finally:
+            with self._lock:
+                self._routes.remove(route)
+            model._release()
+
+    def _release(self) -> None:
+        """Stop pacing and release every stalled stream of this model."""
+        with self._lock:
+            self._stopping.set()
+            for release in self._stalls:
+                release.set()
+
     def _stall(self, release: threading.Event) -> None:
         with self._lock:
             self._stalls.append(release)
@@ -541,6 +580,8 @@ class FakeAnthropic:
 
     @property
     def url(self) -> str:
+        if self._host is not None:
+            return self._host.url
         assert self._server is not None, "the fake server is not running"
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
@@ -556,11 +597,13 @@ class FakeAnthropic:
         return self
 
     def stop(self) -> None:
-        """Release stalled streams, stop serving, and join every thread the server started."""
+        """Release stalled streams (its routed models' too), stop serving, and join every thread the server
+        started."""
+        self._release()
         with self._lock:
-            self._stopping.set()
-            for release in self._stalls:
-                release.set()
+            routed = [model for _, model in self._routes]
+        for model in routed:
+            model._release()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
