@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from tests.acp_helpers import Answer, Client, acp_agent, cancelled, choose, fails, of_kind, says
+from tests.acp_helpers import Agent, Answer, Client, acp_agent, cancelled, choose, fails, of_kind, says
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 def touch_twice() -> list[Any]:
@@ -30,14 +32,14 @@ def result_told(api: FakeAnthropic, request: int) -> str:
 
 
 async def test_allow_once_runs_the_call_and_asks_again_next_time(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path
+    api: FakeAnthropic, agent: Agent, project: Path
 ) -> None:
     """Allowed once, the command runs, and the same command is asked about again; the turn ends end_turn."""
     api.script(*touch_twice())
-    async with acp_agent(model_env, project, client=Client(choose("allow_once"))) as agent:
-        session = await agent.new_session(project)
-        done = await agent.prompt(session, "make the file")
-        asked = agent.client.asked
+    agent.client.answer = choose("allow_once")
+    session = await agent.new_session(project)
+    done = await agent.prompt(session, "make the file")
+    asked = agent.client.asked
 
     assert done.stop_reason == "end_turn"
     assert (project / "made-it").exists()
@@ -58,13 +60,13 @@ async def test_allow_once_runs_the_call_and_asks_again_next_time(
 
 
 async def test_allow_always_keeps_the_rule_so_the_same_call_is_not_asked_again(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path
+    api: FakeAnthropic, agent: Agent, project: Path
 ) -> None:
     """Always allowed, the same command runs unasked the second time."""
     api.script(*touch_twice())
-    async with acp_agent(model_env, project, client=Client(choose("allow_always"))) as agent:
-        session = await agent.new_session(project)
-        done = await agent.prompt(session, "make the file")
+    agent.client.answer = choose("allow_always")
+    session = await agent.new_session(project)
+    done = await agent.prompt(session, "make the file")
 
     assert done.stop_reason == "end_turn"
     assert len(agent.client.asked) == 1
@@ -78,16 +80,16 @@ async def test_allow_always_keeps_the_rule_so_the_same_call_is_not_asked_again(
     ids=["reject_once", "cancelled", "error"],
 )
 async def test_a_refusal_declines_the_call_and_the_turn_goes_on(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path, answer: Answer, how: str
+    api: FakeAnthropic, agent: Agent, project: Path, answer: Answer, how: str
 ) -> None:
     """Denied, answered cancelled, or answered with a JSON-RPC error: the command does not run, the model reads
     that the person declined it, and the turn goes on to its end."""
     api.script(
         message(tool_use("t1", "bash", {"command": "touch made-it"}), stop_reason="tool_use"), message(text("OK."))
     )
-    async with acp_agent(model_env, project, client=Client(answer)) as agent:
-        session = await agent.new_session(project)
-        done = await agent.prompt(session, "make the file")
+    agent.client.answer = answer
+    session = await agent.new_session(project)
+    done = await agent.prompt(session, "make the file")
 
     assert done.stop_reason == "end_turn", how
     assert not (project / "made-it").exists()
@@ -101,7 +103,7 @@ PLAN = "Here is the plan:\n\n- [ ] Write `out.txt` saying hello\n- [ ] Say it is
 
 
 async def test_a_plan_is_shown_approved_through_a_question_and_checked_off(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path
+    api: FakeAnthropic, agent: Agent, project: Path
 ) -> None:
     """/plan: the plan arrives as a plan update, its approval is a question holding the plan; approved, it is
     carried out, each entry marked completed, and the file is written."""
@@ -113,13 +115,11 @@ async def test_a_plan_is_shown_approved_through_a_question_and_checked_off(
         message(text("Nothing more to do.")),
         message(text("DONE")),
     )
-    async with acp_agent(
-        model_env, project, "--permission-mode", "bypass", client=Client(choose("allow_once"))
-    ) as agent:
-        session = await agent.new_session(project)
-        done = await agent.prompt(session, "/plan write out.txt")
-        seen = agent.client.updates
-        [asked] = agent.client.asked
+    agent.client.answer = choose("allow_once")
+    session = await agent.new_session(project, mode="bypass")
+    done = await agent.prompt(session, "/plan write out.txt")
+    seen = agent.client.updates
+    [asked] = agent.client.asked
 
     assert done.stop_reason == "end_turn"
     assert (project / "out.txt").read_text() == "hello\n"

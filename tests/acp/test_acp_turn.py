@@ -1,21 +1,25 @@
 """`chimera acp` through the ACP SDK's client: what it says it takes, and a whole turn as a client sees it (the
 model's thinking and words streamed, a read, an edit with its diff, a command with its output, each with its kind,
-status and absolute locations), and the stop reason each way a turn can end."""
+status and absolute locations), and the stop reason each way a turn can end. The tests share the worker's
+agent (``agent``), but for those of a startup option or an environment of their own."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from chimera.tui.cli import installed_version
-from tests.acp_helpers import acp_agent, of_kind, says
+from tests.acp_helpers import Agent, acp_agent, of_kind, says
 from tests.fake_anthropic import FakeAnthropic, message, text, thinking, tool_use
 
+pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-async def test_initialize_says_what_chimera_takes(model_env: dict[str, str], project: Path) -> None:
+
+async def test_initialize_says_what_chimera_takes(agent: Agent) -> None:
     """The client learns Chimera loads sessions, takes text, embedded context and images, MCP servers over stdio and
     HTTP (not SSE), needs no authentication, and its name and version."""
-    async with acp_agent(model_env, project) as agent:
-        answer = agent.initialized
+    answer = agent.initialized
     caps = answer.agent_capabilities
     assert answer.protocol_version == 1
     assert caps is not None
@@ -31,7 +35,7 @@ async def test_initialize_says_what_chimera_takes(model_env: dict[str, str], pro
 
 
 async def test_a_whole_turn_streams_thinking_text_and_each_tool_call(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path
+    api: FakeAnthropic, agent: Agent, project: Path
 ) -> None:
     """Thinking and text arrive as chunks; a read, an edit and a command each come as a tool_call (kind, absolute
     location, the edit's diff) then a completed tool_call_update (the command's output); the turn ends end_turn.
@@ -48,10 +52,9 @@ async def test_a_whole_turn_streams_thinking_text_and_each_tool_call(
         message(tool_use("b1", "bash", {"command": "printf 'lines: '; wc -l < notes.txt"}), stop_reason="tool_use"),
         message(text("The notes now say TWO.")),
     )
-    async with acp_agent(model_env, project, "--permission-mode", "bypass") as agent:
-        session = await agent.new_session(project)
-        done = await agent.prompt(session, "shout the second note")
-        seen = agent.client.updates
+    session = await agent.new_session(project, mode="bypass")
+    done = await agent.prompt(session, "shout the second note")
+    seen = agent.client.updates
 
     assert done.stop_reason == "end_turn"
     assert says(seen, "agent_thought_chunk") == "The notes first."
@@ -100,7 +103,7 @@ async def test_a_refusal_and_the_turn_limit_each_end_the_turn_with_their_stop_re
 
 
 async def test_a_run_that_fails_answers_the_prompt_with_one_line(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path
+    api: FakeAnthropic, agent: Agent, project: Path
 ) -> None:
     """A server that refuses the key fails the prompt with a JSON-RPC error whose message names the cause."""
     from acp import RequestError
@@ -108,20 +111,19 @@ async def test_a_run_that_fails_answers_the_prompt_with_one_line(
     from tests.fake_anthropic import status
 
     api.script(status(401, "authentication_error", "invalid x-api-key"))
-    async with acp_agent(model_env, project) as agent:
-        session = await agent.new_session(project)
-        try:
-            await agent.prompt(session, "hello")
-        except RequestError as err:
-            failure = str(err)
-        else:
-            raise AssertionError("the prompt did not fail")
+    session = await agent.new_session(project)
+    try:
+        await agent.prompt(session, "hello")
+    except RequestError as err:
+        failure = str(err)
+    else:
+        raise AssertionError("the prompt did not fail")
     assert "\n" not in failure
     assert "key" in failure.lower()
 
 
 async def test_a_prompt_of_text_an_image_a_file_and_embedded_context_reaches_the_model(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path
+    api: FakeAnthropic, agent: Agent, project: Path
 ) -> None:
     """The model gets the words, the picture as an image block, the file pointed at by its path and the embedded
     text in a context block naming it; a picture of a kind the model does not take is one line, nothing sent."""
@@ -135,15 +137,14 @@ async def test_a_prompt_of_text_an_image_a_file_and_embedded_context_reaches_the
         resource_link_block("notes.txt", (project / "notes.txt").as_uri()),
         resource_block(embedded_text_resource((project / "a.py").as_uri(), "print(1)\n")),
     ]
-    async with acp_agent(model_env, project) as agent:
-        session = await agent.new_session(project)
-        done = await agent.conn.prompt(session_id=session, prompt=blocks)
-        try:
-            await agent.conn.prompt(session_id=session, prompt=[image_block(picture, "image/bmp")])
-        except RequestError as err:
-            refused = str(err)
-        else:
-            raise AssertionError("a BMP was taken")
+    session = await agent.new_session(project)
+    done = await agent.conn.prompt(session_id=session, prompt=blocks)
+    try:
+        await agent.conn.prompt(session_id=session, prompt=[image_block(picture, "image/bmp")])
+    except RequestError as err:
+        refused = str(err)
+    else:
+        raise AssertionError("a BMP was taken")
 
     assert done.stop_reason == "end_turn"
     content = api.requests[0].messages[-1]["content"]
