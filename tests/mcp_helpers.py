@@ -3,19 +3,16 @@ pinned, with its lock; the suite at 0.1.13, the last release that runs on Node.j
 (``tests/mcp_servers/fault_server.py``, Python, written with the SDK's server API).
 
 ``.ci/run`` installs them with ``npm ci``; run without it (the README's test command), the first test that
-needs them installs them the same way, once, whichever test worker gets there first (a lock file holds the
-others). With no ``npm`` on the machine those tests skip, saying so.
+needs them installs them the same way (``tests.npm_packages``). With no ``npm`` on the machine those tests skip,
+saying so.
 """
 
 from __future__ import annotations
 
-import fcntl
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from tests.npm_packages import installed
 
 __all__ = ["CONFORMANCE", "EVERYTHING", "FAULT_SERVER", "conformance_suite", "everything_server", "fault_server"]
 
@@ -27,32 +24,15 @@ FAULT_SERVER = FOLDER / "fault_server.py"
 
 def everything_server() -> Path:
     """The path of ``mcp-server-everything`` (the reference server of every MCP feature), installed if need be."""
-    return _installed(EVERYTHING)
+    return installed(EVERYTHING, "the MCP reference servers")
 
 
 def conformance_suite() -> Path:
     """The path of the MCP conformance suite's command (``conformance``), installed if need be."""
-    return _installed(CONFORMANCE)
+    return installed(CONFORMANCE, "the MCP reference servers")
 
 
 def fault_server(*behaviours: str) -> tuple[str, tuple[str, ...]]:
     """The command and arguments that start the fault fixture server with ``behaviours`` (``junk``, ``only-junk``,
     ``silent``, ``pid=PATH``: see ``tests/mcp_servers/fault_server.py``), with this Python, which has the SDK."""
     return sys.executable, (str(FAULT_SERVER), *behaviours)
-
-
-def _installed(program: Path) -> Path:
-    if program.exists():
-        return program
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip("the MCP reference servers need npm (Node.js), which this machine does not have")
-    with (FOLDER / ".install.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one test worker installs; the others wait for it
-        if not program.exists():
-            done = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--silent"], cwd=FOLDER, capture_output=True, text=True
-            )
-            if done.returncode != 0:
-                pytest.fail(f"npm ci in {FOLDER} failed: {done.stderr.strip()[-500:]}")
-    return program
