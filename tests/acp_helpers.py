@@ -21,7 +21,7 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from acp import PROTOCOL_VERSION, RequestError, connect_to_agent, text_block
 from acp.client.connection import ClientSideConnection
@@ -45,6 +45,9 @@ from acp.schema import (
 from tests.anthropic_harness import direct_environment
 from tests.cli_runner import chimera_command
 from tests.fake_anthropic import DEFAULT_MODEL
+
+if TYPE_CHECKING:
+    from acp.interfaces import Client as ProtocolClient
 
 __all__ = [
     "DEADLINE",
@@ -332,7 +335,8 @@ async def _started(
     raw: list[bytes] = []
     tee = asyncio.StreamReader(limit=50 * 1024 * 1024)
     pump = asyncio.create_task(_copy(process.stdout, tee, raw))
-    conn = connect_to_agent(clients, process.stdin, tee)
+    # Clients answers every method of the protocol's client that Chimera calls; the SDK's router finds them by name.
+    conn = connect_to_agent(cast("ProtocolClient", clients), process.stdin, tee)
     try:
         offered = ClientCapabilities(
             fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
