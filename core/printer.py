@@ -249,8 +249,9 @@ class Printer:
             mark = "⊘"
             why = refused if status == "refused" and refused else output.removeprefix("Error: ").strip()
             timing += f": {why}"
+        together = len(self._calls) > 1  # another call is at work too: its result may come next, so name it
         shown = self._calls.pop(call_id, "")
-        named = self._under != call_id and shown
+        named = (self._under != call_id or together) and shown
         self._say(f"  {mark} {shown}: {timing}" if named else f"  {mark} {timing}")
 
     def _say(self, line: str) -> None:
