@@ -55,7 +55,8 @@ from chimera.core.events import (
 )
 from chimera.core.sessions.start import RunOptions
 from chimera.tui.app import ChimeraApp, build_app
-from chimera.tui.widgets.transcript_view import LINE_BUDGET, TranscriptView
+from chimera.tui.entry_lines import LINE_BUDGET
+from chimera.tui.widgets.transcript_view import TranscriptView
 from tests.bench.bench_sessions import _build
 
 SIZE = (120, 40)
@@ -497,7 +498,7 @@ async def _memory() -> dict[str, Any]:
         await frames.when(lambda: _at_end(view))
         shown = tracemalloc.get_traced_memory()[0]
         for entry in app.transcript.entries:  # every entry drawn, as scrolling through all of it does
-            view._entry_lines(entry, view._width)
+            view.entry_lines.lines(entry, view._width)
         view._layout()
         await frames.when(lambda: True)
         drawn = tracemalloc.get_traced_memory()[0]

@@ -20,9 +20,9 @@ from chimera.core.events import (
     ToolCallStarted,
     ToolOutputDelta,
 )
+from chimera.tui import entry_lines
 from chimera.tui.state import Entry, Transcript
 from chimera.tui.transcript_render import settled_length
-from chimera.tui.widgets import transcript_view
 from chimera.tui.widgets.transcript_view import TranscriptView
 from tests.tui_helpers import Harness, screen_text, until
 
@@ -118,14 +118,14 @@ async def test_streamed_text_redraws_only_its_entry_and_follows_the_end() -> Non
         view = app.query_one(TranscriptView)
         await pilot.pause()
         first = app.transcript.entries[0]
-        rendered = view._lines[first.serial][1]
+        rendered = view.entry_lines.by_entry[first.serial][1]
         transcript.apply(RunStarted(task="and more", model="m", loop="react"))
         for word in ("Streaming ", "the ", "next ", "answer."):
             transcript.apply(TextDelta(text=word))
             view.refresh_entries()
             await pilot.pause()
         assert "Streaming the next answer." in screen_text(app)  # the end stays in view
-        assert view._lines[first.serial][1] is rendered  # untouched entries are not rendered again
+        assert view.entry_lines.by_entry[first.serial][1] is rendered  # untouched entries are not rendered again
 
 
 async def test_a_streamed_batch_shows_at_the_end_in_the_next_frame() -> None:
@@ -222,12 +222,12 @@ async def test_a_drawn_answer_keeps_its_lines_as_segments_not_strips() -> None:
         view = app.query_one(TranscriptView)
         await pilot.pause()
         answer = transcript.entries[-1]
-        view._entry_lines(answer, view._width)  # drawn once: whatever rich caches on the way is in place
-        del view._lines[answer.serial]
+        view.entry_lines.lines(answer, view._width)  # drawn once: whatever rich caches on the way is in place
+        del view.entry_lines.by_entry[answer.serial]
         tracemalloc.start()
         try:
             before = tracemalloc.get_traced_memory()[0]
-            lines = view._entry_lines(answer, view._width)
+            lines = view.entry_lines.lines(answer, view._width)
             held = tracemalloc.get_traced_memory()[0] - before
         finally:
             tracemalloc.stop()
@@ -242,14 +242,14 @@ async def test_a_long_session_keeps_a_bounded_number_of_lines_and_draws_old_answ
     app = Harness(transcript)
     async with app.run_test(size=(100, 30)) as pilot:
         view = app.query_one(TranscriptView)
-        view.line_budget = 1_500  # a few long answers' worth
+        view.entry_lines.budget = 1_500  # a few long answers' worth
         for turn in range(12):  # each answer is drawn as it arrives, as a live run's are
             answer = f"Answer {turn}.\n\n" + long_answer()
             transcript.apply_all([RunStarted(task=f"task {turn}", model="m", loop="react"), TextDelta(text=answer)])
             transcript.apply(MessageCompleted(message={"role": "assistant", "content": []}, stop_reason="end_turn"))
             view.refresh_entries()
             await pilot.pause()
-        kept = sum(len(lines) for _, lines in view._lines.values() if isinstance(lines, list))
+        kept = sum(len(lines) for _, lines in view.entry_lines.by_entry.values() if isinstance(lines, list))
         assert kept <= 1_500  # not twelve answers' lines: older ones keep only their height
         height = view.virtual_size.height
         view.scroll_home(animate=False, immediate=True)
@@ -271,13 +271,13 @@ async def test_entries_never_drawn_are_estimated_once_and_again_only_when_they_c
         view = app.query_one(TranscriptView)
         await pilot.pause()
         estimated = []
-        estimate = transcript_view._estimate
+        estimate = entry_lines.estimate
 
         def counted(entry: Entry, width: int) -> int:
             estimated.append(entry)
             return estimate(entry, width)
 
-        monkeypatch.setattr(transcript_view, "_estimate", counted)
+        monkeypatch.setattr(entry_lines, "estimate", counted)
         for word in ("Streaming ", "more ", "words."):
             transcript.apply(TextDelta(text=word))
             view.refresh_entries()
@@ -337,18 +337,18 @@ async def test_a_streaming_answer_renders_its_finished_blocks_once() -> None:
         view.refresh_entries()
         await pilot.pause()
         answer = transcript.entries[-1]
-        head = view._settled[answer.serial][1]
+        head = view.entry_lines.settled[answer.serial][1]
         for more in (" block", " grows", " word by word."):
             transcript.apply(TextDelta(text=more))
             view.refresh_entries()
             await pilot.pause()
-            assert view._settled[answer.serial][1] is head  # the finished block is not rendered again
+            assert view.entry_lines.settled[answer.serial][1] is head  # the finished block is not rendered again
         assert "Second block grows word by word." in screen_text(app)
         assert "First block done." in screen_text(app)
         transcript.apply(MessageCompleted(message={"role": "assistant", "content": []}, stop_reason="end_turn"))
         view.refresh_entries()
         await pilot.pause()
-        assert answer.serial not in view._settled  # complete: rendered whole, once
+        assert answer.serial not in view.entry_lines.settled  # complete: rendered whole, once
         assert "Second block grows word by word." in screen_text(app)
 
 
@@ -418,13 +418,13 @@ async def test_a_running_call_shows_its_last_lines_as_a_terminal_would_and_a_tic
         assert lines[lines.index("step 29") + 1] == "fetching 100%"
         assert "55%" not in shown
         finished = transcript.entries[0]
-        kept = view._lines[finished.serial][1]
+        kept = view.entry_lines.by_entry[finished.serial][1]
         clock[0] += 4
         assert transcript.tick()
         view.refresh_entries()
         await pilot.pause()
         assert "running 4s" in screen_text(app)
-        assert view._lines[finished.serial][1] is kept  # the rest is not drawn again
+        assert view.entry_lines.by_entry[finished.serial][1] is kept  # the rest is not drawn again
 
 
 async def test_the_scrollbar_shows_where_the_view_is_after_folding_everything_and_unfolding_one() -> None:

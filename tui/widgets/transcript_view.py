@@ -2,11 +2,10 @@
 
 A line-API scroll view (as Textual's ``Log`` is): it knows where each entry's
 lines start and draws only the lines on screen. Each entry's lines are
-rendered once per width and version (``tui.state.Entry.version``) and cached,
-so a new delta re-renders the entry it changed and nothing else, and a resize
-re-wraps from the entries, not from widgets. A change repaints the screen from
-the first entry it moved down, and past ``LINE_BUDGET`` cached lines the least
-recently drawn entries keep only their height. A cursor moves between entries
+rendered once per width and version (``tui.state.Entry.version``) and kept
+(``tui.entry_lines``, within a budget), so a new delta re-renders the entry it
+changed and nothing else, and a resize re-wraps from the entries, not from
+widgets. A change repaints the screen from the first entry it moved down. A cursor moves between entries
 (``up``/``down``): ``enter`` or ``space`` folds and unfolds it, ``z`` folds or
 unfolds everything, ``n`` jumps to the next failed call, ``o`` asks for a cut
 call's whole saved output (:class:`TranscriptView.OpenOutput`). Every colour is
@@ -33,10 +32,10 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.theme import Theme
 
+from chimera.tui.entry_lines import EntryLines, Laid, Line, same_lines
 from chimera.tui.look import BOLD, Look, look_of
 from chimera.tui.outside import tell
 from chimera.tui.state import FOLDS, Entry, Transcript
-from chimera.tui.transcript_render import render_entry, settled_length
 from chimera.tui.widgets.quick_scrollbar import QuickScrollBar
 
 if TYPE_CHECKING:
@@ -45,12 +44,8 @@ if TYPE_CHECKING:
 __all__ = ["TranscriptView"]
 
 _GUTTER = 2  # cells left of every line: the cursor's mark
-LINE_BUDGET = 10_000  # rendered lines kept (~1.4 KB a line of Markdown); older entries keep only their height
 _CURSOR = "▌ "  # drawn in the theme's cursor colour
 _BLANK = Segment("  ")
-
-Line = tuple[Segment, ...]  # a rendered line as it is kept: a Strip carries ~1 KB of caches, a tuple none
-_Laid = tuple[tuple[int, int, bool, int], list[Line] | int]  # an entry's key and lines (or how many) at a layout
 
 
 class TranscriptView(ScrollView, can_focus=True):
@@ -95,21 +90,15 @@ class TranscriptView(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.transcript = transcript if transcript is not None else Transcript()
         self.cursor: int | None = None
-        # entry.serial -> (its key, its lines or only how many: an estimate before it is first drawn, the real
-        # count once its lines were let go), least recently drawn first
-        self._lines: dict[int, _Laid] = {}
-        self._kept = 0  # lines held in _lines
-        self.line_budget = LINE_BUDGET
+        self.entry_lines = EntryLines(self._draw, lambda: self.look)  # each entry's rendered lines
         self._starts: list[int] = []  # the first line of each entry
-        self._laid: list[_Laid] = []  # each entry's, at the last layout
+        self._laid: list[Laid] = []  # each entry's, at the last layout
         self._width = 0
         self._relayout_due = False
         self._follow = False  # the person sent something: the next layout shows the end, wherever the view was
         self._pinned = True  # the view shows the end (as of its last scroll): a resize keeps it there
-        self._settled: dict[int, tuple[tuple[int, int], list[Line]]] = {}  # a streaming answer's finished blocks
         self._frame: tuple[Style, int, Selection | None] | None = None  # while a frame draws: style, width, selection
         self._look: Look | None = None  # the app theme's colours, made when first needed
-        self._colouring = 0  # grows with every theme change: lines drawn before it are drawn again
         # line -> what it showed (its words, the cursor's mark, style, width, scroll) and the strip made of it:
         # a frame redraws every line it scrolls, and most show what they showed
         self._strips: dict[int, tuple[Line, bool, Style, int, int, Strip]] = {}
@@ -131,8 +120,7 @@ class TranscriptView(ScrollView, can_focus=True):
     def _recolour(self, theme: Theme) -> None:
         """The theme changed (or the one in use was changed): every line is drawn again in its colours."""
         self._look = None
-        self._colouring += 1
-        self._settled.clear()
+        self.entry_lines.recolour()
         self._strips.clear()
         self.refresh()
 
@@ -174,7 +162,7 @@ class TranscriptView(ScrollView, can_focus=True):
         height = self.scrollable_content_region.height
         lines = 0
         for entry in reversed(self.transcript.entries):
-            lines += len(self._entry_lines(entry, width)) + 1
+            lines += len(self.entry_lines.lines(entry, width)) + 1
             if lines >= height:
                 break
 
@@ -201,19 +189,12 @@ class TranscriptView(ScrollView, can_focus=True):
         laid = []
         for entry in self.transcript.entries:
             starts.append(line)
-            key = (entry.version, width, entry.folded, self._colouring)
-            cached = self._lines.get(entry.serial)
-            if cached is None or cached[0][:3] != key[:3]:  # estimated once, until it changes or is drawn
-                cached = self._lines[entry.serial] = (key, _estimate(entry, width))
+            cached = self.entry_lines.laid(entry, width)
             held = cached[1]
             line += (held if isinstance(held, int) else len(held)) + 1  # a blank line after each entry
             laid.append(cached)
-        if len(self._lines) > len(laid):
-            alive = {entry.serial for entry in self.transcript.entries}
-            for gone in self._lines.keys() - alive:  # entries a retry took away
-                held = self._lines.pop(gone)[1]
-                self._kept -= 0 if isinstance(held, int) else len(held)
-                self._settled.pop(gone, None)
+        if len(self.entry_lines.by_entry) > len(laid):  # entries a retry took away
+            self.entry_lines.keep_only(entry.serial for entry in self.transcript.entries)
         # The first entry laid out differently from last time: the lines above it are drawn as they were.
         pairs = enumerate(zip(laid, self._laid, strict=False))
         first = next((n for n, (now, was) in pairs if now is not was), None)
@@ -224,7 +205,7 @@ class TranscriptView(ScrollView, can_focus=True):
         self._relayout_due = False
         self._resize_virtually(Size(width + _GUTTER, line))
         if first is not None:
-            self._refresh_from(starts[first] + _same_lines(laid, was_laid, first) if first < len(starts) else line)
+            self._refresh_from(starts[first] + same_lines(laid, was_laid, first) if first < len(starts) else line)
 
     def _refresh_from(self, top: int) -> None:
         """Repaint from line ``top`` of the transcript to the bottom of the screen."""
@@ -243,64 +224,6 @@ class TranscriptView(ScrollView, can_focus=True):
         elif size.height != self.virtual_size.height:
             self.set_reactive(TranscriptView.virtual_size, size)
             self._scroll_update(size)
-
-    def _entry_lines(self, entry: Entry, width: int) -> list[Line]:
-        key = (entry.version, width, entry.folded, self._colouring)
-        ident = entry.serial
-        cached = self._lines.get(ident)
-        if cached is not None and cached[0] == key and not isinstance(cached[1], int):
-            if next(reversed(self._lines)) != ident:  # drawn now: the last to be let go
-                del self._lines[ident]
-                self._lines[ident] = cached
-            return cached[1]
-        if entry.kind == "text" and entry.streaming:
-            lines = self._streaming_lines(entry, width)
-        else:
-            self._settled.pop(ident, None)
-            lines = self._draw(render_entry(entry, self.look), width)
-        self._keep(ident, key, lines)
-        return lines
-
-    def _keep(self, ident: int, key: tuple[int, int, bool, int], lines: list[Line]) -> None:
-        """Cache an entry's lines. Past ``line_budget`` lines the least recently drawn entries let theirs go
-        and keep only how many there were: the layout stays exact, and they are rendered again if they
-        come back on screen."""
-        old = self._lines.pop(ident, None)
-        if old is not None and not isinstance(old[1], int):
-            self._kept -= len(old[1])
-        self._lines[ident] = (key, lines)
-        self._kept += len(lines)
-        if self._kept <= self.line_budget:
-            return
-        for other, (other_key, held) in list(self._lines.items()):
-            if self._kept <= self.line_budget * 3 // 4 or other == ident:
-                break
-            if not isinstance(held, int):
-                self._lines[other] = (other_key, len(held))
-                self._kept -= len(held)
-
-    def _streaming_lines(self, entry: Entry, width: int) -> list[Line]:
-        """An answer still streaming: each finished block is rendered once and kept; only the open
-        tail is rendered again as text arrives, its code plain until its block is finished (the whole
-        answer is rendered once when it completes)."""
-        cut = settled_length(entry.text)
-        kept = self._settled.get(entry.serial)
-        if kept is None or kept[0][1] != width:
-            kept = ((0, width), [])
-        done, lines = kept
-        if cut > done[0]:  # new finished blocks: render them alone, keep the rest
-            block = entry.text[done[0] : cut]
-            drawn = self._draw(render_entry(Entry("text", block), self.look), width)
-            lines = [*lines, (), *drawn] if lines else drawn
-            kept = ((cut, width), lines)
-        self._settled[entry.serial] = kept
-        tail = entry.text[cut:]
-        shown = list(lines)
-        if tail.strip():
-            if shown:
-                shown.append(())
-            shown += self._draw(render_entry(Entry("text", tail, streaming=True), self.look), width)  # code plain
-        return shown or [()]
 
     def _draw(self, renderable: RenderableType, width: int) -> list[Line]:
         """``renderable``'s lines at ``width``, its Markdown in the theme's colours rather than Rich's."""
@@ -341,7 +264,7 @@ class TranscriptView(ScrollView, can_focus=True):
         if index < 0 or not self.transcript.entries:
             return Strip.blank(width, style)
         entry = self.transcript.entries[index]
-        lines = self._entry_lines(entry, self._width)
+        lines = self.entry_lines.lines(entry, self._width)
         end = self._starts[index + 1] if index + 1 < len(self._starts) else self.virtual_size.height
         laid_out = end - self._starts[index] - 1
         if len(lines) != laid_out and not self._relayout_due:  # it was an estimate: correct the layout
@@ -393,7 +316,7 @@ class TranscriptView(ScrollView, can_focus=True):
         index = bisect_right(self._starts, line) - 1
         if index < 0 or index >= len(self.transcript.entries):
             return ""
-        lines = self._entry_lines(self.transcript.entries[index], self._width)
+        lines = self.entry_lines.lines(self.transcript.entries[index], self._width)
         offset = line - self._starts[index]
         return "".join(segment.text for segment in lines[offset]).rstrip() if offset < len(lines) else ""
 
@@ -474,22 +397,6 @@ class TranscriptView(ScrollView, can_focus=True):
             self.scroll_to(y=max(0, top - height // 3), animate=False, immediate=True)
 
 
-def _same_lines(laid: list[_Laid], was: list[_Laid], index: int) -> int:
-    """How many of entry ``index``'s first lines are the ones it had at the last layout (a streaming answer's
-    finished blocks): the lines from there down are the ones to draw again."""
-    if index >= len(was):
-        return 0
-    now, then = laid[index][1], was[index][1]
-    if isinstance(now, int) or isinstance(then, int):
-        return 0
-    same = 0
-    for new, old in zip(now, then, strict=False):
-        if new is not old:
-            break
-        same += 1
-    return same
-
-
 def _selected(strip: Strip, span: tuple[int, int], style: Style) -> Strip:
     """``strip`` with the cells of ``span`` (end -1: to the end) drawn in the selection's style."""
     start, end = span
@@ -498,12 +405,3 @@ def _selected(strip: Strip, span: tuple[int, int], style: Style) -> Strip:
         return strip
     chosen = Strip(Segment.apply_style(strip.crop(start, end), post_style=style))
     return Strip.join([strip.crop(0, start), chosen, strip.crop(end, strip.cell_length)])
-
-
-def _estimate(entry: Entry, width: int) -> int:
-    """How many lines ``entry`` will take, before it is rendered: its text wrapped at ``width``."""
-    if entry.folded or entry.kind == "notice":
-        return 1
-    text = entry.text if entry.kind != "tool" else entry.output
-    lines = text.splitlines() or [""]
-    return sum(max(1, -(-len(line) // width)) for line in lines) + (entry.kind == "tool")
