@@ -28,10 +28,8 @@ both.
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -39,13 +37,12 @@ from chimera.core.loops.plans import kept_checks, only_the_list
 from chimera.core.messages import content_blocks, prompt_text
 from chimera.core.tools.base import describe_call, status_of_text
 from chimera.core.wording import describe_compaction, describe_ending, describe_left_out, plural
+from chimera.tui.state.entry import FOLDS, Entry
 
 if TYPE_CHECKING:  # the events load with the first one (``apply``): the first frame draws none
     from chimera.core.events import RunFinished, StepEvent, ToolCallFinished
 
-__all__ = ["FOLDS", "LIVE_CHARS", "LIVE_LINES", "Entry", "Transcript"]
-
-_SERIALS = itertools.count()
+__all__ = ["LIVE_CHARS", "LIVE_LINES", "Transcript"]
 
 
 @cache
@@ -72,22 +69,6 @@ def not_shown() -> frozenset[type[StepEvent]]:
     )
 
 
-KINDS = (
-    "user",
-    "steering",
-    "text",
-    "thinking",
-    "tool",
-    "plan",
-    "compaction",
-    "switch",
-    "notice",
-    "reflection",  # Reflexion asked the model to look back at its work
-    "candidate",  # TreeOfThought: one answer sampled, and whether it was the one taken
-    "reminder",  # a reminder given to the model with the tools' results
-    "checkpoint",  # the workspace's files pinned at this point
-)
-FOLDS = frozenset({"thinking", "tool", "compaction", "reflection", "candidate", "reminder", "checkpoint"})
 LIVE_LINES = 200  # lines of a running call's output kept, at most (its end)
 LIVE_CHARS = 64 * 1024  # characters of it kept, at most
 _ENDED = {  # how a run that did not succeed ends on screen, by its state: its mark and severity
@@ -96,47 +77,6 @@ _ENDED = {  # how a run that did not succeed ends on screen, by its state: its m
     "finished": ("⏹", "info"),  # a replay that reached where its recording stops
     "failed": ("✗", "error"),
 }
-
-
-@dataclass(slots=True, eq=False)
-class Entry:
-    """One thing on screen. ``kind`` is one of :data:`KINDS`.
-
-    ``text`` holds the words (a message, thinking, a notice, a compaction's summary);
-    a tool call also has ``name``, ``args``, ``output``, ``status`` (``asking``: waiting for the person's
-    answer, ``running``, ``done``, ``failed``, ``cancelled``) and ``duration_ms``; while it runs, ``output`` is
-    the end of what it has printed so far, ``started`` the transcript's clock when it started (or was let run) and
-    ``elapsed`` the whole seconds since, as of the last tick; over, ``ended`` says how (the call's status:
-    ``ok``, ``failed``, ``refused``, ``declined``, ``cancelled``, ``skipped``). A plan has ``steps`` and each step's
-    ``checks`` (True passed, False failed, None not yet). ``severity`` styles a notice
-    (``info``, ``success``, ``warning``, ``error``). ``version`` grows with every change.
-    """
-
-    kind: str
-    text: str = ""
-    folded: bool = False
-    streaming: bool = False
-    name: str = ""
-    args: dict[str, Any] = field(default_factory=dict)
-    output: str = ""
-    status: str = ""
-    ended: str = ""  # how a finished call ended (ok, failed, refused, declined, cancelled, skipped)
-    duration_ms: float | None = None
-    started: float | None = None
-    elapsed: int = 0
-    data: dict[str, Any] = field(default_factory=dict)
-    steps: list[str] = field(default_factory=list)
-    checks: list[bool | None] = field(default_factory=list)
-    severity: str = "info"
-    version: int = 0
-    serial: int = field(default_factory=lambda: next(_SERIALS))  # never the same for two entries
-
-    def touch(self) -> None:
-        self.version += 1
-
-    @property
-    def failed(self) -> bool:
-        return self.kind == "tool" and self.status == "failed"
 
 
 class Transcript:
