@@ -43,7 +43,7 @@ from textual.worker import Worker, WorkerState, WorkType
 from chimera.core.errors import ChimeraError
 from chimera.core.gc_pause import started
 from chimera.core.providers.choice import DEFAULT_MODEL, resolve_model
-from chimera.core.sessions.opening import Opening, RunOptions, open_session, opening
+from chimera.core.sessions.opening import Opening, RunOptions, opening
 from chimera.core.terminal_text import is_blank
 from chimera.core.wording import command, plural, shown_path
 from chimera.themes import APP_CSS
@@ -303,6 +303,8 @@ class ChimeraApp(App[int]):
             self.call_after_refresh(self._open_session)
 
     def _open_session(self) -> None:
+        from chimera.core.sessions.start import open_session  # the session's machinery: after the first frame
+
         self._opening = asyncio.ensure_future(open_session(self.start))
         # Handed over uncalled: a workbench closed before the worker started leaves no coroutine unawaited.
         work: WorkType[None] = self._take_session

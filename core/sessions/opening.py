@@ -1,5 +1,5 @@
 """Provides ``RunOptions``, what a front end asks a session for; ``Opening``, what that session will be,
-known cheaply before it opens; and ``open_session``, which opens it off the event loop.
+known cheaply before it opens (``sessions.start`` opens it).
 
 A front end can draw its first frame from an ``Opening`` (the workspace, the model, the strategy, the
 permission mode; the demo or not, resumed or not) while the session itself (the agent, the store, the
@@ -11,11 +11,9 @@ stays light: it imports none of the session's machinery.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from chimera.core.errors import ConfigError
 from chimera.core.home import chimera_home
@@ -27,10 +25,7 @@ from chimera.core.sandbox import MODES as SANDBOX_MODES
 from chimera.core.settings import Settings, load_settings
 from chimera.core.tools.paths import real_path
 
-if TYPE_CHECKING:
-    from chimera.core.sessions.session import Session
-
-__all__ = ["STRATEGIES", "Opening", "RunOptions", "open_session", "opening"]
+__all__ = ["STRATEGIES", "Opening", "RunOptions", "opening"]
 
 STRATEGIES = ("react", "plan", "reflexion", "tot")
 
@@ -143,14 +138,3 @@ def check_options(options: RunOptions) -> None:
     if options.workdir is not None and not options.workdir.is_dir():
         what = "is not a folder" if options.workdir.exists() else "does not exist"
         raise ConfigError(f"the workdir {options.workdir} {what}: pass --workdir an existing folder")
-
-
-async def open_session(start: Opening) -> Session:
-    """The session ``start`` describes, opened in a thread (its imports, files, git and lock are blocking work)."""
-    return await asyncio.to_thread(_open, start)
-
-
-def _open(start: Opening) -> Session:
-    from chimera.core.sessions.start import start_session
-
-    return start_session(start.options, start)

@@ -1,4 +1,5 @@
-"""Provides ``start_session``: a live :class:`Session` from a front end's options.
+"""Provides ``start_session``: a live :class:`Session` from a front end's options; and ``open_session``,
+which starts one off the event loop.
 
 It picks the provider (the configured model, or the offline demo when none is
 configured), opens the workspace, sets the permission policy, builds the agent
@@ -8,6 +9,7 @@ same options make the same run in both.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import replace
 from pathlib import Path
@@ -41,7 +43,7 @@ from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import NOT_FINISHED
 from chimera.core.tools.paths import real_path
 
-__all__ = ["RunOptions", "check_can_resume", "start_session", "unconfirmed"]
+__all__ = ["RunOptions", "check_can_resume", "open_session", "start_session", "unconfirmed"]
 
 
 def _strategy(options: RunOptions, config: LoopConfig) -> LoopStrategy:
@@ -267,3 +269,8 @@ def _close_open_calls(store: SessionStore, pins: WorkspacePins | None) -> None:
     if pins is not None:
         with contextlib.suppress(ChimeraError, OSError):
             store.pin(node.id, pins.repo.snapshot(), found=True)
+
+
+async def open_session(start: Opening) -> Session:
+    """The session ``start`` describes, opened in a thread (its imports, files, git and lock are blocking work)."""
+    return await asyncio.to_thread(start_session, start.options, start)

@@ -15,7 +15,8 @@ import pytest
 from textual import events
 
 from chimera.core.errors import ConfigError
-from chimera.core.sessions import opening
+from chimera.core.sessions import start
+from chimera.core.sessions.opening import Opening
 from chimera.core.sessions.start import RunOptions
 from chimera.core.sessions.workspace_lock import WorkspaceLock
 from chimera.tui.app import build_app
@@ -41,15 +42,15 @@ class Gate:
 @pytest.fixture
 def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     held = Gate()
-    real: Callable[[opening.Opening], object] = opening._open
+    real: Callable[[RunOptions, Opening], object] = start.start_session
 
-    def waiting(start: opening.Opening) -> object:
+    def waiting(options: RunOptions, opened: Opening) -> object:
         held.open.wait(timeout=30)
         if held.error is not None:
             raise held.error
-        return real(start)
+        return real(options, opened)
 
-    monkeypatch.setattr(opening, "_open", waiting)
+    monkeypatch.setattr(start, "start_session", waiting)
     yield held
     held.open.set()  # (a test that failed early leaves no thread waiting)
 

@@ -45,7 +45,7 @@ from chimera.core.modes.acp.prompts import Block, prompt_of
 from chimera.core.modes.acp.servers import Entry, client_servers, merged
 from chimera.core.option_names import MODES
 from chimera.core.providers.choice import model_configured
-from chimera.core.sessions.opening import RunOptions, open_session, opening
+from chimera.core.sessions.opening import RunOptions, opening
 
 if TYPE_CHECKING:  # the session's machinery loads after initialize is answered (``_warm_up``)
     from chimera.core.modes.acp.live import LiveSession
@@ -209,6 +209,8 @@ class ChimeraAgent:
             if start.demo:
                 raise ConfigError(NO_MODEL)
             start = replace(start, mcp_servers=merged(start.mcp_servers, client_servers(entries)))
+            from chimera.core.sessions.start import open_session  # the session's machinery, once a session opens
+
             session = await open_session(start)
         except ChimeraError as err:
             raise RequestError(BAD_INPUT, str(err)) from None
