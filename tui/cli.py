@@ -1,9 +1,10 @@
 """Provides ``main``, the ``chimera`` command: the workbench, ``chimera run`` for headless runs, ``chimera acp`` for
 editors.
 
-Heavy imports (Textual, the anthropic SDK) happen only once a command needs
-them, so ``chimera --help`` answers at once. Bad input gets one line naming
-the cause and the fix, and exit code 2; never a traceback.
+The options its commands share are in ``tui.cli_options``. Heavy imports
+(Textual, the anthropic SDK) happen only once a command needs them, so
+``chimera --help`` answers at once. Bad input gets one line naming the cause
+and the fix, and exit code 2; never a traceback.
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 from chimera.core.gc_pause import started
-from chimera.core.option_names import LOOPS
-from chimera.core.option_names import MODES as PERMISSION_MODES
-from chimera.tui.compare_args import add_compare_commands, add_sandbox_options
+from chimera.tui.cli_options import PICK, choices, common, given_before, limits, plan_options, positive, rules
+from chimera.tui.compare_args import add_compare_commands
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,26 +49,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, terminal_safe(line, one_line=True) + "\n")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is less than 1")
-    return value
-
-
-def _money(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"{text} is not above 0")
-    return value
-
-
 class _Version(argparse.Action):
     """``--version``: print ``chimera X.Y.Z`` and exit 0 (the version is looked up only when asked for)."""
 
@@ -90,92 +70,6 @@ def installed_version() -> str:
         return "unknown (not installed as a package: pip install . sets it)"
 
 
-PICK = ""  # --resume with no id: the person picks the session
-
-
-def _common(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
-    # A subcommand's defaults would overwrite options given before it; suppress them there.
-    def default(value: object) -> object:
-        return argparse.SUPPRESS if sub else value
-
-    parser.add_argument(
-        "--workdir",
-        type=Path,
-        default=default(None),
-        help="the workspace folder (default: the current folder)",
-    )
-    _choices(parser, default)
-    if sub:
-        parser.add_argument("--resume", metavar="ID", default=default(None), help="continue the session ID")
-    else:
-        parser.add_argument(
-            "--resume",
-            metavar="ID",
-            nargs="?",
-            const=PICK,
-            default=None,
-            help="continue the session ID (its id's beginning is enough); with no ID, choose it from a list",
-        )
-    received = "with --resume, for a session this Chimera did not record (received, or edited by hand): "
-    parser.add_argument(
-        "--workdir-from-session",
-        action="store_true",
-        default=default(False),
-        help=received + "let the agent work in the folder it names, not the current folder",
-    )
-    parser.add_argument(
-        "--accept-queued",
-        action="store_true",
-        default=default(False),
-        help=received + "run the steering and follow-up tasks queued in it",
-    )
-    parser.add_argument(
-        "--drop-queued",
-        action="store_true",
-        default=default(False),
-        help=received + "discard the steering and follow-up tasks queued in it",
-    )
-    _rules(parser, default)
-
-
-def _choices(parser: argparse.ArgumentParser, default: Callable[[object], object]) -> None:
-    """The model, the strategy and the permission mode."""
-    parser.add_argument(
-        "--model",
-        default=default(None),
-        help="the model (default: $CHIMERA_MODEL, else a current Claude Sonnet)",
-    )
-    parser.add_argument("--loop", choices=LOOPS, default=default("react"), help="the loop strategy (default: react)")
-    parser.add_argument(
-        "--permission-mode",
-        choices=PERMISSION_MODES,
-        default=default(None),
-        help="how tool calls are approved: " + ", ".join(PERMISSION_MODES),
-    )
-
-
-def _rules(parser: argparse.ArgumentParser, default: Callable[[object], object]) -> None:
-    """What tool calls may do: the allow and deny rules, the sandbox, and the MCP servers' tools."""
-    parser.add_argument(
-        "--allow",
-        metavar="RULE",
-        action="append",
-        default=default([]),
-        help="let matching tool calls run without asking, e.g. 'bash(pytest*)' (repeatable)",
-    )
-    parser.add_argument(
-        "--deny", metavar="RULE", action="append", default=default([]), help="refuse matching tool calls (repeatable)"
-    )
-    add_sandbox_options(parser, default)
-    parser.add_argument(
-        "--mcp-config",
-        metavar="FILE",
-        type=Path,
-        default=default(None),
-        help="tools from the MCP servers FILE lists (the mcpServers JSON of Claude Code's .mcp.json)",
-    )
-
-
 def build_parser() -> _Parser:
     parser = _Parser(
         prog="chimera",
@@ -186,19 +80,19 @@ def build_parser() -> _Parser:
         ),
     )
     parser.add_argument("--version", action=_Version)
-    _common(parser)
+    common(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     run = commands.add_parser("run", help="run a task without the workbench", description="Run a task headless.")
     run.add_argument("task", help="what the agent should do")
-    _common(run, sub=True)
+    common(run, sub=True)
     run.add_argument("--json", action="store_true", help="print every event as one JSON object a line")
-    _limits(run)
+    limits(run)
     run.add_argument(
         "--control",
         choices=["-"],
         help="read JSON lines on stdin while the run goes: steer, follow_up, interrupt, plan, permission answers",
     )
-    _plan_options(run)
+    plan_options(run)
     run.set_defaults(handler=_run)
     acp = commands.add_parser(
         "acp",
@@ -208,10 +102,10 @@ def build_parser() -> _Parser:
         "options below choose how its runs go. Only the protocol is written to stdout; logs go to "
         "$CHIMERA_HOME/logs/acp.log.",
     )
-    _choices(acp, _given_before)  # as for run: an option given before the command stands
-    _rules(acp, _given_before)
-    _limits(acp)
-    _plan_options(acp)
+    choices(acp, given_before)  # as for run: an option given before the command stands
+    rules(acp, given_before)
+    limits(acp)
+    plan_options(acp)
     acp.set_defaults(handler=_acp)
 
     sessions = commands.add_parser("sessions", help="list sessions", description="List the sessions, newest first.")
@@ -264,7 +158,7 @@ def build_parser() -> _Parser:
         commands, "export", "write a session as Markdown", "Write a session's active path as Markdown.", _export
     )
     export.add_argument("-o", "--output", type=Path, metavar="FILE", help="write to FILE instead of stdout")
-    add_compare_commands(commands, _session_command, _positive)
+    add_compare_commands(commands, _session_command, positive)
     doctor = commands.add_parser(
         "doctor",
         help="say what this machine lets Chimera do",
@@ -280,51 +174,9 @@ def build_parser() -> _Parser:
         "options given here. The address printed holds a token that every page and tab needs.",
     )
     add_serve_options(serve)
-    _common(serve, sub=True)
+    common(serve, sub=True)
     serve.set_defaults(handler=_serve)
     return parser
-
-
-def _limits(parser: argparse.ArgumentParser) -> None:
-    """How long a run may go, and the strategies' own settings."""
-    parser.add_argument(
-        "--max-turns", type=_positive, default=50, metavar="N", help="stop after N model turns (default: 50)"
-    )
-    parser.add_argument("--max-tokens", type=_positive, metavar="N", help="stop once the run has used N tokens")
-    parser.add_argument("--max-cost", type=_money, metavar="USD", help="stop once the run has cost this many dollars")
-    parser.add_argument("--max-time", type=_money, metavar="SECONDS", help="stop after this much wall time")
-    parser.add_argument(
-        "--reflect-every",
-        type=_positive,
-        default=3,
-        metavar="N",
-        help="with --loop reflexion: reflect after every N tool calls (default: 3)",
-    )
-    parser.add_argument(
-        "--candidates",
-        type=_positive,
-        default=3,
-        metavar="N",
-        help="with --loop tot: answers sampled each turn, the best one taken (default: 3)",
-    )
-
-
-def _given_before(value: object) -> object:
-    """A subcommand's default: none, so the value of an option given before the command stands."""
-    return argparse.SUPPRESS
-
-
-def _plan_options(parser: argparse.ArgumentParser) -> None:
-    """``--approve-plan`` and ``--verify``."""
-    parser.add_argument(
-        "--approve-plan", action="store_true", help="with --loop plan: approve the plan as proposed, without asking"
-    )
-    parser.add_argument(
-        "--verify",
-        metavar="CMD",
-        help="with --loop plan: a command that checks each step (it passes when it exits 0); "
-        "with --loop reflexion: its result leads each reflection",
-    )
 
 
 def _session_command(
@@ -500,7 +352,7 @@ def _serve(args: argparse.Namespace) -> int:
     from chimera.tui.serve.command import serve
 
     workbench = argparse.ArgumentParser(add_help=False)
-    _common(workbench)  # the options each tab's `chimera` is started with, as serve was given them
+    common(workbench)  # the options each tab's `chimera` is started with, as serve was given them
     return serve(args, workbench)
 
 

@@ -53,11 +53,12 @@ def test_a_workdir_that_is_not_a_folder_is_refused(tmp_path: Path) -> None:
 def test_every_workbench_option_reaches_the_tabs() -> None:
     """Each option the workbench takes, given to serve, is handed on as words the workbench reads back the same:
     an option added to the workbench later reaches the tabs too (or this fails naming it)."""
-    from chimera.tui.cli import _common, build_parser
+    from chimera.tui.cli import build_parser
+    from chimera.tui.cli_options import common
     from chimera.tui.serve.options import given_options
 
     workbench = argparse.ArgumentParser(add_help=False)
-    _common(workbench)
+    common(workbench)
     words = []
     for action in workbench._actions:
         if not action.option_strings:
