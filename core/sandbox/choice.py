@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 
 from chimera.core.errors import ConfigError
-from chimera.core.sandbox import MODES
+from chimera.core.sandbox import MODES, tempdirs
 from chimera.core.sandbox.policy import SandboxSettings
 from chimera.core.sandbox.probe import support
 from chimera.core.settings import Settings
@@ -54,6 +54,8 @@ def choose_sandbox(
         chimera_home=chimera_home,
     )
     found = support()
+    if chosen.on and found.available:
+        tempdirs.sweep()  # what a Chimera killed by SIGKILL left behind
     if chosen.on and not found.available:
         return chosen, (
             f"commands are not sandboxed: {found.missing}; the permission rules alone guard them "

@@ -28,13 +28,12 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chimera.core.sandbox import MODES, landlock
+from chimera.core.sandbox import MODES, landlock, tempdirs
 
 __all__ = ["MODES", "SECRETS", "Confinement", "SandboxSettings"]
 
@@ -147,7 +146,7 @@ class Confinement:
     def tmpdir(self) -> Path:
         """The private temporary folder commands get as ``TMPDIR`` (the same for every call of this session)."""
         if self._tmpdir is None:
-            self._tmpdir = Path(tempfile.mkdtemp(prefix="chimera-sandbox-tmp-", dir=self.temp_root))
+            self._tmpdir = tempdirs.make(self.temp_root)
             weakref.finalize(self, shutil.rmtree, self._tmpdir, True)
         return self._tmpdir
 
