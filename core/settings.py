@@ -9,7 +9,7 @@ deny = ["bash(rm -rf *)"]
 [tree]
 summarize_left = false                         # true: leaving a branch summarizes it (one key says not to)
 
-[sandbox]
+[sandbox]                                      # or, for its mode alone, at the top: sandbox = "off"
 mode = "workspace"                             # workspace | off: what commands may touch (core/sandbox)
 network = false                                # true: commands may use the network (--allow-network)
 auto = false                                   # true: commands only the mode asks about run unasked (--sandbox-auto)
@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +139,11 @@ def load_settings(home: Path) -> Settings:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
+        if _sandbox_twice(text):
+            raise ConfigError(
+                f'{path}: sandbox = "…" and a [sandbox] table are both given: keep one '
+                '(in the table, the shorthand is its mode = "…")'
+            ) from None
         raise ConfigError(f"the settings file {path} is not valid TOML ({err}): fix it or remove it") from None
     except RecursionError:  # what the scan missed: never a traceback
         raise ConfigError(f"the settings file {path} nests too deeply: fix it or remove it") from None
@@ -179,11 +185,36 @@ def load_settings(home: Path) -> Settings:
     )
 
 
+_TOP_SANDBOX = re.compile(r"""["']?sandbox["']?\s*=""")
+_DOTTED_SANDBOX = re.compile(r"""["']?sandbox["']?\s*\.""")
+_SANDBOX_HEADER = re.compile(r"""\[\s*["']?sandbox["']?\s*[].]""")
+
+
+def _sandbox_twice(text: str) -> bool:
+    """Whether ``text`` gives the top-level shorthand ``sandbox = …`` and a ``[sandbox]`` table (or a dotted
+    ``sandbox.key``) too, which TOML refuses as a key declared twice."""
+    top = table = in_tables = False
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith("["):
+            in_tables = True
+            table = table or bool(_SANDBOX_HEADER.match(stripped))
+        elif not in_tables:
+            top = top or bool(_TOP_SANDBOX.match(stripped))
+            table = table or bool(_DOTTED_SANDBOX.match(stripped))
+    return top and table
+
+
 def _sandbox(data: dict[str, Any], path: Path) -> dict[str, Any]:
-    """The ``[sandbox]`` table's settings, as ``Settings`` fields."""
+    """The ``[sandbox]`` table's settings, as ``Settings`` fields; the top-level shorthand ``sandbox = "off"``
+    (or ``"workspace"``) is the table's mode alone."""
     table = data.get("sandbox", {})
+    if isinstance(table, str):
+        if table not in SANDBOX_MODES:
+            raise ConfigError(f"{path}: sandbox {table!r} is unknown: use one of {', '.join(SANDBOX_MODES)}")
+        table = {"mode": table}
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [sandbox] must be a table")
+        raise ConfigError(f'{path}: sandbox must be "workspace" or "off", or a [sandbox] table: {table!r} is neither')
     mode = table.get("mode")
     if mode is not None and mode not in SANDBOX_MODES:
         raise ConfigError(f"{path}: sandbox.mode {mode!r} is unknown: use one of {', '.join(SANDBOX_MODES)}")

@@ -64,13 +64,17 @@ def test_run_in_bypass_cannot_write_outside_and_says_why(
 
 
 @needs_landlock
+@pytest.mark.parametrize("how", ["flag", "shorthand"])
 def test_sandbox_off_runs_as_before(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path, isolated_env: Path, how: str
 ) -> None:
-    """`--sandbox off`: the same command writes outside, as the permission rules alone allow in bypass."""
+    """`--sandbox off`, or `sandbox = "off"` at the top of config.toml: the same command writes outside, as the
+    permission rules alone allow in bypass."""
     target = tmp_path / "outside.txt"
     _one_command(api, f"echo written > {target}")
-    code, out, err = _run(project, "--sandbox", "off")
+    if how == "shorthand":
+        (isolated_env / "config.toml").write_text('sandbox = "off"\n')
+    code, out, err = _run(project, *(("--sandbox", "off") if how == "flag" else ()))
     assert code == 0, err
     assert target.read_text() == "written\n"
     assert _finished(out)["sandbox"] == ""
@@ -140,6 +144,16 @@ def test_config_adds_writable_and_hidden_paths(
         ('[sandbox]\nauto = "yes"\n', "sandbox.auto must be true or false"),
         ("[sandbox]\nnetwrok = true\n", "unknown key sandbox.netwrok in [sandbox]: did you mean sandbox.network?"),
         ('[sandbox]\nwritable = ["cache"]\n', "sandbox.writable: 'cache' is relative: write it from / or ~"),
+        ('sandbox = "of"\n', "sandbox 'of' is unknown: use one of workspace, off"),
+        ("sandbox = true\n", 'sandbox must be "workspace" or "off", or a [sandbox] table: True is neither'),
+        *(
+            (
+                both,
+                'sandbox = "…" and a [sandbox] table are both given: keep one (in the table, the shorthand is its '
+                'mode = "…")',
+            )
+            for both in ('sandbox = "off"\n[sandbox]\nnetwork = true\n', 'sandbox = "off"\nsandbox.auto = true\n')
+        ),
     ],
 )
 def test_config_typos_are_one_line(
