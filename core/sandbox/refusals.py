@@ -9,6 +9,8 @@ where the policy explains the error:
   the sandbox hides, or that it does not let a command write while Chimera itself
   could (so a file only root may write is not blamed on the sandbox), or that was
   made during the call where the rules name each entry (``Confinement.made_since``);
+- a signal or a trace refused (``kill``'s and ``gdb``'s ``Operation not permitted``): only what
+  the command started may be signalled or traced;
 - with the network off, a line saying a connection failed (curl's ``Failed to
   connect``, ``Permission denied`` from a socket) names the address when it can.
 
@@ -34,6 +36,11 @@ _CONNECT = re.compile(
     r"Failed to connect to (?P<host>\S+) port (?P<port>\d+)"
     r"|[Cc]ould(?:n't| not) connect|[Cc]onnection (?:refused|failed)|Network is unreachable"
 )
+_SIGNALLED = re.compile(
+    r"kill: \(?(?P<kill>\d+)\)? - Operation not permitted"  # bash's kill
+    r"|kill: sending signal to (?P<sent>\d+) failed: Operation not permitted"  # procps' kill
+    r"|(?P<ptrace>ptrace)\b[^\n]*?(?:(?P<traced>\d+)\b[^\n]*)?Operation not permitted"  # gdb, strace
+)
 _SOCKETISH = re.compile(r"socket|connect|urlopen|http|Connection|getaddrinfo|port \d", re.IGNORECASE)
 _MOST_LINES = 200  # lines read from the end of the output
 _MOST_NAMED = 3  # refusals named in the one line
@@ -48,8 +55,14 @@ def refusal(output: str, sandbox: Confinement, cwd: Path) -> str:
     for line in lines:
         if not _DENIED.search(line):
             continue
+        signalled = _signalled(line)
+        if signalled:
+            if signalled not in found:
+                found.append(signalled)
+            continue
         candidates = _paths(line)
-        pathless = pathless or not candidates or bool(_SOCKETISH.search(line))
+        # Landlock refuses a connection with EACCES ("Permission denied"), never EPERM
+        pathless = pathless or ("Permission denied" in line and (not candidates or bool(_SOCKETISH.search(line))))
         for candidate in candidates:
             path = Path(os.path.expanduser(candidate))
             phrase = _refused_path(path if path.is_absolute() else cwd / path, sandbox)
@@ -69,6 +82,24 @@ def refusal(output: str, sandbox: Confinement, cwd: Path) -> str:
     return "; ".join(found)
 
 
+def _signalled(line: str) -> str:
+    """The phrase for a signal or a trace the sandbox refused, as ``line`` reports it, or "": the sandbox lets a
+    command signal and trace only what it started (a process of another user is refused by the kernel anyway)."""
+    match = _SIGNALLED.search(line)
+    if match is None:
+        return ""
+    pid = match.group("kill") or match.group("sent") or match.group("traced")
+    if pid is not None:
+        try:
+            if os.stat(f"/proc/{pid}").st_uid != os.getuid():
+                return ""
+        except OSError:
+            pass  # gone since: the refusal stands as the line says it
+    what = "tracing" if match.group("ptrace") else "signalling"
+    whom = f"process {pid}" if pid is not None else "a process"
+    return f"{what} {whom}, outside the sandbox (a command may signal or trace only what it started)"
+
+
 def _paths(line: str) -> list[str]:
     """The words of ``line`` that may be the path an error names, likeliest first."""
     found = [m.group(1) for m in _QUOTED.finditer(line)]
@@ -76,8 +107,19 @@ def _paths(line: str) -> list[str]:
     return [p for p in found if "/" in p or "." in p or p.isidentifier()]
 
 
+_PROCESS_FILE = re.compile(r"/proc/(\d+)/")
+
+
 def _refused_path(path: Path, sandbox: Confinement) -> str:
     """The phrase for ``path`` when the sandbox, not the file's own permissions, refused it; else ""."""
+    process = _PROCESS_FILE.match(str(path))
+    if process is not None:  # resolved here, its links would lead into Chimera's own files: read as written
+        try:
+            if os.stat(f"/proc/{process.group(1)}").st_uid != os.getuid():
+                return ""
+        except OSError:
+            pass  # gone since: the refusal stands as the line says it
+        return f"reaching {path}, another process's (a command may look into only the processes it started)"
     path = Path(os.path.realpath(path))  # what it leads to, by a link out of the workspace too
     if sandbox.hides(path):
         return f"reaching {path}, which the sandbox hides (a secret, Chimera's own state or a read deny rule)"

@@ -302,3 +302,17 @@ def test_a_rerun_the_guard_cannot_read_is_confined_to_the_scratch_copy(
     replay = run_here("replay", session_id, "--rerun-tools", env=env)
     assert "not re-run" not in replay.stderr  # the guard let it run again ...
     assert list(home.iterdir()) == []  # ... and the sandbox held it
+
+
+@needs_landlock
+def test_the_api_key_is_not_readable_from_a_command(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path
+) -> None:
+    """A command cannot find the API key Chimera was started with in any process's /proc/PID/environ (Chimera's
+    own included: it holds the key in memory only), nor in its own environment."""
+    key = "sk-ant-never-readable-4f1c"
+    _one_command(api, f"grep -a -l -s {key[:-1]}[c] /proc/[0-9]*/environ; env | grep -c ANTHROPIC_API; echo looked")
+    args = ("run", "go", "--json", "--workdir", str(project), "--permission-mode", "bypass")
+    proc = run_chimera(*args, env={**model_env, "ANTHROPIC_API_KEY": key})
+    assert proc.returncode == 0, proc.stderr
+    assert _finished(proc.stdout)["output"].split() == ["0", "looked"]

@@ -190,10 +190,25 @@ def test_virtualenv_and_pip_with_network(ws: Path) -> None:
 
 
 def test_chimera_cannot_be_signalled(ws: Path) -> None:
-    """A command cannot signal Chimera (nor anything else outside its sandbox)."""
-    result = run(f"kill -0 {os.getpid()}", ws, confined(ws))
+    """A command cannot signal Chimera (nor anything else outside its sandbox), and the result says that, not a
+    network refusal."""
+    result = run(f"kill -9 {os.getpid()}", ws, confined(ws))
     assert result.is_error
-    assert "Operation not permitted" in result.output
+    assert result.data["sandbox_refused"] == (
+        f"signalling process {os.getpid()}, outside the sandbox (a command may signal or trace only what it started)"
+    )
+
+
+def test_chimera_cwd_and_root_are_out_of_reach(ws: Path) -> None:
+    """A command cannot follow Chimera's /proc/PID/cwd, /proc/PID/root or its open files, and the result names
+    Chimera's /proc entry, never the files Chimera itself would reach through it."""
+    pid = os.getpid()
+    result = run(f"ls /proc/{pid}/cwd/; ls /proc/{pid}/root/etc; ls -l /proc/{pid}/fd", ws, confined(ws))
+    assert result.data["sandbox_refused"].startswith(
+        f"reaching /proc/{pid}/cwd, another process's (a command may look into only the processes it started); "
+        f"reaching /proc/{pid}/root"
+    )
+    assert "outside the workspace" not in result.data["sandbox_refused"]
 
 
 def test_no_device_nodes(ws: Path) -> None:

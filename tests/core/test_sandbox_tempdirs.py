@@ -37,14 +37,13 @@ def _owner(root: Path, ws: Path) -> tuple[subprocess.Popen[str], Path]:
     )
     assert proc.stdout is not None
     made = Path(proc.stdout.readline().strip())
-    assert made.parent == root and made.is_dir()
+    assert made.parent == root
+    assert made.is_dir()
     return proc, made
 
 
 @needs_landlock
-def test_a_folder_left_by_sigkill_is_swept_at_the_next_start(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_folder_left_by_sigkill_is_swept_at_the_next_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A TMPDIR whose Chimera was killed with SIGKILL goes when the next one starts; a running one's stays."""
     root = tmp_path / "tmp"
     root.mkdir()
