@@ -35,7 +35,7 @@ from pathlib import Path
 
 from chimera.core.sandbox import MODES, landlock, tempdirs
 
-__all__ = ["MODES", "SECRETS", "Confinement", "SandboxSettings"]
+__all__ = ["MODES", "SECRETS", "Confinement", "SandboxSettings", "linked_git_dirs"]
 
 SECRETS = (".ssh", ".aws", ".config/gcloud", ".gnupg", ".netrc", ".docker/config.json")
 """The person's secrets, relative to ``$HOME``: never readable by a sandboxed command."""
@@ -72,7 +72,7 @@ class SandboxSettings:
             secrets.append(self.chimera_home)
         return Confinement(
             workspace=_real(workspace),
-            writable=tuple(_real(p) for p in (*self.writable, *_linked_git_dirs(workspace))),
+            writable=tuple(_real(p) for p in (*self.writable, *linked_git_dirs(workspace))),
             hidden=tuple(dict.fromkeys(_real(p) for p in secrets)),
             unreadable=tuple(dict.fromkeys(_real(p) for p in (*self.hidden, *hidden))),
             network=self.allow_network,
@@ -80,7 +80,7 @@ class SandboxSettings:
         )
 
 
-def _linked_git_dirs(workspace: Path) -> list[Path]:
+def linked_git_dirs(workspace: Path) -> list[Path]:
     """The git directory a ``.git`` file at the workspace's root names (a linked worktree's, a submodule's) and
     the common directory it shares with its repository: a commit writes both."""
     try:

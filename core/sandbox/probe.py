@@ -25,7 +25,6 @@ ALWAYS_UNENFORCED = (
     "listing the names in a hidden folder (its files stay unreadable)",
     "writing /dev/shm (POSIX shared memory and semaphores live there)",
     "reading another process's /proc/PID/environ and maps (Landlock stops only tracing it and its memory)",
-    "writing the workspace's .git/hooks and .git/config (the workspace is writable; git runs them unconfined)",
 )
 
 

@@ -1,4 +1,5 @@
-"""Provides ``refusal``: what the sandbox refused a finished command, read from what the command printed.
+"""Provides ``refusal``: what the sandbox refused a finished command, read from what the command printed; and
+``git_refusal``: the words for what decides which programs git runs, put back after the command changed it.
 
 Landlock tells nobody but the process what it refused (its audit records need
 root and the audit daemon), so a refusal is read from the output, and claimed only
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from chimera.core.sandbox.policy import Confinement
 
-__all__ = ["refusal"]
+__all__ = ["git_refusal", "refusal"]
 
 _DENIED = re.compile(r"Permission denied|Operation not permitted")
 _QUOTED = re.compile(r"""['"‘`]([^'"’`\n]+)['"’`]""")
@@ -145,3 +146,14 @@ def _address(lines: list[str]) -> str:
         if match.group("host"):
             return f"{match.group('host')}:{match.group('port')}"
     return ""
+
+
+def git_refusal(put_back: list[str]) -> str:
+    """What the sandbox refused when a command changed ``put_back`` (``sandbox.git_guard``), said once."""
+    them = "it is" if len(put_back) == 1 else "they are"
+    configs = any("config" in name for name in put_back)
+    fine = " (config keys that run nothing, such as user.email or a remote's URL, may change)" if configs else ""
+    return (
+        f"changing {', '.join(put_back)}: git runs its hooks, and the programs its config names, outside the "
+        f"sandbox, so {them} put back as before{fine}"
+    )

@@ -65,10 +65,13 @@ class Bash:
         sink = OutputSink(ctx.max_output, spill, redactor=ctx.redactor, listener=ctx.on_output)
         started = time.monotonic()
         env, rules = scrubbed_environment(), ""
+        guard = None
         if ctx.sandbox is not None:
-            from chimera.core.sandbox.probe import support  # loaded with the first confined command
+            from chimera.core.sandbox.git_guard import GitGuard  # loaded with the first confined command
+            from chimera.core.sandbox.probe import support
 
             env, rules = ctx.sandbox.environment(env), ctx.sandbox.spec(support().abi)
+            guard = await asyncio.to_thread(GitGuard.take, ctx.workspace)
         shell = start_shell(args["command"], ctx.workspace, env, rules)
         timed_out = False
         try:
@@ -87,10 +90,13 @@ class Bash:
         text = sink.render()
         data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3), "timeout": timeout}
         data.update(sink.cut_data())
-        if ctx.sandbox is not None:
-            from chimera.core.sandbox.refusals import refusal
+        if ctx.sandbox is not None and guard is not None:
+            from chimera.core.sandbox.refusals import git_refusal, refusal
 
             refused = refusal(text, ctx.sandbox, ctx.workspace)
+            put_back = await asyncio.to_thread(guard.restore)  # nothing the command started is left to race it
+            if put_back:
+                refused = "; ".join(filter(None, (refused, git_refusal(put_back))))
             data["sandbox"] = "refused" if refused else "confined"
             if refused:
                 data["sandbox_refused"] = refused

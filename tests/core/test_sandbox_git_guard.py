@@ -1,0 +1,182 @@
+"""A confined command cannot leave behind what git would run outside the sandbox: hooks, config keys that name
+programs, a submodule's hooks, a hooks folder core.hooksPath names, a .git swapped for another. What it
+changed there is put back and the result says the sandbox refused it; git's own work (commits, a remote, the
+author) goes on as without the sandbox."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from chimera.core.sandbox.policy import Confinement
+from tests.git_helpers import git
+from tests.sandbox_helpers import confined, needs_landlock, run
+
+pytestmark = needs_landlock
+
+HOOK = "printf '#!/bin/sh\\ntouch {mark}\\n' > {path} && chmod +x {path}"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A workspace that is a git repository with one commit and an author."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git(ws, "init", "-q")
+    git(ws, "config", "user.name", "Someone")
+    git(ws, "config", "user.email", "someone@example.com")
+    (ws / "f.txt").write_text("one\n")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-qm", "one")
+    return ws
+
+
+def _commit_outside(ws: Path) -> None:
+    """The person's own next commit, outside the sandbox, as they would make it."""
+    (ws / "f.txt").write_text("two\n")
+    subprocess.run(["git", "-C", str(ws), "commit", "-qam", "two"], check=True, capture_output=True)
+
+
+def _refused(result_data: dict[str, object], sandbox: Confinement) -> str:
+    """What the result says the sandbox refused (it must say it refused)."""
+    assert result_data["sandbox"] == "refused"
+    return str(result_data["sandbox_refused"])
+
+
+def test_a_planted_hook_is_put_back_and_never_runs(repo: Path, tmp_path: Path) -> None:
+    """A hook written by a confined command is gone when the call ends, the result says so, and the person's
+    next commit runs nothing."""
+    mark = tmp_path / "hooked"
+    sandbox = confined(repo)
+    result = run(HOOK.format(mark=mark, path=".git/hooks/pre-commit"), repo, sandbox)
+    said = _refused(result.data, sandbox)
+    assert ".git/hooks/pre-commit" in said
+    assert "put back" in said
+    assert "[the sandbox refused changing .git/hooks/pre-commit" in result.output
+    assert not (repo / ".git/hooks/pre-commit").exists()
+    _commit_outside(repo)
+    assert not mark.exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "key"),
+    [
+        ("git config core.fsmonitor 'touch {mark}'", "core.fsmonitor"),
+        ("git config core.hooksPath {hooks}", "core.hookspath"),
+        ("git config include.path {included}", "include.path"),
+        ("printf '[alias]\\n\\tci = !touch {mark}\\n' >> .git/config", "alias.ci"),
+    ],
+    ids=["fsmonitor", "hooksPath", "include", "appended"],
+)
+def test_config_that_names_a_program_is_put_back(repo: Path, tmp_path: Path, command: str, key: str) -> None:
+    """A config key that makes git start a program, however it is written, is put back, the result naming it."""
+    mark, hooks = tmp_path / "hooked", tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text(f"#!/bin/sh\ntouch {mark}\n")
+    (hooks / "pre-commit").chmod(0o755)
+    included = tmp_path / "included"
+    included.write_text(f"[core]\n\tfsmonitor = touch {mark}\n")
+    config = (repo / ".git/config").read_bytes()
+    sandbox = confined(repo)
+    result = run(command.format(mark=mark, hooks=hooks, included=included), repo, sandbox)
+    assert f".git/config ({key})" in _refused(result.data, sandbox)
+    assert (repo / ".git/config").read_bytes() == config
+    _commit_outside(repo)
+    subprocess.run(["git", "-C", str(repo), "status"], check=True, capture_output=True)
+    assert not mark.exists()
+
+
+def test_git_work_that_runs_nothing_goes_on(repo: Path) -> None:
+    """A commit, a remote, an author and a branch's upstream, made by a confined command, stay, unrefused."""
+    sandbox = confined(repo)
+    command = (
+        "echo more >> f.txt && git commit -qam more"
+        " && git remote add origin https://example.com/r.git && git config user.email agent@example.com"
+        " && git config branch.master.remote origin && git checkout -qb topic && git log --oneline -1"
+    )
+    result = run(command, repo, sandbox)
+    assert not result.is_error, result.output
+    assert result.data["sandbox"] == "confined"
+    assert "more" in result.output
+    listed = subprocess.run(["git", "-C", str(repo), "config", "--list", "--local"], capture_output=True, text=True)
+    assert "remote.origin.url=https://example.com/r.git" in listed.stdout
+    assert "user.email=agent@example.com" in listed.stdout
+
+
+def test_hooks_replaced_by_a_link_come_back_as_they_were(repo: Path, tmp_path: Path) -> None:
+    """The hooks folder swapped for a link to a folder of the command's own is a folder again, as it was."""
+    before = sorted(path.name for path in (repo / ".git/hooks").iterdir())
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    sandbox = confined(repo)
+    result = run(f"rm -rf .git/hooks && ln -s {theirs} .git/hooks", repo, sandbox)
+    said = _refused(result.data, sandbox)
+    assert said.startswith("changing .git/hooks:")
+    assert not (repo / ".git/hooks").is_symlink()
+    assert sorted(path.name for path in (repo / ".git/hooks").iterdir()) == before
+
+
+def test_a_swapped_git_directory_is_set_aside_and_the_real_one_returns(repo: Path, tmp_path: Path) -> None:
+    """`.git` moved away and a new one made with a hook: the real one is back, the new one set aside, and the
+    person's history is as it was."""
+    mark = tmp_path / "hooked"
+    head = git(repo, "rev-parse", "HEAD")
+    sandbox = confined(repo)
+    command = "mv .git old && git init -q . && " + HOOK.format(mark=mark, path=".git/hooks/pre-commit")
+    result = run(command, repo, sandbox)
+    assert _refused(result.data, sandbox).startswith("changing .git:")
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert not (repo / "old").exists()
+    assert (repo / ".git.refused-by-sandbox/hooks/pre-commit").exists()  # kept, never run
+    _commit_outside(repo)
+    assert not mark.exists()
+
+
+def test_a_hooks_folder_in_the_workspace_is_guarded_too(repo: Path, tmp_path: Path) -> None:
+    """With core.hooksPath naming a folder of the workspace (as husky sets it), a hook written there is put back."""
+    (repo / ".husky").mkdir()
+    git(repo, "config", "core.hooksPath", ".husky")
+    mark = tmp_path / "hooked"
+    sandbox = confined(repo)
+    result = run(HOOK.format(mark=mark, path=".husky/pre-commit"), repo, sandbox)
+    assert ".husky/pre-commit" in _refused(result.data, sandbox)
+    _commit_outside(repo)
+    assert not mark.exists()
+
+
+def test_a_submodules_hooks_are_guarded(repo: Path, tmp_path: Path) -> None:
+    """A submodule's git directory under .git/modules has its hooks guarded as the repository's own."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    git(lib, "init", "-q")
+    git(lib, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    mark = tmp_path / "hooked"
+    sandbox = confined(repo)
+    result = run(HOOK.format(mark=mark, path=".git/modules/lib/hooks/post-checkout"), repo, sandbox)
+    assert ".git/modules/lib/hooks/post-checkout" in _refused(result.data, sandbox)
+    assert not (repo / ".git/modules/lib/hooks/post-checkout").exists()
+
+
+def test_a_linked_worktrees_repository_hooks_are_guarded(tmp_path: Path) -> None:
+    """In a linked worktree the repository's common git directory is writable for commits; its hooks are not."""
+    main = tmp_path / "main"
+    main.mkdir()
+    git(main, "init", "-q")
+    git(main, "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "root")
+    linked = tmp_path / "linked"
+    git(main, "worktree", "add", "-q", str(linked))
+    mark = tmp_path / "hooked"
+    sandbox = confined(linked)
+    result = run(HOOK.format(mark=mark, path=f"{main}/.git/hooks/pre-commit"), linked, sandbox)
+    assert f"{main}/.git/hooks/pre-commit" in _refused(result.data, sandbox)
+    assert not (main / ".git/hooks/pre-commit").exists()
+
+
+def test_without_the_sandbox_nothing_is_guarded(repo: Path, tmp_path: Path) -> None:
+    """Unconfined (the sandbox off, or a command the person let run outside it) a hook is written as asked."""
+    result = run(HOOK.format(mark=tmp_path / "hooked", path=".git/hooks/pre-commit"), repo, None)
+    assert not result.is_error
+    assert (repo / ".git/hooks/pre-commit").exists()
