@@ -37,7 +37,7 @@ from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input, OptionList
+from textual.widgets import Input, OptionList, Static
 from textual.worker import Worker, WorkerState, WorkType
 
 from chimera.core.errors import ChimeraError
@@ -64,8 +64,11 @@ from chimera.tui.widgets.welcome import Welcome
 from chimera.tui.workbench.focus import FOCUS_KEYS, move_to, place_named
 
 if TYPE_CHECKING:  # loaded with the session, after the first frame (``_make_parts``, ``_panels``)
+    from pathlib import Path
+
     from chimera.core.events import StepEvent, Switched
     from chimera.core.sessions.session import Session
+    from chimera.core.sessions.workspace_lock import LockWait
     from chimera.tui.widgets.transcript_view import TranscriptView
     from chimera.tui.workbench.answers import Answers
     from chimera.tui.workbench.command_runner import CommandRunner
@@ -163,6 +166,7 @@ class ChimeraApp(App[int]):
         self.options = start.options
         self._session = session
         self._opening: asyncio.Future[Session] | None = None  # the session opening, until it is taken
+        self._lock_wait: LockWait  # how the opening's wait for the workspace is shown, and ended on quit
         self._waiting: list[Callable[[], Awaitable[object]]] = []  # sent before the session was open, in order
         self.open_error: ChimeraError | OSError | None = None  # why the session could not open (the app ended)
         self.opened = asyncio.Event()  # set once the session is open and the workbench drives it
@@ -304,8 +308,16 @@ class ChimeraApp(App[int]):
 
     def _open_session(self) -> None:
         from chimera.core.sessions.start import open_session  # the session's machinery: after the first frame
+        from chimera.core.sessions.workspace_lock import LockWait
 
-        self._opening = asyncio.ensure_future(open_session(self.start))
+        loop = asyncio.get_running_loop()
+
+        def told(workspace: Path, holders: str) -> None:  # (from the thread that opens the session)
+            with contextlib.suppress(RuntimeError):  # the workbench has closed meanwhile
+                loop.call_soon_threadsafe(self._show_lock_wait, workspace, holders)
+
+        self._lock_wait = LockWait(told)
+        self._opening = asyncio.ensure_future(open_session(self.start, self._lock_wait))
         # Handed over uncalled: a workbench closed before the worker started leaves no coroutine unawaited.
         work: WorkType[None] = self._take_session
         self.run_worker(work, group="open", exit_on_error=True)
@@ -323,8 +335,17 @@ class ChimeraApp(App[int]):
         self._opened(session)
         await self.when_open_run()
 
+    def _show_lock_wait(self, workspace: Path, holders: str) -> None:
+        """Opening waits for a workspace another process holds: say so, and who (ctrl+q still quits at once)."""
+        if self._session is None and self.is_running:
+            line = f"Waiting for {shown_path(workspace)}: another process holds it ({holders}). ctrl+q quits."
+            shown = Static(line, markup=False, id="lock-wait")
+            shown.styles.padding = (0, 2)  # (under the welcome's own lines)
+            self.query_one("#middle").mount(shown)
+
     def _opened(self, session: Session) -> None:
         """The session is open: the workbench shows and drives it."""
+        self.query("#lock-wait").remove()
         if self._session is None:  # (the first frame was drawn without it)
             self.session = session
             self._make_parts()
@@ -608,6 +629,7 @@ class ChimeraApp(App[int]):
             self.conversation.close()
         session = self._session
         if session is None and self._opening is not None:  # quit while it opened: it closes once open, unused
+            self._lock_wait.stop.set()  # (a wait for the workspace's lock ends at once)
             with contextlib.suppress(ChimeraError, OSError):
                 session = await self._opening
         if session is not None:

@@ -38,7 +38,7 @@ from chimera.core.sessions.received import Unconfirmed
 from chimera.core.sessions.session import Session
 from chimera.core.sessions.store import SessionStore
 from chimera.core.sessions.switching import interrupted_switch
-from chimera.core.sessions.workspace_lock import WorkspaceLock
+from chimera.core.sessions.workspace_lock import LockWait, WorkspaceLock
 from chimera.core.tool_group import DEFAULT_TOOLS
 from chimera.core.tools.executor import NOT_FINISHED
 from chimera.core.tools.paths import real_path
@@ -72,9 +72,10 @@ def _config(options: RunOptions) -> LoopConfig:
     )
 
 
-def start_session(options: RunOptions, start: Opening | None = None) -> Session:
+def start_session(options: RunOptions, start: Opening | None = None, waiting: LockWait | None = None) -> Session:
     """Build the agent, workspace and session for ``options`` (``start``: their ``Opening``, when a front end
-    made it already); raise ConfigError on bad input."""
+    made it already); raise ConfigError on bad input. ``waiting`` follows a wait for the workspace's lock
+    (see ``WorkspaceLock.shared``)."""
     if start is None:
         start = opening(options)
     home, settings, demo = start.home, start.settings, start.demo
@@ -112,7 +113,7 @@ def start_session(options: RunOptions, start: Opening | None = None) -> Session:
     warnings = [*store.warnings, *([sandbox_note] if sandbox_note else [])]
     lock = WorkspaceLock(home, store.workdir)
     try:
-        lock.shared(options.max_time)
+        lock.shared(options.max_time, waiting)
         env = LocalEnvironment(store.workdir, spill_dir=private_dir(home / "output") / store.id)
         # The servers' logs lie with the session's saved output, in Chimera's private state.
         project = _project_servers(store.workdir, home, warnings) if options.interactive and not demo else None
@@ -271,6 +272,7 @@ def _close_open_calls(store: SessionStore, pins: WorkspacePins | None) -> None:
             store.pin(node.id, pins.repo.snapshot(), found=True)
 
 
-async def open_session(start: Opening) -> Session:
-    """The session ``start`` describes, opened in a thread (its imports, files, git and lock are blocking work)."""
-    return await asyncio.to_thread(start_session, start.options, start)
+async def open_session(start: Opening, waiting: LockWait | None = None) -> Session:
+    """The session ``start`` describes, opened in a thread (its imports, files, git and lock are blocking work);
+    ``waiting`` follows a wait for the workspace's lock (see ``WorkspaceLock.shared``)."""
+    return await asyncio.to_thread(start_session, start.options, start, waiting)

@@ -17,7 +17,8 @@ Any process may lock the folder (a switch of another Chimera, a script's
 ``flock``), so a run never waits for the lock without end: after ``WAIT``
 seconds (or the run's own time limit, if shorter) it gives up with one line
 naming the holder, pid and command (``locks.lock_holders``); Ctrl-C ends the
-wait at once.
+wait at once. A front end that stays on screen meanwhile (the workbench) passes a ``LockWait``: it is told
+who holds the folder as the wait begins, and can end the wait at once (the person quit).
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from chimera.core.errors import ConfigError
@@ -33,9 +37,19 @@ from chimera.core.home import private_dir
 from chimera.core.sessions.locks import lock_holders, take_lock
 from chimera.core.tools.paths import real_path
 
-__all__ = ["WAIT", "WorkspaceLock"]
+__all__ = ["WAIT", "LockWait", "WorkspaceLock"]
 
 WAIT = 10.0  # seconds a run waits for a workspace another process holds alone (a switch rewriting files)
+
+
+@dataclass(frozen=True, slots=True)
+class LockWait:
+    """How a front end follows a wait for a workspace another process holds: ``told(workspace, holders)`` is
+    called once, from the thread that waits, as the wait begins (``holders`` as ``locks.lock_holders`` names
+    them); setting ``stop`` ends the wait at once, with ConfigError (the front end is closing)."""
+
+    told: Callable[[Path, str], None]
+    stop: threading.Event = field(default_factory=threading.Event)
 
 
 class WorkspaceLock:
@@ -49,12 +63,19 @@ class WorkspaceLock:
         self._fd: int | None = None  # the home's lock file
         self._folder_fd: int | None = None  # the workspace folder itself, when it can be opened
 
-    def shared(self, time_limit: float | None = None) -> WorkspaceLock:
+    def shared(self, time_limit: float | None = None, waiting: LockWait | None = None) -> WorkspaceLock:
         """Hold the lock with other runs. While another process holds it alone (a switch rewriting files),
         wait for it up to ``WAIT`` seconds, or ``time_limit`` (the run's wall-time limit) when shorter;
-        then ConfigError naming the holder. Ctrl-C ends the wait (see ``locks.take_lock``)."""
+        then ConfigError naming the holder. Ctrl-C ends the wait (see ``locks.take_lock``), and so does
+        ``waiting.stop``; ``waiting`` is told of the wait as it begins."""
         wait = WAIT if time_limit is None else min(WAIT, time_limit)
-        held = self._take(fcntl.LOCK_SH, wait)
+        held = self._take(fcntl.LOCK_SH, 0.0 if waiting is not None else wait)
+        if held is not None and waiting is not None:
+            waiting.told(self.workspace, lock_holders(held))
+            held = self._take(fcntl.LOCK_SH, wait, lambda: not waiting.stop.is_set())
+            if held is not None and waiting.stop.is_set():
+                self.release()
+                raise ConfigError(f"the wait for the workspace {self.workspace} was given up")
         if held is not None:
             holders = lock_holders(held)
             self.release()
@@ -78,9 +99,9 @@ class WorkspaceLock:
             )
         return self
 
-    def _take(self, kind: int, wait: float) -> int | None:
-        """Take both locks of ``kind``, waiting ``wait`` seconds at most: None, or the descriptor whose lock
-        another process holds."""
+    def _take(self, kind: int, wait: float, worth_waiting: Callable[[], bool] = lambda: True) -> int | None:
+        """Take both locks of ``kind``, waiting ``wait`` seconds at most (while ``worth_waiting()``): None, or
+        the descriptor whose lock another process holds."""
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
@@ -88,11 +109,11 @@ class WorkspaceLock:
             except OSError:  # gone or unreadable: whatever works there fails on its own; the home's lock holds
                 self._folder_fd = None
         deadline = time.monotonic() + wait
-        if not take_lock(self._fd, kind, wait):
+        if not take_lock(self._fd, kind, wait, worth_waiting):
             return self._fd
         if self._folder_fd is not None:
             try:
-                if not take_lock(self._folder_fd, kind, max(0.0, deadline - time.monotonic())):
+                if not take_lock(self._folder_fd, kind, max(0.0, deadline - time.monotonic()), worth_waiting):
                     return self._folder_fd
             except OSError:  # this filesystem cannot lock a folder: the home's lock is all there is
                 os.close(self._folder_fd)

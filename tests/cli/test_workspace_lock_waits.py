@@ -3,13 +3,10 @@ process holds it (pid and command); Ctrl-C and --max-time end the wait, and a sw
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,31 +16,7 @@ from chimera.core.sessions import workspace_lock
 from chimera.core.sessions.workspace_lock import WorkspaceLock
 from tests.cli_runner import assert_one_line_error, chimera_command, run_here
 from tests.interrupt_helpers import PROMPT
-
-# Holds an flock on the folder argv[1] (LOCK_EX, or LOCK_SH with a second argument) until stdin closes.
-HOLDER = (
-    "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); "
-    "fcntl.flock(fd, fcntl.LOCK_SH if len(sys.argv) > 2 else fcntl.LOCK_EX); print('held', flush=True); "
-    "sys.stdin.read()"
-)
-
-
-@contextlib.contextmanager
-def holding(folder: Path, *, shared: bool = False) -> Iterator[subprocess.Popen[str]]:
-    """Another process (not Chimera) holding ``folder``'s flock until the block ends."""
-    args = [sys.executable, "-c", HOLDER, str(folder), *(["shared"] if shared else [])]
-    holder = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline() == "held\n"
-        yield holder
-    finally:
-        holder.communicate("")
-
-
-def named(holder: subprocess.Popen[str]) -> str:
-    """How the line names ``holder``: its pid, then its command line."""
-    return f"pid {holder.pid} ({sys.executable} -c import fcntl"
+from tests.lock_helpers import holding, named
 
 
 def holds_a_lock(pid: int) -> bool:

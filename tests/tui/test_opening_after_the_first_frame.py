@@ -8,6 +8,7 @@ cache would, and acts on the first frame meanwhile.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -18,12 +19,14 @@ from chimera.core.errors import ConfigError
 from chimera.core.sessions import start
 from chimera.core.sessions.opening import Opening
 from chimera.core.sessions.start import RunOptions
-from chimera.core.sessions.workspace_lock import WorkspaceLock
+from chimera.core.sessions.workspace_lock import LockWait, WorkspaceLock
 from chimera.tui.app import build_app
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.welcome import Welcome
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text
+from tests.interrupt_helpers import PROMPT
+from tests.lock_helpers import holding, named
 from tests.tui_helpers import said, screen_text, send, toasts, until
 
 
@@ -42,17 +45,22 @@ class Gate:
 @pytest.fixture
 def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     held = Gate()
-    real: Callable[[RunOptions, Opening], object] = start.start_session
+    real: Callable[[RunOptions, Opening, LockWait | None], object] = start.start_session
 
-    def waiting(options: RunOptions, opened: Opening) -> object:
+    def waiting(options: RunOptions, opened: Opening, lock_wait: LockWait | None = None) -> object:
         held.open.wait(timeout=30)
         if held.error is not None:
             raise held.error
-        return real(options, opened)
+        return real(options, opened, lock_wait)
 
     monkeypatch.setattr(start, "start_session", waiting)
     yield held
     held.open.set()  # (a test that failed early leaves no thread waiting)
+
+
+def flat(app: object) -> str:
+    """The screen's text as one line of words (a long path wraps a line anywhere)."""
+    return " ".join(screen_text(app).split())
 
 
 def _app(project: Path, **options: object):  # type: ignore[no-untyped-def]
@@ -137,6 +145,40 @@ async def test_ctrl_q_while_the_session_opens_quits_and_closes_the_session(
     assert app.resume_hint() == ""
     WorkspaceLock(isolated_env, project).exclusive().release()  # nobody holds it: the session closed
     assert not (isolated_env / "sessions").exists() or not any((isolated_env / "sessions").iterdir())
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_workspace_another_process_holds_is_waited_for_on_screen_naming_the_holder(project: Path) -> None:
+    """While another process holds the workspace's lock, the workbench says it waits for it and names the
+    holder (pid and command); once the holder lets go, the line goes and the session opens there."""
+    app = _app(project)
+    with holding(project) as holder:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: "another process holds it" in flat(app), "the wait shown")
+            shown = flat(app)
+            assert f"Waiting for {project}: another process holds it ({named(holder)}" in shown
+            assert not app.is_open
+            holder.communicate("")  # it lets go
+            await app.opened.wait()
+            await pilot.pause()
+            assert "another process holds it" not in flat(app)
+            assert app.session.env.workdir == project
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_ctrl_q_while_waiting_for_a_held_workspace_quits_at_once(isolated_env: Path, project: Path) -> None:
+    """ctrl+q while the workbench waits for a workspace another process holds quits at once, not when the
+    wait gives up; no session is left behind."""
+    app = _app(project)
+    with holding(project):
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: "another process holds it" in flat(app), "the wait shown")
+            pressed = time.monotonic()
+            await pilot.press("ctrl+q")
+        took = time.monotonic() - pressed
+    assert took < PROMPT
+    assert app.open_error is None
+    assert not any((isolated_env / "sessions").glob("*"))
 
 
 @pytest.mark.usefixtures("model_env")
