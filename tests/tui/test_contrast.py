@@ -10,6 +10,8 @@ each background they sit on.
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,12 +31,16 @@ from chimera.tui.app import build_app
 from chimera.tui.look import look_of
 from chimera.tui.replay_app import ReplayApp
 from chimera.tui.screens.help import HelpScreen
+from chimera.tui.screens.mcp import McpScreen
 from chimera.tui.screens.sessions import SessionPicker
 from chimera.tui.widgets.completions import CompletionList
 from chimera.tui.widgets.plan_panel import PlanPanel
 from tests.catalog_helpers import write_session
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
+from tests.lock_helpers import holding
+from tests.mcp_helpers import fault_server
+from tests.sandbox_helpers import needs_landlock
 from tests.session_helpers import record_fixed_session
 from tests.tui_helpers import answering, pictured, screen_text, send, still, until
 
@@ -254,6 +260,62 @@ async def test_a_resumed_session_and_the_picker_read_in_every_theme(
         await pilot.pause()
         screens.read(app, "the session picker, the cursor moved")
     screens.check()
+
+
+@needs_landlock
+@pytest.mark.parametrize("theme", NAMES)
+@pytest.mark.usefixtures("model_env")
+async def test_the_sandbox_mcp_and_a_held_workspace_read_in_every_theme(
+    api: FakeAnthropic, project: Path, isolated_env: Path, tmp_path: Path, theme: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status line saying `sandboxed` and `mcp 1/2` (and `not sandboxed`), the question whether to run a
+    refused command again outside the sandbox, the /mcp panel with a ready server and a failed one in full, and
+    the line saying the workbench waits for a workspace another process holds: all readable."""
+    screens = Screens(isolated_env, theme)
+    monkeypatch.delenv("CHIMERA_SANDBOX_WRITABLE", raising=False)
+    command, args = fault_server()
+    servers = {"faults": {"command": command, "args": list(args)}, "gone": {"command": "/nowhere/mcp-server"}}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": servers}))
+    target = tmp_path / "outside.txt"
+    api.script(message(tool_use("t1", "bash", {"command": f"echo x > {target}"}), stop_reason="tool_use"))
+    api.script(message(text("Left as it was.")))
+    options = RunOptions(workdir=project, model=MODEL, permission_mode="bypass", mcp_config=config)
+    app = still(build_app(options))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.state.status.mcp == "mcp 1/2", "the servers counted")
+        await until(pilot, lambda: {"· sandboxed ·", "· mcp 1/2 ·"} <= words(app), "the status line's words")
+        screens.read(app, "the status line: sandboxed, mcp 1/2")
+        await send(pilot, "write outside")
+        await answering(pilot, app)
+        await until(pilot, lambda: "outside the sandbox?" in screen_text(app), "the sandbox's question")
+        await pictured(pilot, app)
+        screens.read(app, "the sandbox's question")
+        await pilot.press("n")
+        await app.run_shown.wait()
+        await send(pilot, "/mcp")
+        await until(pilot, lambda: isinstance(app.screen, McpScreen) and "1 of 2 ready" in screen_text(app), "/mcp")
+        screens.read(app, "the /mcp panel")
+        await pilot.press("down")
+        await until(pilot, lambda: "/nowhere/mcp-server" in screen_text(app), "the failed server in full")
+        screens.read(app, "the /mcp panel, a failed server chosen")
+    app = build_app(replace(options, sandbox="off", mcp_config=None))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: "· not sandboxed ·" in screen_text(app), "the status line's words")
+        screens.read(app, "the status line: not sandboxed")
+    with holding(project):
+        app = build_app(replace(options, mcp_config=None), open_later=True)
+        async with app.run_test(size=SIZE) as pilot:
+            await until(pilot, lambda: "Waiting for" in screen_text(app), "the wait shown")
+            screens.read(app, "the wait for a workspace another process holds")
+            await pilot.press("ctrl+q")
+    screens.check()
+
+
+def words(app: Any) -> set[str]:
+    """The status line's parts as drawn, each between its separators (`· mcp 1/2 ·`)."""
+    line = screen_text(app).splitlines()[-2]
+    return {f"· {part.strip()} ·" for part in line.split("·")}
 
 
 async def unfold_everything(pilot: Pilot[Any], app: Any) -> None:

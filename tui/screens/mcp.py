@@ -14,8 +14,9 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
+from rich.style import Style
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -102,6 +103,8 @@ class McpScreen(ModalScreen[None]):
         super().__init__()
         self.controls = controls
         self.busy = False  # an action is being done: another waits for it
+        self._lines: list[Text] = []  # each server's line in its colours
+        self._marked: int | None = None  # the line drawn in the cursor's colours
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -145,10 +148,13 @@ class McpScreen(ModalScreen[None]):
         kept = listing.highlighted
         costs = servers.costs() if servers is not None else {}
         look = look_of(self.app.current_theme)
-        listing.set_options([Option(_line(c, costs.get(c.name, 0), look)) for c in connections])
+        self._lines = [_line(c, costs.get(c.name, 0), look) for c in connections]
+        self._marked = None
+        listing.set_options([Option(line) for line in self._lines])
         listing.display = bool(connections)
         if connections:
             listing.highlighted = min(kept or 0, len(connections) - 1)
+        self._mark()
         self.query_one("#mcp-summary", Static).update(_summary(servers, waiting))
         self._describe()
         keys = ["↑↓ choose", "r reconnect", "d disable or enable"] if connections else []
@@ -156,7 +162,21 @@ class McpScreen(ModalScreen[None]):
         self.query_one("#mcp-keys", Static).update(" · ".join([*keys, "esc close"]))
 
     def on_option_list_option_highlighted(self) -> None:
+        self._mark()
         self._describe()
+
+    def _mark(self) -> None:
+        """The chosen server's line in the cursor's colours (a state's colour does not read on the cursor), the
+        one chosen before in its own again."""
+        listing = self.query_one(OptionList)
+        chosen = listing.highlighted
+        if chosen == self._marked:
+            return
+        if self._marked is not None and self._marked < len(self._lines):
+            listing.replace_option_prompt_at_index(self._marked, self._lines[self._marked])
+        if chosen is not None and chosen < len(self._lines):
+            listing.replace_option_prompt_at_index(chosen, _uncoloured(self._lines[chosen]))
+        self._marked = chosen
 
     def _describe(self) -> None:
         chosen = self.chosen
@@ -225,6 +245,18 @@ def _line(connection: Connection, cost: int, look: Look) -> Text:
     if connection.ready:
         line.append(f"  {plural(len(connection.tools), 'tool')} · ~{tokens(cost)} tokens")
     return line
+
+
+def _uncoloured(line: Text) -> Text:
+    """``line`` in the colours of what it is drawn on, its bold and the like kept."""
+
+    def kept(style: str | Style) -> Style:
+        return (Style.parse(style) if isinstance(style, str) else style).without_color
+
+    shown = line.copy()
+    shown.style = kept(line.style)
+    shown.spans = [Span(span.start, span.end, kept(span.style)) for span in line.spans]
+    return shown
 
 
 def _state_words(connection: Connection) -> str:
