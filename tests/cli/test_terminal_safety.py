@@ -263,16 +263,18 @@ def test_a_switch_preview_shows_a_crafted_file_name_as_escapes(
     assert not (workdir / f"evil{TITLE}\n.txt").exists()
 
 
-def test_a_diff_on_a_terminal_shows_a_command_behind_a_carriage_return_as_one_added_line(
-    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path
+@pytest.mark.parametrize(("brk", "shown"), [("\r", "\\r"), ("\x0b", "\\x0b"), ("\u2028", "\\u2028")])
+def test_a_diff_on_a_terminal_shows_a_command_behind_a_line_break_as_one_added_line(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path, brk: str, shown: str
 ) -> None:
-    """`chimera diff` to a terminal: a line added as `echo safe\\rrm -rf x` is one `+` line with the `\\r`
-    shown; `rm -rf x` is on no line of its own, where it would read as context."""
+    """`chimera diff` to a terminal: a line added as `echo safe\\rrm -rf x` (or behind \\x0b or U+2028) is
+    one `+` line with the break shown escaped; `rm -rf x` is on no line of its own, where it would read as
+    context."""
     api.script(
         message(tool_use("w1", "write", {"path": "run.sh", "content": "echo hi\n"}), stop_reason="tool_use"),
         message(text("Wrote it.")),
         message(
-            tool_use("w2", "write", {"path": "run.sh", "content": "echo hi\necho safe\rrm -rf x\n"}),
+            tool_use("w2", "write", {"path": "run.sh", "content": f"echo hi\necho safe{brk}rm -rf x\n"}),
             stop_reason="tool_use",
         ),
         message(text("Added a line.")),
@@ -285,12 +287,12 @@ def test_a_diff_on_a_terminal_shows_a_command_behind_a_carriage_return_as_one_ad
     assert second.returncode == 0, second.stderr
     tree = json.loads(run_here("tree", session_id, "--json").stdout)
     before = next(str(n["id"]) for n in tree["nodes"] if n["summary"] == "Wrote it.")
-    code, shown, err = on_a_terminal("diff", session_id, before, str(tree["leaf"]), env={})
+    code, out, err = on_a_terminal("diff", session_id, before, str(tree["leaf"]), env={})
     assert code == 0, err
-    assert_inert(shown)
-    lines = shown.splitlines()
-    assert lines[-2:] == [" echo hi", "+echo safe\\rrm -rf x"]
-    assert [line for line in lines if "rm -rf x" in line] == ["+echo safe\\rrm -rf x"]
+    assert_inert(out)
+    lines = out.splitlines()
+    assert lines[-2:] == [" echo hi", f"+echo safe{shown}rm -rf x"]
+    assert [line for line in lines if "rm -rf x" in line] == [f"+echo safe{shown}rm -rf x"]
 
 
 # --- the workbench ---------------------------------------------------------------------------
