@@ -24,8 +24,9 @@ __all__ = ["DROP_ORDER", "SEPARATOR", "SPINNER", "Part", "fit", "parts_of", "spi
 SEPARATOR = " · "
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPIN_RATE = 8  # spinner frames a second: the line redraws no more often, and only while a run works
-# Dropped first to last. The permission mode outlasts the strategy and the context: it says what may run unasked.
-DROP_ORDER = ("workspace", "session", "turn", "mcp", "loop", "context", "sandbox", "mode", "model")
+# Dropped first to last. The permission mode and whether commands are sandboxed outlast the rest, the model too:
+# they say what may run unasked, and where.
+DROP_ORDER = ("workspace", "session", "turn", "mcp", "loop", "context", "model", "sandbox", "mode")
 SPINNING = frozenset({"running", "compacting", "summarizing"})
 
 
