@@ -157,7 +157,10 @@ class Printer:
                 self._under = call_id
             case ToolCallFinished(call_id=call_id, is_error=is_error, output=output, duration_ms=ms):
                 status = event.status or status_of_text(output, is_error)
-                self._result(call_id, is_error, describe_output(event.name, output, event.data), output, ms, status)
+                size = describe_output(event.name, output, event.data)
+                if event.sandbox == "refused":  # where the sandbox stopped it, as the model read it
+                    size += f", refused by the sandbox: {event.data.get('sandbox_refused', '')}".rstrip(": ")
+                self._result(call_id, is_error, size, output, ms, status)
             case PermissionDecided(decision="deny", call_id=call_id, reason=reason):
                 if call_id in self._calls:  # said with the call's end: refused, not run, and why
                     self._refused[call_id] = reason

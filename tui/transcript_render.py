@@ -132,6 +132,9 @@ def _notice_style(severity: str, look: Look) -> Style:
     return look[key] + BOLD if severity in _BOLD_LEVELS else look[key]
 
 
+_SANDBOX_SAID = {"refused": "refused by the sandbox", "outside": "ran outside the sandbox"}
+
+
 def summary_line(entry: Entry) -> str:
     """A tool call in one line: its name, the argument that matters, status, time and the size of its output."""
     mark = _MARKS.get(entry.status, "?")
@@ -145,6 +148,7 @@ def summary_line(entry: Entry) -> str:
             parts.append(_clip(latest, 80))
     elif entry.duration_ms is not None:
         parts.append(describe_timing(entry.ended, entry.duration_ms))
+    parts.append(_SANDBOX_SAID.get(str(entry.data.get("sandbox", "")), ""))
     if entry.output and entry.status in {"done", "failed"} and entry.ended not in {"refused", "declined"}:
         parts.append(describe_output(entry.name, entry.output, entry.data))
     return terminal_safe(" · ".join(part for part in parts if part), one_line=True)

@@ -107,6 +107,8 @@ class Bash:
             return ToolResult(_join(text, f"[{shell.note}]"), is_error=True, data=data)
         if code != 0:
             return ToolResult(_join(text, f"[exit code {code}]"), is_error=True, data=data)
+        if data.get("sandbox") == "refused":  # it exited 0, but not all it did stands (a hook put back)
+            return ToolResult(text, is_error=True, data=data)
         return ToolResult(text if text else "(no output)", data=data)
 
 

@@ -64,6 +64,20 @@ def test_run_in_bypass_cannot_write_outside_and_says_why(
 
 
 @needs_landlock
+def test_run_says_on_the_calls_line_what_the_sandbox_refused(
+    api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path
+) -> None:
+    """Plain `chimera run` prints the refused call's end as refused by the sandbox, naming what, not as a
+    failure like any other."""
+    target = tmp_path / "outside.txt"
+    _one_command(api, f"echo pwned > {target}")
+    proc = run_here("run", "go", "--workdir", str(project), "--permission-mode", "bypass")
+    assert proc.returncode == 0, proc.stderr
+    [ended] = [line for line in proc.stderr.splitlines() if line.startswith("  ✗")]
+    assert f"refused by the sandbox: writing {target}, outside the workspace" in ended
+
+
+@needs_landlock
 @pytest.mark.parametrize("how", ["flag", "shorthand"])
 def test_sandbox_off_runs_as_before(
     api: FakeAnthropic, model_env: dict[str, str], project: Path, tmp_path: Path, isolated_env: Path, how: str

@@ -52,6 +52,7 @@ def test_a_planted_hook_is_put_back_and_never_runs(repo: Path, tmp_path: Path) -
     sandbox = confined(repo)
     result = run(HOOK.format(mark=mark, path=".git/hooks/pre-commit"), repo, sandbox)
     said = _refused(result.data, sandbox)
+    assert result.is_error  # the command exited 0, but what it did does not all stand
     assert ".git/hooks/pre-commit" in said
     assert "put back" in said
     assert "[the sandbox refused changing .git/hooks/pre-commit" in result.output

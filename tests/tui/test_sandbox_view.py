@@ -46,8 +46,8 @@ async def test_the_workbench_says_once_when_commands_are_not_sandboxed(
 async def test_a_refusal_reads_in_the_timeline(
     api: FakeAnthropic, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """In bypass mode a command writing outside the workspace is refused, and its unfolded result says the
-    sandbox refused it; no notice about the sandbox is shown."""
+    """In bypass mode a command writing outside the workspace is refused: its line says so, and its unfolded
+    result what the sandbox refused; no notice about the sandbox is shown."""
     monkeypatch.delenv("CHIMERA_SANDBOX_WRITABLE", raising=False)
     target = tmp_path / "outside.txt"
     api.script(
@@ -62,6 +62,7 @@ async def test_a_refusal_reads_in_the_timeline(
         await pilot.press("n")
         await until(pilot, lambda: "Refused, as it should be." in screen_text(app), "the answer")
         await until(pilot, lambda: "[the sandbox refused writing" in screen_text(app), "the refusal")
+        assert "refused by the sandbox" in next(line for line in screen_text(app).splitlines() if "✗ bash" in line)
         assert "not sandboxed" not in toasts(app)
     assert not target.exists()
 
@@ -97,6 +98,9 @@ async def test_a_refused_command_runs_outside_the_sandbox_once_when_the_person_s
         await asked(pilot, app)  # the next refusal: asked again, nothing kept
         await pilot.press("n")
         await until(pilot, lambda: "Both done." in screen_text(app), "the answer")
+        lines = [line for line in screen_text(app).splitlines() if " bash " in line]
+        assert "ran outside the sandbox" in lines[0]  # each call's line says where it ran
+        assert "refused by the sandbox" in lines[1]
     assert target.read_text() == "x\n"
     assert not again.exists()
     first_result = str(api.requests[1].messages[-1])
