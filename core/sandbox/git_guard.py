@@ -47,6 +47,8 @@ SAFE_KEYS = re.compile(
 _CONFIGS = ("config", "config.worktree")
 _SKIPPED = frozenset({"objects", "refs", "logs", "lfs"})  # data, looked through for submodules' git dirs no deeper
 _MOST_BYTES = 4 << 20  # a guarded file larger than this is compared and put back by its identity, not its bytes
+_MOST_KEPT = 4096  # files whose bytes are kept from one read to the next
+_read_before: dict[str, tuple[tuple[int, ...], bytes]] = {}  # path -> (its inode's identity and times, its bytes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,34 +60,54 @@ class _Item:
     mode: int = 0
 
 
-def _read(root: Path) -> dict[Path, _Item]:
+def _read(root: str) -> dict[str, _Item]:
     """``root`` and everything under it, never following a link."""
     try:
-        info = root.lstat()
+        return _entry(root, os.lstat(root))
     except OSError:
         return {}
-    if stat.S_ISLNK(info.st_mode):
-        return {root: _Item("link", os.readlink(root))}
-    if stat.S_ISREG(info.st_mode):
+
+
+def _entry(path: str, info: os.stat_result) -> dict[str, _Item]:
+    mode = info.st_mode
+    if stat.S_ISLNK(mode):
+        return {path: _Item("link", os.readlink(path))}
+    if stat.S_ISREG(mode):
         content: bytes | str | None
         if info.st_size > _MOST_BYTES:
             content = f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}"
         else:
-            try:
-                content = root.read_bytes()
-            except OSError:
-                content = None
-        return {root: _Item("file", content, stat.S_IMODE(info.st_mode))}
-    if not stat.S_ISDIR(info.st_mode):
-        return {root: _Item("other")}
-    found = {root: _Item("dir", None, stat.S_IMODE(info.st_mode))}
+            content = _content(path, info)
+        return {path: _Item("file", content, stat.S_IMODE(mode))}
+    if not stat.S_ISDIR(mode):
+        return {path: _Item("other")}
+    found = {path: _Item("dir", None, stat.S_IMODE(mode))}
     try:
-        entries = list(os.scandir(root))
+        with os.scandir(path) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    found.update(_entry(entry.path, entry.stat(follow_symlinks=False)))
     except OSError:
-        return found
-    for entry in entries:
-        found.update(_read(Path(entry.path)))
+        pass
     return found
+
+
+def _content(path: str, info: os.stat_result) -> bytes | None:
+    """A file's bytes, read again only when its inode changed since they were last read: the change time moves
+    with every write and no one can set it back."""
+    key = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    known = _read_before.get(path)
+    if known is not None and known[0] == key:
+        return known[1]
+    try:
+        with open(path, "rb") as file:
+            content = file.read()
+    except OSError:
+        return None
+    if len(_read_before) >= _MOST_KEPT:
+        _read_before.clear()
+    _read_before[path] = (key, content)
+    return content
 
 
 def _config_keys(content: bytes) -> list[str] | None:
@@ -204,7 +226,7 @@ class GitGuard:
     back what changed since."""
 
     def __init__(
-        self, workspace: Path, dot_git: tuple[int, int, int] | None, held: dict[Path, dict[Path, _Item]]
+        self, workspace: Path, dot_git: tuple[int, int, int] | None, held: dict[Path, dict[str, _Item]]
     ) -> None:
         self.workspace = workspace
         self._dot_git = dot_git  # the identity of the workspace's .git folder (None: it has none)
@@ -215,7 +237,7 @@ class GitGuard:
         """Read what decides which programs git runs in ``workspace`` (nothing when it has no git directory)."""
         workspace = Path(os.path.realpath(workspace))
         git_dirs = _git_dirs(workspace)
-        held = {root: _read(root) for root in _roots(workspace, git_dirs)}
+        held = {root: _read(str(root)) for root in _roots(workspace, git_dirs)}
         dot_git = _identity(workspace / ".git")
         return cls(workspace, dot_git if dot_git is not None and dot_git[0] == stat.S_IFDIR else None, held)
 
@@ -229,18 +251,19 @@ class GitGuard:
             if not self._bring_back(dot_git):
                 return put_back  # the folder is gone: nothing of it to put back into
         for root, before in self._held.items():
-            after = _read(root)
+            after = _read(str(root))
             if after == before:
                 continue
-            if root.name in _CONFIGS and root in before and root in after:
-                keys = _unsafe_keys(before[root], after[root])
+            key = str(root)
+            if root.name in _CONFIGS and key in before and key in after:
+                keys = _unsafe_keys(before[key], after[key])
                 if keys == []:
                     continue  # only keys that run nothing
                 _replace(root, before)
                 put_back.append(f"{self._name(root)} ({', '.join(keys)})" if keys else self._name(root))
                 continue
             _replace(root, before)
-            changed = [path for path in {*before, *after} if before.get(path) != after.get(path)]
+            changed = [Path(path) for path in {*before, *after} if before.get(path) != after.get(path)]
             if root in changed:  # the folder itself (gone, or a link now): named alone
                 changed = [root]
             put_back += [self._name(path) for path in sorted(changed, key=lambda p: (len(p.parts), p))[:3]]
@@ -271,16 +294,16 @@ def _free_name(path: Path) -> Path:
     return candidate
 
 
-def _replace(root: Path, before: dict[Path, _Item]) -> None:
+def _replace(root: Path, before: dict[str, _Item]) -> None:
     """Make ``root`` what it was: whatever is there now goes, and ``before`` is written again (folders first)."""
     with contextlib.suppress(FileNotFoundError):
         if root.is_dir() and not root.is_symlink():
             shutil.rmtree(root)
         else:
             root.unlink()
-    ordered = sorted(before, key=lambda p: len(p.parts))
-    for path in ordered:
-        item = before[path]
+    ordered = sorted(before, key=lambda p: p.count(os.sep))
+    for name in ordered:
+        item, path = before[name], Path(name)
         if item.kind == "dir":
             path.mkdir(mode=0o700, exist_ok=True)  # its own mode once what it holds is written
         elif item.kind == "link" and isinstance(item.content, str):
@@ -288,6 +311,6 @@ def _replace(root: Path, before: dict[Path, _Item]) -> None:
         elif item.kind == "file" and isinstance(item.content, bytes):
             path.write_bytes(item.content)
             path.chmod(item.mode)
-    for path in reversed(ordered):
-        if before[path].kind == "dir":
-            path.chmod(before[path].mode)
+    for name in reversed(ordered):
+        if before[name].kind == "dir":
+            os.chmod(name, before[name].mode)

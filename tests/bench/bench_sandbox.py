@@ -1,7 +1,9 @@
 """Benchmark: what the sandbox costs a command.
 
 Run by hand: `python tests/bench/bench_sandbox.py`. Prints medians, each through the
-real `bash` tool (its supervisor, the Landlock rules made and applied per call):
+real `bash` tool (its supervisor, the Landlock rules made and applied per call, and the
+git directory's hooks and config read before and after it: the workspace is a git
+repository, as most are):
 - `bash(true)` sandboxed vs not (goal: at most 1.5x);
 - `pytest` over a workspace of 2,000 test files sandboxed vs not (goal: at most 1.1x);
 - making the rules alone (``Confinement.spec``), in Chimera's process.
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -63,6 +66,7 @@ def main() -> None:
         workspace, spill = root / "ws", root / "spill"
         workspace.mkdir()
         spill.mkdir()
+        subprocess.run(["git", "init", "-q", str(workspace)], check=True)  # its hooks and config guarded
         confinement = SandboxSettings().confine(workspace)
         plain, boxed = ToolContext(workspace, spill), ToolContext(workspace, spill, sandbox=confinement)
         print(f"mechanism: {found.describe()}")
