@@ -52,7 +52,7 @@ from chimera.tui.commands import Completion, Facts, complete, find, is_command, 
 from chimera.tui.footer_hints import hints
 from chimera.tui.hangup import let_go_of_gone_streams
 from chimera.tui.messages import BusEvents
-from chimera.tui.outside import tell
+from chimera.tui.outside import paste_as_text, tell
 from chimera.tui.state import Transcript, WorkbenchState
 from chimera.tui.terminal_input import PasteKeepingDriver
 from chimera.tui.theme_keeper import ThemeKeeper
@@ -236,9 +236,12 @@ class ChimeraApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         """A paste is the person's act, as a key or a click is: it brings the app's focus back (Textual's own
         rule takes only keys and clicks), so a paste into a tab or a terminal that had lost its focus reaches
-        the input instead of going nowhere (a browser tab starts without it, until its first key)."""
-        if isinstance(event, events.Paste) and not event.is_forwarded and not self.app_focus:
-            self.app_focus = True
+        the input instead of going nowhere (a browser tab starts without it, until its first key). A paste into
+        any other field is made text it shows as it is (``paste_as_text``)."""
+        if isinstance(event, events.Paste) and not event.is_forwarded:
+            if not self.app_focus:
+                self.app_focus = True
+            paste_as_text(event, self.focused)
         await super().on_event(event)
 
     def get_driver_class(self) -> type[Driver]:

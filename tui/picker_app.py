@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
 from textual.app import App
 
 from chimera.themes import DEFAULT_THEME, THEMES
+from chimera.tui.outside import paste_as_text
 from chimera.tui.screens.sessions import SessionPicker
 
 __all__ = ["PickerApp"]
@@ -27,6 +29,12 @@ class PickerApp(App[str | None]):
         """``workdir``: the workspace whose sessions come first."""
         super().__init__()
         self.workdir = workdir
+
+    async def on_event(self, event: events.Event) -> None:
+        """A paste into the filter (or the palette's line) shows as its characters (``paste_as_text``)."""
+        if isinstance(event, events.Paste) and not event.is_forwarded:
+            paste_as_text(event, self.focused)
+        await super().on_event(event)
 
     def on_mount(self) -> None:
         for theme in THEMES:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 
@@ -24,7 +24,7 @@ from chimera.core.sessions.replay import ReplayReport
 from chimera.core.terminal_text import terminal_safe
 from chimera.themes import APP_CSS
 from chimera.tui.messages import BusEvents
-from chimera.tui.outside import tell
+from chimera.tui.outside import paste_as_text, tell
 from chimera.tui.state import Transcript
 from chimera.tui.theme_keeper import ThemeKeeper
 from chimera.tui.widgets.replay_bar import ReplayBar, speed_name
@@ -75,6 +75,12 @@ class ReplayApp(App[int]):
     @property
     def transcript(self) -> Transcript:
         return self.state.transcript
+
+    async def on_event(self, event: events.Event) -> None:
+        """A paste into the palette's line shows as its characters (``paste_as_text``)."""
+        if isinstance(event, events.Paste) and not event.is_forwarded:
+            paste_as_text(event, self.focused)
+        await super().on_event(event)
 
     def on_load(self) -> None:
         self.theme_keeper.start()  # before the stylesheet is first parsed

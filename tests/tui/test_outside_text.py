@@ -383,3 +383,50 @@ async def test_the_mcp_panel_shows_hostile_server_names_and_errors_as_they_are(
             await until(pilot, lambda value=value: shows(screen_text(app), f"/no/{value}"), f"{value!r} in full")
             await pilot.press("down")
         clean(app)
+
+
+# --- pastes into the panels' fields ------------------------------------------------------------------
+
+PASTED = "\x1b[2J\x1b]52;c;cHduZWQ=\x07[/]red\u202eabc"
+
+
+async def pasted_shows_literally(pilot: Pilot[int], app: object, field: str) -> None:
+    """Paste :data:`PASTED` as the terminal gives it (to the app, for what has the focus) and wait until the
+    screen shows it as its characters; nothing on screen steers the terminal or acts on a click."""
+    app.post_message(events.Paste(PASTED + "\nsecond line"))  # type: ignore[attr-defined]
+    await until(pilot, lambda: literally(PASTED, 60) in screen_text(app), f"the paste shown in {field}")
+    clean(app)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_a_paste_into_any_field_shows_as_its_characters(api: FakeAnthropic, project: Path) -> None:
+    """Pasting colour codes, a clipboard-writing OSC and a bidi override into the question's reason, the tree's
+    search and the palette's line shows their characters, escaped, never drawn raw (Textual's fields draw what
+    they hold as it is)."""
+    api.script(message(tool_use("b", "bash", {"command": "make"}), stop_reason="tool_use"), message(text("ok")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    async with app.run_test(size=WIDE) as pilot:
+        await typed(pilot, app, "build it")
+        await until(pilot, lambda: len(app.state.questions) == 1, "the question")
+        await pilot.press("ctrl+y", "d")
+        await until(pilot, lambda: app.focused is not None and app.focused.id == "question-reason", "the reason")
+        await pasted_shows_literally(pilot, app, "the question's reason")
+        await pilot.press("escape", "n")
+        await app.run_shown.wait()
+        await typed(pilot, app, "/tree")
+        await until(pilot, app.session_tree.shown.is_set, "the tree")
+        await pilot.press("slash")
+        await until(pilot, lambda: app.focused is app.query_one("#tree-input"), "the tree's search")
+        await pasted_shows_literally(pilot, app, "the tree's search")
+        await pilot.press("escape", "escape", "ctrl+p")
+        await until(pilot, lambda: "CommandPalette" in type(app.screen).__name__, "the palette")
+        await pasted_shows_literally(pilot, app, "the palette's line")
+
+
+async def test_a_paste_into_the_pickers_filter_shows_as_its_characters(isolated_env: Path) -> None:
+    """The session picker's filter shows a pasted escape sequence and bidi override as their characters."""
+    write_session(isolated_env, "5e550001", "/work/alpha", "a task", updated=time.time())
+    app = PickerApp(Path("/work/alpha"))
+    async with app.run_test(size=WIDE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionPicker) and app.screen.sessions is not None, "rows")
+        await pasted_shows_literally(pilot, app, "the picker's filter")

@@ -45,6 +45,8 @@ class PromptInput(Input):
     """A one-line input: ``enter`` sends (steers a run that is going), ``tab`` queues a follow-up or takes the
     completion of a command."""
 
+    reads_pastes: ClassVar[bool] = True  # it folds a paste and shows its controls escaped itself
+
     DEFAULT_CSS = """
     PromptInput {
         border: tall $border-blurred;
