@@ -4,6 +4,7 @@ typed in, a wait for a condition or for the permission question, and the convers
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
@@ -20,6 +21,7 @@ __all__ = [
     "Harness",
     "answering",
     "asked",
+    "burst",
     "colour_at",
     "entries",
     "in_palette",
@@ -90,6 +92,23 @@ async def asked(pilot: Pilot[int], app: ChimeraApp) -> str:
     await answering(pilot, app)
     await until(pilot, lambda: "y once" in screen_text(app), "the permission question's keys")
     return screen_text(app)
+
+
+def burst(app: App[Any], keys: str | list[str]) -> None:
+    """Hand ``keys`` to the app all at once, as the terminal's driver does with keys that came in one read (a
+    fast typist, ``tmux send-keys`` of a whole string): each is queued before the first is handled, where
+    Pilot's ``press`` waits for each to be handled first. A character stands for itself; a longer name is a
+    key (``enter``, ``slash``)."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    named = {"enter": "\r", "space": " ", "slash": "/", "tab": "\t"}
+    for key in keys:
+        char = key if len(key) == 1 else named.get(key)
+        name = _character_to_key(key) if len(key) == 1 and not key.isalnum() else key
+        event = events.Key(name, char)
+        event.set_sender(app)
+        app._driver.send_message(event)  # type: ignore[union-attr]
 
 
 async def send(pilot: Pilot[int], task: str) -> None:

@@ -25,7 +25,7 @@ from chimera.tui.workbench.focus import PLACES, place_named
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
 from tests.tree_helpers import branched_session
-from tests.tui_helpers import answering, said, screen_text, send, until
+from tests.tui_helpers import answering, burst, said, screen_text, send, until
 
 pytestmark = pytest.mark.usefixtures("model_env")
 
@@ -245,6 +245,53 @@ async def test_after_a_switch_in_the_tree_the_next_words_are_a_task(
         await app.run_shown.wait()
         assert said(app)[-1] == "go on"
         assert ids["a2"] in [node.id for node in app.session.store.tree.path()]  # on the branch switched to
+
+
+async def test_words_typed_in_a_burst_after_the_switchs_y_are_the_next_task(
+    api: FakeAnthropic, isolated_env: Path, project: Path
+) -> None:
+    """``y`` to a switch and the next task typed in the same instant (one read of the terminal): the focus is in
+    the input from the y on, so every key of the task lands there, and it is sent on the branch switched to
+    once the switch is done; none of them acts on the tree."""
+    ids = branched_session(isolated_env, project)
+    api.script(message(text("On the other branch.")))
+    app = build_app(RunOptions(resume="s1", model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.history_shown.is_set, "history shown")
+        await pilot.press("ctrl+t")
+        await until(pilot, app.session_tree.shown.is_set, "the tree")
+        panel = app.query_one(TreePanel)
+        while panel.view.selected is None or panel.view.selected.node != ids["a2"]:
+            await pilot.press("down")
+        await pilot.press("enter")
+        await until(pilot, lambda: "y/n" in screen_text(app), "the switch asked")
+        burst(app, ["y", *"go on", "enter"])
+        await until(pilot, lambda: said(app)[-1:] == ["go on"], "the words sent as a task")
+        await app.run_shown.wait()
+        assert isinstance(app.focused, PromptInput)
+        assert ids["a2"] in [node.id for node in app.session.store.tree.path()]  # on the branch switched to
+        assert app.session_tree.moves == [("switch", ids["a3"])]  # one move: no branch, no second switch
+
+
+async def test_a_search_typed_in_a_burst_reaches_the_trees_search(
+    api: FakeAnthropic, isolated_env: Path, project: Path
+) -> None:
+    """``/`` in the tree and the words to search for typed in the same instant: all of them are the search
+    (``b`` among them never branches, ``c`` never names a checkpoint); escape, then escape again, are back in
+    the input."""
+    branched_session(isolated_env, project)
+    app = build_app(RunOptions(resume="s1", model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, app.history_shown.is_set, "history shown")
+        await pilot.press("ctrl+t")
+        await until(pilot, app.session_tree.shown.is_set, "the tree")
+        field = app.query_one("#tree-input")
+        burst(app, ["slash", *"bug cb"])
+        await until(pilot, lambda: getattr(field, "value", "") == "bug cb", "the search typed")
+        assert app.focused is field
+        assert app.session_tree.moves == []
+        burst(app, ["escape", "escape", *"hi"])
+        await until(pilot, lambda: app.query_one(PromptInput).value == "hi", "the words in the input")
 
 
 def test_every_place_of_the_focus_model_says_how_it_is_left_and_where_the_focus_lands() -> None:

@@ -8,6 +8,7 @@ import ast
 import shlex
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual import events
@@ -390,7 +391,7 @@ async def test_the_mcp_panel_shows_hostile_server_names_and_errors_as_they_are(
 PASTED = "\x1b[2J\x1b]52;c;cHduZWQ=\x07[/]red\u202eabc"
 
 
-async def pasted_shows_literally(pilot: Pilot[int], app: object, field: str) -> None:
+async def pasted_shows_literally(pilot: Pilot[Any], app: object, field: str) -> None:
     """Paste :data:`PASTED` as the terminal gives it (to the app, for what has the focus) and wait until the
     screen shows it as its characters; nothing on screen steers the terminal or acts on a click."""
     app.post_message(events.Paste(PASTED + "\nsecond line"))  # type: ignore[attr-defined]

@@ -9,6 +9,10 @@ there (the files as they are); a switch's question may offer ``s`` (switch and s
 behind, or not, when that is the default); ``c`` names a checkpoint there, ``l`` a label; ``u`` goes back to where the
 leaf was before the last move; ``escape`` leaves what is typed, or the panel. The panel changes nothing
 itself: it asks the app (:class:`TreeHost`).
+
+Its keys are the app's to run before it hands on the next one (priority bindings, each taken only while the
+panel itself, not its line, has the focus), and the focus moves at once (``move_to``): keys typed in the
+same instant as ``/`` or a switch's ``y`` reach where that key put the focus, never the panel's other keys.
 """
 
 from __future__ import annotations
@@ -24,12 +28,16 @@ from textual.widgets import Input, Static
 from chimera.core.sessions.tree_lines import FILTERS, TreeLines
 from chimera.core.terminal_text import terminal_safe
 from chimera.tui.widgets.tree_view import TreeView
+from chimera.tui.workbench.focus import move_to
 
 __all__ = ["TreeHost", "TreePanel"]
 
 _FILTER_NAMES = {"all": "all", "turns": "your turns", "named": "named"}
 _KEYS = "enter switch · b branch · c checkpoint · l label · u back · / search · f filter · space fold"
 _ASKS = {"search": "/", "checkpoint": "Checkpoint name: ", "label": "Label: "}
+# The panel's actions whose keys the line under it takes while it has the focus (words, enter, the cursor's
+# keys): up/down and the page keys still move the tree's cursor there, and escape leaves the line.
+_THE_LINES_KEYS = {"ends", "fold", "filter", "ask", "switch", "branch", "back", "answer", "other"}
 
 
 class TreeHost(Protocol):
@@ -67,24 +75,24 @@ class TreePanel(Vertical, can_focus=True):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up,k", "move(-1)", "Up", show=False),
-        Binding("down,j", "move(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "ends(0)", "First", show=False),
-        Binding("end", "ends(1)", "Last", show=False),
-        Binding("space,left,right", "fold", "Fold", show=False),
-        Binding("f", "filter", "Filter", show=False),
-        Binding("slash", "ask('search')", "Search", show=False),
-        Binding("enter", "switch", "Switch here", show=False),
-        Binding("b", "branch", "Branch here", show=False),
-        Binding("c", "ask('checkpoint')", "Checkpoint", show=False),
-        Binding("l", "ask('label')", "Label", show=False),
-        Binding("u", "back", "Back", show=False),
-        Binding("y", "answer(True)", "Yes", show=False),
-        Binding("n", "answer(False)", "No", show=False),
-        Binding("s", "other", "The other answer", show=False),
-        Binding("escape", "leave", "Leave", show=False),
+        Binding("up,k", "move(-1)", "Up", show=False, priority=True),
+        Binding("down,j", "move(1)", "Down", show=False, priority=True),
+        Binding("pageup", "page(-1)", "Page up", show=False, priority=True),
+        Binding("pagedown", "page(1)", "Page down", show=False, priority=True),
+        Binding("home", "ends(0)", "First", show=False, priority=True),
+        Binding("end", "ends(1)", "Last", show=False, priority=True),
+        Binding("space,left,right", "fold", "Fold", show=False, priority=True),
+        Binding("f", "filter", "Filter", show=False, priority=True),
+        Binding("slash", "ask('search')", "Search", show=False, priority=True),
+        Binding("enter", "switch", "Switch here", show=False, priority=True),
+        Binding("b", "branch", "Branch here", show=False, priority=True),
+        Binding("c", "ask('checkpoint')", "Checkpoint", show=False, priority=True),
+        Binding("l", "ask('label')", "Label", show=False, priority=True),
+        Binding("u", "back", "Back", show=False, priority=True),
+        Binding("y", "answer(True)", "Yes", show=False, priority=True),
+        Binding("n", "answer(False)", "No", show=False, priority=True),
+        Binding("s", "other", "The other answer", show=False, priority=True),
+        Binding("escape", "leave", "Leave", show=False, priority=True),
     ]
 
     def __init__(self, host: TreeHost, *, id: str | None = None) -> None:
@@ -109,6 +117,11 @@ class TreePanel(Vertical, can_focus=True):
 
     # --- what it shows --------------------------------------------------------------------
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A key of the panel's own works while the panel has the focus; with its line's, the line's keys are
+        the line's (handed on to it)."""
+        return action not in _THE_LINES_KEYS or self.app.focused is self
+
     def show_model(self, model: TreeLines, *, at: str | None = None) -> None:
         """Draw the tree of ``model``; the cursor on node ``at`` (the leaf's when None)."""
         self.notice = model.notice
@@ -131,7 +144,7 @@ class TreePanel(Vertical, can_focus=True):
         self.other = other
         offer = f" · s {other[0]}" if other is not None else ""
         self.query_one("#tree-ask", Static).update(terminal_safe(f"{question} y/n{offer}", one_line=True))
-        self.focus()
+        move_to(self)
 
     def _title(self) -> None:
         view = self.view
@@ -205,7 +218,7 @@ class TreePanel(Vertical, can_focus=True):
         field.placeholder = _ASKS[what]
         field.value = self.view.search_text if what == "search" else ""
         field.add_class("-shown")
-        field.focus()
+        move_to(field)
 
     async def action_leave(self) -> None:
         """Leave what is typed (a search left clears), the question asked, or else the panel."""
@@ -224,7 +237,7 @@ class TreePanel(Vertical, can_focus=True):
         field = self.query_one("#tree-input", Input)
         field.remove_class("-shown")
         self.typing = ""
-        self.focus()
+        move_to(self)
 
     def on_input_changed(self, message: Input.Changed) -> None:
         message.stop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -68,8 +69,11 @@ class Runs:
 
     async def _run(self, run: Awaitable[object]) -> None:
         try:
+            await self.app.session_tree.settled()  # a task typed during a switch runs on the branch switched to
             await run
         finally:
+            if inspect.iscoroutine(run) and inspect.getcoroutinestate(run) == inspect.CORO_CREATED:
+                run.close()  # stopped before it began
             self.running = False
             self.over()
 

@@ -139,6 +139,11 @@ class SessionTree:
 
             self.panel.show_preview(node, describe_switch(preview, self.app.session.store.tree.leaf))
 
+    async def settled(self) -> None:
+        """Once no preview, switch or checkpoint works on the files: a task sent meanwhile waits for it."""
+        async with self.files_busy:
+            pass
+
     async def _preview_of(self, node: str) -> SwitchPreview | None:
         """What a switch to ``node`` would do, worked out off the screen's thread; None (said in the panel) when
         it cannot be told."""
@@ -248,7 +253,10 @@ class SessionTree:
     # --- the moves ------------------------------------------------------------------------
 
     def switch_at(self, node: str, *, remember: bool = True, summarize: bool = False) -> None:
-        """Switch to ``node`` (the question was answered); ``summarize``: then summarize the branch left behind."""
+        """Switch to ``node`` (the question was answered); ``summarize``: then summarize the branch left behind.
+        The focus is in the input at once: what is typed while the files change is the next task, sent once
+        the switch is done (``settled``)."""
+        self.app.prompt.focus()
         self._run(self._switch_at(node, remember, summarize), "tree-move")
 
     async def _switch_at(self, node: str, remember: bool, summarize: bool) -> None:
@@ -290,6 +298,7 @@ class SessionTree:
         self.load(app.session.store.tree.leaf)
 
     def interrupt_and_switch(self, node: str) -> None:
+        self.app.prompt.focus()  # as for a switch: what is typed meanwhile is the next task
         self._run(self._interrupt_and_switch(node), "tree-move")
 
     async def _interrupt_and_switch(self, node: str) -> None:
