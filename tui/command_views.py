@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol, cast
+from typing import Any, ClassVar, Protocol, cast
 
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -40,14 +40,22 @@ class CommandHost(Protocol):
 
 class CommandKeys:
     """Mixed into a panel whose keys are registry commands (``command_bindings(scope)``): they run on the app,
-    and act only while the command works, as the app's own keys do."""
+    and act only while the command works, as the app's own keys do.
+
+    A panel's keys are priority bindings: the app runs each before it hands on the next key, so keys typed in
+    the same instant as one that moves the focus (``k`` and what to change, ``d`` and the reason, escape and
+    words) reach where it put the focus, never the panel's other keys. They act only while the panel itself
+    has the focus: in a line or an editor it opened, the keys are that line's (but ``keys_within``'s)."""
 
     app: Any
+    keys_within: ClassVar[frozenset[str]] = frozenset()  # actions that also act from the panel's lines
 
     async def action_command(self, name: str) -> None:
         await cast(CommandHost, self.app).run_command(name)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.app.focused is not self and action not in self.keys_within:
+            return False  # handed on to the line that has the focus
         result: bool | None = self.app.check_action(action, parameters)
         return result
 
@@ -60,7 +68,7 @@ def command_bindings(scope: str = "app") -> list[Binding]:
             f"command({command.id!r})",
             command.title,
             key_display=command.key_display or None,
-            priority=command.priority,
+            priority=command.priority or scope != "app",  # a panel's: see CommandKeys
         )
         for command in COMMANDS
         if command.keys and command.scope == scope

@@ -163,6 +163,48 @@ async def test_the_plan_takes_the_focus_only_by_ctrl_y_and_escape_gives_it_back(
         assert app.focused is prompt
 
 
+async def test_keys_typed_in_one_instant_with_a_questions_key_go_where_it_put_the_focus(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """On the question, ``d`` and the reason typed in the same instant (one read of the terminal): every key
+    is the reason's (the y of "why" allows nothing); escape and words in one instant: the words are the
+    input's, the question still waits."""
+    api.script(message(tool_use("b1", "bash", {"command": "touch made"}), stop_reason="tool_use"))
+    api.script(message(text("Understood.")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    answered = decisions(app)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "make it")
+        await answering(pilot, app)
+        prompt = app.query_one(PromptInput)
+        burst(app, ["escape", *"hey"])
+        await until(pilot, lambda: prompt.value == "hey", "the words in the input")
+        assert answered == []
+        await pilot.press("ctrl+y")
+        await until(pilot, lambda: isinstance(app.focused, QuestionPanel), "the question again")
+        burst(app, ["d", *"why not", "enter"])
+        await app.run_shown.wait()
+    assert [e.decision for e in answered] == ["deny"]  # type: ignore[attr-defined]
+    assert "why not" in str(api.requests[1].messages[-1])  # the model reads the reason whole
+    assert not (project / "made").exists()
+
+
+async def test_words_typed_in_one_instant_with_the_plans_k_are_what_to_change(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """On the plan, ``k`` and what to change typed in the same instant: all of it is what to change (the a of
+    "add" approves nothing); the model gets it and plans again."""
+    api.script(message(text("- [ ] say hi")), message(text("- [ ] say hi\n- [ ] wave")))
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await send(pilot, "/plan greet")
+        await answering(pilot, app, PlanPanel)
+        burst(app, ["k", *"add a wave", "enter"])
+        await until(pilot, lambda: len(api.requests) == 2, "the plan asked again")
+        assert "add a wave" in str(api.requests[1].messages)
+        await until(pilot, lambda: app.state.questions.plan is not None, "the revised plan, waiting")
+
+
 # --- the timeline, the output viewer, the tree ------------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ from chimera.tui.inline_markdown import inline_markdown
 from chimera.tui.look import BOLD, Look, look_of
 from chimera.tui.outside import tell
 from chimera.tui.state.plan import PlanState
+from chimera.tui.workbench.focus import move_to
 
 __all__ = ["PlanHost", "PlanPanel"]
 
@@ -68,11 +69,13 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *command_bindings("plan"),
-        Binding("y", "confirm(True)", "Yes", show=False),
-        Binding("n", "confirm(False)", "No", show=False),
-        Binding("slash", "aside", "Type a command", show=False),
+        Binding("y", "confirm(True)", "Yes", show=False, priority=True),
+        Binding("n", "confirm(False)", "No", show=False, priority=True),
+        Binding("slash", "aside", "Type a command", show=False, priority=True),
+        Binding("escape", "leave", "Back to the input", show=False, priority=True),
         Binding("ctrl+s", "save", "Use the edited plan", show=False, priority=True),
     ]
+    keys_within = frozenset({"save"})  # ctrl+s acts from the editor
 
     def __init__(self, plan: PlanState, host: PlanHost, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -216,7 +219,7 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
         self.mode = "editing"
         self.mount(editor, after="#plan-keys")
         self.show(waiting=self.waiting)
-        self.call_after_refresh(editor.focus)  # once it is mounted (typed /edit comes from the input)
+        move_to(editor)  # at once: the words typed in the same instant as the e are the editor's
 
     def keep_planning(self) -> None:
         """Ask what to change, in one line under the plan."""
@@ -227,14 +230,14 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
         self.mode = "feedback"
         self.mount(feedback, after="#plan-keys")
         self.show(waiting=self.waiting)
-        self.call_after_refresh(feedback.focus)
+        move_to(feedback)  # at once: what to change typed in the same instant as the k is the line's
 
     def cancel(self) -> None:
         """Ask once: "Cancel the plan? y/n"."""
         self._close_inputs()
         self.confirming = True
         self.show(waiting=self.waiting)
-        self.focus()
+        move_to(self)
 
     def action_confirm(self, yes: bool) -> None:
         if not self.confirming:
@@ -287,7 +290,16 @@ class PlanPanel(CommandKeys, Vertical, can_focus=True):
         self.confirming = False
         self._close_inputs()
         self.show(waiting=self.waiting)
-        self.focus()
+        move_to(self)
+
+    def action_leave(self) -> None:
+        """``escape`` on the plan itself: a cancel asked is put away; else the focus goes back to the input and
+        the plan waits. (In the editor or the feedback line, escape is theirs: ``on_key``.)"""
+        if self.confirming:
+            self.confirming = False
+            self.show(waiting=self.waiting)
+            return
+        self.host.leave()
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         if message.input.id != "plan-feedback":

@@ -29,6 +29,7 @@ from chimera.core.tools.base import describe_call
 from chimera.tui.command_views import CommandKeys, command_bindings
 from chimera.tui.look import BOLD, look_of
 from chimera.tui.state.questions import Question
+from chimera.tui.workbench.focus import move_to
 
 __all__ = ["QuestionHost", "QuestionPanel", "always_rule", "rule_text"]
 
@@ -87,7 +88,7 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         *command_bindings("question"),
-        Binding("escape", "leave", "Back to the input", show=False),
+        Binding("escape", "leave", "Back to the input", show=False, priority=True),
     ]
 
     def __init__(self, host: QuestionHost, *, id: str | None = None) -> None:
@@ -230,7 +231,7 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
         if self.asking_reason or self.editing_rule:
             return
         self.mount(line, before="#question-keys")
-        line.focus()
+        move_to(line)  # at once: the reason typed in the same instant as the d is the line's
         self.draw_keys()
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
@@ -249,5 +250,5 @@ class QuestionPanel(CommandKeys, Vertical, can_focus=True):
             event.stop()
             event.prevent_default()
             self._close_lines()
-            self.focus()
+            move_to(self)
             self.draw_keys()
