@@ -242,7 +242,25 @@ class ChimeraApp(App[int]):
             if not self.app_focus:
                 self.app_focus = True
             paste_as_text(event, self.focused)
+        if isinstance(event, events.Key) and not event.is_forwarded and self._left_the_timeline(event):
+            return
         await super().on_event(event)
+
+    def _left_the_timeline(self, event: events.Key) -> bool:
+        """A key that leaves the timeline moves the focus to the input before the next key is handed on, so keys
+        typed in the same instant are all the input's (the timeline's own ``Left`` and ``TypedOn`` come after
+        them): escape (used up: True), or a printable key that no binding takes (handed on to the input, the
+        first of the words typed)."""
+        from chimera.tui.widgets.transcript_view import TranscriptView  # (loaded with the first frame)
+
+        if not isinstance(self.focused, TranscriptView):
+            return False
+        if event.key == "escape":
+            self.prompt.focus()
+            return True
+        if event.is_printable and event.character and event.key not in self.screen.active_bindings:
+            self.prompt.focus()
+        return False
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this terminal, or for a browser tab; on POSIX and in a tab, one that takes a

@@ -242,6 +242,37 @@ async def test_the_timeline_is_left_by_escape_and_a_letter_typed_there_goes_to_t
         await until(pilot, lambda: app.focused is prompt, "escape back to the input")
 
 
+async def test_words_typed_in_one_instant_on_the_timeline_all_reach_the_input(
+    api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a call in the timeline, "hello now" typed in one instant (one read of the terminal): every letter
+    is the input's, in order (its o opens no output, its n finds no failed call); escape and words in one
+    instant likewise."""
+    monkeypatch.setenv("CHIMERA_MAX_TOOL_OUTPUT", "200")  # the call's output is cut, so o has more to show
+    api.script(message(tool_use("b", "bash", {"command": "seq 1 500"}), stop_reason="tool_use"), message(text("ok")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send(pilot, "count")
+        await app.run_shown.wait()
+        view = app.query_one(TranscriptView)
+        prompt = app.query_one(PromptInput)
+        await pilot.press("tab")
+        await until(pilot, lambda: app.focused is view, "the timeline")
+        await pilot.press("up")
+        while view.cursor is not None and app.transcript.entries[view.cursor].kind != "tool":
+            await pilot.press("up")
+        burst(app, [*"hello now"])
+        await until(pilot, lambda: prompt.value == "hello now", "every letter in the input")
+        assert app.focused is prompt
+        assert not isinstance(app.screen, OutputScreen)
+        prompt.value = ""
+        await pilot.press("tab")
+        await until(pilot, lambda: app.focused is view, "the timeline again")
+        burst(app, ["escape", *"on"])
+        await until(pilot, lambda: prompt.value == "on", "the words after escape in the input")
+        assert not isinstance(app.screen, OutputScreen)
+
+
 async def test_z_is_named_for_what_it_does_in_the_footer_and_the_help(api: FakeAnthropic, project: Path) -> None:
     """z folds or unfolds every entry (it toggles): the timeline's footer and the help say "fold/unfold all"."""
     api.script(message(text("Hi.")))
