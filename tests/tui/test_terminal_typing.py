@@ -1,6 +1,6 @@
 """The real `chimera` in a real terminal (tmux) keeps what is typed: words typed with pauses while a question
-waits never answer it, and a bracketed paste holding escape sequences and newlines arrives whole, folded in
-the input, one backspace taking all of it, never sending a task by itself."""
+waits, or as it arrives, never answer it, and a bracketed paste holding escape sequences and newlines arrives
+whole, folded in the input, one backspace taking all of it, never sending a task by itself."""
 
 from __future__ import annotations
 
@@ -56,6 +56,48 @@ def test_words_typed_with_a_pause_never_answer_a_question(isolated_env: Path, tm
         finally:
             release.set()
             tmux("kill-server")
+
+
+PHRASES = ["yellow", " please", " nice, go ahead", " yes", " and update the docs"]
+PAUSES = [0.2, 1.0, 2.0, 5.0]  # the person's pauses between phrases
+
+
+def test_words_typed_with_pauses_as_a_question_arrives_never_answer_it(isolated_env: Path, tmp_path: Path) -> None:
+    """Words typed with pauses of 0.2, 1, 2 and 5 s while a question arrives among them: no pause moves the
+    focus to it, no decision is made, the input holds every word; then ctrl+y, d and a reason sent in one
+    burst refuse the call with that reason, the words still in the input."""
+    session = "pauses"
+    release, reached = threading.Event(), threading.Event()
+    with FakeAnthropic() as api:
+        api.script(
+            paused(message(tool_use("b1", "bash", {"command": "touch made"}), stop_reason="tool_use"), release, reached)
+        )
+        api.script(message(text("Understood.")))
+        started(isolated_env, tmp_path, api, session, "--permission-mode", "ask")
+        try:
+            typed(session, "make it")
+            tmux("send-keys", "-t", session, "Enter", check=True)
+            assert wait_for(reached.is_set), capture(session)
+            for n, phrase in enumerate(PHRASES):
+                typed(session, phrase)
+                if n == 1:  # the question arrives between the second phrase and the third
+                    release.set()
+                    assert wait_for(lambda: "ctrl+y to answer" in capture(session)), capture(session)
+                if n < len(PAUSES):  # the pause: the focus never moves to the question
+                    assert not wait_for(lambda: "y once" in capture(session), timeout=PAUSES[n]), capture(session)
+            words = "".join(PHRASES)
+            assert wait_for(lambda: words in capture(session)), capture(session)
+            assert "ctrl+y to answer" in capture(session)  # still waiting, unanswered
+            assert len(api.requests) == 1
+            tmux("send-keys", "-t", session, "C-y", "d", "why not", "Enter", check=True)  # one burst
+            assert wait_for(lambda: len(api.requests) == 2), capture(session)
+            assert "why not" in str(api.requests[1].messages[-1])
+            assert wait_for(lambda: "Understood." in capture(session)), capture(session)
+            assert words in capture(session)  # the input still holds the words
+        finally:
+            release.set()
+            tmux("kill-session", "-t", session)
+    assert not (tmp_path / "made").exists()
 
 
 def test_a_paste_with_escape_sequences_arrives_whole(isolated_env: Path, tmp_path: Path) -> None:
