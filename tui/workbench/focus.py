@@ -12,6 +12,11 @@ The rules every place keeps:
 - After a question is answered, a switch, a branch, going back or an adopt, the focus is in the input, where
   the next words are a task.
 - Moving the focus into the input never selects, replaces or drops its text.
+- Keys typed in the same instant as one that moves the focus (one read of the terminal: a fast typist, a
+  script) go where that key put it. So a key that moves the focus is run by the app before it hands on the
+  next key (an app binding, or a panel's priority binding taken only while the panel itself has the focus),
+  and it moves the focus with :func:`move_to`, at once; work that takes a while (a switch's files) moves the
+  focus first and is waited for by what comes next (a task waits for the switch).
 
 The footer shows the keys of the place that has the focus (:attr:`Place.keys`; the input's come from the
 command registry).
