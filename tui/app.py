@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from functools import cache
 from typing import TYPE_CHECKING, ClassVar
@@ -37,8 +37,8 @@ from textual.driver import Driver
 from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Input, OptionList, Static
-from textual.worker import Worker, WorkerState, WorkType
+from textual.widgets import Input, OptionList
+from textual.worker import Worker, WorkerState
 
 from chimera.core.errors import ChimeraError
 from chimera.core.gc_pause import started
@@ -48,7 +48,7 @@ from chimera.core.terminal_text import is_blank
 from chimera.core.wording import command, plural, shown_path
 from chimera.themes import APP_CSS
 from chimera.tui.command_views import WorkbenchCommands, command_bindings
-from chimera.tui.commands import Completion, Facts, complete, find, is_command, parse
+from chimera.tui.commands import Completion, Facts, complete, find
 from chimera.tui.footer_hints import hints
 from chimera.tui.hangup import let_go_of_gone_streams
 from chimera.tui.messages import BusEvents
@@ -62,13 +62,11 @@ from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.welcome import Welcome
 from chimera.tui.workbench.focus import FOCUS_KEYS, move_to, place_named
+from chimera.tui.workbench.opener import Opener
 
 if TYPE_CHECKING:  # loaded with the session, after the first frame (``_make_parts``, ``_panels``)
-    from pathlib import Path
-
     from chimera.core.events import StepEvent, Switched
     from chimera.core.sessions.session import Session
-    from chimera.core.sessions.workspace_lock import LockWait
     from chimera.tui.widgets.transcript_view import TranscriptView
     from chimera.tui.workbench.answers import Answers
     from chimera.tui.workbench.command_runner import CommandRunner
@@ -165,10 +163,7 @@ class ChimeraApp(App[int]):
         self.start = start
         self.options = start.options
         self._session = session
-        self._opening: asyncio.Future[Session] | None = None  # the session opening, until it is taken
-        self._lock_wait: LockWait  # how the opening's wait for the workspace is shown, and ended on quit
-        self._waiting: list[Callable[[], Awaitable[object]]] = []  # sent before the session was open, in order
-        self.open_error: ChimeraError | OSError | None = None  # why the session could not open (the app ended)
+        self.opener = Opener(self)  # the session opening after the first frame, and what is sent meanwhile
         self.opened = asyncio.Event()  # set once the session is open and the workbench drives it
         self.state = WorkbenchState()  # everything the screen shows, built from the bus's events
         self.theme_keeper = ThemeKeeper(self)
@@ -227,6 +222,11 @@ class ChimeraApp(App[int]):
         return self.is_open and self.runs.running
 
     @property
+    def open_error(self) -> ChimeraError | OSError | None:
+        """Why the session could not open (the app ended), or None."""
+        return self.opener.error
+
+    @property
     def resume_next(self) -> str | None:
         """A session chosen here (``/sessions``), opened when this one closes."""
         return self.sessions.resume_next if self.is_open else None
@@ -276,7 +276,7 @@ class ChimeraApp(App[int]):
 
     def compose(self) -> ComposeResult:
         """The whole workbench over an open session; before it opens, its first frame: the welcome (or the
-        demo's banner), the status line, the input and the footer (``_opened`` mounts the rest)."""
+        demo's banner), the status line, the input and the footer (``take_session`` mounts the rest)."""
         start = self.start
         if start.demo:
             from chimera.tui.widgets.demo_banner import DemoBanner
@@ -323,48 +323,11 @@ class ChimeraApp(App[int]):
         self._stop_on_signals()
         self.call_after_refresh(started)  # the collector, paused while the workbench started, runs again
         if self._session is not None:
-            self._opened(self._session)
+            self.take_session(self._session)
         else:  # the first frame first, then the session
-            self.call_after_refresh(self._open_session)
+            self.call_after_refresh(self.opener.begin)
 
-    def _open_session(self) -> None:
-        from chimera.core.sessions.start import open_session  # the session's machinery: after the first frame
-        from chimera.core.sessions.workspace_lock import LockWait
-
-        loop = asyncio.get_running_loop()
-
-        def told(workspace: Path, holders: str) -> None:  # (from the thread that opens the session)
-            with contextlib.suppress(RuntimeError):  # the workbench has closed meanwhile
-                loop.call_soon_threadsafe(self._show_lock_wait, workspace, holders)
-
-        self._lock_wait = LockWait(told)
-        self._opening = asyncio.ensure_future(open_session(self.start, self._lock_wait))
-        # Handed over uncalled: a workbench closed before the worker started leaves no coroutine unawaited.
-        work: WorkType[None] = self._take_session
-        self.run_worker(work, group="open", exit_on_error=True)
-
-    async def _take_session(self) -> None:
-        """The session, once open, to the workbench; an error opening it ends the app (the command says it)."""
-        assert self._opening is not None
-        try:
-            session = await asyncio.shield(self._opening)  # (a quit meanwhile lets it open, then closes it)
-        except (ChimeraError, OSError) as err:
-            self.open_error = err
-            self.exit(return_code=1)
-            return
-        self._opening = None
-        self._opened(session)
-        await self.when_open_run()
-
-    def _show_lock_wait(self, workspace: Path, holders: str) -> None:
-        """Opening waits for a workspace another process holds: say so, and who (ctrl+q still quits at once)."""
-        if self._session is None and self.is_running:
-            line = f"Waiting for {shown_path(workspace)}: another process holds it ({holders}). ctrl+q quits."
-            shown = Static(line, markup=False, id="lock-wait")
-            shown.styles.padding = (0, 2)  # (under the welcome's own lines)
-            self.query_one("#middle").mount(shown)
-
-    def _opened(self, session: Session) -> None:
+    def take_session(self, session: Session) -> None:
         """The session is open: the workbench shows and drives it."""
         self.query("#lock-wait").remove()
         if self._session is None:  # (the first frame was drawn without it)
@@ -403,34 +366,6 @@ class ChimeraApp(App[int]):
 
     def _complete(self, text: str) -> list[Completion]:
         return self.commands.complete(text) if self.is_open else complete(text, self.facts())
-
-    def _sent_before_open(self, value: str) -> None:
-        """Enter before the session is open: ``/quit`` quits; anything else leaves the input (its pastes whole)
-        and goes once the session is open, as if sent then."""
-        self.query_one(CompletionList).hide()
-        if not value.strip():
-            return
-        if is_command(value) and parse(value)[0] == "quit":
-            self.exit()
-            return
-        prompt = self.query_one(PromptInput)
-        whole = prompt.whole(value)
-        prompt.take_sent(value)
-        self.when_open(lambda: self.prompt.sent_before_open(whole))
-        tell(self, "Sent: it goes as soon as the session is open (a moment).", timeout=3)
-
-    def when_open(self, send: Callable[[], Awaitable[object]]) -> None:
-        """``send`` (what the person sent: a task, a command) once the session is open: now if it is."""
-        self._waiting.append(send)
-        if self.is_open and len(self._waiting) == 1:
-            work: WorkType[None] = self.when_open_run
-            self.run_worker(work, group="waiting")
-
-    async def when_open_run(self) -> None:
-        """What was sent while the session opened, in the order it was sent."""
-        while self._waiting:
-            await self._waiting[0]()
-            self._waiting.pop(0)
 
     def _stop_on_signals(self) -> None:
         """In a real terminal, SIGTERM and SIGHUP (the terminal closed) end the workbench as ctrl+q does: a run
@@ -553,7 +488,7 @@ class ChimeraApp(App[int]):
         if self.is_open:
             await self.prompt.submitted(message.value)
         else:
-            self._sent_before_open(message.value)
+            self.opener.sent(message.value)
 
     def on_prompt_input_queued(self, message: PromptInput.Queued) -> None:
         if self.is_open:
@@ -611,7 +546,7 @@ class ChimeraApp(App[int]):
         if name == "quit":
             self.exit()
         else:
-            self.when_open(lambda: self.commands.run(name, argument))
+            self.opener.when_open(lambda: self.commands.run(name, argument))
         return True
 
     async def action_command(self, name: str) -> None:
@@ -648,11 +583,7 @@ class ChimeraApp(App[int]):
         self.theme_keeper.stop()
         if self.is_open:
             self.conversation.close()
-        session = self._session
-        if session is None and self._opening is not None:  # quit while it opened: it closes once open, unused
-            self._lock_wait.stop.set()  # (a wait for the workspace's lock ends at once)
-            with contextlib.suppress(ChimeraError, OSError):
-                session = await self._opening
+        session = self._session or await self.opener.close()  # quit while it opened: it closes once open, unused
         if session is not None:
             await session.close()
 
