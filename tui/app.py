@@ -23,7 +23,6 @@ import contextlib
 import signal
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from functools import cache
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events
@@ -63,9 +62,9 @@ from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.welcome import Welcome
 from chimera.tui.workbench.focus import FOCUS_KEYS, move_to, place_named
 from chimera.tui.workbench.opener import Opener
+from chimera.tui.workbench.reactions import Reactions
 
 if TYPE_CHECKING:  # loaded with the session, after the first frame (``_make_parts``, ``_panels``)
-    from chimera.core.events import StepEvent, Switched
     from chimera.core.sessions.session import Session
     from chimera.tui.widgets.transcript_view import TranscriptView
     from chimera.tui.workbench.answers import Answers
@@ -82,56 +81,7 @@ __all__ = ["ChimeraApp", "build_app"]
 DEMO_PACE = 0.02  # seconds between streamed words when the demo plays on screen
 
 
-@cache
-def streamed() -> frozenset[type[StepEvent]]:
-    """The events that come many a second while a model or a command streams, and only add to what is shown
-    (the events load with the first one)."""
-    from chimera.core.events import TextDelta, ThinkingDelta, ToolOutputDelta
-
-    return frozenset({TextDelta, ThinkingDelta, ToolOutputDelta})
-
-
 _REGISTRY_HAS = {"Theme", "Quit", "Keys"}  # Textual's own palette commands the registry replaces
-
-
-@cache
-def not_acted_on() -> frozenset[type[StepEvent]]:
-    """The events the workbench's app leaves to its state and the views of it (the events load with the first one)."""
-    from chimera.core import events as ev
-
-    return frozenset(
-        {  # what the workbench's app leaves to its state (and the views of it)
-            ev.BranchCreated,
-            ev.BranchSummarized,
-            ev.CandidateChosen,
-            ev.CandidateProposed,
-            ev.CheckpointCreated,
-            ev.CompactionDone,
-            ev.ControlRejected,
-            ev.MessageCompleted,
-            ev.PermissionDecided,
-            ev.PlanApproved,
-            ev.PlanCancelled,
-            ev.PlanEdited,
-            ev.PlanProposed,
-            ev.PermissionRequested,
-            ev.PlanStepChecked,
-            ev.PlanSuggested,
-            ev.Reflected,
-            ev.ReminderInjected,
-            ev.Replanned,
-            ev.RetryScheduled,
-            ev.SteeringDelivered,
-            ev.SteeringReturned,
-            ev.TextDelta,
-            ev.ThinkingDelta,
-            ev.ToolCallFinished,
-            ev.ToolCallStarted,
-            ev.ToolOutputDelta,
-            ev.TurnStarted,
-            ev.UsageReported,
-        }
-    )
 
 
 class ChimeraApp(App[int]):
@@ -167,7 +117,7 @@ class ChimeraApp(App[int]):
         self.opened = asyncio.Event()  # set once the session is open and the workbench drives it
         self.state = WorkbenchState()  # everything the screen shows, built from the bus's events
         self.theme_keeper = ThemeKeeper(self)
-        self.history_shown = asyncio.Event()
+        self.reactions = Reactions(self)  # what the parts do once the bus's events are on screen
         if session is not None:
             self._make_parts()
 
@@ -181,7 +131,7 @@ class ChimeraApp(App[int]):
         from chimera.tui.workbench.session_tree import SessionTree
         from chimera.tui.workbench.sessions import Sessions
 
-        self.conversation = Conversation(self, self.state, on_shown=self.events_shown)
+        self.conversation = Conversation(self, self.state, on_shown=self.reactions.shown)
         self.runs = Runs(self)
         self.answers = Answers(self)
         self.prompt = Prompt(self)
@@ -220,6 +170,11 @@ class ChimeraApp(App[int]):
     @property
     def running(self) -> bool:
         return self.is_open and self.runs.running
+
+    @property
+    def history_shown(self) -> asyncio.Event:
+        """Set once a resumed session's history, or the branch switched to, is on screen."""
+        return self.reactions.history_shown
 
     @property
     def open_error(self) -> ChimeraError | OSError | None:
@@ -356,7 +311,7 @@ class ChimeraApp(App[int]):
             self.conversation.say(DEMO_NOTICE, "warning")  # the banner folds to one line as the demo starts
             self.runs.start(session.demo_task)
         elif self.options.resume:
-            self.run_worker(self._show_history(), group="history", exit_on_error=False)
+            self.run_worker(self.reactions.show_history(), group="history", exit_on_error=False)
 
     def _show_status(self, **fields: object) -> None:
         """The status line's fields, before the session is open (then ``conversation.show_status``)."""
@@ -400,50 +355,6 @@ class ChimeraApp(App[int]):
             else ""
         )
         tell(self, warnings[0] + more, severity="warning", timeout=8)
-
-    async def _show_history(self) -> None:
-        """A resumed session: its earlier turns first, then the input is the next turn."""
-        from chimera.core.sessions.history import branch_events
-
-        events = await asyncio.to_thread(branch_events, self.session.store)
-        self.state.tell(events)
-        self.transcript.note(f"Resumed session {self.session.id}")
-        self.conversation.redraw()
-        self.history_shown.set()
-
-    async def _show_branch(self, switched: Switched) -> None:
-        """After a switch the conversation is the branch switched to: told again from the session, then the switch."""
-        from chimera.core.sessions.history import branch_events
-
-        events = await asyncio.to_thread(branch_events, self.session.store)
-        self.conversation.tell_again([*events, switched])
-        self.history_shown.set()
-
-    def events_shown(self, events: list[StepEvent]) -> None:
-        """A batch of the bus's events is in the state and on screen: the parts act on it."""
-        from chimera.core.events import RunFinished, RunStarted, Switched, ignored  # (loaded with the first one)
-
-        self.prompt.take_back()
-        if self.session.demo and self.state.status.state != "idle":
-            from chimera.tui.widgets.demo_banner import DemoBanner
-
-            self.query_one(DemoBanner).folded = True
-        if any(type(event) not in streamed() for event in events):  # streamed words change no question, no plan
-            self.answers.show()
-        for event in events:
-            match event:
-                case Switched():
-                    self.history_shown.clear()
-                    self.run_worker(self._show_branch(event), group="history", exclusive=True, exit_on_error=False)
-                case RunFinished():
-                    self.runs.ended()
-                    if self.query_one("#tree").has_class("-shown"):  # the run grew the tree
-                        self.session_tree.load()
-                case RunStarted():
-                    for welcome in self.query(Welcome):  # the first task is sent: the conversation takes its place
-                        welcome.remove()
-                case _:
-                    ignored(event, not_acted_on())
 
     def place(self) -> str:
         """Where the focus is, as the focus model names it (``tui.workbench.focus``)."""

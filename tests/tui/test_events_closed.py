@@ -101,4 +101,4 @@ async def test_the_workbench_and_its_status_line_handle_or_name_every_kind(proje
         status = app.query_one(StatusLine)
         for event in every_kind():
             status.follow(event)
-        app.events_shown([e for e in every_kind() if not isinstance(e, ev.Switched)])
+        app.reactions.shown([e for e in every_kind() if not isinstance(e, ev.Switched)])
