@@ -263,13 +263,13 @@ def test_a_switch_preview_shows_a_crafted_file_name_as_escapes(
     assert not (workdir / f"evil{TITLE}\n.txt").exists()
 
 
-@pytest.mark.parametrize(("brk", "shown"), [("\r", "\\r"), ("\x0b", "\\x0b"), ("\u2028", "\\u2028")])
+@pytest.mark.parametrize(("brk", "shown"), [("\r", "\\r"), ("\x0b", "\\x0b"), ("\u2028", "\\u2028"), ("\x00", "\\x00")])
 def test_a_diff_on_a_terminal_shows_a_command_behind_a_line_break_as_one_added_line(
     api: FakeAnthropic, model_env: dict[str, str], project: Path, isolated_env: Path, brk: str, shown: str
 ) -> None:
-    """`chimera diff` to a terminal: a line added as `echo safe\\rrm -rf x` (or behind \\x0b or U+2028) is
-    one `+` line with the break shown escaped; `rm -rf x` is on no line of its own, where it would read as
-    context."""
+    """`chimera diff` to a terminal: a line added as `echo safe\\rrm -rf x` (or behind \\x0b, U+2028 or a NUL,
+    which makes git call the file binary) is one `+` line with the break shown escaped; `rm -rf x` is on no line
+    of its own, where it would read as context."""
     api.script(
         message(tool_use("w1", "write", {"path": "run.sh", "content": "echo hi\n"}), stop_reason="tool_use"),
         message(text("Wrote it.")),

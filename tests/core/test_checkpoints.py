@@ -443,3 +443,28 @@ def test_chimeras_own_state_inside_the_workspace_is_never_snapshotted(workspace:
     assert (workspace / "a.txt").read_text() == "a\n"
     assert _tree_hash(repo.git_dir) != before  # the store did grow (the undo snapshot)...
     assert repo.files(repo.snapshot()) == {"a.txt"}  # ...and is still not part of the workspace's files
+
+
+def test_a_diff_shows_lines_of_text_holding_a_nul_and_names_a_real_binary_file(
+    workspace: Path, repo: ShadowRepo
+) -> None:
+    """Text with a NUL in a line (git calls it binary) shows its added line and counts it, in its own section;
+    a PNG (not UTF-8) and a new file holding a NUL keep git's one line only when they are not text."""
+    (workspace / "run.sh").write_bytes(b"echo hi\n")
+    (workspace / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (workspace / "z.txt").write_text("z\n")
+    one = repo.snapshot()
+    (workspace / "run.sh").write_bytes(b"echo hi\necho ok\x00; rm -rf x\n")
+    (workspace / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff")
+    (workspace / "new.sh").write_bytes(b"\x00start\n")
+    (workspace / "z.txt").write_text("zz\n")
+    two = repo.snapshot()
+    patch = repo.patch(one, two).decode(errors="replace")
+    assert "Binary files a/image.png and b/image.png differ\n" in patch
+    assert "+echo ok\x00; rm -rf x\n" in patch
+    assert "+\x00start\n" in patch
+    assert "-z\n+zz\n" in patch
+    assert [line for line in patch.splitlines() if line.startswith("diff --git")] == [
+        f"diff --git a/{name} b/{name}" for name in ("image.png", "new.sh", "run.sh", "z.txt")
+    ]
+    assert repo.numstat(one, two) == [("image.png", 0, 0), ("new.sh", 1, 0), ("run.sh", 1, 0), ("z.txt", 1, 1)]

@@ -112,6 +112,30 @@ async def test_d_shows_the_diff_between_the_two_variants(api: FakeAnthropic, pro
         assert (project / "a.txt").read_text() == "hello\n"
 
 
+@pytest.mark.parametrize(("brk", "shown"), [("\r", "\\r"), ("\x00", "\\x00")])
+async def test_the_diff_shows_a_command_behind_a_line_break_or_a_nul_as_one_added_line(
+    api: FakeAnthropic, project: Path, brk: str, shown: str
+) -> None:
+    """d: a line added as `echo safe<brk>rm -rf x` (a NUL makes git call the file binary) is one `+` line with
+    the character escaped; `rm -rf x` is on no line of its own, and no `Binary files` line stands for it."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        api.responder = by_model(
+            {
+                "model-a": writes("run.sh", "echo hi\n", "A done.", model="model-a"),
+                "model-b": writes("run.sh", f"echo hi\necho safe{brk}rm -rf x\n", "B done.", model="model-b"),
+            }
+        )
+        view = await compared(pilot, app, "model=model-a model=model-b")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        await pilot.press("d")
+        await until(pilot, lambda: "model-a → model-b" in screen_text(app), "the diff")
+        lines = screen_text(app).splitlines()
+        assert [line.strip(" │") for line in lines if "rm -rf x" in line] == [f"+echo safe{shown}rm -rf x"]
+        assert not [line for line in lines if "Binary files" in line]
+
+
 async def test_one_variant_is_stopped_alone(api: FakeAnthropic, project: Path) -> None:
     """s on the chosen variant stops it alone: it ends stopped, the other completes."""
     app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))

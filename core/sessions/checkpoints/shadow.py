@@ -7,6 +7,7 @@ import os
 import stat
 import tarfile
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from chimera.core.errors import ConfigError
@@ -21,6 +22,7 @@ from chimera.core.sessions.checkpoints.git import (
     parse_raw,
     split,
 )
+from chimera.core.sessions.checkpoints.patches import is_text, lines_of, names_binary, splice, split_sections
 from chimera.core.sessions.checkpoints.places import check_contents, check_git_dir, check_places
 from chimera.core.sessions.checkpoints.restore import TEMP_SUFFIX, Preview, Restored, Version, apply, is_leftover, plan
 from chimera.core.tools.files import open_regular
@@ -31,6 +33,9 @@ __all__ = ["ShadowRepo"]
 BATCH_BYTES = 64_000_000  # blob bytes read from git in one call while restoring
 _EXCLUDE_MAX = 1_000_000  # bytes of the workspace's .git/info/exclude copied into the shadow's
 _PATHS_PER_CALL = 500  # paths named on one git command line
+_PATCH = ("-r", "-p", "--no-renames", "--no-color", "--no-ext-diff")  # diff-tree's options for a patch
+_ABSENT = "0" * 40  # the blob of a side a path is not on
+_GITLINK = "160000"  # a nested repository's commit: no content here
 
 # Highest-precedence attributes: no clean/smudge filter, no eol or encoding conversion, so blobs are the bytes on disk.
 _ATTRIBUTES = b"* -text -filter -ident -working-tree-encoding\n"
@@ -165,25 +170,48 @@ class ShadowRepo:
     def _numstat(self, old_tree: str, new: str, *, work_tree: bool = True) -> list[tuple[str, int, int]]:
         trees = old_tree, self._tree_of(new)
         out = self._git("diff-tree", "-r", "-z", "--no-renames", "--numstat", *trees, work_tree=work_tree)
-        rows = []
+        counts: dict[str, tuple[int, int]] = {}
         for record in split(out):
             added, removed, path = record.split(b"\t", 2)
-            rows.append((os.fsdecode(path), _count(added), _count(removed)))
-        return sorted(rows)
+            counts[os.fsdecode(path)] = (int(added), int(removed)) if added.isdigit() else (0, 0)
+        # git counts no lines of a file it calls binary, --text or not: a text file's are counted from its diff
+        binary = [os.fsdecode(record.split(b"\t", 2)[2]) for record in split(out) if record.startswith(b"-")]
+        counts.update((path, lines_of(section)) for path, section in self._text_sections(trees, binary, work_tree))
+        return sorted((path, *count) for path, count in counts.items())
 
     def patch(self, old: str, new: str) -> bytes:
-        """The unified diff from snapshot ``old`` to ``new`` (``a/`` and ``b/`` paths, binary files named)."""
-        return self._git(
-            "diff-tree",
-            "-r",
-            "-p",
-            "--no-renames",
-            "--no-color",
-            "--no-ext-diff",
-            self._tree_of(old),
-            self._tree_of(new),
-            work_tree=False,
-        )
+        """The unified diff from snapshot ``old`` to ``new`` (``a/`` and ``b/`` paths). A file git calls binary
+        for a NUL in it shows its lines all the same when both its sides are UTF-8 text; other binary files
+        are named in one line (``patches``)."""
+        trees = self._tree_of(old), self._tree_of(new)
+        out = self._git("diff-tree", *_PATCH, *trees, work_tree=False)
+        if not names_binary(out):
+            return out
+        numstat = self._git("diff-tree", "-r", "-z", "--no-renames", "--numstat", *trees, work_tree=False)
+        binary = [os.fsdecode(record.split(b"\t", 2)[2]) for record in split(numstat) if record.startswith(b"-")]
+        return splice(out, [section for _path, section in self._text_sections(trees, binary, False)])
+
+    def _text_sections(self, trees: tuple[str, str], binary: list[str], work_tree: bool) -> list[tuple[str, bytes]]:
+        """Of ``binary`` (files git calls binary between ``trees``), each whose every side reads as UTF-8 text,
+        with its section of a ``--text`` diff."""
+        found: list[tuple[str, bytes]] = []
+        for start in range(0, len(binary), _PATHS_PER_CALL):
+            specs = _literal(binary[start : start + _PATHS_PER_CALL])
+            out = self._git("diff-tree", "-r", "-z", "--no-renames", *trees, *specs, work_tree=work_tree)
+            changes = [c for c in parse_raw(out) if c.status in "AMD" and _GITLINK not in (c.mode, c.old_mode)]
+            sides = [c for c in changes if c.blob != _ABSENT]
+            sides += [replace(c, blob=c.old_blob) for c in changes if c.old_blob != _ABSENT]
+            not_text = {
+                side.path for side, content in self._contents(sides, work_tree=work_tree) if not is_text(content)
+            }
+            text = [c.path for c in changes if c.path not in not_text]
+            if not text:
+                continue
+            patch = self._git("diff-tree", *_PATCH, "--text", *trees, *_literal(text), work_tree=work_tree)
+            sections = split_sections(patch)
+            if len(sections) == len(text):  # one section a path, in the same (tree) order
+                found += zip(text, sections, strict=True)
+        return found
 
     def files(self, commit: str) -> set[str]:
         """The paths a snapshot holds (files and symlinks)."""
@@ -396,20 +424,20 @@ class ShadowRepo:
             raise self._git.missing(commit)
         return out.decode().strip()
 
-    def _contents(self, changes: list[Change]) -> Iterator[tuple[Change, bytes]]:
+    def _contents(self, changes: list[Change], *, work_tree: bool = True) -> Iterator[tuple[Change, bytes]]:
         """Each change with its content, read from git in batches of about ``BATCH_BYTES``."""
         if not changes:
             return
-        sizes = self._git(
-            "cat-file", "--batch-check=%(objectsize)", input="".join(f"{c.blob}\n" for c in changes).encode()
-        )
+        ids = "".join(f"{c.blob}\n" for c in changes).encode()
+        sizes = self._git("cat-file", "--batch-check=%(objectsize)", input=ids, work_tree=work_tree)
         batch: list[Change] = []
         weight = 0
         for change, size in zip(changes, sizes.decode().split(), strict=True):
             batch.append(change)
             weight += int(size)
             if weight >= BATCH_BYTES or change is changes[-1]:
-                out = self._git("cat-file", "--batch", input="".join(f"{c.blob}\n" for c in batch).encode())
+                ids = "".join(f"{c.blob}\n" for c in batch).encode()
+                out = self._git("cat-file", "--batch", input=ids, work_tree=work_tree)
                 pos = 0
                 for item in batch:  # "<id> blob <size>\n<content>\n" each
                     header_end = out.index(b"\n", pos)
@@ -419,9 +447,9 @@ class ShadowRepo:
                 batch, weight = [], 0
 
 
-def _count(lines: bytes) -> int:
-    """A ``--numstat`` count: ``-`` (a binary file) counts 0."""
-    return int(lines) if lines.isdigit() else 0
+def _literal(paths: list[str]) -> list[str]:
+    """``paths`` as the pathspecs after ``--`` that name exactly them."""
+    return ["--", *(f":(literal){path}" for path in paths)]
 
 
 def _write_own(path: Path, data: bytes, *, append: bool = False) -> None:
