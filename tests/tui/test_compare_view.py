@@ -322,3 +322,44 @@ async def test_adopting_over_hand_edits_says_so_and_back_brings_them_back(api: F
         await until(pilot, lambda: "Go back to" in screen_text(app), "going back asked")
         await pilot.press("y")
         await until(pilot, lambda: (project / "a.txt").read_text() == "hello, by hand\n", "the hand edit back")
+
+
+async def test_adopting_a_variant_that_deleted_a_file_lists_the_deletion_and_back_brings_it_back(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """A variant whose command deleted a.txt (the first task's file): adopting it lists a.txt among the files it
+    deletes before the y, and deletes nothing before it; once adopted, /back brings a.txt back as it was."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        api.script(*writes("b.txt", "bee\n", "Wrote b."))
+        await send(pilot, "write b")
+        await until(pilot, lambda: (project / "b.txt").exists() and not app.running, "the second task")
+        api.responder = by_model(
+            {
+                "model-a": [
+                    message(tool_use("r", "bash", {"command": "rm a.txt"}), stop_reason="tool_use", model="model-a"),
+                    *writes("b.txt", "bee\n", "A done.", model="model-a"),
+                ],
+                "model-b": writes("b.txt", "bee\n", "B done.", model="model-b"),
+            }
+        )
+        view = await compared(pilot, app, "model=model-a model=model-b")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        await pilot.press("enter")
+        await until(pilot, lambda: "Adopt it (/back undoes it)? y yes" in screen_text(app), "the adoption asked")
+        shown = screen_text(app)
+        assert "Adopt model-a: lands at" in shown
+        assert "delete  a.txt" in shown
+        assert (project / "a.txt").read_text() == "hello\n"  # nothing deleted before the y
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "adopted")
+        assert not (project / "a.txt").exists()
+        assert (project / "b.txt").read_text() == "bee\n"
+        await send(pilot, "/back")
+        await until(pilot, lambda: "Go back to" in screen_text(app), "going back asked")
+        assert "create  a.txt" in screen_text(app)
+        await pilot.press("y")
+        await until(pilot, lambda: (project / "a.txt").exists(), "a.txt back")
+        assert (project / "a.txt").read_text() == "hello\n"
+        assert (project / "b.txt").read_text() == "bee\n"
