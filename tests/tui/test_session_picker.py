@@ -11,7 +11,9 @@ import pytest
 from textual.app import App
 from textual.pilot import Pilot
 
+from chimera.core.sessions.catalog import note
 from chimera.core.sessions.start import RunOptions
+from chimera.core.sessions.store import SessionStore
 from chimera.tui.app import build_app
 from chimera.tui.picker_app import PickerApp
 from chimera.tui.screens.sessions import SessionPicker
@@ -157,6 +159,38 @@ async def test_closing_the_picker_in_the_workbench_changes_nothing(four: list[st
         await until(pilot, lambda: not isinstance(app.screen, SessionPicker), "back at the workbench")
         assert app.is_running
     assert app.resume_next is None
+
+
+def branched(home: Path, session_id: str, task: str, workdir: Path) -> None:
+    """A session whose active branch holds 2 answers and the branch it left 3 (4 answers in all)."""
+    say = {"role": "assistant", "content": [{"type": "text", "text": "done"}]}
+    with SessionStore.create(home, session_id, workdir=workdir, model=MODEL) as store:
+        store.add("user", {"role": "user", "content": task}, sync=True)
+        first = store.add("assistant", say, sync=True)
+        for words in ("left behind", "and on"):
+            store.add("user", {"role": "user", "content": words}, sync=True)
+            store.add("assistant", say, sync=True)
+        store.add("user", {"role": "user", "content": "taken instead"}, parent=first.id, sync=True)
+        store.add("assistant", say, sync=True)
+
+
+async def test_a_branched_session_shows_the_turns_of_its_active_branch(isolated_env: Path, project: Path) -> None:
+    """A session of 2 answers on its active branch and 3 on a branch left shows 2 turns in the picker, whether
+    its catalog line is the store's own or one an older Chimera wrote counting every branch (4)."""
+    branched(isolated_env, "18c0ee06", "ours", project)
+    branched(isolated_env, "18c0ee07", "older", project)
+    catalog = isolated_env / "session-catalog.jsonl"
+    kept = [line for line in catalog.read_bytes().splitlines(keepends=True) if b'"18c0ee07"' not in line]
+    catalog.write_bytes(b"".join(kept))
+    size = (isolated_env / "sessions" / "18c0ee07" / "entries.jsonl").stat().st_size
+    older = {"title": "older", "workdir": str(project), "updated": time.time(), "turns": 4, "size": size}
+    note(isolated_env, "18c0ee07", {**older, "ending": None})
+    app = PickerApp(project)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await shown(pilot, app)
+        rows = [line for line in screen_text(app).splitlines() if "turn" in line]
+        assert len(rows) == 2
+        assert all("· 2 turns ·" in row for row in rows), rows
 
 
 async def test_a_crafted_title_shows_escaped_never_as_markup(isolated_env: Path) -> None:
