@@ -1,6 +1,7 @@
 """Provides ``describe_switch``: a switch's preview in a few lines a person reads before answering.
 
-Where the switch lands, what it leaves behind, each file it rewrites, creates or deletes, and the edits made
+Where the switch lands, what it leaves behind, each file it rewrites, creates or deletes, how many paths it leaves
+alone because the agent did not make them, and the edits made
 since the last snapshot (the person's, or made outside Chimera) that it would overwrite: saved first, so going
 back brings them back. The tree panel's preview, ``/back`` and adopting a compared variant all say it so.
 """
@@ -36,6 +37,10 @@ def describe_switch(preview: SwitchPreview, leaf: str | None, *, what: str = "Sw
         lines += [f"  {f.verb:<8}{f.path}  +{f.added} -{f.removed}" for f in preview.files[:_FILES_SHOWN]]
         if len(preview.files) > _FILES_SHOWN:
             lines.append(f"  … and {len(preview.files) - _FILES_SHOWN} more")
+    if preview.pinned and preview.kept:
+        lines.append(
+            f"Leaves alone {plural(preview.kept, 'path')} the agent did not make (yours, or made outside Chimera)."
+        )
     if preview.at_risk:
         named = ", ".join(preview.at_risk[:3]) + (
             f" and {len(preview.at_risk) - 3} more" if len(preview.at_risk) > 3 else ""

@@ -363,3 +363,36 @@ async def test_adopting_a_variant_that_deleted_a_file_lists_the_deletion_and_bac
         await until(pilot, lambda: (project / "a.txt").exists(), "a.txt back")
         assert (project / "a.txt").read_text() == "hello\n"
         assert (project / "b.txt").read_text() == "bee\n"
+
+
+async def test_adopting_a_variant_that_deleted_a_file_of_yours_keeps_it_and_says_so(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """A variant whose command deleted a file the person made (not the agent's): the adoption's preview says it
+    leaves that path alone, and once adopted the file is still there, as it was."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        (project / "notes.txt").write_text("mine\n")  # the person's own, made outside Chimera
+        api.responder = by_model(
+            {
+                "model-a": [
+                    message(
+                        tool_use("r", "bash", {"command": "rm notes.txt"}), stop_reason="tool_use", model="model-a"
+                    ),
+                    *writes("b.txt", "bee\n", "A done.", model="model-a"),
+                ],
+                "model-b": writes("b.txt", "bee\n", "B done.", model="model-b"),
+            }
+        )
+        view = await compared(pilot, app, "model=model-a model=model-b")
+        await until(pilot, view.done.is_set, "the comparison to end")
+        await pilot.press("enter")
+        await until(pilot, lambda: "Adopt it (/back undoes it)? y yes" in screen_text(app), "the adoption asked")
+        shown = screen_text(app)
+        assert "Leaves alone 1 path the agent did not make" in shown
+        assert "delete  notes.txt" not in shown
+        await pilot.press("y")
+        await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "adopted")
+        assert (project / "b.txt").read_text() == "bee\n"
+        assert (project / "notes.txt").read_text() == "mine\n"
