@@ -36,6 +36,7 @@ def print_doctor(out: TextIO) -> int:
             line(out, f"  also writable: {path}")
         for path in chosen.hidden:
             line(out, f"  also hidden: {path}")
+        line(out, "  git: the hooks and config a command changes in the workspace's git directory are put back")
         for what in found.unenforced:
             line(out, f"  not enforced: {what}")
     return 0

@@ -227,6 +227,7 @@ def test_doctor_says_which_sandbox_and_what_it_cannot_hold(monkeypatch: pytest.M
     if "landlock" in lines[0]:
         assert lines[0].startswith("sandbox: landlock (ABI ")
         assert any(line.startswith("  not enforced: UDP") for line in lines)
+        assert any(line.startswith("  git: the hooks and config") for line in lines)
     forced = run_chimera("doctor", env={FORCE_OFF: "1"})
     assert forced.stdout.splitlines() == [
         f"sandbox: none: Landlock is switched off by {FORCE_OFF}",
