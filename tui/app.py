@@ -60,7 +60,7 @@ from chimera.tui.widgets.key_footer import KeyFooter
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.welcome import Welcome
-from chimera.tui.workbench.focus import FOCUS_KEYS, move_to, place_named
+from chimera.tui.workbench.focus import ACT_KEYS, FOCUS_KEYS, HeldKeys, move_to, place_named
 from chimera.tui.workbench.opener import Opener
 from chimera.tui.workbench.reactions import Reactions
 
@@ -118,6 +118,7 @@ class ChimeraApp(App[int]):
         self.state = WorkbenchState()  # everything the screen shows, built from the bus's events
         self.theme_keeper = ThemeKeeper(self)
         self.reactions = Reactions(self)  # what the parts do once the bus's events are on screen
+        self.held_keys = HeldKeys()  # typed behind an act of the input's, until it is done (``focus``)
         if session is not None:
             self._make_parts()
 
@@ -192,7 +193,13 @@ class ChimeraApp(App[int]):
         """A paste is the person's act, as a key or a click is: it brings the app's focus back (Textual's own
         rule takes only keys and clicks), so a paste into a tab or a terminal that had lost its focus reaches
         the input instead of going nowhere (a browser tab starts without it, until its first key). A paste into
-        any other field is made text it shows as it is (``paste_as_text``)."""
+        any other field is made text it shows as it is (``paste_as_text``). Keys and pastes behind an enter or a
+        ``?`` in the input wait until it has acted on it (``HeldKeys``), then go where that put the focus."""
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            if self.held_keys.keeps(event):
+                return
+            if isinstance(event, events.Key) and event.key in ACT_KEYS and isinstance(self.focused, PromptInput):
+                self.held_keys.hold()  # until the input's Acted
         if isinstance(event, events.Paste) and not event.is_forwarded:
             if not self.app_focus:
                 self.app_focus = True
@@ -200,6 +207,12 @@ class ChimeraApp(App[int]):
         if isinstance(event, events.Key) and not event.is_forwarded and self._left_the_timeline(event):
             return
         await super().on_event(event)
+
+    async def on_prompt_input_acted(self, _: PromptInput.Acted) -> None:
+        """The input has acted on an enter or a ``?`` (a task sent, a screen opened): the keys held behind it go on,
+        in order, to where the focus is now."""
+        for event in self.held_keys.release():
+            await self.on_event(event)
 
     def _left_the_timeline(self, event: events.Key) -> bool:
         """A key that leaves the timeline moves the focus to the input before the next key is handed on, so keys
@@ -358,6 +371,9 @@ class ChimeraApp(App[int]):
 
     def place(self) -> str:
         """Where the focus is, as the focus model names it (``tui.workbench.focus``)."""
+        screen_place = getattr(self.screen, "PLACE", None)  # a screen over the workbench names its place
+        if isinstance(screen_place, str):
+            return screen_place
         focused = self.focused
         for name in ("question", "plan", "tree"):
             panels = self.query(f"#{name}")
@@ -430,8 +446,8 @@ class ChimeraApp(App[int]):
         self.prompt.focus()
         self.prompt.input.insert_text_at_cursor(message.character)
 
-    def on_transcript_view_open_output(self, message: TranscriptView.OpenOutput) -> None:
-        self.conversation.open_output(message.entry, self.session.env.spill_dir)
+    async def on_transcript_view_open_output(self, message: TranscriptView.OpenOutput) -> None:
+        await self.conversation.open_output(message.entry, self.session.env.spill_dir)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "run" and event.state == WorkerState.ERROR:

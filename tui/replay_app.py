@@ -144,8 +144,8 @@ class ReplayApp(App[int]):
     async def on_bus_events(self, message: BusEvents) -> None:
         self.conversation.show(message.events)
 
-    def on_transcript_view_open_output(self, message: TranscriptView.OpenOutput) -> None:
-        self.conversation.open_output(message.entry, None)
+    async def on_transcript_view_open_output(self, message: TranscriptView.OpenOutput) -> None:
+        await self.conversation.open_output(message.entry, None)
 
     async def on_unmount(self) -> None:
         self.theme_keeper.stop()

@@ -5,11 +5,14 @@ never selects, replaces or drops the input's text; the footer shows the keys of 
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Input
 
 from chimera.core.events import PermissionDecided, StepEvent
 from chimera.core.sessions.start import RunOptions
@@ -21,11 +24,12 @@ from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.question_panel import QuestionPanel
 from chimera.tui.widgets.transcript_view import TranscriptView
 from chimera.tui.widgets.tree_panel import TreePanel
-from chimera.tui.workbench.focus import PLACES, place_named
+from chimera.tui.workbench.focus import PLACES, key_line, place_named
+from tests.catalog_helpers import write_session
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, paused, text, tool_use
 from tests.tree_helpers import branched_session
-from tests.tui_helpers import answering, burst, said, screen_text, send, until
+from tests.tui_helpers import answering, burst, in_palette, said, screen_text, send, until
 
 pytestmark = pytest.mark.usefixtures("model_env")
 
@@ -369,9 +373,88 @@ async def test_a_search_typed_in_a_burst_reaches_the_trees_search(
 
 def test_every_place_of_the_focus_model_says_how_it_is_left_and_where_the_focus_lands() -> None:
     """The model is written down whole: every place names what it takes, how it is reached and left, and where
-    the focus goes after it acts; every panel can be left by escape."""
-    assert [p.name for p in PLACES] == ["input", "timeline", "question", "plan", "tree", "compare", "output"]
+    the focus goes after it acts; every panel and screen can be left by escape."""
+    screens = ["sessions", "mcp", "help"]
+    assert [p.name for p in PLACES] == ["input", "timeline", "question", "plan", "tree", "compare", "output", *screens]
     for place in PLACES:
         assert all((place.takes, place.reached, place.left, place.after)), place.name
-    for name in ("timeline", "question", "plan", "tree", "compare", "output"):
+    for name in ("timeline", "question", "plan", "tree", "compare", "output", *screens):
         assert "escape" in place_named(name).left, name
+
+
+# --- the screens a command opens: the picker, the MCP servers, the help ------------------------------------
+
+
+def broken_server(folder: Path) -> Path:
+    """An MCP config naming one server that cannot start (it fails at once: the panel lists it, with its keys)."""
+    config = folder / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"gone": {"command": "/nowhere/mcp-server"}}}))
+    return config
+
+
+async def opened(pilot: Pilot[int], app: ChimeraApp, name: str) -> None:
+    """Open the screen ``name`` as a person does with words in the input: the palette, or f1 for the help."""
+    if name == "help":
+        await pilot.press("f1")
+    else:
+        await in_palette(pilot, app, name, {"sessions": "Sessions", "mcp": "MCP servers"}[name])
+    await until(pilot, lambda: app.place() == name, f"the {name} screen")
+
+
+@pytest.mark.parametrize("name", ["sessions", "mcp", "help"])
+async def test_escape_from_a_screen_a_command_opened_returns_to_the_input_as_it_was(
+    api: FakeAnthropic, project: Path, tmp_path: Path, name: str
+) -> None:
+    """The picker, the MCP servers and the help each show their own keys while they have the focus; escape
+    closes each and the focus is back in the input, its words untouched and the next key typed after them."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, mcp_config=broken_server(tmp_path)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.state.status.mcp == "mcp 0/1", "the server failed")
+        await typed(pilot, "half a thought")
+        await opened(pilot, app, name)
+        keys = key_line(place_named(name).keys if name != "mcp" else place_named(name).keys[:3])
+        await until(pilot, lambda: keys in screen_text(app), f"the {name} screen's keys")
+        await pilot.press("escape")
+        prompt = app.query_one(PromptInput)
+        await until(pilot, lambda: app.focused is prompt, "escape back to the input")
+        assert app.place() == "input"
+        await typed(pilot, "!")
+        assert prompt.value == "half a thought!"
+
+
+@pytest.mark.parametrize(
+    "keys", [[*"/help", "enter"], ["?"], ["f1"], [*"/mcp", "enter"]], ids=["/help", "?", "f1", "/mcp"]
+)
+async def test_keys_typed_in_one_instant_with_the_key_that_opens_a_screen_reach_that_screen(
+    api: FakeAnthropic, project: Path, keys: list[str]
+) -> None:
+    """``/help`` (or ``?``, f1, ``/mcp``) and enter, then escape and words, typed in one instant: the screen opened
+    takes the escape (it closes) and the words are the input's; none is lost behind the screen, none reaches
+    the input while the screen is over it."""
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        burst(app, [*keys, "escape", *"hi"])
+        prompt = app.query_one(PromptInput)
+        await until(pilot, lambda: prompt.value == "hi", "the words after the escape in the input")
+        assert app.place() == "input"
+        assert app.focused is prompt
+
+
+async def test_a_filter_typed_in_one_instant_with_sessions_and_enter_filters_the_sessions(
+    api: FakeAnthropic, project: Path, isolated_env: Path
+) -> None:
+    """``/sessions``, enter and a filter typed in one instant (a fast typist, a script): the picker opens with the
+    focus in its filter, which holds every letter, and lists the one session it matches; the input holds none."""
+    now = time.time()
+    write_session(isolated_env, "5e550001", str(project), "alpha release notes", updated=now - 60)
+    write_session(isolated_env, "5e550002", str(project), "beta cleanup", updated=now - 120)
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        burst(app, [*"/sessions", "enter", *"alpha"])
+        await until(pilot, lambda: app.place() == "sessions", "the picker")
+        await until(pilot, lambda: "1 of 2 sessions match “alpha”" in screen_text(app), "the sessions filtered")
+        assert app.screen.query_one("#picker-filter", Input).value == "alpha"
+        assert "alpha release notes" in screen_text(app)
+        assert app.query_one(PromptInput).value == ""

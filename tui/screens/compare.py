@@ -154,6 +154,8 @@ class CompareScreen(Screen[Adopted | None]):
     }
     """
 
+    PLACE = "compare"  # in the focus model (``tui.workbench.focus``)
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("left,up", "choose(-1)", "Previous", show=False),
         Binding("right,down,tab", "choose(1)", "Next", show=False),

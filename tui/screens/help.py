@@ -16,6 +16,8 @@ from textual.containers import Grid, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from chimera.tui.workbench.focus import key_line, place_named
+
 __all__ = ["HelpScreen", "Row"]
 
 Row = tuple[str, str, str]  # keys, command (or "" when it has none), what it does
@@ -66,7 +68,12 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark,f1", "close", "Close")]
+    PLACE = "help"  # in the focus model (``tui.workbench.focus``)
+    AUTO_FOCUS = "#help-body"  # the arrows and page keys scroll it
+
+    # Priority: the app closes it before it hands on the next key, so words typed in the same instant as the
+    # escape are the input's (``tui.workbench.focus``).
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark,f1", "close", "Close", priority=True)]
 
     def __init__(self, sections: list[tuple[str, list[Row]]]) -> None:
         super().__init__()
@@ -84,7 +91,7 @@ class HelpScreen(ModalScreen[None]):
                                 yield Static(Text(keys), classes="help-key", markup=False)
                                 yield Static(Text(command), classes="help-command", markup=False)
                                 yield Static(Text(what), classes="help-what", markup=False)
-            yield Static("escape closes · ctrl+p finds any command", id="help-keys", markup=False)
+            yield Static(key_line(place_named("help").keys), id="help-keys", markup=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -28,6 +28,7 @@ from textual.widgets.option_list import Option
 from chimera.core.wording import plural, tokens
 from chimera.tui.look import Look, look_of
 from chimera.tui.outside import literal
+from chimera.tui.workbench.focus import key_line, place_named
 
 if TYPE_CHECKING:
     from chimera.core.mcp.connection import Connection
@@ -92,8 +93,11 @@ class McpScreen(ModalScreen[None]):
     }
     """
 
+    PLACE = "mcp"  # in the focus model (``tui.workbench.focus``)
+    AUTO_FOCUS = "#mcp-list"
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close"),
+        Binding("escape", "close", "Close", priority=True),  # (as the help's: words typed behind it are the input's)
         Binding("r", "switch('reconnect')", "Reconnect"),
         Binding("d", "enable_or_disable", "Disable/enable"),
         Binding("t", "trust", "Trust .mcp.json", show=False),
@@ -117,7 +121,6 @@ class McpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.show()
-        self.query_one(OptionList).focus()
         self.when_started()
 
     @work(group="mcp-screen", exit_on_error=False)
@@ -157,9 +160,10 @@ class McpScreen(ModalScreen[None]):
         self._mark()
         self.query_one("#mcp-summary", Static).update(_summary(servers, waiting))
         self._describe()
-        keys = ["↑↓ choose", "r reconnect", "d disable or enable"] if connections else []
-        keys += ["t trust .mcp.json"] if waiting else []
-        self.query_one("#mcp-keys", Static).update(" · ".join([*keys, "esc close"]))
+        offered = {"↑↓", "r", "d"} if connections else set()
+        offered |= {"t"} if waiting else set()
+        keys = tuple(k for k in place_named("mcp").keys if k[0] in offered or k[0] == "esc")
+        self.query_one("#mcp-keys", Static).update(key_line(keys))
 
     def on_option_list_option_highlighted(self) -> None:
         self._mark()

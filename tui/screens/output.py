@@ -55,7 +55,10 @@ class OutputScreen(ModalScreen[None]):
     }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close")]
+    PLACE = "output"  # in the focus model (``tui.workbench.focus``)
+    AUTO_FOCUS = "#output"
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "Close", priority=True)]  # (as the help's)
 
     def __init__(self, title: str, path: Path) -> None:
         super().__init__()
@@ -67,9 +70,6 @@ class OutputScreen(ModalScreen[None]):
         yield Static(terminal_safe(f"saved in {_shortened(self.path)}", one_line=True), id="output-path", markup=False)
         yield SavedOutputView(self.path, id="output")
         yield Static("escape closes · ↑↓ PgUp PgDn Home End scroll", id="output-keys", markup=False)
-
-    def on_mount(self) -> None:
-        self.query_one(SavedOutputView).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

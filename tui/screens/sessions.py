@@ -32,10 +32,11 @@ from chimera.core.sessions.listing import ordered, read_sessions
 from chimera.core.terminal_text import terminal_safe
 from chimera.core.wording import plural
 from chimera.tui.widgets.session_list import SessionList
+from chimera.tui.workbench.focus import key_line, place_named
 
 __all__ = ["SessionPicker"]
 
-HINT = "type to filter · ↑↓ move · enter resume · esc close"
+HINT = key_line(place_named("sessions").keys)
 
 
 class SessionPicker(ModalScreen[str | None]):
@@ -67,8 +68,11 @@ class SessionPicker(ModalScreen[str | None]):
     }
     """
 
+    PLACE = "sessions"  # in the focus model (``tui.workbench.focus``)
+    AUTO_FOCUS = "#picker-filter"  # what is typed filters, from the first key
+
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close"),
+        Binding("escape", "close", "Close", priority=True),  # (as the help's: words typed behind it are the input's)
         Binding("up", "move(-1)", "Up", show=False),
         Binding("down", "move(1)", "Down", show=False),
         Binding("pageup", "page(-1)", "Page up", show=False),
@@ -92,7 +96,6 @@ class SessionPicker(ModalScreen[str | None]):
             yield Static(HINT, id="picker-hint", markup=False)
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
         self.read()
 
     @work(group="picker", exclusive=True, exit_on_error=False)

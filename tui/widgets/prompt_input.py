@@ -27,6 +27,7 @@ from textual.widgets.input import Selection
 from chimera.core.terminal_text import is_blank, terminal_safe
 from chimera.tui.commands import Completion
 from chimera.tui.widgets.completions import CompletionList
+from chimera.tui.workbench.focus import ACT_KEYS
 
 __all__ = ["PromptInput"]
 
@@ -73,6 +74,10 @@ class PromptInput(Input):
 
     class HelpAsked(Message):
         """``?`` in the empty input: the person asked for help, not for a question mark."""
+
+    class Acted(Message):
+        """A key that may be an act (enter, ``?``: ``focus.ACT_KEYS``) is handled, and what it asked for was sent
+        on before this: the keys the app held behind it can go on."""
 
     def __init__(self, completer: Callable[[str], list[Completion]] | None = None) -> None:
         super().__init__(
@@ -211,7 +216,15 @@ class PromptInput(Input):
 
     async def _on_key(self, event: events.Key) -> None:
         """``?`` into the empty input asks for help; any other key goes on to ``Input`` (Textual calls its
-        handler after this one unless this one prevents it)."""
+        handler after this one unless this one prevents it). After enter or ``?``, ``Acted`` follows what they
+        asked for (the app holds the keys typed behind them until then)."""
+        try:
+            await self._take_key(event)
+        finally:
+            if event.key in ACT_KEYS:
+                self.post_message(self.Acted())
+
+    async def _take_key(self, event: events.Key) -> None:
         if event.character == "?" and not self.value:
             event.stop()
             event.prevent_default()

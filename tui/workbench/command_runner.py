@@ -20,6 +20,7 @@ from chimera.tui.commands import COMMANDS, Completion, Facts, available, complet
 from chimera.tui.outside import tell
 from chimera.tui.screens.help import HelpScreen, Row
 from chimera.tui.widgets.transcript_view import TranscriptView
+from chimera.tui.workbench.focus import open_screen
 
 if TYPE_CHECKING:
     from chimera.tui.app import ChimeraApp
@@ -121,7 +122,7 @@ class CommandRunner:
 
     # --- the commands ---------------------------------------------------------------------
 
-    def help(self) -> None:
+    async def help(self) -> None:
         app = self.app
         if isinstance(app.screen, HelpScreen):
             app.screen.dismiss()
@@ -133,7 +134,7 @@ class CommandRunner:
             if isinstance(b, Binding) and b.show
         ]
         sections = [("Commands", commands), ("Typing", _TYPING), ("The timeline (tab from an empty input)", timeline)]
-        app.push_screen(HelpScreen([*sections, ("MCP servers (/mcp)", app.mcp.help_rows())]))
+        await open_screen(app, HelpScreen([*sections, ("MCP servers (/mcp)", app.mcp.help_rows())]))
 
     def mode(self, name: str) -> bool:
         """``/mode NAME`` chooses the mode; ``/mode`` alone shows it and the answers kept by "always";

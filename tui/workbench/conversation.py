@@ -30,6 +30,7 @@ from chimera.tui.state.run_status import not_followed
 from chimera.tui.transcript_render import summary_line
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.transcript_view import TranscriptView
+from chimera.tui.workbench.focus import open_screen
 
 __all__ = ["FRAME_SECONDS", "Conversation"]
 
@@ -131,7 +132,7 @@ class Conversation:
             self.transcript.note(note)
         self.redraw()
 
-    def open_output(self, entry: Entry, folder: Path | None) -> None:
+    async def open_output(self, entry: Entry, folder: Path | None) -> None:
         """The whole saved output of the call ``entry`` in the output viewer (``o`` on it)."""
         saved = entry.data.get("full_output")
         if not isinstance(saved, str) or not saved:
@@ -141,7 +142,7 @@ class Conversation:
         if why:
             tell(self.app, why, severity="warning", timeout=6)
             return
-        self.app.push_screen(OutputScreen(summary_line(entry), path))
+        await open_screen(self.app, OutputScreen(summary_line(entry), path))
 
     # --- running calls' time -----------------------------------------------------------------
 

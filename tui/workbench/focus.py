@@ -1,6 +1,7 @@
 """Provides the workbench's focus model, written down once: each place the focus can be, what keys it takes,
-how the person reaches it and leaves it, and where the focus lands after it acts (:data:`PLACES`); and
-:func:`move_to`, which moves it at once.
+how the person reaches it and leaves it, and where the focus lands after it acts (:data:`PLACES`);
+:func:`move_to`, which moves it at once; :func:`open_screen`, which opens a screen with the focus in it at once;
+and :class:`HeldKeys`, the keys typed behind one the input turns into an act, held until it is done.
 
 The rules every place keeps:
 
@@ -16,7 +17,11 @@ The rules every place keeps:
   script) go where that key put it. So a key that moves the focus is run by the app before it hands on the
   next key (an app binding, or a panel's priority binding taken only while the panel itself has the focus),
   and it moves the focus with :func:`move_to`, at once; work that takes a while (a switch's files) moves the
-  focus first and is waited for by what comes next (a task waits for the switch).
+  focus first and is waited for by what comes next (a task waits for the switch). A screen a command opens
+  (the picker, the MCP servers, the help, a comparison, the output viewer) is opened with :func:`open_screen`,
+  its focus set before the next key is handed on; and a key the input turns into an act (enter sends, ``?``
+  asks for the help: :data:`ACT_KEYS`) holds the keys behind it until the act is done (:class:`HeldKeys`), so
+  ``/sessions`` and a filter typed in one instant filter the sessions.
 
 The footer shows the keys of the place that has the focus (:attr:`Place.keys`; the input's come from the
 command registry).
@@ -24,17 +29,36 @@ command registry).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from textual import events
+    from textual.app import App
+    from textual.screen import Screen, ScreenResultCallbackType
     from textual.widget import Widget
 
-__all__ = ["FOCUS_KEYS", "PLACES", "Place", "move_to", "place_named"]
+__all__ = [
+    "ACT_KEYS",
+    "FOCUS_KEYS",
+    "PLACES",
+    "HeldKeys",
+    "Place",
+    "key_line",
+    "move_to",
+    "open_screen",
+    "place_named",
+]
+
+T = TypeVar("T")
 
 # The app's own bindings that only move the focus (never a command: they act on nothing). Each is the app's, not
 # its place's widget's, because a binding the app runs moves the focus before the next key is handed on.
 FOCUS_KEYS: dict[str, str] = {"tab": "leave_input"}
+
+# The keys the input may turn into an act that moves the focus (enter sends: a command may open a screen; ``?``
+# in the empty input opens the help). The keys typed behind one wait for the act (``HeldKeys``).
+ACT_KEYS = frozenset({"enter", "question_mark"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +139,32 @@ PLACES: tuple[Place, ...] = (
         "escape",
         "the timeline, on the call it was opened from",
     ),
+    Place(
+        "sessions",
+        "every printable key filters the sessions (each word in the title, the workspace or the id); up/down and "
+        "the page keys move, enter resumes the one chosen",
+        "/sessions (a screen over the workbench)",
+        "escape (the input as it was)",
+        "the input, on leaving; a session chosen opens once this one has closed",
+        (("type", "to filter"), ("↑↓", "move"), ("enter", "resume"), ("esc", "close")),
+    ),
+    Place(
+        "mcp",
+        "up/down choose a server, r starts it again, d disables or enables it, t starts the servers of a "
+        "workspace's .mcp.json; nothing else",
+        "/mcp (a screen over the workbench)",
+        "escape (the input as it was)",
+        "stays (the servers drawn again once an action is done); the input, on leaving",
+        (("↑↓", "choose"), ("r", "reconnect"), ("d", "disable or enable"), ("t", "trust .mcp.json"), ("esc", "close")),
+    ),
+    Place(
+        "help",
+        "the arrows and page keys scroll the keys and commands that work now; nothing else",
+        "?, f1 or /help (a screen over the workbench)",
+        "escape (q, ? and f1 too: the input as it was)",
+        "the input, on leaving",
+        (("escape", "closes"), ("ctrl+p", "finds any command")),
+    ),
 )
 
 _BY_NAME = {place.name: place for place in PLACES}
@@ -125,7 +175,49 @@ def place_named(name: str) -> Place:
     return _BY_NAME[name]
 
 
+def key_line(keys: tuple[tuple[str, str], ...]) -> str:
+    """A place's keys as a screen's line of them says them (``↑↓ move · esc close``)."""
+    return " · ".join(f"{key} {what}" for key, what in keys)
+
+
 def move_to(widget: Widget) -> None:
     """The focus on ``widget`` now, before the next key is read: Textual's ``focus()`` moves it a little later,
     and keys typed right after the one that moved it (``ctrl+y`` then ``y``) would land where it was."""
     widget.screen.set_focus(widget)
+
+
+async def open_screen(app: App[Any], screen: Screen[T], answered: ScreenResultCallbackType[T] | None = None) -> None:
+    """Open ``screen`` over ``app`` with the focus in it (on its ``AUTO_FOCUS``, or its first focusable widget)
+    before the next key is handed on: Textual draws a pushed screen later, and keys typed in the same instant
+    as the one that opened it would go to no widget, or to the screen's own keys. ``answered`` gets what the
+    screen is dismissed with."""
+    await app.push_screen(screen, answered)  # (mounted: its widgets are there)
+    if screen.focused is None:
+        first = next((w for w in screen.query(screen.AUTO_FOCUS or "*") if w.focusable), None)
+        if first is not None:
+            move_to(first)
+
+
+@dataclass
+class HeldKeys:
+    """The keys (and pastes) typed behind one the input turns into an act (:data:`ACT_KEYS`): the app holds
+    them from that key until the input says it has handled it (and the act it asked for is done), then hands
+    them on where the act put the focus (the screen a command opened, or the input again)."""
+
+    holding: bool = False
+    kept: list[events.Event] = field(default_factory=list)
+
+    def hold(self) -> None:
+        """Keep the keys from now on, until :meth:`release`."""
+        self.holding = True
+
+    def keeps(self, event: events.Event) -> bool:
+        """Whether ``event`` waits (it is kept, in order)."""
+        if self.holding:
+            self.kept.append(event)
+        return self.holding
+
+    def release(self) -> list[events.Event]:
+        """The keys kept, in the order typed; none is held from now on."""
+        kept, self.kept, self.holding = self.kept, [], False
+        return kept

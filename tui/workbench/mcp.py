@@ -22,6 +22,7 @@ from chimera.core.errors import ConfigError
 from chimera.core.mcp.names import server_part as names_server
 from chimera.core.wording import plural
 from chimera.tui.outside import tell
+from chimera.tui.workbench.focus import open_screen
 
 if TYPE_CHECKING:
     from chimera.core.mcp.servers import McpServers
@@ -88,7 +89,7 @@ class McpPart:
         if not words:
             from chimera.tui.screens.mcp import McpScreen  # loaded with the panel, not before the first frame
 
-            self.app.push_screen(McpScreen(self))
+            await open_screen(self.app, McpScreen(self))
         elif words[0] == "trust":
             self.trust()
         elif words[0] in ("reconnect", "enable", "disable") and len(words) == 2:

@@ -19,6 +19,7 @@ from chimera.core.errors import ChimeraError, ConfigError
 from chimera.core.wording import command, shown_path
 from chimera.tui.outside import tell
 from chimera.tui.widgets.welcome import Welcome
+from chimera.tui.workbench.focus import open_screen
 
 if TYPE_CHECKING:  # the session's modules load with it, after the workbench's first frame
     from chimera.core.sessions.session import Session
@@ -44,11 +45,12 @@ class Sessions:
             "compare": self.compare,
         }
 
-    def pick(self) -> None:
-        """``/sessions``: the session picker over the workbench; the session chosen opens next."""
+    async def pick(self) -> None:
+        """``/sessions``: the session picker over the workbench, its filter taking the keys typed from then on;
+        the session chosen opens next."""
         from chimera.tui.screens.sessions import SessionPicker
 
-        self.app.push_screen(SessionPicker(self.app.session.env.workdir), self.resume)
+        await open_screen(self.app, SessionPicker(self.app.session.env.workdir), self.resume)
 
     def resume(self, session_id: str | None) -> None:
         """The session picker's answer: close the workbench so that ``chimera`` opens ``session_id`` next.
@@ -135,7 +137,7 @@ class Sessions:
             app.mount(Welcome.of(session, app.commands.facts()), before="#middle")
         app.show_keys()  # what works now is the empty session's (no tree to show yet)
 
-    def compare(self, argument: str) -> bool:
+    async def compare(self, argument: str) -> bool:
         """``/compare SPEC ...``: the person's last task again, as variants side by side from the point before it."""
         from chimera.core.compare import parse_specs, session_comparison
         from chimera.tui.screens.compare import CompareScreen
@@ -148,7 +150,7 @@ class Sessions:
             return app.commands.refuse(f"/compare: {err}")
         app.runs.running = True  # the session's other commands wait for the comparison, as for a run
         screen = CompareScreen(app.session, comparison, totals=app.state.status, clock=app.state.status.clock)
-        app.push_screen(screen, self._compared)
+        await open_screen(app, screen, self._compared)
         return True
 
     def _last_task(self) -> str:
