@@ -16,7 +16,7 @@ from chimera.tui.screens.compare import CompareScreen
 from chimera.tui.widgets.prompt_input import PromptInput
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, Reply, by_model, message, stalled, status, text, tool_use
-from tests.tui_helpers import screen_text, send, toasts, until
+from tests.tui_helpers import burst, said, screen_text, send, toasts, until
 
 pytestmark = pytest.mark.usefixtures("model_env")
 
@@ -77,6 +77,7 @@ async def test_two_variants_run_side_by_side_and_the_one_adopted_brings_its_file
         assert not (project / "b.txt").exists()  # nothing changes before the y
         await pilot.press("y")
         await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "back in the workbench")
+        await app.session_tree.settled()  # the adopt's switch (the screen closed at the y)
         assert (project / "b.txt").read_text() == "bee\n"
         assert not (project / "a.txt").exists()  # the task run again from before it: model-b wrote b.txt only
         assert not app.running
@@ -317,6 +318,7 @@ async def test_adopting_over_hand_edits_says_so_and_back_brings_them_back(api: F
         assert "Edits since the last snapshot it overwrites: a.txt" in screen_text(app)
         await pilot.press("y")
         await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "adopted")
+        await app.session_tree.settled()  # the adopt's switch (the screen closed at the y)
         assert (project / "a.txt").read_text() == "A!\n"
         await send(pilot, "/back")
         await until(pilot, lambda: "Go back to" in screen_text(app), "going back asked")
@@ -354,6 +356,7 @@ async def test_adopting_a_variant_that_deleted_a_file_lists_the_deletion_and_bac
         assert (project / "a.txt").read_text() == "hello\n"  # nothing deleted before the y
         await pilot.press("y")
         await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "adopted")
+        await app.session_tree.settled()  # the adopt's switch (the screen closed at the y)
         assert not (project / "a.txt").exists()
         assert (project / "b.txt").read_text() == "bee\n"
         await send(pilot, "/back")
@@ -394,5 +397,37 @@ async def test_adopting_a_variant_that_deleted_a_file_of_yours_keeps_it_and_says
         assert "delete  notes.txt" not in shown
         await pilot.press("y")
         await until(pilot, lambda: not isinstance(app.screen, CompareScreen), "adopted")
+        await app.session_tree.settled()  # the adopt's switch (the screen closed at the y)
         assert (project / "b.txt").read_text() == "bee\n"
         assert (project / "notes.txt").read_text() == "mine\n"
+
+
+async def test_a_task_typed_in_one_instant_with_the_adopts_y_is_the_next_task_on_the_adopted_branch(
+    api: FakeAnthropic, project: Path
+) -> None:
+    """``y`` to an adopt and the next task typed in the same instant (one read of the terminal): the compare
+    screen closes at the y, the focus is in the input, and the words are sent as a task once the workspace holds
+    the variant's files, on its branch; none of them acts on the compare screen (its n, its enter)."""
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="bypass"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await first_task(pilot, app, api)
+        api.responder = by_model(
+            {
+                "model-a": writes("a.txt", "Hello!\n", "A done.", model="model-a"),
+                "model-b": writes("b.txt", "bee\n", "B done.", model="model-b"),
+                MODEL: [message(text("Going on."))],
+            }
+        )
+        await compared(pilot, app, "model=model-a model=model-b")
+        await until(pilot, lambda: "1 +1 -0" in screen_text(app), "the rows at the end")
+        await pilot.press("right", "enter")
+        await until(pilot, lambda: "Adopt it (/back undoes it)? y yes" in screen_text(app), "the adoption asked")
+        burst(app, ["y", *"go on", "enter"])
+        await until(pilot, lambda: said(app)[-1:] == ["go on"], "the words sent as a task")
+        await app.run_shown.wait()
+        assert not isinstance(app.screen, CompareScreen)
+        assert isinstance(app.focused, PromptInput)
+        assert (project / "b.txt").read_text() == "bee\n"  # model-b adopted, once: no second adopt asked
+        assert not (project / "a.txt").exists()
+        assert "B done." in str(api.requests[-1].messages)  # the task went on the adopted branch
+        assert "Going on." in screen_text(app)

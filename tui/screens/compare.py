@@ -5,8 +5,10 @@ each at 80), and while they run the workbench's input must not start a run of it
 Each variant streams its progress live from its own bus (turn, the call now, tokens, cost, time); ``←``/``→``
 choose one, ``s`` stops it alone, a permission it asks shows its label and ``y``/``n`` answer it (through
 ``Variant.answer``). At the end the table of rows shows; ``d`` shows the file diff between two variants'
-branches (the diff of ``chimera diff``), ``enter``/``a`` adopts the chosen one after a ``y`` (the session
-switches to its branch with its files); ``escape`` goes back to the workbench, the workspace untouched.
+branches (the diff of ``chimera diff``), ``enter``/``a`` adopts the chosen one after a ``y``: the screen closes at
+the ``y`` and the workbench switches the session to its branch with its files (the focus in the input at once,
+a task typed meanwhile sent once the switch is done); ``escape`` goes back to the workbench, the workspace
+untouched. Its keys are priority bindings: each is run before the next key is handed on, in the order typed.
 What the variants spend (tokens, cost) counts into the ``totals`` it is given (the workbench's run status,
 every run since it opened) as it comes.
 """
@@ -93,9 +95,11 @@ class VariantCard(Static):
 
 @dataclass(frozen=True, slots=True)
 class Adopted:
-    """How the screen ended when a variant was adopted: the leaf before (``/back`` returns there)."""
+    """How the screen ended when a variant was adopted (its ``y``): the variant, and the checkpoint at the end
+    of its branch, which the workbench switches to."""
 
-    before: str | None
+    label: str
+    checkpoint: str
 
 
 class CompareScreen(Screen[Adopted | None]):
@@ -156,15 +160,17 @@ class CompareScreen(Screen[Adopted | None]):
 
     PLACE = "compare"  # in the focus model (``tui.workbench.focus``)
 
+    # Priority bindings: the app runs each before it hands on the next key, so a y that closes the screen leaves
+    # the keys typed behind it to the input, and keys typed together act in the order typed (``tui.workbench.focus``).
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left,up", "choose(-1)", "Previous", show=False),
-        Binding("right,down,tab", "choose(1)", "Next", show=False),
-        Binding("s", "stop", "Stop the variant"),
-        Binding("d", "diff", "Diff"),
-        Binding("enter,a", "adopt", "Adopt"),
-        Binding("y", "yes", "Yes"),
-        Binding("n", "no", "No"),
-        Binding("escape", "leave", "Back"),
+        Binding("left,up", "choose(-1)", "Previous", show=False, priority=True),
+        Binding("right,down,tab", "choose(1)", "Next", show=False, priority=True),
+        Binding("s", "stop", "Stop the variant", priority=True),
+        Binding("d", "diff", "Diff", priority=True),
+        Binding("enter,a", "adopt", "Adopt", priority=True),
+        Binding("y", "yes", "Yes", priority=True),
+        Binding("n", "no", "No", priority=True),
+        Binding("escape", "leave", "Back", priority=True),
     ]
 
     def __init__(
@@ -329,24 +335,13 @@ class CompareScreen(Screen[Adopted | None]):
         self.adopt_shown = True
 
     def _adopt(self, index: int) -> None:
+        """The ``y`` to an adopt: the screen closes at once, and the workbench switches to the variant's branch
+        (keys typed meanwhile are the input's: the next task, sent once the switch is done)."""
         self.adopting = None
         row = self.rows[index] if self.rows is not None else None
         if row is None or row.checkpoint is None:
             return
-        self._switch_to(row.label, row.checkpoint)
-
-    @work(group="compare-adopt", exclusive=True, exit_on_error=False)
-    async def _switch_to(self, label: str, checkpoint: str) -> None:
-        """Adopt: the session switches to the variant's branch with its files, off the screen's thread."""
-        before = self.session.store.tree.leaf
-        try:
-            done = await asyncio.to_thread(self.session.switch, checkpoint)
-        except ChimeraError as err:
-            self._refuse(f"{label} was not adopted: {err}")
-            return
-        if done is not None:
-            tell(self.app, f"Adopted {label}: the workspace holds its files (/back undoes it).", one_line=True)
-            self.dismiss(Adopted(before))
+        self.dismiss(Adopted(row.label, row.checkpoint))
 
     def action_diff(self) -> None:
         if self.rows is None:

@@ -353,9 +353,28 @@ class SessionTree:
             self.moves.pop()
         self.switch_at(leaf, remember=False)
 
-    def adopted(self, before: str | None) -> None:
-        """A compared variant was adopted (a switch to its branch): ``/back`` undoes it like any switch."""
+    def adopt(self, label: str, checkpoint: str) -> None:
+        """Adopt the compared variant ``label``: a switch to ``checkpoint``, at the end of its branch, which
+        ``/back`` undoes like any switch. As for a switch, the focus is in the input at once and a task typed
+        while the files change is sent once they have (``settled``)."""
+        self.app.prompt.focus()
+        self._run(self._adopt(label, checkpoint), "tree-move")
+
+    async def _adopt(self, label: str, checkpoint: str) -> None:
+        session = self.app.session
+        before = session.store.tree.leaf
+        try:
+            async with self.files_busy:
+                done = await asyncio.to_thread(session.switch, checkpoint)
+        except ChimeraError as err:
+            self._refuse(f"{label} was not adopted: {err}")
+            return
+        if done is None:
+            return
         self.moves.append(("switch", before))
+        tell(self.app, f"Adopted {label}: the workspace holds its files (/back undoes it).", one_line=True)
+        if self.panel.has_class("-shown"):
+            self.load(done.plan.node)
 
     def name_point(self, node: str, name: str, *, checkpoint: bool, move: bool = False) -> None:
         """Name ``node`` ``name``: a checkpoint (at the leaf the files are pinned) or a label. A name on

@@ -165,7 +165,7 @@ class Sessions:
 
     def _compared(self, adopted: Adopted | None = None) -> None:
         self.app.runs.running = False
-        if adopted is not None:  # a switch like any other: /back undoes it
-            self.app.session_tree.adopted(adopted.before)
         self.app.conversation.show_status()  # its line shows the totals the variants added to
         self.app.prompt.focus()  # adopted or left: the next words are a task
+        if adopted is not None:  # a switch like any other (/back undoes it); a task sent meanwhile waits for it
+            self.app.session_tree.adopt(adopted.label, adopted.checkpoint)
