@@ -302,6 +302,22 @@ async def test_a_comparison_shows_hostile_tasks_and_questions_as_they_are(api: F
     assert not (project / "PWNED").exists()
 
 
+def test_the_compare_rows_draw_every_cell_as_its_characters() -> None:
+    """The rows at a comparison's end draw a label or an outcome holding markup or controls as its characters
+    (Rich reads a plain string cell as markup): no cell can hide, style or cut what follows it."""
+    from rich.console import Console
+
+    from chimera.core.compare import Row
+    from chimera.tui.screens.compare import rows_grid
+
+    console = Console(width=400, record=True, color_system=None)
+    console.print(rows_grid([Row(value, None, value) for value in SHORT.values()]))
+    drawn = console.export_text()
+    for name, value in SHORT.items():
+        assert drawn.count(literally(value, 20)) >= 2, name  # the label and the outcome
+    assert "\x1b" not in drawn
+
+
 # --- the status line, the welcome, the output viewer, a server's error --------------------------------
 
 

@@ -52,15 +52,16 @@ def _safe(text: str) -> str:
 
 
 def rows_grid(rows: list[Row]) -> Table:
-    """The comparison's rows for a person: a variant a line, what it took and which files it changed."""
+    """The comparison's rows for a person: a variant a line, what it took and which files it changed. Every cell
+    is ``Text`` (Rich reads a plain ``str`` cell as markup): what a row holds is drawn as its characters."""
     table = Table(box=None, pad_edge=False, header_style="bold", expand=False)
     for name in ("variant", "outcome", "turns", "calls", "failed", "tokens", "cost", "time", "files"):
         table.add_column(name, no_wrap=True, justify="left" if name in {"variant", "outcome", "files"} else "right")
     for row in rows:
         added = sum(f.added for f in row.files)
         removed = sum(f.removed for f in row.files)
-        table.add_row(
-            _safe(row.label),
+        cells = (
+            row.label,
             row.outcome,
             str(row.turns),
             str(row.tool_calls),
@@ -70,6 +71,7 @@ def rows_grid(rows: list[Row]) -> Table:
             f"{row.seconds:.1f}s",
             f"{len(row.files)} +{added} -{removed}",
         )
+        table.add_row(*(Text(_safe(cell)) for cell in cells))
     return table
 
 

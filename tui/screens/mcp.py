@@ -294,5 +294,5 @@ def _about(connection: Connection, cost: int, look: Look, *, searching: bool) ->
     table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")  # a path or URL without spaces folds onto the next line, never cut
     for label, value in rows:
-        table.add_row(label, value)
+        table.add_row(Text(label), value)
     return table
