@@ -26,7 +26,7 @@ from tests.catalog_helpers import write_session
 from tests.fake_anthropic import DEFAULT_MODEL as MODEL
 from tests.fake_anthropic import FakeAnthropic, message, text, thinking, tool_use
 from tests.hostile import HOSTILE, LONG, SHORT, literally, no_outside_actions, shows
-from tests.tui_helpers import screen_text, toasts, until
+from tests.tui_helpers import asked, screen_text, toasts, until
 
 TUI = Path(chimera.tui.__file__).parent
 WIDE = (200, 60)
@@ -400,6 +400,94 @@ async def test_the_mcp_panel_shows_hostile_server_names_and_errors_as_they_are(
             await until(pilot, lambda value=value: shows(screen_text(app), f"/no/{value}"), f"{value!r} in full")
             await pilot.press("down")
         clean(app)
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_the_help_lists_hostile_server_names_as_they_are(
+    api: FakeAnthropic, project: Path, tmp_path: Path
+) -> None:
+    """The help lists the MCP servers by their names (outside text, from a config): each shows as its
+    characters, escaped where it would steer, on a help that opens and scrolls to the end."""
+    import json
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {value: {"command": f"/no/{value}"} for value in SHORT.values()}}))
+    app = build_app(RunOptions(workdir=project, model=MODEL, mcp_config=config))
+    async with app.run_test(size=WIDE) as pilot:
+        await until(pilot, lambda: app.state.status.mcp == f"mcp 0/{len(SHORT)}", "every server failed")
+        await pilot.press("f1")
+        await until(pilot, lambda: app.place() == "help", "the help")
+        body = app.screen.query_one("#help-body")
+        seen = []
+        while True:  # a page at a time, to the end
+            await pilot.pause()
+            seen.append(screen_text(app))
+            clean(app)
+            if body.scroll_offset.y >= body.max_scroll_y:
+                break
+            body.scroll_to(y=body.scroll_offset.y + body.size.height - 1, animate=False)
+        shown = "\n".join(seen)
+        assert "MCP servers (/mcp)" in shown
+    for name, value in SHORT.items():
+        assert shows(shown, f"{value}: ", room=20), name
+
+
+@pytest.mark.usefixtures("model_env")
+async def test_the_kept_answers_list_hostile_commands_as_they_are(api: FakeAnthropic, project: Path) -> None:
+    """Commands kept by an "always" (a a) holding markup and controls are listed by ``/mode`` as their
+    characters: the rule that lets a command run unasked cannot hide or restyle part of it."""
+    values = SHORT
+    calls = [
+        message(tool_use(f"b{n}", "bash", {"command": f"echo {value}"}), stop_reason="tool_use")
+        for n, value in enumerate(values.values())
+    ]
+    api.script(*calls, message(text("done")))
+    app = build_app(RunOptions(workdir=project, model=MODEL, permission_mode="ask"))
+    async with app.run_test(size=WIDE) as pilot:
+        await typed(pilot, app, "echo them")
+        for n, _ in enumerate(values):
+            await asked(pilot, app)
+            await pilot.press("a", "a")
+            await until(pilot, lambda n=n: len(app.session.kept_numbers) == n + 1, "kept")
+        await app.run_shown.wait()
+        await typed(pilot, app, "/mode")
+        await until(pilot, lambda: "Permission mode" in screen_text(app), "the kept answers listed")
+        shown = await whole_conversation(pilot, app)
+        clean(app)
+    for name, value in values.items():
+        assert shows(shown, f". bash(echo {value})", room=40), name
+
+
+async def test_a_replay_shows_the_recorded_hostile_strings_as_they_are(isolated_env: Path, tmp_path: Path) -> None:
+    """``chimera replay`` of a session whose task, answer, call and output hold hostile strings draws every one
+    as its characters, escaped where it would steer, and nothing on it acts on a click."""
+    from chimera.core.sessions.store import SessionStore
+    from chimera.tui.replay_app import ReplayApp
+
+    strings = list(HOSTILE.values())
+    with SessionStore.create(isolated_env, "h1", workdir=tmp_path, model=MODEL) as store:
+        store.add("user", {"role": "user", "content": " ".join(SHORT.values())})
+        calls = [
+            {"type": "tool_use", "id": f"c{n}", "name": "bash", "input": {"command": f"printf %s {shlex.quote(s)}"}}
+            for n, s in enumerate(strings)
+        ]
+        store.add(
+            "assistant", {"role": "assistant", "content": [{"type": "text", "text": "\n\n".join(strings)}, *calls]}
+        )
+        results = [{"type": "tool_result", "tool_use_id": f"c{n}", "content": s} for n, s in enumerate(strings)]
+        store.add("tool_result", {"role": "user", "content": results})
+        store.add("assistant", {"role": "assistant", "content": [{"type": "text", "text": "the end"}]})
+        store.sync()
+    app = ReplayApp("h1")
+    async with app.run_test(size=WIDE) as pilot:
+        await until(pilot, lambda: app.ended, "the replay ended")
+        shown = await whole_conversation(pilot, app)  # type: ignore[arg-type]
+        clean(app)  # type: ignore[arg-type]
+    for name, value in HOSTILE.items():
+        assert shows(shown, value), name
+        assert shows(shown, f"printf %s {shlex.quote(value)}"), name
+    assert shows(shown, " ".join(SHORT.values()), room=120)
+    assert "the end" in shown
 
 
 # --- pastes into the panels' fields ------------------------------------------------------------------

@@ -2,20 +2,21 @@
 
 ``?``, ``F1`` and ``/help`` open it. The app hands it its rows, built from the command registry
 (``tui.commands.available``: only what works now), the input's own keys and the timeline's bindings;
-``escape``, ``q``, ``?`` or ``F1`` close it.
+``escape``, ``q``, ``?`` or ``F1`` close it. Every row is drawn as its characters (``outside.literal``): the MCP
+servers' rows hold their names, which a config or a workspace's ``.mcp.json`` wrote.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from chimera.tui.outside import literal
 from chimera.tui.workbench.focus import key_line, place_named
 
 __all__ = ["HelpScreen", "Row"]
@@ -87,10 +88,10 @@ class HelpScreen(ModalScreen[None]):
                     if rows:
                         yield Static(title, classes="help-section", markup=False)
                         with Grid(classes="help-rows"):
-                            for keys, command, what in rows:
-                                yield Static(Text(keys), classes="help-key", markup=False)
-                                yield Static(Text(command), classes="help-command", markup=False)
-                                yield Static(Text(what), classes="help-what", markup=False)
+                            for keys, command, what in rows:  # (an MCP server's name is outside text)
+                                yield Static(literal(keys, one_line=True), classes="help-key", markup=False)
+                                yield Static(literal(command, one_line=True), classes="help-command", markup=False)
+                                yield Static(literal(what, one_line=True), classes="help-what", markup=False)
             yield Static(key_line(place_named("help").keys), id="help-keys", markup=False)
 
     def action_close(self) -> None:
