@@ -8,8 +8,8 @@ the workspace or the id, so an id's beginning finds its session); ``up`` and
 The screen is dismissed with the chosen session's id, or None. It reads the
 catalog (``core.sessions.listing.read_sessions``, off the event loop), never
 every session; what it shows is only shown, never run. ``chimera --resume``
-with no id opens it first (``PickerApp``), and the workbench pushes it with
-``push_screen(SessionPicker(workdir), app.resume_session)``.
+with no id opens it first (``PickerApp``), and the workbench opens it with
+``focus.open_screen(app, SessionPicker(workdir), ...)``.
 """
 
 from __future__ import annotations
