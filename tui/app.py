@@ -60,7 +60,7 @@ from chimera.tui.widgets.key_footer import KeyFooter
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.welcome import Welcome
-from chimera.tui.workbench.focus import ACT_KEYS, FOCUS_KEYS, HeldKeys, move_to, place_named
+from chimera.tui.workbench.focus import ACT_KEYS, FOCUS_KEYS, HOLD_AT_MOST, HeldKeys, move_to, place_named
 from chimera.tui.workbench.opener import Opener
 from chimera.tui.workbench.reactions import Reactions
 
@@ -199,7 +199,9 @@ class ChimeraApp(App[int]):
             if self.held_keys.keeps(event):
                 return
             if isinstance(event, events.Key) and event.key in ACT_KEYS and isinstance(self.focused, PromptInput):
-                self.held_keys.hold()  # until the input's Acted
+                self.held_keys.hold()  # until the input's Acted (at most HOLD_AT_MOST: none is lost)
+                hold = self.held_keys.holds
+                self.set_timer(HOLD_AT_MOST, lambda: self.call_next(self._let_held_go, hold))
         if isinstance(event, events.Paste) and not event.is_forwarded:
             if not self.app_focus:
                 self.app_focus = True
@@ -213,6 +215,11 @@ class ChimeraApp(App[int]):
         in order, to where the focus is now."""
         for event in self.held_keys.release():
             await self.on_event(event)
+
+    async def _let_held_go(self, hold: int) -> None:
+        """The hold numbered ``hold`` outlived ``HOLD_AT_MOST`` (the input never said it acted): its keys go on."""
+        if self.held_keys.holding and self.held_keys.holds == hold:
+            await self.on_prompt_input_acted(PromptInput.Acted())
 
     def _left_the_timeline(self, event: events.Key) -> bool:
         """A key that leaves the timeline moves the focus to the input before the next key is handed on, so keys

@@ -458,3 +458,26 @@ async def test_a_filter_typed_in_one_instant_with_sessions_and_enter_filters_the
         assert app.screen.query_one("#picker-filter", Input).value == "alpha"
         assert "alpha release notes" in screen_text(app)
         assert app.query_one(PromptInput).value == ""
+
+
+async def test_keys_held_behind_an_enter_the_input_never_acts_on_still_arrive(
+    api: FakeAnthropic, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should the input never say it acted on an enter (something else took it first), the words typed behind the
+    enter are held only a moment: they arrive in the input, in order, none lost."""
+    real = PromptInput.post_message
+
+    def no_acted(self: PromptInput, message: object) -> bool:
+        if isinstance(message, PromptInput.Acted):
+            return True  # lost on the way: the hold is never released by the input
+        return real(self, message)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PromptInput, "post_message", no_acted)
+    app = build_app(RunOptions(workdir=project, model=MODEL))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        burst(app, ["enter", *"hi"])
+        prompt = app.query_one(PromptInput)
+        await until(pilot, lambda: app.held_keys.holding, "the keys held behind the enter")
+        await until(pilot, lambda: prompt.value == "hi", "the held words in the input")
+        assert not app.held_keys.holding

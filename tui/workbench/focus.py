@@ -21,7 +21,9 @@ The rules every place keeps:
   (the picker, the MCP servers, the help, a comparison, the output viewer) is opened with :func:`open_screen`,
   its focus set before the next key is handed on; and a key the input turns into an act (enter sends, ``?``
   asks for the help: :data:`ACT_KEYS`) holds the keys behind it until the act is done (:class:`HeldKeys`), so
-  ``/sessions`` and a filter typed in one instant filter the sessions.
+  ``/sessions`` and a filter typed in one instant filter the sessions. Should the act never say it is done (an
+  enter something else took first), the keys go on after :data:`HOLD_AT_MOST` to where the focus is: late,
+  never lost, and the focus not moved by it.
 
 The footer shows the keys of the place that has the focus (:attr:`Place.keys`; the input's come from the
 command registry).
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACT_KEYS",
     "FOCUS_KEYS",
+    "HOLD_AT_MOST",
     "PLACES",
     "HeldKeys",
     "Place",
@@ -59,6 +62,7 @@ FOCUS_KEYS: dict[str, str] = {"tab": "leave_input"}
 # The keys the input may turn into an act that moves the focus (enter sends: a command may open a screen; ``?``
 # in the empty input opens the help). The keys typed behind one wait for the act (``HeldKeys``).
 ACT_KEYS = frozenset({"enter", "question_mark"})
+HOLD_AT_MOST = 1.0  # seconds: should the input never say it acted, the keys held go on then, none lost
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,10 +210,12 @@ class HeldKeys:
 
     holding: bool = False
     kept: list[events.Event] = field(default_factory=list)
+    holds: int = 0  # how many holds there were: a late release of an earlier one leaves a later one be
 
     def hold(self) -> None:
         """Keep the keys from now on, until :meth:`release`."""
         self.holding = True
+        self.holds += 1
 
     def keeps(self, event: events.Event) -> bool:
         """Whether ``event`` waits (it is kept, in order)."""
