@@ -93,8 +93,9 @@ async def test_servers_start_after_the_first_frame_and_are_counted_listed_and_us
 
 
 async def test_a_workspaces_mcp_json_waits_for_trust(api: FakeAnthropic, project: Path, isolated_env: Path) -> None:
-    """The file's servers are named in a notice and none starts; the panel says the file waits and ``t`` there
-    starts them, the count and the panel say so; the next workbench over the same file starts them unasked."""
+    """The file's servers are named in a notice and none starts; the panel says the file waits; ``t`` there shows
+    the command each would run and a second ``t`` starts them (any other key between takes the question back), the
+    count and the panel say so; the next workbench over the same file starts them unasked."""
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"tracker": {"command": str(everything_server())}}}))
     app = build_app(RunOptions(workdir=project, model=MODEL))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -103,6 +104,12 @@ async def test_a_workspaces_mcp_json_waits_for_trust(api: FakeAnthropic, project
         assert app.state.status.mcp == ""
         await send(pilot, "/mcp")
         await until(pilot, lambda: "waits for a yes (t starts them): tracker" in screen_text(app), "it waits")
+        await pilot.press("t")
+        await until(pilot, lambda: "t again starts them, running tracker: " in screen_text(app), "what it runs")
+        assert str(everything_server()) in screen_text(app).replace("\n", "")
+        await pilot.press("x", "t")  # a t typed among other keys starts nothing
+        assert "t again starts them" in screen_text(app)  # asked afresh
+        assert not any("Starting the MCP servers" in line for line in notes(app))
         await pilot.press("t")
         await until(pilot, lambda: app.state.status.mcp == "mcp 1/1", "the server started")
         await until(pilot, lambda: re.search(r"tracker +ready", screen_text(app)) is not None, "listed ready")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 from rich.style import Style
 from rich.table import Table
 from rich.text import Span, Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -51,6 +51,10 @@ class McpControls(Protocol):
         """The names of the servers in a workspace's ``.mcp.json`` that waits for a yes (none: nothing waits)."""
         ...
 
+    def waiting_commands(self) -> list[str]:
+        """What each of those would start: ``NAME: COMMAND ARGS`` (or its URL)."""
+        ...
+
     async def switch(self, action: str, name: str) -> None:
         """``reconnect``, ``enable`` or ``disable`` the server named ``name``."""
         ...
@@ -61,7 +65,8 @@ class McpControls(Protocol):
 
 
 class McpScreen(ModalScreen[None]):
-    """The servers and their state; r reconnects, d disables or enables, t trusts the workspace's file."""
+    """The servers and their state; r reconnects, d disables or enables, t trusts the workspace's file: it shows
+    what the file would start, and a second t starts it (any other key leaves it waiting)."""
 
     DEFAULT_CSS = """
     McpScreen {
@@ -107,6 +112,7 @@ class McpScreen(ModalScreen[None]):
         super().__init__()
         self.controls = controls
         self.busy = False  # an action is being done: another waits for it
+        self.trust_asked = False  # t was pressed once: what would start is shown, a second t starts it
         self._lines: list[Text] = []  # each server's line in its colours
         self._marked: int | None = None  # the line drawn in the cursor's colours
 
@@ -201,10 +207,25 @@ class McpScreen(ModalScreen[None]):
             self._act("enable" if not chosen.config.enabled else "disable", chosen.name)
 
     def action_trust(self) -> None:
-        if self.controls.waiting():
-            self.controls.trust()
+        """A workspace's ``.mcp.json`` runs programs a repository names: the first ``t`` shows them, the second
+        starts them (a ``t`` typed among other words never starts anything by itself)."""
+        if not self.controls.waiting():
+            return
+        if not self.trust_asked:
+            self.trust_asked = True
+            asked = "t again starts them, running " + "; ".join(self.controls.waiting_commands())
+            self._saying(asked + " (any other key: they keep waiting)")
+            return
+        self.trust_asked = False
+        self.controls.trust()
+        self.show()
+        self.when_started()
+
+    def on_key(self, event: events.Key) -> None:
+        """Any key but a second ``t`` takes the question back."""
+        if self.trust_asked and event.key != "t":
+            self.trust_asked = False
             self.show()
-            self.when_started()
 
     @work(group="mcp-action", exit_on_error=False)
     async def _act(self, action: str, name: str) -> None:

@@ -107,6 +107,16 @@ class McpPart:
         pending = self.app.session.mcp_unconfirmed
         return [server.name for server in pending.servers] if pending is not None else []
 
+    def waiting_commands(self) -> list[str]:
+        """What each server of the waiting ``.mcp.json`` would start: its command and arguments, or its URL."""
+        pending = self.app.session.mcp_unconfirmed
+        if pending is None:
+            return []
+        return [
+            f"{server.name}: {shlex.join([server.command, *server.args]) if server.command else server.url}"
+            for server in pending.servers
+        ]
+
     def trust(self) -> None:
         try:
             names = self.app.session.confirm_workspace_servers()
