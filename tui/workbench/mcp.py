@@ -112,10 +112,7 @@ class McpPart:
         pending = self.app.session.mcp_unconfirmed
         if pending is None:
             return []
-        return [
-            f"{server.name}: {shlex.join([server.command, *server.args]) if server.command else server.url}"
-            for server in pending.servers
-        ]
+        return [f"{server.name}: {_how(server.command, server.args, server.url)}" for server in pending.servers]
 
     def trust(self) -> None:
         try:
@@ -156,7 +153,7 @@ class McpPart:
             return []
         rows = []
         for connection in servers.connections:
-            tools = plural(len(connection.tools), "tool") if connection.ready else connection.state
+            tools = plural(len(connection.tools), "tool") if connection.ready else connection.shown_state
             clean = names_server(connection.name)
             rows.append(("", f"mcp__{clean}", f"{connection.name}: {tools} (rules: mcp__{clean}, mcp__{clean}__TOOL)"))
         return rows
