@@ -60,7 +60,15 @@ from chimera.tui.widgets.key_footer import KeyFooter
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.welcome import Welcome
-from chimera.tui.workbench.focus import ACT_KEYS, FOCUS_KEYS, HOLD_AT_MOST, HeldKeys, move_to, place_named
+from chimera.tui.workbench.focus import (
+    ACT_KEYS,
+    FOCUS_KEYS,
+    HOLD_AT_MOST,
+    TIMELINE_ACT_KEYS,
+    HeldKeys,
+    move_to,
+    place_named,
+)
 from chimera.tui.workbench.opener import Opener
 from chimera.tui.workbench.reactions import Reactions
 
@@ -198,8 +206,8 @@ class ChimeraApp(App[int]):
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
             if self.held_keys.keeps(event):
                 return
-            if isinstance(event, events.Key) and event.key in ACT_KEYS and isinstance(self.focused, PromptInput):
-                self.held_keys.hold()  # until the input's Acted (at most HOLD_AT_MOST: none is lost)
+            if isinstance(event, events.Key) and self._acts(event):
+                self.held_keys.hold()  # until the input's or the timeline's Acted (at most HOLD_AT_MOST: none lost)
                 hold = self.held_keys.holds
                 self.set_timer(HOLD_AT_MOST, lambda: self.call_next(self._let_held_go, hold))
         if isinstance(event, events.Paste) and not event.is_forwarded:
@@ -210,16 +218,32 @@ class ChimeraApp(App[int]):
             return
         await super().on_event(event)
 
+    def _acts(self, key: events.Key) -> bool:
+        """Whether ``key`` may open a screen or move the focus through what has it: enter or ``?`` in the input,
+        ``o`` on the timeline (the keys typed behind it wait for it: ``HeldKeys``)."""
+        from chimera.tui.widgets.transcript_view import TranscriptView  # (loaded with the first frame)
+
+        if isinstance(self.focused, PromptInput):
+            return key.key in ACT_KEYS
+        return isinstance(self.focused, TranscriptView) and key.key in TIMELINE_ACT_KEYS
+
     async def on_prompt_input_acted(self, _: PromptInput.Acted) -> None:
         """The input has acted on an enter or a ``?`` (a task sent, a screen opened): the keys held behind it go on,
         in order, to where the focus is now."""
+        await self._release_held()
+
+    async def on_transcript_view_acted(self, _: TranscriptView.Acted) -> None:
+        """The timeline has acted on its ``o`` (the output viewer opened, or why not said): the keys held go on."""
+        await self._release_held()
+
+    async def _release_held(self) -> None:
         for event in self.held_keys.release():
             await self.on_event(event)
 
     async def _let_held_go(self, hold: int) -> None:
-        """The hold numbered ``hold`` outlived ``HOLD_AT_MOST`` (the input never said it acted): its keys go on."""
+        """The hold numbered ``hold`` outlived ``HOLD_AT_MOST`` (nothing said it acted): its keys go on."""
         if self.held_keys.holding and self.held_keys.holds == hold:
-            await self.on_prompt_input_acted(PromptInput.Acted())
+            await self._release_held()
 
     def _left_the_timeline(self, event: events.Key) -> bool:
         """A key that leaves the timeline moves the focus to the input before the next key is handed on, so keys

@@ -14,7 +14,7 @@ from chimera.tui.app import build_app
 from chimera.tui.screens.output import OutputScreen, saved_output
 from chimera.tui.widgets.saved_output_view import SavedOutputView
 from tests.fake_anthropic import FakeAnthropic, message, text, tool_use
-from tests.tui_helpers import entries, screen_text, send, until
+from tests.tui_helpers import burst, entries, screen_text, send, until
 
 
 @pytest.fixture
@@ -52,6 +52,26 @@ async def test_o_on_a_cut_call_opens_its_whole_output(api: FakeAnthropic, tmp_pa
         assert screen_text(app).splitlines()[-2].strip() == "3000"  # the title says 3000 too: the row itself
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, OutputScreen), "the viewer closed")
+
+
+@pytest.mark.usefixtures("output_cap")
+async def test_keys_typed_in_one_instant_with_o_reach_the_output_viewer(api: FakeAnthropic, tmp_path: Path) -> None:
+    """``o`` and ``end`` typed in one instant on a cut call: the viewer opens and takes the end (it shows the last
+    line); none of them is left to the timeline under it."""
+    api.script(
+        message(tool_use("t1", "bash", {"command": "seq 1 3000"}), stop_reason="tool_use"),
+        message(text("Counted.")),
+    )
+    app = build_app(RunOptions(workdir=tmp_path, model="claude-sonnet-4-6", allow=("bash(seq *)",)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await send(pilot, "count")
+        await app.run_shown.wait()
+        await pilot.press("tab", "up", "up", "up")  # the notice, the answer, then the call
+        burst(app, ["o", "end"])
+        await until(pilot, lambda: isinstance(app.screen, OutputScreen), "the output viewer")
+        view = app.screen.query_one(SavedOutputView)
+        await until(pilot, lambda: view.indexed, "the saved output indexed")
+        await until(pilot, lambda: "2999" in [r.strip() for r in screen_text(app).splitlines()], "the last lines")
 
 
 class Viewer(App[None]):

@@ -79,6 +79,9 @@ class TranscriptView(ScrollView, can_focus=True):
             super().__init__()
             self.character = character
 
+    class Acted(Message):
+        """``o`` is handled (its OpenOutput sent on, or why not said): keys typed behind it can go on."""
+
     class OpenOutput(Message):
         """The person asked for the whole saved output of a tool call (``o`` on it)."""
 
@@ -383,6 +386,7 @@ class TranscriptView(ScrollView, can_focus=True):
             tell(self, "Move to a tool call first (up/down), then o shows its whole output.", timeout=4)
         else:
             self.post_message(self.OpenOutput(self.transcript.entries[self.cursor]))
+        self.post_message(self.Acted())  # after OpenOutput: the viewer is open before the keys behind o go on
 
     def _go(self, index: int) -> None:
         self.cursor = index

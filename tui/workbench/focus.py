@@ -20,7 +20,8 @@ The rules every place keeps:
   focus first and is waited for by what comes next (a task waits for the switch). A screen a command opens
   (the picker, the MCP servers, the help, a comparison, the output viewer) is opened with :func:`open_screen`,
   its focus set before the next key is handed on; and a key the input turns into an act (enter sends, ``?``
-  asks for the help: :data:`ACT_KEYS`) holds the keys behind it until the act is done (:class:`HeldKeys`), so
+  asks for the help: :data:`ACT_KEYS`; the timeline's ``o``) holds the keys behind it until the act is done
+  (:class:`HeldKeys`), so
   ``/sessions`` and a filter typed in one instant filter the sessions. Should the act never say it is done (an
   enter something else took first), the keys go on after :data:`HOLD_AT_MOST` to where the focus is: late,
   never lost, and the focus not moved by it.
@@ -45,6 +46,7 @@ __all__ = [
     "FOCUS_KEYS",
     "HOLD_AT_MOST",
     "PLACES",
+    "TIMELINE_ACT_KEYS",
     "HeldKeys",
     "Place",
     "key_line",
@@ -62,6 +64,8 @@ FOCUS_KEYS: dict[str, str] = {"tab": "leave_input"}
 # The keys the input may turn into an act that moves the focus (enter sends: a command may open a screen; ``?``
 # in the empty input opens the help). The keys typed behind one wait for the act (``HeldKeys``).
 ACT_KEYS = frozenset({"enter", "question_mark"})
+# The timeline's key that opens a screen (``o``: a call's whole output); the keys behind it wait for it too.
+TIMELINE_ACT_KEYS = frozenset({"o"})
 HOLD_AT_MOST = 1.0  # seconds: should the input never say it acted, the keys held go on then, none lost
 
 
