@@ -58,6 +58,7 @@ class SavedOutputView(ScrollView, can_focus=True):
         self._gone = threading.Event()  # the view is gone: the index thread stops at its next block
         self._length = 0
         self._widest = 1
+        self._at_end = False  # the person went to the end: it stays there while the file is still being indexed
 
     def on_mount(self) -> None:
         try:
@@ -115,12 +116,28 @@ class SavedOutputView(ScrollView, can_focus=True):
         self.starts.extend(found)
         self._widest = max(self._widest, min(widest, _WIDEST))
         self.virtual_size = Size(self._widest + 1, self.line_count)
+        self._keep_at_end()
         self.refresh()
 
     def _finish(self) -> None:
         self.indexed = True
         self.virtual_size = Size(self._widest + 1, self.line_count)
+        self._keep_at_end()
         self.refresh()
+
+    def _keep_at_end(self) -> None:
+        if self._at_end:
+            self.scroll_end(animate=False, immediate=True, force=True)
+
+    def action_scroll_end(self) -> None:
+        """``end``: the last line, even while the file is still being indexed (the end follows it as it grows)."""
+        self._at_end = True
+        self.scroll_end(animate=False, immediate=True, force=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value < old_value:  # the person went up from the end: it stays where they put it
+            self._at_end = False
 
     def line(self, number: int) -> str:
         """Line ``number`` (from 0) as shown: decoded, tabs expanded, nothing that steers the terminal."""
