@@ -231,6 +231,7 @@ class GitGuard:
         self.workspace = workspace
         self._dot_git = dot_git  # the identity of the workspace's .git folder (None: it has none)
         self._held = held
+        self.lost = False  # the .git folder was moved away or deleted, and could not be found to put back
 
     @classmethod
     def take(cls, workspace: Path) -> GitGuard:
@@ -249,6 +250,7 @@ class GitGuard:
         if self._dot_git is not None and _identity(dot_git) != self._dot_git:
             put_back.append(self._name(dot_git))
             if not self._bring_back(dot_git):
+                self.lost = True
                 return put_back  # the folder is gone: nothing of it to put back into
         for root, before in self._held.items():
             after = _read(str(root))

@@ -148,8 +148,14 @@ def _address(lines: list[str]) -> str:
     return ""
 
 
-def git_refusal(put_back: list[str]) -> str:
-    """What the sandbox refused when a command changed ``put_back`` (``sandbox.git_guard``), said once."""
+def git_refusal(put_back: list[str], *, lost: bool = False) -> str:
+    """What the sandbox refused when a command changed ``put_back`` (``sandbox.git_guard``), said once; ``lost``:
+    the git folder itself was moved away or deleted, and is not at the workspace's top to be put back."""
+    if lost:
+        return (
+            "changing .git: it was moved away or deleted, and is not at the workspace's top to be put back "
+            "(a git directory in its place would have its hooks run outside the sandbox)"
+        )
     them = "it is" if len(put_back) == 1 else "they are"
     configs = any("config" in name for name in put_back)
     fine = " (config keys that run nothing, such as user.email or a remote's URL, may change)" if configs else ""

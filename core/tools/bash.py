@@ -96,7 +96,7 @@ class Bash:
             refused = refusal(text, ctx.sandbox, ctx.workspace)
             put_back = await asyncio.to_thread(guard.restore)  # nothing the command started is left to race it
             if put_back:
-                refused = "; ".join(filter(None, (refused, git_refusal(put_back))))
+                refused = "; ".join(filter(None, (refused, git_refusal(put_back, lost=guard.lost))))
             data["sandbox"] = "refused" if refused else "confined"
             if refused:
                 data["sandbox_refused"] = refused

@@ -135,6 +135,17 @@ def test_a_swapped_git_directory_is_set_aside_and_the_real_one_returns(repo: Pat
     assert not mark.exists()
 
 
+def test_a_git_directory_moved_out_of_reach_is_said_so_not_said_put_back(repo: Path) -> None:
+    """`.git` moved deeper than the workspace's top cannot be found to put back: the refusal says so, and never
+    claims it was put back."""
+    sandbox = confined(repo)
+    result = run("mkdir -p deep/er && mv .git deep/er/", repo, sandbox)
+    said = _refused(result.data, sandbox)
+    assert said.startswith("changing .git: it was moved away or deleted")
+    assert "put back as before" not in said
+    assert (repo / "deep/er/.git/HEAD").exists()  # the person's history is still there, where it was moved
+
+
 def test_a_hooks_folder_in_the_workspace_is_guarded_too(repo: Path, tmp_path: Path) -> None:
     """With core.hooksPath naming a folder of the workspace (as husky sets it), a hook written there is put back."""
     (repo / ".husky").mkdir()
