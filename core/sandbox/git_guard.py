@@ -6,8 +6,8 @@ writes objects, refs and the index there. But some files of a git directory are
 programs, or name the programs git starts on its own: the hooks, ``config``
 (``core.fsmonitor``, ``core.hooksPath``, filters, aliases, ``include.path``...),
 ``config.worktree``, ``commondir``, a submodule's hooks and config under
-``modules/``, a hooks folder ``core.hooksPath`` names in the workspace, and the
-``.git`` entry itself (another folder, a file or a link there points git
+``modules/``, a hooks folder ``core.hooksPath`` names in the workspace and a file
+of it the config includes, and the ``.git`` entry itself (another folder, a file or a link there points git
 elsewhere). Planted by a confined command, they would run outside the sandbox
 at the person's next ``git commit``.
 
@@ -174,21 +174,27 @@ def _submodules(git_dir: Path) -> Iterator[Path]:
         stack.extend(Path(entry.path) for entry in entries if entry.name not in _SKIPPED)
 
 
-def _hooks_path(config: Path, workspace: Path) -> Path | None:
-    """The folder ``core.hooksPath`` in ``config`` names, when it is in the workspace (``.husky``, say)."""
+def _named_in_workspace(git_dir: Path, workspace: Path) -> list[Path]:
+    """What ``git_dir``'s config names in the workspace for git to read or run: the hooks folder of
+    ``core.hooksPath`` (``.husky``, say) and the files ``include.path`` and ``includeIf.*.path`` take in."""
     try:
-        content = config.read_bytes()
+        content = (git_dir / "config").read_bytes()
     except OSError:
-        return None
-    if b"hookspath" not in content.lower():
-        return None
+        return []
+    lowered = content.lower()
+    if b"hookspath" not in lowered and b"include" not in lowered:
+        return []
+    named = []
     for line in _config_keys(content) or []:
-        name, _, value = line.partition("\n")
-        if name.lower() == "core.hookspath" and value:
-            folder = Path(os.path.realpath(workspace / os.path.expanduser(value)))
-            if folder.is_relative_to(workspace):
-                return folder
-    return None
+        key, _, value = line.partition("\n")
+        key = key.lower()
+        if not value or not (key == "core.hookspath" or key == "include.path" or key.startswith("includeif.")):
+            continue
+        base = workspace if key == "core.hookspath" else git_dir  # (git reads an include beside the config)
+        path = Path(os.path.realpath(base / os.path.expanduser(value)))
+        if path.is_relative_to(workspace):
+            named.append(path)
+    return named
 
 
 def _roots(workspace: Path, git_dirs: list[Path]) -> list[Path]:
@@ -200,9 +206,7 @@ def _roots(workspace: Path, git_dirs: list[Path]) -> list[Path]:
         roots += [folder / "config.worktree" for folder in _children(git_dir / "worktrees")]
         for module in _submodules(git_dir):
             roots += [module / "hooks", *(module / name for name in _CONFIGS)]
-        hooks = _hooks_path(git_dir / "config", workspace)
-        if hooks is not None:
-            roots.append(hooks)
+        roots += _named_in_workspace(git_dir, workspace)
     return list(dict.fromkeys(roots))
 
 

@@ -158,6 +158,20 @@ def test_a_hooks_folder_in_the_workspace_is_guarded_too(repo: Path, tmp_path: Pa
     assert not mark.exists()
 
 
+def test_a_config_file_of_the_workspace_the_config_includes_is_guarded(repo: Path, tmp_path: Path) -> None:
+    """A project's config kept in the workspace and taken in by include.path is config too: a program named there
+    by a confined command is put back."""
+    (repo / "project.gitconfig").write_text("[user]\n\tname = Someone\n")
+    git(repo, "config", "include.path", "../project.gitconfig")
+    mark = tmp_path / "hooked"
+    sandbox = confined(repo)
+    result = run(f"printf '[core]\\n\\tfsmonitor = touch {mark}\\n' >> project.gitconfig", repo, sandbox)
+    assert "project.gitconfig" in _refused(result.data, sandbox)
+    assert (repo / "project.gitconfig").read_text() == "[user]\n\tname = Someone\n"
+    _commit_outside(repo)
+    assert not mark.exists()
+
+
 def test_a_submodules_hooks_are_guarded(repo: Path, tmp_path: Path) -> None:
     """A submodule's git directory under .git/modules has its hooks guarded as the repository's own."""
     lib = tmp_path / "lib"
