@@ -29,17 +29,14 @@ _PR_SET_CHILD_SUBREAPER = 36
 _GRACE = 1.0  # seconds the server has to end after TERM before it and all it started are killed
 
 
-class _Told(Exception):
-    """TERM came: the SDK's shutdown, or Chimera gone."""
-
-
-def _told(_number: int, _frame: object) -> None:
-    raise _Told
-
-
 def main() -> None:
     command = sys.argv[1:]
-    _signal.signal(_signal.SIGTERM, _told)
+    # TERM only wakes the wait below (through the wakeup pipe), never raises: it may come at any moment, and the
+    # sweep must run whatever the moment was.
+    told, wake = os.pipe()
+    os.set_blocking(wake, False)
+    _signal.set_wakeup_fd(wake)
+    _signal.signal(_signal.SIGTERM, _noted)
     sweep._prctl(_PR_SET_CHILD_SUBREAPER, 1)
     sweep._prctl(_PR_SET_PDEATHSIG, _signal.SIGTERM)
     try:
@@ -49,27 +46,25 @@ def main() -> None:
     except OSError as err:
         os.write(2, f"chimera: cannot start {command[0]}: {err.strerror}\n".encode())
         sys.exit(127)
-    except _Told:  # told to stop before there was anything to stop
-        sys.exit(128 + _signal.SIGTERM)
     quiet = os.open("/dev/null", os.O_RDWR)
     os.dup2(quiet, 0)  # the protocol's pipes are the server's alone: its exit closes them
     os.dup2(quiet, 1)
     os.close(quiet)
     status = None
-    try:
+    ended = os.pidfd_open(server)
+    ready, _, _ = select.select([ended, told], [], [])
+    if ended not in ready:  # TERM: the server has its grace to end
+        ready, _, _ = select.select([ended], [], [], _GRACE)
+    if ended in ready:
         status = os.waitpid(server, 0)[1]
-    except _Told:
-        try:
-            ended, _, _ = select.select([os.pidfd_open(server)], [], [], _GRACE)
-            if ended:
-                status = os.waitpid(server, 0)[1]
-        except (_Told, OSError):
-            pass
-    _signal.signal(_signal.SIGTERM, _signal.SIG_IGN)  # the sweep is not to be cut short
     status = sweep._end_all(server, status)
     if status is None or os.WIFSIGNALED(status):
         sys.exit(128 + (os.WTERMSIG(status) if status is not None else _signal.SIGKILL))
     sys.exit(os.WEXITSTATUS(status))
+
+
+def _noted(_number: int, _frame: object) -> None:
+    """TERM came (the SDK's shutdown, or Chimera gone): the wakeup pipe says so to the wait."""
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ the two processes and writes their pids down."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -86,3 +87,23 @@ def test_kill_9_of_chimera_leaves_nothing_a_server_started(
     reaper.reap(keeper)  # ours now that Chimera is gone: it ends once all it kept are dead
     for pid in started:
         reaper.assert_killed(pid)
+
+
+@pytest.mark.parametrize("delay_ms", range(0, 30, 2))
+def test_term_at_any_moment_ends_the_keeper_quietly(delay_ms: int) -> None:
+    """TERM sent to a keeper whose server is starting, running or already gone, at moments 0-28 ms after it
+    starts: the keeper always ends without a word on stderr (no traceback) and with the server's end or TERM's."""
+    keeper = Path(__file__).parents[2] / "core" / "mcp" / "keeper.py"
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-S", str(keeper), "/bin/sh", "-c", "exit 0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    select.select([], [], [], delay_ms / 1000)  # the moment TERM comes: the test's input, not a wait for anything
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=10)
+    assert err == b""
+    assert proc.returncode in (0, 128 + signal.SIGTERM, -signal.SIGTERM)
