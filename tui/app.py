@@ -48,10 +48,9 @@ from chimera.core.wording import command, plural, shown_path
 from chimera.themes import APP_CSS
 from chimera.tui.command_views import WorkbenchCommands, command_bindings
 from chimera.tui.commands import Completion, Facts, complete, find
-from chimera.tui.footer_hints import hints
 from chimera.tui.hangup import let_go_of_gone_streams
 from chimera.tui.messages import BusEvents
-from chimera.tui.outside import paste_as_text, tell
+from chimera.tui.outside import tell
 from chimera.tui.state import Transcript, WorkbenchState
 from chimera.tui.terminal_input import PasteKeepingDriver
 from chimera.tui.theme_keeper import ThemeKeeper
@@ -60,15 +59,8 @@ from chimera.tui.widgets.key_footer import KeyFooter
 from chimera.tui.widgets.prompt_input import PromptInput
 from chimera.tui.widgets.status_line import StatusLine
 from chimera.tui.widgets.welcome import Welcome
-from chimera.tui.workbench.focus import (
-    ACT_KEYS,
-    FOCUS_KEYS,
-    HOLD_AT_MOST,
-    TIMELINE_ACT_KEYS,
-    HeldKeys,
-    move_to,
-    place_named,
-)
+from chimera.tui.workbench.focus import FOCUS_KEYS, move_to
+from chimera.tui.workbench.keys import Keys
 from chimera.tui.workbench.opener import Opener
 from chimera.tui.workbench.reactions import Reactions
 
@@ -126,7 +118,7 @@ class ChimeraApp(App[int]):
         self.state = WorkbenchState()  # everything the screen shows, built from the bus's events
         self.theme_keeper = ThemeKeeper(self)
         self.reactions = Reactions(self)  # what the parts do once the bus's events are on screen
-        self.held_keys = HeldKeys()  # typed behind an act of the input's, until it is done (``focus``)
+        self.keys = Keys(self)  # where keys go before Textual hands them on, and where the focus is
         if session is not None:
             self._make_parts()
 
@@ -198,68 +190,18 @@ class ChimeraApp(App[int]):
     # --- the screen ---------------------------------------------------------------------------
 
     async def on_event(self, event: events.Event) -> None:
-        """A paste is the person's act, as a key or a click is: it brings the app's focus back (Textual's own
-        rule takes only keys and clicks), so a paste into a tab or a terminal that had lost its focus reaches
-        the input instead of going nowhere (a browser tab starts without it, until its first key). A paste into
-        any other field is made text it shows as it is (``paste_as_text``). Keys and pastes behind an enter or a
-        ``?`` in the input wait until it has acted on it (``HeldKeys``), then go where that put the focus."""
-        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
-            if self.held_keys.keeps(event):
-                return
-            if isinstance(event, events.Key) and self._acts(event):
-                self.held_keys.hold()  # until the input's or the timeline's Acted (at most HOLD_AT_MOST: none lost)
-                hold = self.held_keys.holds
-                self.set_timer(HOLD_AT_MOST, lambda: self.call_next(self._let_held_go, hold))
-        if isinstance(event, events.Paste) and not event.is_forwarded:
-            if not self.app_focus:
-                self.app_focus = True
-            paste_as_text(event, self.focused)
-        if isinstance(event, events.Key) and not event.is_forwarded and self._left_the_timeline(event):
+        """Keys and pastes go where the focus model says before Textual hands them on (``workbench.keys``)."""
+        if self.keys.used_up(event):
             return
         await super().on_event(event)
 
-    def _acts(self, key: events.Key) -> bool:
-        """Whether ``key`` may open a screen or move the focus through what has it: enter or ``?`` in the input,
-        ``o`` on the timeline (the keys typed behind it wait for it: ``HeldKeys``)."""
-        from chimera.tui.widgets.transcript_view import TranscriptView  # (loaded with the first frame)
-
-        if isinstance(self.focused, PromptInput):
-            return key.key in ACT_KEYS
-        return isinstance(self.focused, TranscriptView) and key.key in TIMELINE_ACT_KEYS
-
     async def on_prompt_input_acted(self, _: PromptInput.Acted) -> None:
-        """The input has acted on an enter or a ``?`` (a task sent, a screen opened): the keys held behind it go on,
-        in order, to where the focus is now."""
-        await self._release_held()
+        """The input has acted on an enter or a ``?``: the keys held behind it go on."""
+        await self.keys.release()
 
     async def on_transcript_view_acted(self, _: TranscriptView.Acted) -> None:
-        """The timeline has acted on its ``o`` (the output viewer opened, or why not said): the keys held go on."""
-        await self._release_held()
-
-    async def _release_held(self) -> None:
-        for event in self.held_keys.release():
-            await self.on_event(event)
-
-    async def _let_held_go(self, hold: int) -> None:
-        """The hold numbered ``hold`` outlived ``HOLD_AT_MOST`` (nothing said it acted): its keys go on."""
-        if self.held_keys.holding and self.held_keys.holds == hold:
-            await self._release_held()
-
-    def _left_the_timeline(self, event: events.Key) -> bool:
-        """A key that leaves the timeline moves the focus to the input before the next key is handed on, so keys
-        typed in the same instant are all the input's (the timeline's own ``Left`` and ``TypedOn`` come after
-        them): escape (used up: True), or a printable key that no binding takes (handed on to the input, the
-        first of the words typed)."""
-        from chimera.tui.widgets.transcript_view import TranscriptView  # (loaded with the first frame)
-
-        if not isinstance(self.focused, TranscriptView):
-            return False
-        if event.key == "escape":
-            self.prompt.focus()
-            return True
-        if event.is_printable and event.character and event.key not in self.screen.active_bindings:
-            self.prompt.focus()
-        return False
+        """The timeline has acted on its ``o``: the keys held behind it go on."""
+        await self.keys.release()
 
     def get_driver_class(self) -> type[Driver]:
         """Textual's driver for this terminal, or for a browser tab; on POSIX and in a tab, one that takes a
@@ -402,30 +344,11 @@ class ChimeraApp(App[int]):
 
     def place(self) -> str:
         """Where the focus is, as the focus model names it (``tui.workbench.focus``)."""
-        screen_place = getattr(self.screen, "PLACE", None)  # a screen over the workbench names its place
-        if isinstance(screen_place, str):
-            return screen_place
-        focused = self.focused
-        for name in ("question", "plan", "tree"):
-            panels = self.query(f"#{name}")
-            if focused is not None and any(p is focused or focused in p.walk_children() for p in panels):
-                return name
-        return "timeline" if focused is not None and focused.id == "conversation" else "input"
+        return self.keys.place()
 
     def footer_hints(self) -> list[tuple[str, str]]:
-        """The keys of what has the focus: the input's from the command registry, a panel's its own."""
-        place = self.place()
-        if place == "input":
-            return hints(self.facts())
-        if self.focused is not None and self.focused.id == "plan-editor":  # (TextArea: imported when it opens)
-            return [("ctrl+s", "use this plan"), ("esc", "keep the edit")]
-        if isinstance(self.focused, Input):  # a line a panel asks for: a reason, a rule, a search, a name
-            return [("enter", "done"), ("esc", "back")]
-        keys = list(place_named(place).keys)
-        first = self.state.questions.first
-        if place == "question" and first is not None and first.outside_sandbox:  # never "always" out of the sandbox
-            keys = [key for key in keys if key[0] not in ("a", "e")]
-        return keys
+        """The keys of what has the focus (the footer's)."""
+        return self.keys.footer_hints()
 
     def on_descendant_focus(self) -> None:
         self.show_keys()

@@ -478,6 +478,6 @@ async def test_keys_held_behind_an_enter_the_input_never_acts_on_still_arrive(
         await pilot.pause()
         burst(app, ["enter", *"hi"])
         prompt = app.query_one(PromptInput)
-        await until(pilot, lambda: app.held_keys.holding, "the keys held behind the enter")
+        await until(pilot, lambda: app.keys.held.holding, "the keys held behind the enter")
         await until(pilot, lambda: prompt.value == "hi", "the held words in the input")
-        assert not app.held_keys.holding
+        assert not app.keys.held.holding
