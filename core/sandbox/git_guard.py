@@ -12,10 +12,11 @@ elsewhere). Planted by a confined command, they would run outside the sandbox
 at the person's next ``git commit``.
 
 So the guard reads them before the command and again after it, when nothing the
-command started is left: whatever changed is put back as it was, and the call
-says that the sandbox refused it (the person may run the command again outside
-the sandbox, as for any refusal). A config change that only sets keys that run
-nothing (``user.*``, a remote's URL and refspecs, a branch's upstream: see
+command started is left: whatever changed is put back as it was (anything new
+there set aside beside it, never deleted; never through a folder that became a
+link, which is set aside itself), and the call says that the sandbox refused it
+(the person may run the command again outside the sandbox, as for any refusal).
+A config change that only sets keys that run nothing (``user.*``, a remote's URL and refspecs, a branch's upstream: see
 :data:`SAFE_KEYS`) stands, so ``git remote add`` and ``git config user.email``
 work. The git directories guarded are those there when the command starts: one
 a command makes (``git init``) is its own work, like any script it writes.
@@ -99,10 +100,10 @@ def _content(path: str, info: os.stat_result) -> bytes | None:
     known = _read_before.get(path)
     if known is not None and known[0] == key:
         return known[1]
-    try:
-        with open(path, "rb") as file:
-            content = file.read()
-    except OSError:
+    from chimera.core.sandbox.policy import small_file
+
+    content = small_file(path, _MOST_BYTES)  # (it was a file when looked at: never a FIFO to block on)
+    if content is None:
         return None
     if len(_read_before) >= _MOST_KEPT:
         _read_before.clear()
@@ -177,9 +178,10 @@ def _submodules(git_dir: Path) -> Iterator[Path]:
 def _named_in_workspace(git_dir: Path, workspace: Path) -> list[Path]:
     """What ``git_dir``'s config names in the workspace for git to read or run: the hooks folder of
     ``core.hooksPath`` (``.husky``, say) and the files ``include.path`` and ``includeIf.*.path`` take in."""
-    try:
-        content = (git_dir / "config").read_bytes()
-    except OSError:
+    from chimera.core.sandbox.policy import small_file
+
+    content = small_file(git_dir / "config", _MOST_BYTES)  # a FIFO or /dev/zero there: never read
+    if content is None:
         return []
     lowered = content.lower()
     if b"hookspath" not in lowered and b"include" not in lowered:
@@ -257,6 +259,13 @@ class GitGuard:
                 self.lost = True
                 return put_back  # the folder is gone: nothing of it to put back into
         for root, before in self._held.items():
+            redirect = _redirect(root)
+            if redirect is not None:  # a folder on its way is a link now: git would read or run what it points at
+                redirect.rename(_free_name(redirect.with_name(f"{redirect.name}.refused-by-sandbox")))
+                put_back.append(self._name(redirect))
+                continue
+            if not root.parent.is_dir():
+                continue  # its folder is gone (a worktree removed, say): nothing of it is left for git to run
             after = _read(str(root))
             if after == before:
                 continue
@@ -265,10 +274,10 @@ class GitGuard:
                 keys = _unsafe_keys(before[key], after[key])
                 if keys == []:
                     continue  # only keys that run nothing
-                _replace(root, before)
+                _replace(root, before, after)
                 put_back.append(f"{self._name(root)} ({', '.join(keys)})" if keys else self._name(root))
                 continue
-            _replace(root, before)
+            _replace(root, before, after)
             changed = [Path(path) for path in {*before, *after} if before.get(path) != after.get(path)]
             if root in changed:  # the folder itself (gone, or a link now): named alone
                 changed = [root]
@@ -300,8 +309,23 @@ def _free_name(path: Path) -> Path:
     return candidate
 
 
-def _replace(root: Path, before: dict[str, _Item]) -> None:
-    """Make ``root`` what it was: whatever is there now goes, and ``before`` is written again (folders first)."""
+def _redirect(root: Path) -> Path | None:
+    """The folder on the way to ``root`` that is a link now (all were folders when the guard took them), or None."""
+    for folder in reversed(root.parents):
+        try:
+            if stat.S_ISLNK(folder.lstat().st_mode):
+                return folder
+        except OSError:
+            return None
+    return None
+
+
+def _replace(root: Path, before: dict[str, _Item], after: dict[str, _Item]) -> None:
+    """Make ``root`` what it was: ``before`` is written again (folders first) where what is there now was. What is
+    there now goes when it holds only what the guard read before (the command's changes to it); anything new in
+    it (a file moved in may be the person's) is set aside beside it, never deleted."""
+    if any(path not in before and item.kind != "link" for path, item in after.items()):
+        root.rename(_free_name(root.with_name(f"{root.name}.refused-by-sandbox")))
     with contextlib.suppress(FileNotFoundError):
         if root.is_dir() and not root.is_symlink():
             shutil.rmtree(root)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from pathlib import Path
 
 from chimera.core.sandbox import MODES, landlock, tempdirs
 
-__all__ = ["MODES", "SECRETS", "Confinement", "SandboxSettings", "linked_git_dirs"]
+__all__ = ["MODES", "SECRETS", "Confinement", "SandboxSettings", "linked_git_dirs", "small_file"]
 
 SECRETS = (".ssh", ".aws", ".config/gcloud", ".gnupg", ".netrc", ".docker/config.json")
 """The person's secrets, relative to ``$HOME``: never readable by a sandboxed command."""
@@ -84,16 +85,37 @@ def linked_git_dirs(workspace: Path) -> list[Path]:
     """The git directory a ``.git`` file at the workspace's root names (a linked worktree's, a submodule's) and
     the common directory it shares with its repository: a commit writes both."""
     try:
-        text = (workspace / ".git").read_text(encoding="utf-8") if (workspace / ".git").is_file() else ""
-    except (OSError, UnicodeError):
+        text = (small_file(workspace / ".git") or b"").decode()
+    except UnicodeError:
         return []
     if not text.startswith("gitdir:"):
         return []
     git_dir = workspace / text[len("gitdir:") :].strip()
     found = [git_dir]
-    with contextlib.suppress(OSError, UnicodeError):
-        found.append(git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip())
+    with contextlib.suppress(UnicodeError):
+        common = small_file(git_dir / "commondir")
+        if common is not None:
+            found.append(git_dir / common.decode().strip())
     return found
+
+
+def small_file(path: Path | str, most: int = 4 << 20) -> bytes | None:
+    """The bytes of the regular file at ``path`` (a link followed) when it holds at most ``most``; None for
+    anything else. A FIFO, a device or an endless file a command left there is never read: reading it would
+    block or never end."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # (a FIFO opens at once, unread)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        content = os.read(fd, most + 1)  # (a regular file gives all it holds at once, up to the count)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return content if len(content) <= most else None
 
 
 def hidden_by_rules(patterns: Iterable[str], workspace: Path) -> list[Path]:

@@ -5,6 +5,8 @@ author) goes on as without the sandbox."""
 
 from __future__ import annotations
 
+import concurrent.futures
+import os
 import subprocess
 from pathlib import Path
 
@@ -206,3 +208,60 @@ def test_without_the_sandbox_nothing_is_guarded(repo: Path, tmp_path: Path) -> N
     result = run(HOOK.format(mark=tmp_path / "hooked", path=".git/hooks/pre-commit"), repo, None)
     assert not result.is_error
     assert (repo / ".git/hooks/pre-commit").exists()
+
+
+def test_a_fifo_for_a_config_never_blocks_the_next_command(tmp_path: Path) -> None:
+    """A repository made by a command with a FIFO for its config: the next command still runs and says so."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    sandbox = confined(ws)
+    run("git init -q && rm .git/config && mkfifo .git/config", ws, sandbox)
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    later = pool.submit(run, "echo ran", ws, sandbox)
+    try:
+        result = later.result(timeout=20)
+    except concurrent.futures.TimeoutError:
+        os.close(os.open(ws / ".git/config", os.O_WRONLY | os.O_NONBLOCK))  # the reader gets its end, unstuck
+        pytest.fail("the next command waited for ever on the FIFO")
+    finally:
+        pool.shutdown()
+    assert "ran" in result.output
+
+
+def test_putting_back_never_goes_through_a_link_out_of_the_workspace(repo: Path, tmp_path: Path) -> None:
+    """A folder on the way to a guarded hooks folder swapped for a link outside: what is there stays untouched,
+    and the link is set aside so git cannot run what it points at."""
+    (repo / "tools/hooks").mkdir(parents=True)
+    git(repo, "config", "core.hooksPath", "tools/hooks")
+    precious = tmp_path / "precious"
+    (precious / "hooks").mkdir(parents=True)
+    (precious / "hooks/notes.txt").write_text("mine\n")
+    sandbox = confined(repo)
+    result = run(f"rm -rf tools && ln -s {precious} tools", repo, sandbox)
+    said = _refused(result.data, sandbox)
+    assert "tools" in said
+    assert (precious / "hooks/notes.txt").read_text() == "mine\n"
+    assert sorted(path.name for path in (precious / "hooks").iterdir()) == ["notes.txt"]
+    assert not (repo / "tools").exists()
+
+
+def test_a_guarded_folder_removed_with_its_worktree_is_no_error(repo: Path) -> None:
+    """`git worktree remove` of a worktree with its own config.worktree: the call ends as the command did."""
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    git(repo, "worktree", "add", "-q", str(repo / "other"))
+    (repo / ".git/worktrees/other/config.worktree").write_text("[user]\n\tname = Other\n")
+    result = run("git worktree remove --force other && echo removed", repo, confined(repo))
+    assert not result.is_error, result.output
+    assert "removed" in result.output
+    assert not (repo / ".git/worktrees/other").exists()
+
+
+def test_a_file_moved_into_the_hooks_is_set_aside_never_deleted(repo: Path) -> None:
+    """The person's folder moved into .git/hooks by a command: refused, and kept beside the hooks put back."""
+    (repo / "src").mkdir()
+    (repo / "src/work.py").write_text("precious = True\n")
+    sandbox = confined(repo)
+    result = run("mv src .git/hooks/", repo, sandbox)
+    assert ".git/hooks" in _refused(result.data, sandbox)
+    assert not (repo / ".git/hooks/src").exists()
+    assert (repo / ".git/hooks.refused-by-sandbox/src/work.py").read_text() == "precious = True\n"
