@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import stat
 import subprocess
 import tempfile
@@ -35,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["SAFE_KEYS", "GitGuard"]
+__all__ = ["ASIDE", "SAFE_KEYS", "GitGuard"]
 
 SAFE_KEYS = re.compile(
     r"user\.(name|email)"
@@ -46,6 +45,7 @@ SAFE_KEYS = re.compile(
 """Config keys (as ``git config --list`` names them) that start no program: a change to only these stands."""
 
 _CONFIGS = ("config", "config.worktree")
+ASIDE = "refused-by-sandbox"  # what a command left where the guard puts back is kept beside it, under this suffix
 _SKIPPED = frozenset({"objects", "refs", "logs", "lfs"})  # data, looked through for submodules' git dirs no deeper
 _MOST_BYTES = 4 << 20  # a guarded file larger than this is compared and put back by its identity, not its bytes
 _MOST_KEPT = 4096  # files whose bytes are kept from one read to the next
@@ -261,7 +261,7 @@ class GitGuard:
         for root, before in self._held.items():
             redirect = _redirect(root)
             if redirect is not None:  # a folder on its way is a link now: git would read or run what it points at
-                redirect.rename(_free_name(redirect.with_name(f"{redirect.name}.refused-by-sandbox")))
+                redirect.rename(_free_name(redirect.with_name(f"{redirect.name}.{ASIDE}")))
                 put_back.append(self._name(redirect))
                 continue
             if not root.parent.is_dir():
@@ -289,7 +289,7 @@ class GitGuard:
         """The workspace's ``.git`` is not the one it was: set aside what is there now, and move the original back
         when it is still at the workspace's top. Whether it is back."""
         if _identity(dot_git) is not None:
-            aside = _free_name(dot_git.with_name(".git.refused-by-sandbox"))
+            aside = _free_name(dot_git.with_name(f".git.{ASIDE}"))
             dot_git.rename(aside)
         for entry in _children(self.workspace):
             if _identity(entry) == self._dot_git:
@@ -321,16 +321,10 @@ def _redirect(root: Path) -> Path | None:
 
 
 def _replace(root: Path, before: dict[str, _Item], after: dict[str, _Item]) -> None:
-    """Make ``root`` what it was: ``before`` is written again (folders first) where what is there now was. What is
-    there now goes when it holds only what the guard read before (the command's changes to it); anything new in
-    it (a file moved in may be the person's) is set aside beside it, never deleted."""
-    if any(path not in before and item.kind != "link" for path, item in after.items()):
-        root.rename(_free_name(root.with_name(f"{root.name}.refused-by-sandbox")))
-    with contextlib.suppress(FileNotFoundError):
-        if root.is_dir() and not root.is_symlink():
-            shutil.rmtree(root)
-        else:
-            root.unlink()
+    """Make ``root`` what it was: ``before`` is written again (folders first). What is there now is set aside beside
+    it (``NAME.refused-by-sandbox``), never deleted: a file moved in, or over a hook, may be the person's."""
+    if after:
+        root.rename(_free_name(root.with_name(f"{root.name}.{ASIDE}")))
     ordered = sorted(before, key=lambda p: p.count(os.sep))
     for name in ordered:
         item, path = before[name], Path(name)

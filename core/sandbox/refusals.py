@@ -28,7 +28,7 @@ from pathlib import Path
 
 from chimera.core.sandbox.policy import Confinement
 
-__all__ = ["git_refusal", "refusal"]
+__all__ = ["git_refusal", "git_unrestored", "refusal"]
 
 _DENIED = re.compile(r"Permission denied|Operation not permitted")
 _QUOTED = re.compile(r"""['"‘`]([^'"’`\n]+)['"’`]""")
@@ -161,5 +161,13 @@ def git_refusal(put_back: list[str], *, lost: bool = False) -> str:
     fine = " (config keys that run nothing, such as user.email or a remote's URL, may change)" if configs else ""
     return (
         f"changing {', '.join(put_back)}: git runs its hooks, and the programs its config names, outside the "
-        f"sandbox, so {them} put back as before{fine}"
+        f"sandbox, so {them} put back as before, what the command left kept beside as NAME.refused-by-sandbox{fine}"
+    )
+
+
+def git_unrestored(what: str) -> str:
+    """What the sandbox refused when it could not put the git directory back as it was (``what``: where, why)."""
+    return (
+        f"changing the git directory, and it could not be put back as it was: {what}; look at .git/hooks and "
+        ".git/config before your next git command"
     )

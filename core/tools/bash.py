@@ -91,12 +91,17 @@ class Bash:
         data: dict[str, Any] = {"exit_code": code, "seconds": round(time.monotonic() - started, 3), "timeout": timeout}
         data.update(sink.cut_data())
         if ctx.sandbox is not None and guard is not None:
-            from chimera.core.sandbox.refusals import git_refusal, refusal
+            from chimera.core.sandbox.refusals import git_refusal, git_unrestored, refusal
 
             refused = refusal(text, ctx.sandbox, ctx.workspace)
-            put_back = await asyncio.to_thread(guard.restore)  # nothing the command started is left to race it
-            if put_back:
-                refused = "; ".join(filter(None, (refused, git_refusal(put_back, lost=guard.lost))))
+            try:
+                put_back = await asyncio.to_thread(guard.restore)  # nothing the command started is left to race it
+            except OSError as err:  # (a folder made unreadable): said, never a traceback
+                where = f"{err.filename or 'the git directory'} ({err.strerror})"
+                refused = "; ".join(filter(None, (refused, git_unrestored(where))))
+            else:
+                if put_back:
+                    refused = "; ".join(filter(None, (refused, git_refusal(put_back, lost=guard.lost))))
             data["sandbox"] = "refused" if refused else "confined"
             if refused:
                 data["sandbox_refused"] = refused

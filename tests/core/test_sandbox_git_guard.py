@@ -265,3 +265,36 @@ def test_a_file_moved_into_the_hooks_is_set_aside_never_deleted(repo: Path) -> N
     assert ".git/hooks" in _refused(result.data, sandbox)
     assert not (repo / ".git/hooks/src").exists()
     assert (repo / ".git/hooks.refused-by-sandbox/src/work.py").read_text() == "precious = True\n"
+
+
+def test_a_file_moved_over_a_hook_of_yours_is_kept_beside_it(repo: Path) -> None:
+    """`mv notes.txt .git/hooks/pre-commit` over the person's own hook: their hook is back, and the moved file is
+    not lost: it is kept beside, in the hooks folder the command left (set aside, never deleted)."""
+    hook = repo / ".git/hooks/pre-commit"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    hook.chmod(0o755)
+    (repo / "notes.txt").write_text("my notes\n")
+    sandbox = confined(repo)
+    result = run("mv notes.txt .git/hooks/pre-commit", repo, sandbox)
+    assert "NAME.refused-by-sandbox" in _refused(result.data, sandbox)
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n"
+    assert (repo / ".git/hooks.refused-by-sandbox/pre-commit").read_text() == "my notes\n"
+
+
+def test_a_git_directory_that_cannot_be_put_back_is_said_never_a_traceback(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should putting back fail (a folder made unreadable, for a person who is not root), the call says what could
+    not be put back and where to look; it never fails with a Python error."""
+    from chimera.core.sandbox.git_guard import GitGuard
+
+    def refused(self: GitGuard) -> list[str]:
+        raise PermissionError(13, "Permission denied", str(repo / ".git/hooks"))
+
+    monkeypatch.setattr(GitGuard, "restore", refused)
+    sandbox = confined(repo)
+    result = run("true", repo, sandbox)
+    said = _refused(result.data, sandbox)
+    assert said.startswith("changing the git directory, and it could not be put back as it was:")
+    assert f"{repo}/.git/hooks (Permission denied)" in said
+    assert "Traceback" not in result.output
