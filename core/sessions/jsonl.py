@@ -109,8 +109,7 @@ def repair_tail(fd: int, folder: Path, stem: str, keep: Callable[[bytes], bool])
         _append(fd, b"\n", end)  # at the end (a descriptor opened to append writes there anyway)
         os.fsync(fd)
         return None
-    aside = folder / f"torn-{stem}-{int(time.time() * 1000)}.jsonl"
-    out = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    aside, out = _new_file(folder, f"torn-{stem}-{int(time.time() * 1000)}")
     try:
         _append(out, tail, 0)
         os.fsync(out)
@@ -119,6 +118,18 @@ def repair_tail(fd: int, folder: Path, stem: str, keep: Callable[[bytes], bool])
     os.ftruncate(fd, start)
     os.fsync(fd)
     return f"the last record was cut short ({len(tail)} bytes); it was set aside in {aside.name}"
+
+
+def _new_file(folder: Path, name: str) -> tuple[Path, int]:
+    """A file made anew in ``folder`` as ``NAME.jsonl`` (``NAME-2.jsonl``… when that is taken: two pieces set aside
+    in the same millisecond), open for writing; never one that was there, never through a link."""
+    for n in range(1, 1000):
+        path = folder / (f"{name}.jsonl" if n == 1 else f"{name}-{n}.jsonl")
+        try:
+            return path, os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free name for {name}.jsonl in {folder}")
 
 
 def _append(fd: int, data: bytes, offset: int) -> None:

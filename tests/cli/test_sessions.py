@@ -96,6 +96,27 @@ def test_a_torn_last_record_is_set_aside_on_open(isolated_env: Path, tmp_path: P
     assert json.loads(lines[-1])["message"]["content"] == "again"
 
 
+def test_two_torn_records_set_aside_in_the_same_millisecond_are_both_kept(
+    isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two crashes whose torn records are set aside within one millisecond (the clock the same for both): the
+    second piece goes beside the first under a name of its own; the session opens, nothing is lost."""
+    from chimera.core.sessions import jsonl
+
+    monkeypatch.setattr(jsonl.time, "time", lambda: 1_700_000_000.0)
+    with _session_with_two_turns(isolated_env, tmp_path):
+        pass
+    entries = isolated_env / "sessions" / "s1" / "entries.jsonl"
+    pieces = [b'{"t":"node","id":"y1","mess', b'{"t":"node","id":"y2","mess']
+    for torn in pieces:
+        with entries.open("ab") as fh:
+            fh.write(torn)
+        with SessionStore.open(isolated_env, "s1") as store:
+            assert [n.kind for n in store.tree.path()] == ["user", "assistant"]
+    kept = sorted(entries.parent.glob("torn-entries-*.jsonl"))
+    assert sorted(p.read_bytes() for p in kept) == sorted(pieces)
+
+
 def test_a_torn_event_line_is_set_aside_when_the_log_is_next_opened(isolated_env: Path) -> None:
     """events.jsonl cut mid-line (a 200 KB event) is cut back to whole lines, the piece kept beside it."""
     first = run_here("run", "fix it", "--json")
